@@ -1,0 +1,29 @@
+"""Storage backends. ``open_store(url)`` is the one way in; only composition roots call it."""
+
+from __future__ import annotations
+
+import os
+
+from ..domain.errors import InvalidInput
+from .base import DatabaseMemoryBackend
+
+DEFAULT_URL = "sqlite:///~/.memstone/memstone.db"
+
+
+def default_url() -> str:
+    """``MEMSTONE_URL`` if set, else the embedded default ``~/.memstone/memstone.db``."""
+    return os.environ.get("MEMSTONE_URL") or DEFAULT_URL
+
+
+async def open_store(url: str | None = None) -> DatabaseMemoryBackend:
+    """Open the backend a URL names: ``sqlite:///path.db`` (or a bare path), ``sqlite:///:memory:``."""
+    target = url or default_url()
+    if target.startswith("sqlite:") or "://" not in target:
+        from .sqlite import SQLiteMemoryBackend, parse_sqlite_url
+
+        return await SQLiteMemoryBackend(parse_sqlite_url(target)).open()
+    scheme = target.split("://", 1)[0]
+    raise InvalidInput(f"unknown store URL scheme {scheme!r}", hint="use sqlite:///path/to/memstone.db")
+
+
+__all__ = ["DEFAULT_URL", "default_url", "open_store"]

@@ -1,0 +1,718 @@
+"""DatabaseMemoryBackend: the shared skeleton every SQL adapter extends (the RFC's database SPI).
+
+It owns what must not be written twice: async serialization (one worker thread per store), the unit of work,
+canonical and predecessor validation, manifest construction, revision hashing, search-hit filtering against
+the authoritative manifest, verification and rebuilds. A concrete adapter supplies only synchronous
+primitives: transactions, DDL, CRUD, head compare-and-swap and its search dialect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, asynccontextmanager
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Literal, TypeVar
+
+from ..domain.analyzer import query_terms, searchable_text
+from ..domain.canonical import REVISION_CONTENT_TAG, canonical_bytes, canonical_json, tagged_sha256
+from ..domain.errors import (
+    ArtifactNotFoundError,
+    CapabilityNotSupportedError,
+    IntegrityError,
+    InvalidInput,
+    MemstoneError,
+    RevisionConflictError,
+)
+from ..domain.ids import EntryId, EntryVersionId, MemoryId
+from ..domain.manifest import EMPTY_ROOT, ManifestReader
+from ..domain.model import (
+    ArtifactRef,
+    Change,
+    EntryVersion,
+    ManifestEntry,
+    MemoryHit,
+    Revision,
+    RevisionChanges,
+    Source,
+    VerifyReport,
+    revision_content,
+)
+from ..domain.search import Candidate, candidate_depth, fts_admits, l2_to_cosine, rrf_fuse
+from ..ports import (
+    Capabilities,
+    ContentQuery,
+    HeadQuery,
+    ManifestQuery,
+    MemoriesQuery,
+    ReadQuery,
+    RevisionQuery,
+    ScopeQuery,
+    SearchRequest,
+    SourcesQuery,
+    VectorStatusQuery,
+    VersionsQuery,
+    WritePlan,
+)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class HeadRow:
+    """A projection row: an active entry of a Memory's current head, as the adapter stores it."""
+
+    memory_id: MemoryId
+    entry_id: EntryId
+    entry_version_id: EntryVersionId
+    entry_content_hash: str
+    searchable_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class VectorCandidate:
+    memory_id: MemoryId
+    entry_id: EntryId
+    entry_version_id: EntryVersionId
+    distance: float
+
+
+def projection_text(version: EntryVersion) -> str:
+    """What the full-text projection indexes for a version: title, text and tags, through Analyzer v1."""
+    c = version.content
+    return searchable_text(c.title or "", c.text, " ".join(c.tags))
+
+
+class DatabaseMemoryBackend(ABC):
+    """Shared domain logic over synchronous adapter primitives. Subclasses implement the ``_*_sync`` methods."""
+
+    vector_min_cosine: float = 0.2
+
+    def __init__(self) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=type(self).__name__)
+        self._manifests = ManifestReader(self._load_node_sync)
+        self._closed = False
+
+    # ------------------------------------------------------------------ adapter primitives
+    @property
+    @abstractmethod
+    def capabilities(self) -> Capabilities: ...
+
+    @abstractmethod
+    def _write_txn(self) -> AbstractContextManager[None]:
+        """An exclusive write transaction (SQLite: BEGIN IMMEDIATE)."""
+
+    @abstractmethod
+    def _read_txn(self) -> AbstractContextManager[None]:
+        """A read transaction with one consistent snapshot."""
+
+    @abstractmethod
+    def _head_sync(self, memory_id: MemoryId) -> Revision | None: ...
+
+    @abstractmethod
+    def _revision_sync(self, memory_id: MemoryId, revision: int) -> Revision | None: ...
+
+    @abstractmethod
+    def _revisions_sync(self, memory_id: MemoryId, first: int, last: int) -> list[Revision]: ...
+
+    @abstractmethod
+    def _raw_revisions_sync(self) -> Iterator[tuple[Revision, str]]:
+        """Every stored Revision with its stored canonical content text, for verification."""
+
+    @abstractmethod
+    def _heads_sync(self) -> list[Revision]: ...
+
+    @abstractmethod
+    def _load_node_sync(self, node_hash: str) -> bytes: ...
+
+    @abstractmethod
+    def _insert_revision_sync(self, revision: Revision, content: str) -> None: ...
+
+    @abstractmethod
+    def _insert_nodes_sync(self, nodes: Mapping[str, bytes]) -> None: ...
+
+    @abstractmethod
+    def _insert_versions_sync(self, versions: Sequence[EntryVersion]) -> None: ...
+
+    @abstractmethod
+    def _cas_head_sync(self, memory_id: MemoryId, base: int, new: int) -> bool:
+        """Move the head from ``base`` to ``new`` (``base == 0`` inserts it). False when the head moved."""
+
+    @abstractmethod
+    def _versions_sync(self, memory_id: MemoryId | None, version_ids: Sequence[str]) -> list[EntryVersion]: ...
+
+    @abstractmethod
+    def _entry_versions_sync(self, memory_id: MemoryId | None, entry_id: EntryId) -> list[EntryVersion]: ...
+
+    @abstractmethod
+    def _iter_versions_sync(self) -> Iterator[EntryVersion]: ...
+
+    @abstractmethod
+    def _versions_by_hash_sync(self, memory_id: MemoryId, hashes: Sequence[str]) -> list[EntryVersion]: ...
+
+    @abstractmethod
+    def _sources_sync(self, source_ids: Sequence[str]) -> list[Source]: ...
+
+    @abstractmethod
+    def _put_source_sync(self, source: Source) -> None: ...
+
+    @abstractmethod
+    def _scope_sync(self, scope: str | None) -> list[tuple[str, MemoryId, str]]: ...
+
+    @abstractmethod
+    def _bind_scope_sync(self, scope: str, memory_id: MemoryId, created_at: str) -> bool:
+        """Bind a scope; False when another Memory already holds it."""
+
+    @abstractmethod
+    def _put_projection_sync(
+        self, revision: int, version: EntryVersion, text: str, vectors: tuple[tuple[float, ...], ...] | None
+    ) -> None: ...
+
+    @abstractmethod
+    def _drop_projection_sync(self, memory_id: MemoryId, entry_id: EntryId) -> None: ...
+
+    @abstractmethod
+    def _head_rows_sync(self, memory_id: MemoryId | None) -> Iterator[HeadRow]: ...
+
+    @abstractmethod
+    def _clear_projections_sync(self) -> None: ...
+
+    @abstractmethod
+    def _fts_check_sync(self) -> list[str]:
+        """Damage found by the engine's own full-text index check."""
+
+    @abstractmethod
+    def _fts_candidates_sync(
+        self, memory_ids: Sequence[str], terms: Sequence[str], depth: int, request: SearchRequest
+    ) -> list[HeadRow]: ...
+
+    def _vector_candidates_sync(
+        self, memory_ids: Sequence[str], vector: tuple[float, ...], depth: int, request: SearchRequest
+    ) -> list[VectorCandidate]:
+        raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
+
+    def _vector_complete_sync(self, memory_id: MemoryId) -> bool:
+        return False
+
+    @abstractmethod
+    def _close_sync(self) -> None: ...
+
+    # ------------------------------------------------------------------ async serialization
+    async def _run(self, fn: Callable[..., T], *args: object) -> T:
+        if self._closed:
+            raise InvalidInput("this store is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, partial(fn, *args))
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._close_sync)
+        self._closed = True
+        self._executor.shutdown(wait=True)
+
+    # ------------------------------------------------------------------ unit of work
+    @asynccontextmanager
+    async def begin(self) -> AsyncIterator[_UnitOfWork]:
+        uow = _UnitOfWork(self)
+        yield uow
+
+    def _commit_sync(self, plan: WritePlan) -> Revision:
+        with self._write_txn():
+            revision = self._apply_plan_sync(plan)
+        return revision
+
+    def _apply_plan_sync(self, plan: WritePlan) -> Revision:
+        memory_id = plan.memory_id
+        head = self._head_sync(memory_id)
+        if plan.base_revision == 0:
+            if head is not None:
+                raise RevisionConflictError(memory_id, expected=0, actual=head.revision)
+            base_root = EMPTY_ROOT
+        else:
+            if head is None:
+                raise ArtifactNotFoundError(f"no memory {memory_id}")
+            if head.revision != plan.base_revision:
+                raise RevisionConflictError(memory_id, expected=plan.base_revision, actual=head.revision)
+            base_root = head.manifest_root
+        if not plan.changes:
+            raise InvalidInput("a Revision needs at least one change; an empty Revision is never written")
+        new_revision = plan.base_revision + 1
+        new_versions = {v.entry_version_id: v for v in plan.new_versions}
+        used: set[str] = set()
+        updates: dict[str, ManifestEntry] = {}
+        reactivated: list[EntryVersionId] = []
+        for change in plan.changes:
+            if change.entry_id in updates:
+                raise InvalidInput(f"entry {change.entry_id} is changed twice in one Revision")
+            current = self._manifests.lookup(base_root, change.entry_id)
+            updates[change.entry_id] = self._check_change(
+                memory_id, change, current, new_versions, new_revision, used, reactivated
+            )
+        unused = sorted(set(new_versions) - used)
+        if unused:
+            raise InvalidInput(f"entry versions not referenced by any change: {', '.join(unused)}")
+        self._check_evidence(plan)
+        changes = tuple(sorted(plan.changes, key=lambda c: c.entry_id.encode("utf-8")))
+        root, nodes = self._manifests.update(base_root, updates)
+        self._manifests.remember_nodes(nodes)
+        count, active = self._manifests.counts(root)
+        content = revision_content(root, changes)
+        revision = Revision(
+            memory_id=memory_id,
+            revision=new_revision,
+            content_hash=tagged_sha256(REVISION_CONTENT_TAG, canonical_bytes(content)),
+            manifest_root=root,
+            entry_count=count,
+            active_count=active,
+            changes=changes,
+            sources=plan.sources,
+            artifacts=plan.artifacts,
+            author=plan.author,
+            surface=plan.surface,
+            created_at=plan.created_at,
+        )
+        self._insert_revision_sync(revision, canonical_json(content))
+        self._insert_nodes_sync(nodes)
+        self._insert_versions_sync(plan.new_versions)
+        if not self._cas_head_sync(memory_id, plan.base_revision, new_revision):
+            raise RevisionConflictError(memory_id, expected=plan.base_revision)
+        if plan.bind_scope is not None and not self._bind_scope_sync(plan.bind_scope, memory_id, plan.created_at):
+            winner = self._scope_sync(plan.bind_scope)
+            raise RevisionConflictError(winner[0][1] if winner else memory_id, expected=0, actual=None)
+        loaded = {v.entry_version_id: v for v in self._versions_sync(memory_id, reactivated)} if reactivated else {}
+        for change in changes:
+            if change.op in ("add", "revise"):
+                assert change.to_entry_version_id is not None
+                version = new_versions[change.to_entry_version_id]
+                vectors = plan.vectors.get(version.entry_version_id)
+                self._put_projection_sync(new_revision, version, projection_text(version), vectors)
+            elif change.op == "reactivate":
+                assert change.to_entry_version_id is not None
+                version = loaded[change.to_entry_version_id]
+                self._check_version_hash(version)
+                vectors = plan.vectors.get(version.entry_version_id)
+                self._put_projection_sync(new_revision, version, projection_text(version), vectors)
+            else:
+                self._drop_projection_sync(memory_id, change.entry_id)
+        return revision
+
+    def _check_change(
+        self,
+        memory_id: MemoryId,
+        change: Change,
+        current: ManifestEntry | None,
+        new_versions: Mapping[str, EntryVersion],
+        new_revision: int,
+        used: set[str],
+        reactivated: list[EntryVersionId],
+    ) -> ManifestEntry:
+        eid = change.entry_id
+        if change.op in ("add", "revise"):
+            to = change.to_entry_version_id
+            version = new_versions.get(to or "")
+            if version is None or version.entry_id != eid or version.memory_id != memory_id:
+                raise InvalidInput(f"change {change.op} of {eid} names no new version of that entry")
+            self._check_version_hash(version)
+            if version.created_in_revision != new_revision:
+                raise InvalidInput(f"version {version.entry_version_id} must be created in revision {new_revision}")
+            used.add(version.entry_version_id)
+            if change.op == "add":
+                if current is not None:
+                    raise InvalidInput(f"entry {eid} already exists in this Memory")
+                if version.version != 1 or version.previous_version_id is not None or change.from_entry_version_id:
+                    raise InvalidInput(f"a new entry starts at version 1 with no predecessor ({eid})")
+            else:
+                if current is None:
+                    raise InvalidInput(f"entry {eid} is not in this Memory")
+                if current.state != "active":
+                    raise InvalidInput(
+                        f"entry {eid} is inactive", hint="reactivate it first, then revise it against the new head"
+                    )
+                if change.from_entry_version_id != current.entry_version_id or (
+                    version.previous_version_id != current.entry_version_id
+                ):
+                    raise InvalidInput(
+                        f"revision of {eid} must follow its current version {current.entry_version_id}",
+                        hint="no skip, branch or cross-entry revisions; read the head and retry",
+                    )
+                previous = self._versions_sync(memory_id, [current.entry_version_id])
+                if not previous or previous[0].version + 1 != version.version:
+                    raise InvalidInput(f"version number of {eid} must be its predecessor's plus one")
+            return ManifestEntry(
+                entry_id=eid,
+                entry_version_id=version.entry_version_id,
+                entry_content_hash=version.entry_content_hash,
+                state="active",
+            )
+        if current is None:
+            raise InvalidInput(f"entry {eid} is not in this Memory")
+        if change.op == "deactivate":
+            if current.state != "active" or change.from_entry_version_id != current.entry_version_id:
+                raise InvalidInput(f"deactivate of {eid} must name its current active version")
+            if change.to_entry_version_id is not None:
+                raise InvalidInput("deactivate has no target version")
+            return replace(current, state="inactive")
+        if change.op == "reactivate":
+            if current.state != "inactive" or change.to_entry_version_id != current.entry_version_id:
+                raise InvalidInput(f"reactivate of {eid} must name its current inactive version")
+            if change.from_entry_version_id is not None:
+                raise InvalidInput("reactivate has no source version")
+            reactivated.append(current.entry_version_id)
+            return replace(current, state="active")
+        raise InvalidInput(f"unknown change op {change.op!r}")
+
+    def _check_version_hash(self, version: EntryVersion) -> None:
+        if version.content.content_hash != version.entry_content_hash:
+            raise IntegrityError(f"entry version {version.entry_version_id} does not match its content hash")
+
+    def _check_evidence(self, plan: WritePlan) -> None:
+        wanted = set(plan.sources)
+        for v in plan.new_versions:
+            wanted.update(v.content.sources)
+        if wanted:
+            found = {s.source_id for s in self._sources_sync(sorted(wanted))}
+            missing = sorted(wanted - found)
+            if missing:
+                raise InvalidInput(
+                    f"unknown source(s): {', '.join(missing)}", hint="persist evidence with record_source first"
+                )
+        refs = set(plan.artifacts)
+        for v in plan.new_versions:
+            refs.update(v.content.artifacts)
+        for ref in sorted(refs):
+            if self._revision_sync(ref.memory_id, ref.revision) is None:
+                raise InvalidInput(f"artifact {ref} does not exist")
+
+    # ------------------------------------------------------------------ reads
+    async def read(self, query: ReadQuery) -> object:
+        return await self._run(self._read_sync, query)
+
+    def _read_sync(self, query: ReadQuery) -> object:
+        with self._read_txn():
+            match query:
+                case HeadQuery(memory_id=mid):
+                    return self._head_sync(mid)
+                case RevisionQuery(ref=ref):
+                    return self._revision_sync(ref.memory_id, ref.revision)
+                case ManifestQuery(ref=ref, entry_ids=ids):
+                    rev = self._revision_sync(ref.memory_id, ref.revision)
+                    if rev is None:
+                        raise ArtifactNotFoundError(f"no revision {ref}")
+                    if ids is None:
+                        return {e.entry_id: e for e in self._manifests.iter_entries(rev.manifest_root)}
+                    out: dict[EntryId, ManifestEntry] = {}
+                    for eid in ids:
+                        found = self._manifests.lookup(rev.manifest_root, eid)
+                        if found is not None:
+                            out[eid] = found
+                    return out
+                case VersionsQuery(memory_id=mid, version_ids=vids, entry_id=eid):
+                    if eid is not None:
+                        return self._entry_versions_sync(mid, eid)
+                    return self._versions_sync(mid, list(vids))
+                case ContentQuery(memory_id=mid, content_hashes=hashes):
+                    head = self._head_sync(mid)
+                    if head is None:
+                        return []
+                    live = []
+                    for v in self._versions_by_hash_sync(mid, hashes):
+                        m = self._manifests.lookup(head.manifest_root, v.entry_id)
+                        if m is not None and m.entry_version_id == v.entry_version_id:
+                            live.append((v, m.state))
+                    return live
+                case MemoriesQuery():
+                    return self._heads_sync()
+                case SourcesQuery(source_ids=sids):
+                    return self._sources_sync(list(sids))
+                case ScopeQuery(scope=scope):
+                    return self._scope_sync(scope)
+                case VectorStatusQuery(memories=refs):
+                    return {ref.memory_id: self._vector_complete_sync(ref.memory_id) for ref in refs}
+        raise InvalidInput(f"unknown read query {query!r}")
+
+    async def put_source(self, source: Source) -> Source:
+        def put() -> Source:
+            with self._write_txn():
+                existing = self._sources_sync([source.source_id])
+                if existing:
+                    return existing[0]
+                self._put_source_sync(source)
+                return source
+
+        return await self._run(put)
+
+    async def changes(self, memory: ArtifactRef, since_revision: int | None) -> tuple[RevisionChanges, ...]:
+        def read() -> tuple[RevisionChanges, ...]:
+            with self._read_txn():
+                target = self._revision_sync(memory.memory_id, memory.revision)
+                if target is None:
+                    raise ArtifactNotFoundError(f"no revision {memory}")
+                if since_revision is None:
+                    first = memory.revision
+                else:
+                    if isinstance(since_revision, bool) or not isinstance(since_revision, int) or since_revision < 0:
+                        raise InvalidInput(f"since_revision must be a non-negative integer, got {since_revision!r}")
+                    if since_revision > memory.revision:
+                        raise InvalidInput(
+                            f"since_revision {since_revision} is after the target revision {memory.revision}"
+                        )
+                    first = since_revision + 1
+                revs = self._revisions_sync(memory.memory_id, first, memory.revision)
+                return tuple(RevisionChanges(memory_ref=r.ref, changes=r.changes) for r in revs)
+
+        return await self._run(read)
+
+    async def expand(
+        self, anchors: Sequence[tuple[ArtifactRef, EntryId, EntryVersionId]]
+    ) -> tuple[EntryVersion, ...]:
+        def read() -> tuple[EntryVersion, ...]:
+            out = []
+            with self._read_txn():
+                for ref, eid, vid in anchors:
+                    rev = self._revision_sync(ref.memory_id, ref.revision)
+                    if rev is None:
+                        raise ArtifactNotFoundError(f"no revision {ref}")
+                    m = self._manifests.lookup(rev.manifest_root, eid)
+                    if m is None or m.entry_version_id != vid:
+                        from ..domain.errors import InvalidCitationError
+
+                        raise InvalidCitationError(f"{ref} has no entry {eid} at version {vid}")
+                    versions = self._versions_sync(ref.memory_id, [vid])
+                    if not versions or versions[0].entry_id != eid:
+                        from ..domain.errors import InvalidCitationError
+
+                        raise InvalidCitationError(f"version {vid} of entry {eid} is not stored")
+                    v = versions[0]
+                    if v.content.content_hash != m.entry_content_hash or v.entry_content_hash != m.entry_content_hash:
+                        from ..domain.errors import InvalidCitationError
+
+                        raise InvalidCitationError(f"version {vid} does not match the hash its Revision committed to")
+                    out.append(v)
+            return tuple(out)
+
+        return await self._run(read)
+
+    # ------------------------------------------------------------------ search
+    async def search(self, request: SearchRequest) -> tuple[MemoryHit, ...]:
+        return await self._run(self._search_sync, request)
+
+    def _search_sync(self, request: SearchRequest) -> tuple[MemoryHit, ...]:
+        with self._read_txn():
+            heads: dict[str, Revision] = {}
+            for ref in request.memories:
+                head = self._head_sync(ref.memory_id)
+                if head is None:
+                    raise ArtifactNotFoundError(f"no memory {ref.memory_id}")
+                if head.revision != ref.revision:
+                    raise CapabilityNotSupportedError(
+                        "non-head-search",
+                        f"{ref} is not the current head of {ref.memory_id} (head is revision {head.revision})",
+                        hint="search takes current heads only; read the head and search it",
+                    )
+                heads[ref.memory_id] = head
+            memory_ids = sorted(heads)
+            depth = candidate_depth(request.limit)
+            channels: dict[str, list[Candidate]] = {}
+            if "fts" in request.channels:
+                terms = query_terms(request.query)
+                admitted: list[Candidate] = []
+                if terms:
+                    for row in self._fts_candidates_sync(memory_ids, terms, depth, request):
+                        if fts_admits(terms, set(row.searchable_text.split())):
+                            admitted.append(Candidate(row.memory_id, row.entry_id, row.entry_version_id))
+                channels["fts"] = admitted
+            if "vector" in request.channels:
+                if request.query_vector is None:
+                    raise InvalidInput("vector search needs a query vector")
+                vec: list[Candidate] = []
+                for vc in self._vector_candidates_sync(memory_ids, request.query_vector, depth, request):
+                    if l2_to_cosine(vc.distance) >= request.weights.get("vector_min_cosine", self.vector_min_cosine):
+                        vec.append(Candidate(vc.memory_id, vc.entry_id, vc.entry_version_id))
+                channels["vector"] = vec
+            weights = {k: v for k, v in request.weights.items() if k in ("fts", "vector")}
+            fused = rrf_fuse(channels, weights=weights or None)
+            hits: list[MemoryHit] = []
+            for cand, score, ranks in fused:
+                head = heads[cand.memory_id]
+                m = self._manifests.lookup(head.manifest_root, cand.entry_id)
+                if m is None or m.state != "active" or m.entry_version_id != cand.entry_version_id:
+                    continue  # a stale projection row never reaches a caller
+                found = self._versions_sync(head.memory_id, [cand.entry_version_id])
+                if not found:
+                    continue
+                v = found[0]
+                if v.content.content_hash != m.entry_content_hash:
+                    continue
+                hits.append(
+                    MemoryHit(
+                        memory_ref=head.ref,
+                        entry_id=v.entry_id,
+                        entry_version_id=v.entry_version_id,
+                        text=v.content.text,
+                        score=score,
+                        matched_by=tuple(c for c in ("fts", "vector") if c in ranks),  # type: ignore[misc]
+                        kind=v.content.kind,
+                        title=v.content.title,
+                        tags=v.content.tags,
+                        important=v.content.important,
+                        mandatory=v.content.mandatory,
+                        entry_content_hash=v.entry_content_hash,
+                        updated_at=v.provenance.created_at,
+                        ranks=ranks,
+                    )
+                )
+                if len(hits) >= request.limit:
+                    break
+            return tuple(hits)
+
+    # ------------------------------------------------------------------ maintenance
+    async def maintain(self, task: Literal["verify", "rebuild"]) -> VerifyReport:
+        if task == "verify":
+            return await self._run(self._verify_sync)
+        return await self._run(self._rebuild_sync)
+
+    def _verify_authority_sync(self) -> tuple[VerifyReport, list[Revision]]:
+        damage: list[str] = []
+        revisions = 0
+        node_seen: set[str] = set()
+        version_hash: dict[str, tuple[str, EntryId, MemoryId, bool]] = {}
+        versions = 0
+        for v in self._iter_versions_sync():
+            versions += 1
+            good = v.content.content_hash == v.entry_content_hash
+            if not good:
+                damage.append(f"entry version {v.entry_version_id} ({v.entry_id}) does not match its content hash")
+            version_hash[v.entry_version_id] = (v.entry_content_hash, v.entry_id, v.memory_id, good)
+            if v.previous_version_id is not None:
+                prev = version_hash.get(v.previous_version_id)
+                if prev is None or prev[1] != v.entry_id or prev[2] != v.memory_id:
+                    damage.append(f"entry version {v.entry_version_id} has a broken predecessor link")
+        chains: dict[str, int] = {}
+        for rev, stored in self._raw_revisions_sync():
+            revisions += 1
+            expected_content = canonical_json(revision_content(rev.manifest_root, rev.changes))
+            if stored != expected_content:
+                damage.append(f"revision {rev.ref} content does not match its stored fields")
+            if tagged_sha256(REVISION_CONTENT_TAG, stored.encode("utf-8")) != rev.content_hash:
+                damage.append(f"revision {rev.ref} does not match its content hash")
+            last = chains.get(rev.memory_id, 0)
+            if rev.revision != last + 1:
+                damage.append(f"revision chain of {rev.memory_id} jumps from {last} to {rev.revision}")
+            chains[rev.memory_id] = rev.revision
+            try:
+                for h in self._manifests.iter_node_hashes(rev.manifest_root):
+                    if h in node_seen:
+                        continue
+                    node_seen.add(h)
+                    node = self._manifests.node(h)
+                    for e in node.entries or ():
+                        known = version_hash.get(e.entry_version_id)
+                        if known is None:
+                            damage.append(f"revision {rev.ref} names missing version {e.entry_version_id}")
+                        elif known[0] != e.entry_content_hash or known[1] != e.entry_id or known[2] != rev.memory_id:
+                            damage.append(f"revision {rev.ref} manifest disagrees with version {e.entry_version_id}")
+            except (IntegrityError, KeyError, ValueError) as exc:
+                damage.append(f"revision {rev.ref} manifest is unreadable: {exc}")
+        heads = self._heads_sync()
+        for head in heads:
+            if chains.get(head.memory_id) != head.revision:
+                damage.append(f"head of {head.memory_id} is not its last revision")
+        report = VerifyReport(
+            revisions_checked=revisions,
+            versions_checked=versions,
+            nodes_checked=len(node_seen),
+            authority_damage=tuple(damage),
+        )
+        return report, heads
+
+    def _expected_projection(self, heads: list[Revision]) -> dict[tuple[str, str], tuple[str, str]]:
+        expected: dict[tuple[str, str], tuple[str, str]] = {}
+        for head in heads:
+            active = [e for e in self._manifests.iter_entries(head.manifest_root) if e.state == "active"]
+            ids = [e.entry_version_id for e in active]
+            for i in range(0, len(ids), 500):
+                for v in self._versions_sync(head.memory_id, ids[i : i + 500]):
+                    expected[(head.memory_id, v.entry_id)] = (v.entry_version_id, v.entry_content_hash)
+        return expected
+
+    def _verify_sync(self) -> VerifyReport:
+        with self._read_txn():
+            report, heads = self._verify_authority_sync()
+            damage: list[str] = []
+            expected_versions = self._expected_projection(heads)
+            versions_cache: dict[str, EntryVersion] = {}
+            seen: set[tuple[str, str]] = set()
+            rows = 0
+            for row in self._head_rows_sync(None):
+                rows += 1
+                key = (row.memory_id, row.entry_id)
+                seen.add(key)
+                want = expected_versions.get(key)
+                if want is None:
+                    damage.append(f"projection has {row.entry_id} of {row.memory_id}, which is not active at the head")
+                    continue
+                if (row.entry_version_id, row.entry_content_hash) != want:
+                    damage.append(f"projection of {row.entry_id} points at the wrong version or hash")
+                    continue
+                v = versions_cache.get(row.entry_version_id) or self._versions_sync(
+                    row.memory_id, [row.entry_version_id]
+                )[0]
+                if row.searchable_text != projection_text(v):
+                    damage.append(f"projection text of {row.entry_id} does not match its version")
+            for key in sorted(set(expected_versions) - seen):
+                damage.append(f"projection is missing active entry {key[1]} of {key[0]}")
+            damage.extend(self._fts_check_sync())
+            damage.extend(self._vector_check_sync(heads))
+        return replace(report, projections_checked=rows, projection_damage=tuple(damage))
+
+    def _vector_check_sync(self, heads: list[Revision]) -> list[str]:
+        return []
+
+    def _rebuild_sync(self) -> VerifyReport:
+        with self._write_txn():
+            report, heads = self._verify_authority_sync()
+            if report.authority_damage:
+                raise IntegrityError(
+                    "authoritative data is damaged; projections were not rebuilt: " + "; ".join(report.authority_damage[:5]),
+                    hint="restore the database from a backup; memstone never rewrites authoritative rows",
+                )
+            self._clear_projections_sync()
+            for head in heads:
+                active = [e for e in self._manifests.iter_entries(head.manifest_root) if e.state == "active"]
+                ids = [e.entry_version_id for e in active]
+                for i in range(0, len(ids), 500):
+                    for v in self._versions_sync(head.memory_id, ids[i : i + 500]):
+                        self._put_projection_sync(head.revision, v, projection_text(v), None)
+            self._after_rebuild_sync()
+        return self._verify_sync()
+
+    def _after_rebuild_sync(self) -> None:
+        return None
+
+
+class _UnitOfWork:
+    def __init__(self, backend: DatabaseMemoryBackend) -> None:
+        self._backend = backend
+
+    async def commit(self, plan: WritePlan) -> Revision:
+        return await self._backend._run(self._backend._commit_sync, plan)
+
+    async def rollback(self) -> None:
+        # Every commit runs in one database transaction that rolls back on any error, so nothing is pending.
+        return None
+
+
+def loads_json(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise IntegrityError(f"stored JSON is unreadable: {exc}") from exc
+
+
+__all__ = ["DatabaseMemoryBackend", "HeadRow", "MemstoneError", "VectorCandidate", "projection_text"]

@@ -1,0 +1,549 @@
+"""The embedded default backend: one SQLite file through apsw (bundled SQLite, FTS5, sqlite-vec), WAL mode."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from ...domain.errors import BackendUnavailable, CapabilityNotSupportedError
+from ...domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
+from ...domain.model import (
+    ArtifactRef,
+    Change,
+    EntryContent,
+    EntryVersion,
+    Provenance,
+    Relation,
+    Revision,
+    Source,
+)
+from ...ports import Capabilities, SearchRequest
+from ..base import DatabaseMemoryBackend, HeadRow, loads_json
+from . import schema
+from .errors import translated
+
+MIN_SQLITE = (3, 38, 0)
+DEFAULT_BUSY_TIMEOUT_MS = 15_000
+
+_VERSION_COLUMNS = (
+    "memory_artifact_id, entry_id, entry_version_id, version, previous_version_id, kind, title, text, tags, slug, "
+    "important, mandatory, source_refs, artifact_refs, relations, entry_content_hash, created_in_revision, author, "
+    "surface, created_at"
+)
+_REVISION_COLUMNS = (
+    "artifact_id, revision, content, content_hash, manifest_root, entry_count, active_count, lineage, author, "
+    "surface, created_at"
+)
+
+
+def _version_from_row(row: Sequence[Any]) -> EntryVersion:
+    artifacts = loads_json(row[13])
+    relations = loads_json(row[14])
+    assert isinstance(artifacts, list) and isinstance(relations, list)
+    tags = loads_json(row[8])
+    sources = loads_json(row[12])
+    assert isinstance(tags, list) and isinstance(sources, list)
+    return EntryVersion(
+        memory_id=MemoryId(row[0]),
+        entry_id=EntryId(row[1]),
+        entry_version_id=EntryVersionId(row[2]),
+        version=row[3],
+        previous_version_id=row[4],
+        content=EntryContent(
+            kind=row[5],
+            title=row[6],
+            text=row[7],
+            tags=tuple(tags),
+            slug=row[9],
+            important=bool(row[10]),
+            mandatory=bool(row[11]),
+            sources=tuple(SourceId(s) for s in sources),
+            artifacts=tuple(ArtifactRef(memory_id=MemoryId(a["memory_id"]), revision=a["revision"]) for a in artifacts),
+            relations=tuple(Relation(kind=r["kind"], target=EntryId(r["target"])) for r in relations),
+        ),
+        entry_content_hash=row[15],
+        created_in_revision=row[16],
+        provenance=Provenance(author=row[17], surface=row[18], created_at=row[19]),
+    )
+
+
+def _revision_from_row(row: Sequence[Any]) -> Revision:
+    content = loads_json(row[2])
+    lineage = loads_json(row[7])
+    assert isinstance(content, dict) and isinstance(lineage, dict)
+    changes = tuple(
+        Change(
+            op=c["op"],
+            entry_id=EntryId(c["entry_id"]),
+            from_entry_version_id=c["from_entry_version_id"],
+            to_entry_version_id=c["to_entry_version_id"],
+            reason=c["reason"],
+        )
+        for c in content.get("changes", [])
+    )
+    return Revision(
+        memory_id=MemoryId(row[0]),
+        revision=row[1],
+        content_hash=row[3],
+        manifest_root=row[4],
+        entry_count=row[5],
+        active_count=row[6],
+        changes=changes,
+        sources=tuple(SourceId(s) for s in lineage.get("sources", [])),
+        artifacts=tuple(
+            ArtifactRef(memory_id=MemoryId(a["memory_id"]), revision=a["revision"]) for a in lineage.get("artifacts", [])
+        ),
+        author=row[8],
+        surface=row[9],
+        created_at=row[10],
+    )
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def parse_sqlite_url(url: str) -> str:
+    """``sqlite:///rel.db``, ``sqlite:////abs.db``, ``sqlite:///:memory:`` or a bare path → a file path."""
+    if url.startswith("sqlite://"):
+        rest = url[len("sqlite://") :]
+        if rest in (":memory:", "/:memory:"):
+            return ":memory:"
+        if rest.startswith("/"):
+            rest = rest[1:]
+        path = rest
+    else:
+        path = url
+    if not path:
+        raise BackendUnavailable(f"no database path in {url!r}", hint="use sqlite:///path/to/memstone.db")
+    return path if path == ":memory:" else os.path.expanduser(path)
+
+
+class SQLiteMemoryBackend(DatabaseMemoryBackend):
+    """SQLite + FTS5 + sqlite-vec through apsw. Many processes may share one file."""
+
+    def __init__(self, path: str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+        super().__init__()
+        self.path = path
+        self._busy_timeout_ms = busy_timeout_ms
+        self._conn: apsw.Connection | None = None
+        self.vec_version: str | None = None
+        self._caps = Capabilities(fts=True, concurrent_processes=path != ":memory:", persistent=path != ":memory:")
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self._caps
+
+    # ---------------------------------------------------------------- lifecycle
+    async def open(self) -> SQLiteMemoryBackend:
+        await self._run(self._open_sync)
+        return self
+
+    def _open_sync(self) -> None:
+        if apsw.sqlite_lib_version().split(".")[:3] and tuple(
+            int(x) for x in apsw.sqlite_lib_version().split(".")[:3]
+        ) < MIN_SQLITE:
+            raise BackendUnavailable(f"SQLite {apsw.sqlite_lib_version()} is older than 3.38.0")
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        with translated():
+            conn = apsw.Connection(self.path)
+            conn.set_busy_timeout(self._busy_timeout_ms)
+            self._conn = conn
+            self._load_vec_sync(conn)
+            conn.execute("PRAGMA foreign_keys = ON")
+            if self.path != ":memory:":
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]
+                if str(mode).lower() != "wal":
+                    raise BackendUnavailable(f"could not switch {self.path} to WAL mode (got {mode})")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            self._migrate_sync(conn)
+
+    def _load_vec_sync(self, conn: apsw.Connection) -> None:
+        """Load sqlite-vec and prove it works with an insert/search/delete probe (RFC: never trust a flag)."""
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.enable_load_extension(False)
+        self.vec_version = str(conn.execute("SELECT vec_version()").fetchall()[0][0])
+        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vec_probe USING vec0(embedding float[2])")
+        conn.execute("INSERT INTO temp.vec_probe (rowid, embedding) VALUES (1, '[1.0, 0.0]')")
+        found = conn.execute(
+            "SELECT rowid FROM temp.vec_probe WHERE embedding MATCH '[1.0, 0.0]' AND k = 1"
+        ).fetchall()
+        conn.execute("DELETE FROM temp.vec_probe WHERE rowid = 1")
+        conn.execute("DROP TABLE temp.vec_probe")
+        if found != [(1,)]:
+            raise BackendUnavailable("sqlite-vec loaded but its probe query failed")
+
+    def _migrate_sync(self, conn: apsw.Connection) -> None:
+        with self._write_txn():
+            conn.execute(schema.AUTHORITY)
+            conn.execute(schema.immutability_triggers())
+            conn.execute(schema.PROJECTIONS)
+            row = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchall()
+            if not row:
+                conn.execute(
+                    "INSERT INTO store_meta (key, value) VALUES ('schema_version', ?), ('analyzer', 'v1')",
+                    (str(schema.SCHEMA_VERSION),),
+                )
+            elif int(row[0][0]) > schema.SCHEMA_VERSION:
+                raise BackendUnavailable(
+                    f"{self.path} has schema version {row[0][0]}, newer than this memstone ({schema.SCHEMA_VERSION})",
+                    hint="upgrade memstone",
+                )
+
+    def _close_sync(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    @property
+    def conn(self) -> apsw.Connection:
+        if self._conn is None:
+            raise BackendUnavailable("the SQLite store is not open")
+        return self._conn
+
+    def meta(self, key: str) -> str | None:
+        rows = self.conn.execute("SELECT value FROM store_meta WHERE key = ?", (key,)).fetchall()
+        return str(rows[0][0]) if rows else None
+
+    # ---------------------------------------------------------------- transactions
+    @contextmanager
+    def _write_txn(self) -> Iterator[None]:
+        conn = self.conn
+        if conn.in_transaction:
+            yield
+            return
+        with translated():
+            conn.execute("BEGIN IMMEDIATE")
+        try:
+            with translated():
+                yield
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        with translated():
+            conn.execute("COMMIT")
+
+    @contextmanager
+    def _read_txn(self) -> Iterator[None]:
+        conn = self.conn
+        if conn.in_transaction:
+            yield
+            return
+        with translated():
+            conn.execute("BEGIN")
+        try:
+            with translated():
+                yield
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+
+    def _commit_sync(self, plan: Any) -> Revision:
+        with translated(plan.memory_id, base=plan.base_revision):
+            return super()._commit_sync(plan)
+
+    # ---------------------------------------------------------------- authority
+    def _head_sync(self, memory_id: MemoryId) -> Revision | None:
+        rows = self.conn.execute(
+            f"SELECT {', '.join('r.' + c.strip() for c in _REVISION_COLUMNS.split(','))} FROM artifact_heads h "
+            "JOIN artifact_revisions r ON r.artifact_id = h.artifact_id AND r.revision = h.revision "
+            "WHERE h.artifact_id = ?",
+            (memory_id,),
+        ).fetchall()
+        return _revision_from_row(rows[0]) if rows else None
+
+    def _revision_sync(self, memory_id: MemoryId, revision: int) -> Revision | None:
+        rows = self.conn.execute(
+            f"SELECT {_REVISION_COLUMNS} FROM artifact_revisions WHERE artifact_id = ? AND revision = ?",
+            (memory_id, revision),
+        ).fetchall()
+        return _revision_from_row(rows[0]) if rows else None
+
+    def _revisions_sync(self, memory_id: MemoryId, first: int, last: int) -> list[Revision]:
+        rows = self.conn.execute(
+            f"SELECT {_REVISION_COLUMNS} FROM artifact_revisions WHERE artifact_id = ? AND revision BETWEEN ? AND ? "
+            "ORDER BY revision",
+            (memory_id, first, last),
+        ).fetchall()
+        return [_revision_from_row(r) for r in rows]
+
+    def _raw_revisions_sync(self) -> Iterator[tuple[Revision, str]]:
+        for row in self.conn.execute(
+            f"SELECT {_REVISION_COLUMNS} FROM artifact_revisions ORDER BY artifact_id, revision"
+        ).fetchall():
+            yield _revision_from_row(row), row[2]
+
+    def _heads_sync(self) -> list[Revision]:
+        rows = self.conn.execute(
+            f"SELECT {', '.join('r.' + c.strip() for c in _REVISION_COLUMNS.split(','))} FROM artifact_heads h "
+            "JOIN artifact_revisions r ON r.artifact_id = h.artifact_id AND r.revision = h.revision "
+            "ORDER BY h.artifact_id"
+        ).fetchall()
+        return [_revision_from_row(r) for r in rows]
+
+    def _load_node_sync(self, node_hash: str) -> bytes:
+        rows = self.conn.execute("SELECT body FROM manifest_nodes WHERE node_hash = ?", (node_hash,)).fetchall()
+        if not rows:
+            raise KeyError(f"manifest node {node_hash} is missing")
+        body = rows[0][0]
+        return bytes(body) if not isinstance(body, str) else body.encode("utf-8")
+
+    def _insert_revision_sync(self, revision: Revision, content: str) -> None:
+        lineage = _json(
+            {"sources": list(revision.sources), "artifacts": [a.to_dict() for a in revision.artifacts]}
+        )
+        self.conn.execute(
+            f"INSERT INTO artifact_revisions ({_REVISION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                revision.memory_id,
+                revision.revision,
+                content,
+                revision.content_hash,
+                revision.manifest_root,
+                revision.entry_count,
+                revision.active_count,
+                lineage,
+                revision.author,
+                revision.surface,
+                revision.created_at,
+            ),
+        )
+
+    def _insert_nodes_sync(self, nodes: Mapping[str, bytes]) -> None:
+        if nodes:
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO manifest_nodes (node_hash, body) VALUES (?, ?)", list(nodes.items())
+            )
+
+    def _insert_versions_sync(self, versions: Sequence[EntryVersion]) -> None:
+        rows = []
+        for v in versions:
+            c = v.content
+            rows.append(
+                (
+                    v.memory_id,
+                    v.entry_id,
+                    v.entry_version_id,
+                    v.version,
+                    v.previous_version_id,
+                    c.kind,
+                    c.title,
+                    c.text,
+                    _json(list(c.tags)),
+                    c.slug,
+                    int(c.important),
+                    int(c.mandatory),
+                    _json(list(c.sources)),
+                    _json([a.to_dict() for a in c.artifacts]),
+                    _json([r.to_dict() for r in c.relations]),
+                    v.entry_content_hash,
+                    v.created_in_revision,
+                    v.provenance.author,
+                    v.provenance.surface,
+                    v.provenance.created_at,
+                )
+            )
+        if rows:
+            self.conn.executemany(
+                f"INSERT INTO memory_entry_versions ({_VERSION_COLUMNS}) VALUES ({', '.join('?' * 20)})", rows
+            )
+
+    def _cas_head_sync(self, memory_id: MemoryId, base: int, new: int) -> bool:
+        if base == 0:
+            self.conn.execute("INSERT INTO artifact_heads (artifact_id, revision) VALUES (?, ?)", (memory_id, new))
+            return True
+        self.conn.execute(
+            "UPDATE artifact_heads SET revision = ? WHERE artifact_id = ? AND revision = ?", (new, memory_id, base)
+        )
+        return self.conn.changes() == 1
+
+    def _versions_sync(self, memory_id: MemoryId | None, version_ids: Sequence[str]) -> list[EntryVersion]:
+        if not version_ids:
+            return []
+        marks = ",".join("?" * len(version_ids))
+        sql = f"SELECT {_VERSION_COLUMNS} FROM memory_entry_versions WHERE entry_version_id IN ({marks})"
+        args: list[object] = list(version_ids)
+        if memory_id is not None:
+            sql += " AND memory_artifact_id = ?"
+            args.append(memory_id)
+        rows = self.conn.execute(sql, args).fetchall()
+        order = {vid: i for i, vid in enumerate(version_ids)}
+        return sorted((_version_from_row(r) for r in rows), key=lambda v: order[v.entry_version_id])
+
+    def _entry_versions_sync(self, memory_id: MemoryId | None, entry_id: EntryId) -> list[EntryVersion]:
+        if memory_id is None:
+            rows = self.conn.execute(
+                f"SELECT {_VERSION_COLUMNS} FROM memory_entry_versions WHERE entry_id = ? ORDER BY version", (entry_id,)
+            ).fetchall()
+        else:
+            rows = self.conn.execute(
+                f"SELECT {_VERSION_COLUMNS} FROM memory_entry_versions WHERE memory_artifact_id = ? AND entry_id = ? "
+                "ORDER BY version",
+                (memory_id, entry_id),
+            ).fetchall()
+        return [_version_from_row(r) for r in rows]
+
+    def _iter_versions_sync(self) -> Iterator[EntryVersion]:
+        # Oldest first within each entry, so predecessors are seen before successors.
+        for row in self.conn.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM memory_entry_versions ORDER BY memory_artifact_id, entry_id, version"
+        ):
+            yield _version_from_row(row)
+
+    def _versions_by_hash_sync(self, memory_id: MemoryId, hashes: Sequence[str]) -> list[EntryVersion]:
+        if not hashes:
+            return []
+        marks = ",".join("?" * len(hashes))
+        rows = self.conn.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM memory_entry_versions WHERE memory_artifact_id = ? "
+            f"AND entry_content_hash IN ({marks})",
+            (memory_id, *hashes),
+        ).fetchall()
+        return [_version_from_row(r) for r in rows]
+
+    def _sources_sync(self, source_ids: Sequence[str]) -> list[Source]:
+        if not source_ids:
+            return []
+        marks = ",".join("?" * len(source_ids))
+        rows = self.conn.execute(
+            f"SELECT source_id, kind, uri, content, content_hash, created_at FROM sources WHERE source_id IN ({marks})",
+            list(source_ids),
+        ).fetchall()
+        return [
+            Source(source_id=SourceId(r[0]), kind=r[1], uri=r[2], content=r[3], content_hash=r[4], created_at=r[5])
+            for r in rows
+        ]
+
+    def _put_source_sync(self, source: Source) -> None:
+        self.conn.execute(
+            "INSERT INTO sources (source_id, kind, uri, content, content_hash, created_at) VALUES (?,?,?,?,?,?)",
+            (source.source_id, source.kind, source.uri, source.content, source.content_hash, source.created_at),
+        )
+
+    def _scope_sync(self, scope: str | None) -> list[tuple[str, MemoryId, str]]:
+        if scope is None:
+            rows = self.conn.execute("SELECT scope, memory_id, created_at FROM scope_bindings ORDER BY scope").fetchall()
+        else:
+            rows = self.conn.execute(
+                "SELECT scope, memory_id, created_at FROM scope_bindings WHERE scope = ?", (scope,)
+            ).fetchall()
+        return [(r[0], MemoryId(r[1]), r[2]) for r in rows]
+
+    def _bind_scope_sync(self, scope: str, memory_id: MemoryId, created_at: str) -> bool:
+        self.conn.execute(
+            "INSERT OR IGNORE INTO scope_bindings (scope, memory_id, created_at) VALUES (?, ?, ?)",
+            (scope, memory_id, created_at),
+        )
+        return self.conn.changes() == 1
+
+    # ---------------------------------------------------------------- projections
+    def _put_projection_sync(
+        self, revision: int, version: EntryVersion, text: str, vectors: tuple[tuple[float, ...], ...] | None
+    ) -> None:
+        c = version.content
+        self.conn.execute(
+            "INSERT INTO memory_entry_heads (memory_artifact_id, head_revision, entry_id, entry_version_id, "
+            "entry_content_hash, searchable_text, kind, slug, tags, important, mandatory, updated_at) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?) "
+            "ON CONFLICT (memory_artifact_id, entry_id) DO UPDATE SET head_revision = excluded.head_revision, "
+            "entry_version_id = excluded.entry_version_id, entry_content_hash = excluded.entry_content_hash, "
+            "searchable_text = excluded.searchable_text, kind = excluded.kind, slug = excluded.slug, "
+            "tags = excluded.tags, important = excluded.important, mandatory = excluded.mandatory, "
+            "updated_at = excluded.updated_at",
+            (
+                version.memory_id,
+                revision,
+                version.entry_id,
+                version.entry_version_id,
+                version.entry_content_hash,
+                text,
+                c.kind,
+                c.slug,
+                _json(list(c.tags)),
+                int(c.important),
+                int(c.mandatory),
+                version.provenance.created_at,
+            ),
+        )
+
+    def _drop_projection_sync(self, memory_id: MemoryId, entry_id: EntryId) -> None:
+        self.conn.execute(
+            "DELETE FROM memory_entry_heads WHERE memory_artifact_id = ? AND entry_id = ?", (memory_id, entry_id)
+        )
+
+    def _head_rows_sync(self, memory_id: MemoryId | None) -> Iterator[HeadRow]:
+        sql = (
+            "SELECT memory_artifact_id, entry_id, entry_version_id, entry_content_hash, searchable_text "
+            "FROM memory_entry_heads"
+        )
+        args: tuple[object, ...] = ()
+        if memory_id is not None:
+            sql += " WHERE memory_artifact_id = ?"
+            args = (memory_id,)
+        for r in self.conn.execute(sql + " ORDER BY projection_id", args).fetchall():
+            yield HeadRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], r[4])
+
+    def _clear_projections_sync(self) -> None:
+        self.conn.execute("DELETE FROM memory_entry_heads")
+        self.conn.execute("INSERT INTO memory_entry_search_fts (memory_entry_search_fts) VALUES ('delete-all')")
+
+    def _after_rebuild_sync(self) -> None:
+        self.conn.execute("INSERT INTO memory_entry_search_fts (memory_entry_search_fts) VALUES ('rebuild')")
+
+    def _fts_check_sync(self) -> list[str]:
+        try:
+            self.conn.execute(
+                "INSERT INTO memory_entry_search_fts (memory_entry_search_fts, rank) VALUES ('integrity-check', 1)"
+            )
+        except apsw.Error as exc:
+            return [f"full-text index does not match the head projection: {exc}"]
+        return []
+
+    def _fts_candidates_sync(
+        self, memory_ids: Sequence[str], terms: Sequence[str], depth: int, request: SearchRequest
+    ) -> list[HeadRow]:
+        # Raw user input never reaches MATCH: only analyzer tokens, each quoted as a string.
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        where = [f"h.memory_artifact_id IN ({','.join('?' * len(memory_ids))})"]
+        args: list[object] = [match, *memory_ids]
+        self._filters(request, where, args)
+        args.append(depth)
+        rows = self.conn.execute(
+            "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, h.searchable_text "
+            "FROM memory_entry_search_fts f JOIN memory_entry_heads h ON h.projection_id = f.rowid "
+            f"WHERE memory_entry_search_fts MATCH ? AND {' AND '.join(where)} ORDER BY f.rank LIMIT ?",
+            args,
+        ).fetchall()
+        return [HeadRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], r[4]) for r in rows]
+
+    @staticmethod
+    def _filters(request: SearchRequest, where: list[str], args: list[object]) -> None:
+        if request.kinds:
+            where.append(f"h.kind IN ({','.join('?' * len(request.kinds))})")
+            args.extend(request.kinds)
+        if request.important is not None:
+            where.append("h.important = ?")
+            args.append(int(request.important))
+        if request.mandatory is not None:
+            where.append("h.mandatory = ?")
+            args.append(int(request.mandatory))
+        for tag in request.tags:
+            where.append("EXISTS (SELECT 1 FROM json_each(h.tags) WHERE json_each.value = ?)")
+            args.append(tag)
+
+    def _vector_candidates_sync(self, memory_ids: Sequence[str], vector: tuple[float, ...], depth: int, request: SearchRequest):  # type: ignore[no-untyped-def]
+        raise CapabilityNotSupportedError("vector", "no vector projection is configured for this store")
+
+
+__all__ = ["SQLiteMemoryBackend", "parse_sqlite_url"]

@@ -1,0 +1,117 @@
+"""RFC 8785 JSON Canonicalization Scheme (JCS), and the hashes built on it."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping, Sequence
+
+from .errors import InvalidInput
+
+JsonValue = None | bool | int | float | str | Sequence["JsonValue"] | Mapping[str, "JsonValue"]
+
+
+def _string(value: str) -> str:
+    out = ['"']
+    for ch in value:
+        code = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif code < 0x20:
+            out.append({8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r"}.get(code, f"\\u{code:04x}"))
+        elif 0xD800 <= code <= 0xDFFF:
+            raise InvalidInput("text contains a lone surrogate code point; send valid Unicode")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _number(value: float) -> str:
+    # ECMAScript Number.prototype.toString, as RFC 8785 §3.2.2.3 requires.
+    if math.isnan(value) or math.isinf(value):
+        raise InvalidInput("NaN and Infinity are not allowed in canonical JSON")
+    if value == 0:
+        return "0"
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    text = repr(value)
+    if "e" not in text and "E" not in text:
+        return text
+    mantissa, exp_text = text.lower().split("e")
+    exponent = int(exp_text)
+    digits = mantissa.replace(".", "").lstrip("-")
+    sign = "-" if value < 0 else ""
+    point = (mantissa.lstrip("-").find(".") if "." in mantissa else len(mantissa.lstrip("-"))) + exponent
+    digits = digits.rstrip("0") or "0"
+    if 0 < point <= 21:
+        if len(digits) <= point:
+            return sign + digits + "0" * (point - len(digits))
+        return sign + digits[:point] + "." + digits[point:]
+    if -6 < point <= 0:
+        return sign + "0." + "0" * (-point) + digits
+    exp = point - 1
+    body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{sign}{body}e{'+' if exp > 0 else '-'}{abs(exp)}"
+
+
+def _encode(value: object, out: list[str]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        out.append(str(value))
+    elif isinstance(value, float):
+        out.append(_number(value))
+    elif isinstance(value, str):
+        out.append(_string(value))
+    elif isinstance(value, Mapping):
+        out.append("{")
+        items = sorted(value.items(), key=lambda kv: kv[0].encode("utf-16-be"))
+        for i, (key, item) in enumerate(items):
+            if not isinstance(key, str):
+                raise InvalidInput(f"canonical JSON keys must be strings, got {key!r}")
+            if i:
+                out.append(",")
+            out.append(_string(key))
+            out.append(":")
+            _encode(item, out)
+        out.append("}")
+    elif isinstance(value, (list, tuple)):
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            _encode(item, out)
+        out.append("]")
+    else:
+        raise InvalidInput(f"value of type {type(value).__name__} cannot be canonical JSON")
+
+
+def canonical_json(value: object) -> str:
+    """Serialize ``value`` as RFC 8785 canonical JSON text."""
+    out: list[str] = []
+    _encode(value, out)
+    return "".join(out)
+
+
+def canonical_bytes(value: object) -> bytes:
+    """UTF-8 bytes of the canonical JSON of ``value``."""
+    return canonical_json(value).encode("utf-8")
+
+
+def tagged_sha256(tag: str, payload: bytes) -> str:
+    """SHA-256 of ``tag + NUL + payload`` as 64 lowercase hex characters."""
+    return hashlib.sha256(tag.encode("ascii") + b"\0" + payload).hexdigest()
+
+
+ENTRY_CONTENT_TAG = "memstone:entry-content:v1"
+REVISION_CONTENT_TAG = "memstone:memory-content:v1"
+MANIFEST_NODE_TAG = "memstone:manifest-node:v1"
+SOURCE_CONTENT_TAG = "memstone:source-content:v1"
+EMBEDDING_CONTENT_TAG = "memstone:embedding-content:v1"

@@ -1,0 +1,388 @@
+"""Domain values: Memories, Revisions, manifests, entries and their immutable versions.
+
+A Memory (``mem_…``) is a set of entries that evolve together. Its history is a chain of immutable Revisions
+1..n; each Revision commits (by hash) to a manifest that maps every entry (``ent_…``) to its current immutable
+EntryVersion (``ver_…``) and a state, active or inactive. See docs/design.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .canonical import ENTRY_CONTENT_TAG, canonical_bytes, tagged_sha256
+from .ids import EntryId, EntryVersionId, MemoryId, SourceId
+
+EntryState = Literal["active", "inactive"]
+ChangeOp = Literal["add", "revise", "deactivate", "reactivate"]
+Surface = Literal["agent-session", "workflow", "human", "import", "api"]
+SearchMode = Literal["fts", "vector", "hybrid", "auto"]
+Channel = Literal["fts", "vector"]
+
+KNOWN_KINDS = (
+    "fact",
+    "preference",
+    "decision",
+    "constraint",
+    "convention",
+    "correction",
+    "lesson",
+    "pattern",
+    "procedure",
+    "working_note",
+)
+
+MEMORY_SCHEMA = "memstone.memory.v1"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, order=True)
+class ArtifactRef:
+    """An exact Revision of a Memory: the anchor of every citation."""
+
+    memory_id: MemoryId
+    revision: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {"memory_id": self.memory_id, "revision": self.revision}
+
+    def __str__(self) -> str:
+        return f"{self.memory_id}@{self.revision}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, order=True)
+class Relation:
+    """An outgoing link from an entry to another entry (Xema MemoryRelation)."""
+
+    kind: str
+    target: EntryId
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "target": self.target}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EntryContent:
+    """The hashed content of one entry version. Every field here is covered by the entry content hash."""
+
+    kind: str
+    text: str
+    title: str | None = None
+    tags: tuple[str, ...] = ()
+    slug: str | None = None
+    important: bool = False
+    mandatory: bool = False
+    sources: tuple[SourceId, ...] = ()
+    artifacts: tuple[ArtifactRef, ...] = ()
+    relations: tuple[Relation, ...] = ()
+
+    def canonical(self) -> dict[str, object]:
+        """The canonical JSON object hashed by :attr:`content_hash`."""
+        return {
+            "artifacts": [a.to_dict() for a in self.artifacts],
+            "important": self.important,
+            "kind": self.kind,
+            "mandatory": self.mandatory,
+            "relations": [r.to_dict() for r in self.relations],
+            "slug": self.slug,
+            "sources": list(self.sources),
+            "tags": list(self.tags),
+            "text": self.text,
+            "title": self.title,
+        }
+
+    @property
+    def content_hash(self) -> str:
+        return tagged_sha256(ENTRY_CONTENT_TAG, canonical_bytes(self.canonical()))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Provenance:
+    """Who wrote a version, from where and when. Stored beside the content, not hashed."""
+
+    author: str | None = None
+    surface: Surface = "api"
+    created_at: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EntryVersion:
+    """One immutable content version of an entry."""
+
+    memory_id: MemoryId
+    entry_id: EntryId
+    entry_version_id: EntryVersionId
+    version: int
+    previous_version_id: EntryVersionId | None
+    content: EntryContent
+    entry_content_hash: str
+    created_in_revision: int
+    provenance: Provenance = field(default_factory=Provenance)
+
+    @property
+    def kind(self) -> str:
+        return self.content.kind
+
+    @property
+    def text(self) -> str:
+        return self.content.text
+
+    @property
+    def title(self) -> str | None:
+        return self.content.title
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "memory_id": self.memory_id,
+            "entry_id": self.entry_id,
+            "entry_version_id": self.entry_version_id,
+            "version": self.version,
+            "previous_version_id": self.previous_version_id,
+            **self.content.canonical(),
+            "entry_content_hash": self.entry_content_hash,
+            "created_in_revision": self.created_in_revision,
+            "author": self.provenance.author,
+            "surface": self.provenance.surface,
+            "created_at": self.provenance.created_at,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, order=True)
+class ManifestEntry:
+    """One row of a Revision's manifest: the entry, its current version and hash, and its state."""
+
+    entry_id: EntryId
+    entry_version_id: EntryVersionId
+    entry_content_hash: str
+    state: EntryState
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Change:
+    """What one Revision did to one entry."""
+
+    op: ChangeOp
+    entry_id: EntryId
+    from_entry_version_id: EntryVersionId | None
+    to_entry_version_id: EntryVersionId | None
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "op": self.op,
+            "entry_id": self.entry_id,
+            "from_entry_version_id": self.from_entry_version_id,
+            "to_entry_version_id": self.to_entry_version_id,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Revision:
+    """An immutable snapshot of a Memory. ``content_hash`` commits to the manifest root and the changes."""
+
+    memory_id: MemoryId
+    revision: int
+    content_hash: str
+    manifest_root: str
+    entry_count: int
+    active_count: int
+    changes: tuple[Change, ...]
+    sources: tuple[SourceId, ...] = ()
+    artifacts: tuple[ArtifactRef, ...] = ()
+    author: str | None = None
+    surface: Surface = "api"
+    created_at: str = ""
+
+    @property
+    def ref(self) -> ArtifactRef:
+        return ArtifactRef(memory_id=self.memory_id, revision=self.revision)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "memory_id": self.memory_id,
+            "revision": self.revision,
+            "content_hash": self.content_hash,
+            "manifest_root": self.manifest_root,
+            "entry_count": self.entry_count,
+            "active_count": self.active_count,
+            "changes": [c.to_dict() for c in self.changes],
+            "sources": list(self.sources),
+            "artifacts": [a.to_dict() for a in self.artifacts],
+            "author": self.author,
+            "surface": self.surface,
+            "created_at": self.created_at,
+        }
+
+
+def revision_content(manifest_root: str, changes: tuple[Change, ...]) -> dict[str, object]:
+    """The canonical MemoryContent object whose hash is a Revision's ``content_hash``."""
+    return {
+        "schema": MEMORY_SCHEMA,
+        "manifest": {"format": "hamt16-v1", "root": manifest_root},
+        "changes": [c.to_dict() for c in changes],
+    }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RevisionChanges:
+    """The compact change summary of one Revision, as ``changes()`` returns it."""
+
+    memory_ref: ArtifactRef
+    changes: tuple[Change, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"memory_ref": self.memory_ref.to_dict(), "changes": [c.to_dict() for c in self.changes]}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Source:
+    """A persisted piece of evidence (a user note, a file, a task outcome, a git change)."""
+
+    source_id: SourceId
+    kind: str
+    content: str
+    uri: str | None = None
+    content_hash: str = ""
+    created_at: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "source_id": self.source_id,
+            "kind": self.kind,
+            "uri": self.uri,
+            "content": self.content,
+            "content_hash": self.content_hash,
+            "created_at": self.created_at,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EntryInput:
+    """A caller's entry for ``remember``: ``entry=None`` adds a new entry, an entry (or its id) revises it.
+
+    ``sources=None`` means "supported by all of the operation's sources".
+    """
+
+    kind: str
+    text: str
+    entry: EntryVersion | EntryId | None = None
+    title: str | None = None
+    tags: tuple[str, ...] | list[str] = ()
+    slug: str | None = None
+    important: bool = False
+    mandatory: bool = False
+    sources: tuple[SourceId, ...] | list[SourceId] | None = None
+    artifacts: tuple[ArtifactRef, ...] | list[ArtifactRef] = ()
+    relations: tuple[Relation, ...] | list[Relation] = ()
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryHit:
+    """One search result, anchored to an exact entry version of an exact Revision."""
+
+    memory_ref: ArtifactRef
+    entry_id: EntryId
+    entry_version_id: EntryVersionId
+    text: str
+    score: float
+    matched_by: tuple[Channel, ...]
+    kind: str = ""
+    title: str | None = None
+    tags: tuple[str, ...] = ()
+    important: bool = False
+    mandatory: bool = False
+    entry_content_hash: str = ""
+    updated_at: str = ""
+    ranks: Mapping[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "memory_ref": self.memory_ref.to_dict(),
+            "entry_id": self.entry_id,
+            "entry_version_id": self.entry_version_id,
+            "kind": self.kind,
+            "title": self.title,
+            "text": self.text,
+            "tags": list(self.tags),
+            "important": self.important,
+            "mandatory": self.mandatory,
+            "score": self.score,
+            "matched_by": list(self.matched_by),
+            "ranks": dict(self.ranks),
+            "entry_content_hash": self.entry_content_hash,
+            "updated_at": self.updated_at,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchResult:
+    """Hits plus the mode actually used (``auto`` reports what it fell back to)."""
+
+    hits: tuple[MemoryHit, ...]
+    mode: SearchMode
+    requested_mode: SearchMode
+    fallback_reason: str | None = None
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __getitem__(self, index: int) -> MemoryHit:
+        return self.hits[index]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "mode": self.mode,
+            "requested_mode": self.requested_mode,
+            "fallback_reason": self.fallback_reason,
+            "hits": [h.to_dict() for h in self.hits],
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Citation:
+    """A Handoff citation: an exact Revision, entry and entry version (and the hash it had)."""
+
+    memory_ref: ArtifactRef
+    entry_id: EntryId
+    entry_version_id: EntryVersionId
+    entry_content_hash: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "memory_ref": self.memory_ref.to_dict(),
+            "entry_id": self.entry_id,
+            "entry_version_id": self.entry_version_id,
+            "entry_content_hash": self.entry_content_hash,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerifyReport:
+    """What ``verify`` found. Authority damage is never repaired; projection damage is rebuildable."""
+
+    revisions_checked: int = 0
+    versions_checked: int = 0
+    nodes_checked: int = 0
+    projections_checked: int = 0
+    authority_damage: tuple[str, ...] = ()
+    projection_damage: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.authority_damage and not self.projection_damage
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "ok": self.ok,
+            "revisions_checked": self.revisions_checked,
+            "versions_checked": self.versions_checked,
+            "nodes_checked": self.nodes_checked,
+            "projections_checked": self.projections_checked,
+            "authority_damage": list(self.authority_damage),
+            "projection_damage": list(self.projection_damage),
+        }

@@ -1,0 +1,261 @@
+"""Input normalization and validation: the rules every write passes, whatever front end it came from."""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+
+from .errors import InvalidInput
+from .ids import EntryId, MemoryId, SourceId, check_id
+from .model import ArtifactRef, EntryContent, EntryInput, Relation
+
+MAX_TEXT_BYTES = 8192
+MAX_REASON_CODE_POINTS = 512
+MAX_TITLE_CODE_POINTS = 256
+MAX_TAG_CODE_POINTS = 64
+MAX_TAGS = 32
+MAX_RELATIONS = 64
+SLUG_MAX = 64
+
+_KIND_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]{0,63}$")
+_KEBAB_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+def normalize_text(value: object, *, what: str = "text") -> str:
+    """NFC + trim; non-empty and at most 8192 UTF-8 bytes."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string, got {type(value).__name__}")
+    text = unicodedata.normalize("NFC", value).strip()
+    if not text:
+        raise InvalidInput(f"{what} is empty", hint="give the memory some text")
+    size = len(text.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_TEXT_BYTES:
+        raise InvalidInput(
+            f"{what} is {size} UTF-8 bytes; the limit is {MAX_TEXT_BYTES}",
+            hint="split it into separate entries, one topic each",
+        )
+    _refuse_surrogates(text, what)
+    return text
+
+
+def _refuse_surrogates(text: str, what: str) -> None:
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+        raise InvalidInput(f"{what} contains a lone surrogate code point; send valid Unicode")
+
+
+def normalize_reason(value: object) -> str | None:
+    """NFC + trim; at most 512 code points; empty means none."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"reason must be a string, got {type(value).__name__}")
+    reason = unicodedata.normalize("NFC", value).strip()
+    if not reason:
+        return None
+    if len(reason) > MAX_REASON_CODE_POINTS:
+        raise InvalidInput(
+            f"reason is {len(reason)} code points; the limit is {MAX_REASON_CODE_POINTS}",
+            hint="a reason is a short code or sentence; put detail in the entry text or a Source",
+        )
+    _refuse_surrogates(reason, "reason")
+    return reason
+
+
+def normalize_kind(value: object, *, closed_kinds: frozenset[str] | None = None) -> str:
+    if not isinstance(value, str) or not _KIND_RE.match(value.strip()):
+        raise InvalidInput(
+            f"invalid kind {value!r}",
+            hint="a kind is a word such as fact, preference, decision, constraint, convention, lesson",
+        )
+    kind = value.strip()
+    if closed_kinds is not None and kind not in closed_kinds:
+        raise InvalidInput(
+            f"kind {kind!r} is not allowed in this store",
+            hint=f"this store accepts only: {', '.join(sorted(closed_kinds))}",
+        )
+    return kind
+
+
+def normalize_title(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"title must be a string, got {type(value).__name__}")
+    title = " ".join(unicodedata.normalize("NFC", value).split())
+    if not title:
+        return None
+    if len(title) > MAX_TITLE_CODE_POINTS:
+        raise InvalidInput(f"title is {len(title)} code points; the limit is {MAX_TITLE_CODE_POINTS}")
+    _refuse_surrogates(title, "title")
+    return title
+
+
+def normalize_tags(values: Iterable[object]) -> tuple[str, ...]:
+    if isinstance(values, str):
+        raise InvalidInput("tags must be a list of strings, not one string")
+    tags: set[str] = set()
+    for value in values:
+        if not isinstance(value, str):
+            raise InvalidInput(f"a tag must be a string, got {type(value).__name__}")
+        tag = " ".join(unicodedata.normalize("NFC", value).split()).lower()
+        if not tag:
+            raise InvalidInput("a tag is empty")
+        if len(tag) > MAX_TAG_CODE_POINTS:
+            raise InvalidInput(f"tag {tag[:20]!r}… is longer than {MAX_TAG_CODE_POINTS} code points")
+        _refuse_surrogates(tag, "tag")
+        tags.add(tag)
+    if len(tags) > MAX_TAGS:
+        raise InvalidInput(f"{len(tags)} tags; the limit is {MAX_TAGS}")
+    return tuple(sorted(tags))
+
+
+def normalize_slug(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _KEBAB_RE.match(value) or len(value) > SLUG_MAX:
+        raise InvalidInput(
+            f"invalid slug {value!r}", hint="a slug is lowercase kebab-case (a-z, 0-9, -), at most 64 characters"
+        )
+    return value
+
+
+def slugify(text: str) -> str:
+    """A kebab-case slug derived from text (for exports of entries that have none)."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    words = re.findall(r"[a-z0-9]+", ascii_text)
+    slug = ""
+    for w in words:
+        candidate = f"{slug}-{w}" if slug else w
+        if len(candidate) > 48:
+            break
+        slug = candidate
+    return slug or "entry"
+
+
+def normalize_relation_kind(value: object) -> str:
+    if not isinstance(value, str) or not _KEBAB_RE.match(value) or len(value) > 64:
+        raise InvalidInput(
+            f"invalid relation kind {value!r}",
+            hint="use supersedes, clarifies, relates-to, or another lowercase kebab-case word",
+        )
+    return value
+
+
+def normalize_relations(values: Iterable[Relation | Mapping[str, object]]) -> tuple[Relation, ...]:
+    out: set[Relation] = set()
+    for value in values:
+        if isinstance(value, Relation):
+            kind, target = value.kind, value.target
+        elif isinstance(value, Mapping):
+            kind, target = value.get("kind"), value.get("target")
+        else:
+            raise InvalidInput(f"a relation must be a Relation or {{kind, target}}, got {value!r}")
+        out.add(
+            Relation(
+                kind=normalize_relation_kind(kind),
+                target=EntryId(check_id(target, what="relation target entry", prefix="ent_")),
+            )
+        )
+    if len(out) > MAX_RELATIONS:
+        raise InvalidInput(f"{len(out)} relations; the limit is {MAX_RELATIONS}")
+    return tuple(sorted(out))
+
+
+def normalize_artifacts(values: Iterable[ArtifactRef | Mapping[str, object]]) -> tuple[ArtifactRef, ...]:
+    out: set[ArtifactRef] = set()
+    for value in values:
+        if isinstance(value, ArtifactRef):
+            ref = value
+        elif isinstance(value, Mapping):
+            rev = value.get("revision")
+            if not isinstance(rev, int) or isinstance(rev, bool) or rev < 1:
+                raise InvalidInput(f"artifact revision must be a positive integer, got {rev!r}")
+            ref = ArtifactRef(memory_id=MemoryId(check_id(value.get("memory_id"), what="memory")), revision=rev)
+        else:
+            raise InvalidInput(f"an artifact must be an ArtifactRef, got {value!r}")
+        check_id(ref.memory_id, what="memory", prefix="mem_")
+        out.add(ref)
+    return tuple(sorted(out))
+
+
+def normalize_source_ids(values: Iterable[object]) -> tuple[SourceId, ...]:
+    if isinstance(values, str):
+        raise InvalidInput("sources must be a list of source ids, not one string")
+    out: set[SourceId] = set()
+    for value in values:
+        sid = getattr(value, "source_id", value)
+        out.add(SourceId(check_id(sid, what="source", prefix="src_")))
+    return tuple(sorted(out))
+
+
+def check_flag(value: object, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{what} must be true or false, got {value!r}")
+    return value
+
+
+def check_finite(values: Iterable[float], *, dimension: int) -> None:
+    """Refuse a vector with NaN/Infinity, the wrong dimension or zero length."""
+    vec = list(values)
+    if not vec:
+        raise InvalidInput("empty vector")
+    if len(vec) != dimension:
+        raise InvalidInput(f"vector has dimension {len(vec)}, the profile has {dimension}")
+    if any(math.isnan(v) or math.isinf(v) for v in vec):
+        raise InvalidInput("vector contains NaN or Infinity")
+    if not any(vec):
+        raise InvalidInput("zero vector")
+
+
+def build_content(
+    item: EntryInput,
+    *,
+    op_sources: tuple[SourceId, ...],
+    inherited_sources: tuple[SourceId, ...] = (),
+    closed_kinds: frozenset[str] | None = None,
+) -> EntryContent:
+    """Validate and normalize an EntryInput into hashed content.
+
+    A new entry's evidence must be a subset of the operation's evidence; a revision keeps its predecessor's
+    evidence and may add only operation evidence (the RFC's lineage rule).
+    """
+    if not isinstance(item, EntryInput):
+        raise InvalidInput(f"entries must be EntryInput values, got {type(item).__name__}")
+    if item.sources is None:
+        sources = op_sources
+    else:
+        sources = normalize_source_ids(item.sources)
+        outside = sorted(set(sources) - set(op_sources) - set(inherited_sources))
+        if outside:
+            raise InvalidInput(
+                f"entry cites sources outside this operation's evidence: {', '.join(outside)}",
+                hint="pass them in remember(sources=...) too",
+            )
+    sources = tuple(sorted(set(sources) | set(inherited_sources)))
+    return EntryContent(
+        kind=normalize_kind(item.kind, closed_kinds=closed_kinds),
+        text=normalize_text(item.text),
+        title=normalize_title(item.title),
+        tags=normalize_tags(item.tags),
+        slug=normalize_slug(item.slug),
+        important=check_flag(item.important, "important"),
+        mandatory=check_flag(item.mandatory, "mandatory"),
+        sources=sources,
+        artifacts=normalize_artifacts(item.artifacts),
+        relations=normalize_relations(item.relations),
+    )
+
+
+def entry_input_from_dict(data: Mapping[str, object]) -> EntryInput:
+    """Build an EntryInput from JSON-like data, refusing unknown fields by name."""
+    allowed = {f for f in EntryInput.__dataclass_fields__}
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise InvalidInput(
+            f"unknown field(s) in entry: {', '.join(unknown)}", hint=f"allowed fields: {', '.join(sorted(allowed))}"
+        )
+    if "kind" not in data or "text" not in data:
+        raise InvalidInput("an entry needs at least kind and text")
+    return EntryInput(**data)  # type: ignore[arg-type]

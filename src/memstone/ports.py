@@ -1,0 +1,230 @@
+"""The ports: what the service needs from storage, embedding models and candidate pipelines.
+
+Only domain types cross these Protocols; no SQL, connection or cursor leaves a backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+from .domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
+from .domain.model import (
+    ArtifactRef,
+    Change,
+    EntryVersion,
+    ManifestEntry,
+    MemoryHit,
+    Revision,
+    RevisionChanges,
+    Source,
+    Surface,
+    VerifyReport,
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EmbeddingProfile:
+    """The one fixed embedding configuration of a store: model, dimension, L2 on unit vectors."""
+
+    profile_id: str
+    model: str
+    dimension: int
+    distance: Literal["l2"] = "l2"
+    normalization: str = "unit"
+
+    def canonical(self) -> dict[str, object]:
+        return {
+            "profile_id": self.profile_id,
+            "model": self.model,
+            "dimension": self.dimension,
+            "distance": self.distance,
+            "normalization": self.normalization,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InferenceUsage:
+    """What one model call cost."""
+
+    calls: int = 0
+    input_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EmbeddingResult:
+    vectors: tuple[tuple[float, ...], ...]
+    usage: InferenceUsage = field(default_factory=InferenceUsage)
+
+
+@runtime_checkable
+class EmbeddingModel(Protocol):
+    """Turns texts into unit vectors of the profile's dimension."""
+
+    @property
+    def profile(self) -> EmbeddingProfile: ...
+
+    def windows(self, text: str) -> tuple[str, ...]:
+        """Split ``text`` into pieces that each fit the model's input window (one piece if it fits)."""
+        ...
+
+    async def embed(self, texts: tuple[str, ...]) -> EmbeddingResult: ...
+
+
+class CandidatePipeline(Protocol):
+    """Generates untrusted entry candidates from persisted evidence."""
+
+    async def extract(self, evidence: Sequence[Source], current_entries: Sequence[EntryVersion]) -> Sequence[object]: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Capabilities:
+    """What a backend can do, like a SQL dialect's ``supports_*`` flags."""
+
+    fts: bool = True
+    vector: bool = False
+    hybrid: bool = False
+    embedding_profile: EmbeddingProfile | None = None
+    concurrent_processes: bool = False
+    persistent: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WritePlan:
+    """One write, fully computed outside the transaction; the unit of work validates and commits it."""
+
+    memory_id: MemoryId
+    base_revision: int  # 0 creates the Memory
+    changes: tuple[Change, ...]
+    new_versions: tuple[EntryVersion, ...]
+    sources: tuple[SourceId, ...] = ()
+    artifacts: tuple[ArtifactRef, ...] = ()
+    author: str | None = None
+    surface: Surface = "api"
+    created_at: str = ""
+    bind_scope: str | None = None
+    vectors: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]] = field(default_factory=dict)
+
+
+class MemoryUnitOfWork(Protocol):
+    """The atomic boundary: Revision, head CAS, entry versions, head projection, FTS and vectors together."""
+
+    async def commit(self, plan: WritePlan) -> Revision: ...
+
+    async def rollback(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchRequest:
+    """A search over the current heads of explicit Memories (the service resolves mode and vectors)."""
+
+    query: str
+    memories: tuple[ArtifactRef, ...]
+    limit: int
+    channels: tuple[Literal["fts", "vector"], ...]
+    query_vector: tuple[float, ...] | None = None
+    kinds: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    important: bool | None = None
+    mandatory: bool | None = None
+    weights: Mapping[str, float] = field(default_factory=dict)
+
+
+class MemoryBackend(Protocol):
+    """Storage for Memories: exact reads, atomic writes and retrieval over current heads."""
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    def begin(self) -> AbstractAsyncContextManager[MemoryUnitOfWork]: ...
+
+    async def read(self, query: ReadQuery) -> object: ...
+
+    async def put_source(self, source: Source) -> Source: ...
+
+    async def changes(self, memory: ArtifactRef, since_revision: int | None) -> tuple[RevisionChanges, ...]: ...
+
+    async def search(self, request: SearchRequest) -> tuple[MemoryHit, ...]: ...
+
+    async def expand(self, anchors: Sequence[tuple[ArtifactRef, EntryId, EntryVersionId]]) -> tuple[EntryVersion, ...]: ...
+
+    async def maintain(self, task: Literal["verify", "rebuild"]) -> VerifyReport: ...
+
+    async def aclose(self) -> None: ...
+
+
+# Reads are one method taking a small closed set of query values, so the port stays narrow.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HeadQuery:
+    memory_id: MemoryId
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RevisionQuery:
+    ref: ArtifactRef
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ManifestQuery:
+    """Manifest entries of a Revision; ``entry_ids=None`` reads the whole manifest."""
+
+    ref: ArtifactRef
+    entry_ids: tuple[EntryId, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VersionsQuery:
+    """Entry versions by id, or every version of one entry (``entry_id``), oldest first."""
+
+    memory_id: MemoryId | None
+    version_ids: tuple[EntryVersionId, ...] = ()
+    entry_id: EntryId | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContentQuery:
+    """Entries of a Memory's current head whose current version has one of these content hashes."""
+
+    memory_id: MemoryId
+    content_hashes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoriesQuery:
+    """Every Memory's head Revision."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SourcesQuery:
+    source_ids: tuple[SourceId, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScopeQuery:
+    """The Memory bound to a scope URI (``scope=None`` lists every binding)."""
+
+    scope: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VectorStatusQuery:
+    """Whether each Memory's current head has a complete vector projection for the store's profile."""
+
+    memories: tuple[ArtifactRef, ...]
+
+
+ReadQuery = (
+    HeadQuery
+    | RevisionQuery
+    | ManifestQuery
+    | VersionsQuery
+    | ContentQuery
+    | MemoriesQuery
+    | SourcesQuery
+    | ScopeQuery
+    | VectorStatusQuery
+)
+
+ManifestMap = Mapping[EntryId, ManifestEntry]

@@ -1,0 +1,651 @@
+"""MemoryService: the use cases. Every front end (Python, CLI, MCP, HTTP) calls these and nothing else."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from typing import Literal, cast
+
+from .domain.canonical import SOURCE_CONTENT_TAG, tagged_sha256
+from .domain.errors import (
+    ArtifactNotFoundError,
+    CapabilityNotSupportedError,
+    InvalidCitationError,
+    InvalidInput,
+    NotFound,
+    RevisionConflictError,
+)
+from .domain.ids import EntryId, EntryVersionId, MemoryId, SourceId, check_id, new_ulid
+from .domain.model import (
+    ArtifactRef,
+    Change,
+    Citation,
+    EntryContent,
+    EntryInput,
+    EntryVersion,
+    ManifestEntry,
+    MemoryHit,
+    Provenance,
+    Revision,
+    RevisionChanges,
+    SearchMode,
+    SearchResult,
+    Source,
+    Surface,
+    VerifyReport,
+)
+from .domain.render import render_markdown
+from .domain.rules import (
+    build_content,
+    normalize_artifacts,
+    normalize_reason,
+    normalize_source_ids,
+    normalize_tags,
+    normalize_text,
+)
+from .ports import (
+    ContentQuery,
+    HeadQuery,
+    ManifestQuery,
+    MemoriesQuery,
+    MemoryBackend,
+    RevisionQuery,
+    ScopeQuery,
+    SearchRequest,
+    SourcesQuery,
+    VersionsQuery,
+    WritePlan,
+)
+
+MemoryLike = Revision | ArtifactRef
+EntryLike = EntryVersion | MemoryHit | str
+RememberMode = Literal["append", "extract", "auto"]
+MAX_LIMIT = 1000
+
+
+def utc_now() -> str:
+    """The default clock: ISO-8601 UTC with milliseconds."""
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HistoryItem:
+    """One step of an entry's revision chain, walkable by previous/next."""
+
+    version: EntryVersion
+    previous_version_id: EntryVersionId | None
+    next_version_id: EntryVersionId | None
+    status: Literal["current", "superseded", "deleted"]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            **self.version.to_dict(),
+            "next_version_id": self.next_version_id,
+            "status": self.status,
+        }
+
+
+class MemoryService:
+    """Durable, versioned memory over one backend. Construct it with :func:`open_service`."""
+
+    def __init__(
+        self,
+        backend: MemoryBackend,
+        *,
+        clock: Callable[[], str] = utc_now,
+        new_id: Callable[[str], str] = new_ulid,
+        author: str | None = None,
+        surface: Surface = "api",
+        closed_kinds: frozenset[str] | None = None,
+    ) -> None:
+        self.backend = backend
+        self._clock = clock
+        self._new_id = new_id
+        self._author = author
+        self._surface: Surface = surface
+        self._closed_kinds = closed_kinds
+
+    # ------------------------------------------------------------------ reads
+    async def head(self, memory: MemoryLike | str) -> Revision:
+        """The current Revision of a Memory."""
+        memory_id = _memory_id(memory)
+        head = await self.backend.read(HeadQuery(memory_id=memory_id))
+        if head is None:
+            raise ArtifactNotFoundError(f"no memory {memory_id}", hint="list memories with `memstone memories`")
+        return cast(Revision, head)
+
+    async def revision(self, memory: MemoryLike | str, revision: int | None = None) -> Revision:
+        """An exact Revision (default: the one ``memory`` names, or the head)."""
+        memory_id = _memory_id(memory)
+        number = revision if revision is not None else getattr(memory, "revision", None)
+        if number is None:
+            return await self.head(memory_id)
+        if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+            raise InvalidInput(f"revision must be a positive integer, got {number!r}")
+        found = await self.backend.read(RevisionQuery(ref=ArtifactRef(memory_id=memory_id, revision=number)))
+        if found is None:
+            raise ArtifactNotFoundError(f"no revision {number} of {memory_id}")
+        return cast(Revision, found)
+
+    async def memories(self) -> tuple[Revision, ...]:
+        """The head Revision of every Memory in the store."""
+        return tuple(cast(list[Revision], await self.backend.read(MemoriesQuery())))
+
+    async def manifest(self, memory: MemoryLike | str) -> dict[EntryId, ManifestEntry]:
+        """The whole manifest of a Revision (default: the head): entry → version, hash, state."""
+        rev = await self.revision(memory)
+        return dict(cast(dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=rev.ref))))
+
+    async def entries(self, memory: MemoryLike | str, *, include_inactive: bool = False) -> list[EntryVersion]:
+        """The current version of every (active) entry of a Revision, in entry id order."""
+        rev = await self.revision(memory)
+        manifest = await self.manifest(rev)
+        wanted = [m for m in manifest.values() if include_inactive or m.state == "active"]
+        wanted.sort(key=lambda m: m.entry_id.encode("utf-8"))
+        out: list[EntryVersion] = []
+        for i in range(0, len(wanted), 500):
+            ids = tuple(m.entry_version_id for m in wanted[i : i + 500])
+            out.extend(cast(list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=rev.memory_id, version_ids=ids))))
+        return out
+
+    async def get(self, entry: EntryLike, *, memory: MemoryLike | str | None = None) -> EntryVersion:
+        """An entry's version: the one current at ``memory`` (default: its head), or the exact version given."""
+        if isinstance(entry, str) and entry.startswith("ver_"):
+            found = cast(list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=None, version_ids=(EntryVersionId(entry),))))
+            if not found:
+                raise NotFound(f"no entry version {entry}")
+            return found[0]
+        entry_id = _entry_id(entry)
+        versions = cast(list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=None, entry_id=entry_id)))
+        if not versions:
+            raise NotFound(f"no entry {entry_id}", hint="search or list entries to find an id")
+        rev = await self.revision(memory if memory is not None else versions[0].memory_id)
+        manifest = cast(dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=rev.ref, entry_ids=(entry_id,))))
+        m = manifest.get(entry_id)
+        if m is None:
+            raise NotFound(f"entry {entry_id} is not in {rev.ref}")
+        for v in versions:
+            if v.entry_version_id == m.entry_version_id:
+                return v
+        raise NotFound(f"version {m.entry_version_id} of {entry_id} is missing")
+
+    async def history(self, entry: EntryLike) -> tuple[HistoryItem, ...]:
+        """Every version of an entry, oldest first, with previous/next links and current/superseded/deleted."""
+        entry_id = _entry_id(entry)
+        versions = cast(list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=None, entry_id=entry_id)))
+        if not versions:
+            raise NotFound(f"no entry {entry_id}")
+        head = await self.head(versions[0].memory_id)
+        manifest = cast(dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=head.ref, entry_ids=(entry_id,))))
+        state = manifest[entry_id].state if entry_id in manifest else "inactive"
+        out = []
+        for i, v in enumerate(versions):
+            nxt = versions[i + 1].entry_version_id if i + 1 < len(versions) else None
+            if nxt is not None:
+                status: Literal["current", "superseded", "deleted"] = "superseded"
+            else:
+                status = "current" if state == "active" else "deleted"
+            out.append(HistoryItem(version=v, previous_version_id=v.previous_version_id, next_version_id=nxt, status=status))
+        return tuple(out)
+
+    async def source(self, entry: EntryLike, *, memory: MemoryLike | str | None = None) -> str:
+        """One entry (or exact version) rendered as Markdown with YAML frontmatter (the Graphit presentation)."""
+        version = await self.get(entry, memory=memory)
+        chain = await self.history(version.entry_id)
+        item = next(h for h in chain if h.version.entry_version_id == version.entry_version_id)
+        state = "inactive" if item.status == "deleted" else "active"
+        return render_markdown(
+            version, created_at=chain[0].version.provenance.created_at, state=state, current=item.next_version_id is None
+        )
+
+    async def changes(self, memory: MemoryLike | str, *, since_revision: int | None = None) -> tuple[RevisionChanges, ...]:
+        """Compact per-Revision change summaries, ascending; ``since_revision`` is exclusive (0 = from the start)."""
+        rev = await self.revision(memory)
+        return await self.backend.changes(rev.ref, since_revision)
+
+    async def expand(self, hits: Iterable[MemoryHit | Citation], *, layer: Literal["full"] = "full") -> tuple[EntryVersion, ...]:
+        """The exact entry versions behind hits or citations, each validated against its Revision's manifest."""
+        anchors = []
+        for hit in hits:
+            if not isinstance(hit, (MemoryHit, Citation)):
+                raise InvalidInput(f"expand takes hits or citations, got {type(hit).__name__}")
+            anchors.append((hit.memory_ref, hit.entry_id, hit.entry_version_id))
+        return await self.backend.expand(anchors)
+
+    def cite(self, hit: MemoryHit) -> Citation:
+        """The exact Handoff anchor of a hit: memory ref + entry id + entry version id (+ hash)."""
+        return Citation(
+            memory_ref=hit.memory_ref,
+            entry_id=hit.entry_id,
+            entry_version_id=hit.entry_version_id,
+            entry_content_hash=hit.entry_content_hash or None,
+        )
+
+    async def verify_citation(self, citation: Citation) -> EntryVersion:
+        """Check a citation against canonical bytes; returns the cited version or raises InvalidCitationError."""
+        (version,) = await self.backend.expand([(citation.memory_ref, citation.entry_id, citation.entry_version_id)])
+        if citation.entry_content_hash is not None and citation.entry_content_hash != version.entry_content_hash:
+            raise InvalidCitationError(f"citation hash does not match version {citation.entry_version_id}")
+        return version
+
+    # ------------------------------------------------------------------ evidence and scopes
+    async def record_source(self, kind: str, content: str, *, uri: str | None = None) -> Source:
+        """Persist a piece of evidence (immutable) and return it, to cite in ``remember(sources=...)``."""
+        text = normalize_text(content, what="source content")
+        kind_clean = normalize_tags([kind])[0]
+        source = Source(
+            source_id=SourceId(self._new_id("src_")),
+            kind=kind_clean,
+            content=text,
+            uri=uri,
+            content_hash=tagged_sha256(SOURCE_CONTENT_TAG, text.encode("utf-8")),
+            created_at=self._clock(),
+        )
+        return await self.backend.put_source(source)
+
+    async def sources(self, ids: Sequence[str]) -> tuple[Source, ...]:
+        return tuple(cast(list[Source], await self.backend.read(SourcesQuery(source_ids=tuple(normalize_source_ids(ids))))))
+
+    async def resolve(self, scope: str) -> Revision | None:
+        """The head of the Memory bound to a scope URI, or None when the scope is unbound."""
+        found = cast(list[tuple[str, MemoryId, str]], await self.backend.read(ScopeQuery(scope=scope)))
+        if not found:
+            return None
+        return await self.head(found[0][1])
+
+    async def scopes(self) -> tuple[tuple[str, MemoryId], ...]:
+        """Every scope binding: (scope URI, memory id)."""
+        found = cast(list[tuple[str, MemoryId, str]], await self.backend.read(ScopeQuery(scope=None)))
+        return tuple((s, m) for s, m, _ in found)
+
+    # ------------------------------------------------------------------ writes
+    async def remember(
+        self,
+        memory: MemoryLike | None = None,
+        *,
+        entries: Sequence[EntryInput] = (),
+        sources: Sequence[Source | str] = (),
+        artifacts: Sequence[ArtifactRef] = (),
+        mode: RememberMode = "append",
+        scope: str | None = None,
+        author: str | None = None,
+        surface: Surface | None = None,
+    ) -> Revision | None:
+        """Add or revise entries. ``memory=None`` creates a new Memory (or, with ``scope``, the scope's Memory).
+
+        Returns the new Revision; the current one when nothing changed; None when nothing worth saving was
+        given to a new Memory. A stale ``memory`` raises RevisionConflictError.
+        """
+        entries = list(entries)
+        if mode not in ("append", "extract", "auto"):
+            raise InvalidInput(f"unknown remember mode {mode!r}", hint="use append, extract or auto")
+        if mode == "auto":
+            mode = "append" if entries else "extract"
+        if mode == "extract":
+            if entries:
+                raise InvalidInput("extract takes evidence, not entries")
+            if not sources and not artifacts:
+                raise InvalidInput("nothing to remember: give entries, or sources/artifacts to extract from")
+            raise CapabilityNotSupportedError(
+                "extract", "no candidate pipeline is configured", hint="pass explicit entries with mode='append'"
+            )
+        if not entries:
+            raise InvalidInput("append needs at least one entry")
+        op_sources = normalize_source_ids(sources)
+        op_artifacts = normalize_artifacts(artifacts)
+        if memory is None and scope is not None:
+            bound = await self.resolve(scope)
+            if bound is not None:
+                memory = bound
+        base = await self._base(memory)
+        memory_id = base.memory_id if base is not None else MemoryId(self._new_id("mem_"))
+        base_revision = base.revision if base is not None else 0
+        new_revision = base_revision + 1
+        now = self._clock()
+        provenance = Provenance(author=author or self._author, surface=surface or self._surface, created_at=now)
+
+        revise_ids = [_entry_id(e.entry) for e in entries if e.entry is not None]
+        if len(set(revise_ids)) != len(revise_ids):
+            raise InvalidInput("one remember call cannot change the same entry twice")
+        current: dict[EntryId, ManifestEntry] = {}
+        previous: dict[EntryVersionId, EntryVersion] = {}
+        if revise_ids:
+            if base is None:
+                raise InvalidInput("a new Memory has no entries to revise")
+            current = cast(dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=base.ref, entry_ids=tuple(EntryId(i) for i in revise_ids))))
+            ver_ids = tuple(m.entry_version_id for m in current.values())
+            for v in cast(list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=memory_id, version_ids=ver_ids))):
+                previous[v.entry_version_id] = v
+
+        changes: list[Change] = []
+        new_versions: list[EntryVersion] = []
+        pending_new: dict[str, EntryContent] = {}
+        for item in entries:
+            if item.entry is None:
+                content = build_content(item, op_sources=op_sources, closed_kinds=self._closed_kinds)
+                pending_new.setdefault(content.content_hash, content)  # only the first identical new entry
+                continue
+            eid = EntryId(_entry_id(item.entry))
+            cur = current.get(eid)
+            if cur is None:
+                raise InvalidInput(f"entry {eid} is not in {memory_id}")
+            if cur.state != "active":
+                raise InvalidInput(f"entry {eid} is inactive", hint="reactivate it first, then revise it")
+            if isinstance(item.entry, EntryVersion) and item.entry.entry_version_id != cur.entry_version_id:
+                raise InvalidInput(
+                    f"stale entry: {item.entry.entry_version_id} is not the current version of {eid}",
+                    hint="read the entry again and revise its current version",
+                )
+            prev = previous[cur.entry_version_id]
+            content = build_content(
+                item, op_sources=op_sources, inherited_sources=prev.content.sources, closed_kinds=self._closed_kinds
+            )
+            if content.content_hash == prev.entry_content_hash:
+                continue  # identical content is a no-op
+            vid = EntryVersionId(self._new_id("ver_"))
+            new_versions.append(
+                EntryVersion(
+                    memory_id=memory_id,
+                    entry_id=eid,
+                    entry_version_id=vid,
+                    version=prev.version + 1,
+                    previous_version_id=prev.entry_version_id,
+                    content=content,
+                    entry_content_hash=content.content_hash,
+                    created_in_revision=new_revision,
+                    provenance=provenance,
+                )
+            )
+            changes.append(
+                Change(op="revise", entry_id=eid, from_entry_version_id=prev.entry_version_id, to_entry_version_id=vid, reason=normalize_reason(item.reason))
+            )
+        if pending_new and base is not None:
+            existing = cast(list[tuple[EntryVersion, str]], await self.backend.read(ContentQuery(memory_id=memory_id, content_hashes=tuple(pending_new))))
+            for v, state in existing:
+                if state == "active":
+                    pending_new.pop(v.entry_content_hash, None)  # exact duplicate of a live entry
+        reasons = {}
+        for item in entries:
+            if item.entry is None:
+                reasons.setdefault(
+                    build_content(item, op_sources=op_sources, closed_kinds=self._closed_kinds).content_hash,
+                    normalize_reason(item.reason),
+                )
+        for content_hash, content in pending_new.items():
+            eid = EntryId(self._new_id("ent_"))
+            vid = EntryVersionId(self._new_id("ver_"))
+            new_versions.append(
+                EntryVersion(
+                    memory_id=memory_id,
+                    entry_id=eid,
+                    entry_version_id=vid,
+                    version=1,
+                    previous_version_id=None,
+                    content=content,
+                    entry_content_hash=content_hash,
+                    created_in_revision=new_revision,
+                    provenance=provenance,
+                )
+            )
+            changes.append(Change(op="add", entry_id=eid, from_entry_version_id=None, to_entry_version_id=vid, reason=reasons.get(content_hash)))
+        if not changes:
+            return base  # a no-op writes nothing (None for a new Memory)
+        plan = WritePlan(
+            memory_id=memory_id,
+            base_revision=base_revision,
+            changes=tuple(changes),
+            new_versions=tuple(new_versions),
+            sources=op_sources,
+            artifacts=op_artifacts,
+            author=provenance.author,
+            surface=provenance.surface,
+            created_at=now,
+            bind_scope=scope if base is None else None,
+        )
+        try:
+            return await self._commit(plan)
+        except RevisionConflictError:
+            if scope is not None and base is None:
+                # Trigger: a concurrent first write to the same scope won the binding race.
+                # Why: both writes must be kept, in the one Memory the scope is bound to.
+                # Outcome: retry once against the winner's head.
+                winner = await self.resolve(scope)
+                if winner is not None:
+                    return await self.remember(
+                        winner, entries=entries, sources=sources, artifacts=artifacts, mode="append",
+                        author=author, surface=surface,
+                    )
+            raise
+
+    async def forget(self, memory: MemoryLike, *, entries: Sequence[EntryLike], reason: str | None = None) -> Revision:
+        """Mark entries inactive in a new Revision. Already-inactive entries are an idempotent no-op."""
+        return await self._set_state(memory, entries, reason, target="inactive")
+
+    async def reactivate(self, memory: MemoryLike, *, entries: Sequence[EntryLike], reason: str | None = None) -> Revision:
+        """Mark inactive entries active again, pointing at the same version. Active entries are a no-op."""
+        return await self._set_state(memory, entries, reason, target="active")
+
+    async def _set_state(
+        self, memory: MemoryLike, entries: Sequence[EntryLike], reason: str | None, *, target: Literal["active", "inactive"]
+    ) -> Revision:
+        if not entries:
+            raise InvalidInput("name at least one entry")
+        base = await self._base(memory)
+        assert base is not None
+        why = normalize_reason(reason)
+        ids = [EntryId(_entry_id(e)) for e in entries]
+        if len(set(ids)) != len(ids):
+            raise InvalidInput("an entry is named twice")
+        manifest = cast(dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=base.ref, entry_ids=tuple(ids))))
+        changes = []
+        for entry, eid in zip(entries, ids, strict=True):
+            m = manifest.get(eid)
+            if m is None:
+                raise InvalidInput(f"entry {eid} is not in {base.memory_id}")
+            if isinstance(entry, (EntryVersion, MemoryHit)) and entry.entry_version_id != m.entry_version_id:
+                raise InvalidInput(f"stale entry: {entry.entry_version_id} is not the current version of {eid}")
+            if m.state == target:
+                continue
+            if target == "inactive":
+                changes.append(Change(op="deactivate", entry_id=eid, from_entry_version_id=m.entry_version_id, to_entry_version_id=None, reason=why))
+            else:
+                changes.append(Change(op="reactivate", entry_id=eid, from_entry_version_id=None, to_entry_version_id=m.entry_version_id, reason=why))
+        if not changes:
+            return base
+        now = self._clock()
+        plan = WritePlan(
+            memory_id=base.memory_id,
+            base_revision=base.revision,
+            changes=tuple(changes),
+            new_versions=(),
+            author=self._author,
+            surface=self._surface,
+            created_at=now,
+        )
+        return await self._commit(plan)
+
+    async def organize(self, memory: MemoryLike, *, dedupe: bool = True, normalize: bool = True) -> Revision:
+        """Exact deduplication (keep the smallest entry id) and reference normalization, in one Revision."""
+        base = await self._base(memory)
+        assert base is not None
+        current = await self.entries(base)
+        changes: list[Change] = []
+        new_versions: list[EntryVersion] = []
+        deactivated: set[str] = set()
+        now = self._clock()
+        if dedupe:
+            by_hash: dict[str, list[EntryVersion]] = {}
+            for v in current:
+                by_hash.setdefault(v.entry_content_hash, []).append(v)
+            for group in by_hash.values():
+                group.sort(key=lambda v: v.entry_id.encode("utf-8"))
+                for dup in group[1:]:
+                    deactivated.add(dup.entry_id)
+                    changes.append(Change(op="deactivate", entry_id=dup.entry_id, from_entry_version_id=dup.entry_version_id, to_entry_version_id=None, reason="dedupe"))
+        if normalize:
+            for v in current:
+                if v.entry_id in deactivated:
+                    continue
+                c = v.content
+                normalized = replace(
+                    c,
+                    sources=normalize_source_ids(c.sources),
+                    artifacts=normalize_artifacts(c.artifacts),
+                    tags=normalize_tags(c.tags),
+                )
+                if normalized.content_hash == v.entry_content_hash:
+                    continue
+                vid = EntryVersionId(self._new_id("ver_"))
+                new_versions.append(
+                    EntryVersion(
+                        memory_id=v.memory_id, entry_id=v.entry_id, entry_version_id=vid, version=v.version + 1,
+                        previous_version_id=v.entry_version_id, content=normalized,
+                        entry_content_hash=normalized.content_hash, created_in_revision=base.revision + 1,
+                        provenance=Provenance(author=self._author, surface="workflow", created_at=now),
+                    )
+                )
+                changes.append(Change(op="revise", entry_id=v.entry_id, from_entry_version_id=v.entry_version_id, to_entry_version_id=vid, reason="normalize"))
+        if not changes:
+            return base
+        plan = WritePlan(
+            memory_id=base.memory_id, base_revision=base.revision, changes=tuple(changes),
+            new_versions=tuple(new_versions), author=self._author, surface="workflow", created_at=now,
+        )
+        return await self._commit(plan)
+
+    async def _base(self, memory: MemoryLike | None) -> Revision | None:
+        if memory is None:
+            return None
+        if isinstance(memory, str):
+            raise InvalidInput(
+                "writes take the exact Revision they are based on, not a bare memory id",
+                hint="pass await service.head(memory_id)",
+            )
+        if not isinstance(memory, (Revision, ArtifactRef)):
+            raise InvalidInput(f"memory must be a Revision or ArtifactRef, got {type(memory).__name__}")
+        if isinstance(memory, Revision):
+            return memory
+        return await self.revision(memory.memory_id, memory.revision)
+
+    async def _commit(self, plan: WritePlan) -> Revision:
+        async with self.backend.begin() as uow:
+            return await uow.commit(plan)
+
+    # ------------------------------------------------------------------ search
+    async def search(
+        self,
+        query: str,
+        *,
+        memories: Sequence[MemoryLike | str] = (),
+        scopes: Sequence[str] = (),
+        limit: int = 8,
+        mode: SearchMode = "auto",
+        kinds: Sequence[str] = (),
+        tags: Sequence[str] = (),
+        important: bool | None = None,
+        mandatory: bool | None = None,
+    ) -> SearchResult:
+        """Search the current heads of explicit Memories (or scopes) by ``fts``, ``vector``, ``hybrid`` or ``auto``."""
+        if not isinstance(query, str):
+            raise InvalidInput("query must be a string")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+            raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
+        if mode not in ("fts", "vector", "hybrid", "auto"):
+            raise InvalidInput(f"unknown search mode {mode!r}", hint="use fts, vector, hybrid or auto")
+        refs: dict[MemoryId, ArtifactRef] = {}
+        for m in memories:
+            ref = (await self.head(m)).ref if isinstance(m, str) else (m.ref if isinstance(m, Revision) else m)
+            if ref.memory_id in refs and refs[ref.memory_id] != ref:
+                raise InvalidInput(f"{ref.memory_id} is named at two different revisions")
+            refs[ref.memory_id] = ref
+        for scope in scopes:
+            bound = await self.resolve(scope)
+            if bound is not None:
+                refs.setdefault(bound.memory_id, bound.ref)
+        if not refs:
+            if memories or scopes:
+                return SearchResult(hits=(), mode="fts" if mode == "auto" else mode, requested_mode=mode)
+            raise InvalidInput("search needs at least one memory or scope", hint="pass memories=[...] or scopes=[...]")
+        used_mode, fallback = self._resolve_mode(mode)
+        channels: tuple[Literal["fts", "vector"], ...] = {"fts": ("fts",), "vector": ("vector",), "hybrid": ("fts", "vector")}[used_mode]  # type: ignore[assignment]
+        request = SearchRequest(
+            query=query,
+            memories=tuple(refs[k] for k in sorted(refs)),
+            limit=limit,
+            channels=channels,
+            kinds=tuple(kinds),
+            tags=normalize_tags(tags),
+            important=important,
+            mandatory=mandatory,
+        )
+        hits = await self.backend.search(request)
+        return SearchResult(hits=hits, mode=used_mode, requested_mode=mode, fallback_reason=fallback)
+
+    def _resolve_mode(self, mode: SearchMode) -> tuple[SearchMode, str | None]:
+        caps = self.backend.capabilities
+        if mode == "fts":
+            return "fts", None
+        if mode in ("vector", "hybrid"):
+            if not caps.vector:
+                raise CapabilityNotSupportedError(
+                    mode, f"{mode} search needs an embedding model and a vector projection",
+                    hint="use mode='fts' or 'auto', or open the store with an embedding model",
+                )
+            return mode, None
+        if not caps.vector:
+            return "fts", "no embedding model is configured"
+        return "hybrid", None
+
+    # ------------------------------------------------------------------ maintenance
+    async def verify(self) -> VerifyReport:
+        """Recheck every hash, manifest and projection. Reports damage; repairs nothing."""
+        return await self.backend.maintain("verify")
+
+    async def rebuild_projections(self) -> VerifyReport:
+        """Rebuild every projection from authority (refused when authority itself is damaged)."""
+        return await self.backend.maintain("rebuild")
+
+    async def aclose(self) -> None:
+        await self.backend.aclose()
+
+
+def _memory_id(memory: MemoryLike | str) -> MemoryId:
+    if isinstance(memory, (Revision, ArtifactRef)):
+        return memory.memory_id
+    return MemoryId(check_id(memory, what="memory", prefix="mem_"))
+
+
+def _entry_id(entry: EntryLike | EntryId) -> EntryId:
+    if isinstance(entry, (EntryVersion, MemoryHit)):
+        return entry.entry_id
+    return EntryId(check_id(entry, what="entry", prefix="ent_"))
+
+
+@asynccontextmanager
+async def open_service(
+    url: str | None = None,
+    *,
+    clock: Callable[[], str] = utc_now,
+    new_id: Callable[[str], str] = new_ulid,
+    author: str | None = None,
+    surface: Surface = "api",
+    closed_kinds: Iterable[str] | None = None,
+) -> AsyncIterator[MemoryService]:
+    """Open a store by URL (default ``MEMSTONE_URL`` or ``~/.memstone/memstone.db``) and yield its service.
+
+    >>> async with open_service("sqlite:///memories.db") as svc:   # doctest: +SKIP
+    ...     rev = await svc.remember(entries=[EntryInput(kind="fact", text="We deploy with uv.")])
+    """
+    from .backends import open_store
+
+    backend = await open_store(url)
+    service = MemoryService(
+        backend, clock=clock, new_id=new_id, author=author, surface=surface,
+        closed_kinds=frozenset(closed_kinds) if closed_kinds is not None else None,
+    )
+    try:
+        yield service
+    finally:
+        await backend.aclose()

@@ -538,38 +538,50 @@ class DatabaseMemoryBackend(ABC):
             weights = {k: v for k, v in request.weights.items() if k in ("fts", "vector")}
             fused = rrf_fuse(channels, weights=weights or None)
             hits: list[MemoryHit] = []
-            for cand, score, ranks in fused:
-                head = heads[cand.memory_id]
-                m = self._manifests.lookup(head.manifest_root, cand.entry_id)
-                if m is None or m.state != "active" or m.entry_version_id != cand.entry_version_id:
-                    continue  # a stale projection row never reaches a caller
-                found = self._versions_sync(head.memory_id, [cand.entry_version_id])
-                if not found:
-                    continue
-                v = found[0]
-                if v.content.content_hash != m.entry_content_hash:
-                    continue
-                hits.append(
-                    MemoryHit(
-                        memory_ref=head.ref,
-                        entry_id=v.entry_id,
-                        entry_version_id=v.entry_version_id,
-                        text=v.content.text,
-                        score=score,
-                        matched_by=tuple(c for c in ("fts", "vector") if c in ranks),  # type: ignore[misc]
-                        kind=v.content.kind,
-                        title=v.content.title,
-                        tags=v.content.tags,
-                        important=v.content.important,
-                        mandatory=v.content.mandatory,
-                        entry_content_hash=v.entry_content_hash,
-                        updated_at=v.provenance.created_at,
-                        ranks=ranks,
-                    )
-                )
-                if len(hits) >= request.limit:
-                    break
+            start = 0
+            while start < len(fused) and len(hits) < request.limit:
+                batch = fused[start : start + request.limit]
+                start += len(batch)
+                by_memory: dict[str, list[str]] = {}
+                for cand, _, _ in batch:
+                    by_memory.setdefault(cand.memory_id, []).append(cand.entry_version_id)
+                loaded = {
+                    v.entry_version_id: v
+                    for mid, vids in by_memory.items()
+                    for v in self._versions_sync(MemoryId(mid), vids)
+                }
+                for cand, score, ranks in batch:
+                    head = heads[cand.memory_id]
+                    m = self._manifests.lookup(head.manifest_root, cand.entry_id)
+                    v = loaded.get(cand.entry_version_id)
+                    # A projection row that disagrees with the authoritative manifest never reaches a caller.
+                    if m is None or m.state != "active" or m.entry_version_id != cand.entry_version_id or v is None:
+                        continue
+                    if v.entry_id != cand.entry_id or v.content.content_hash != m.entry_content_hash:
+                        continue
+                    hits.append(self._hit(head, v, score, ranks))
+                    if len(hits) >= request.limit:
+                        break
             return tuple(hits)
+
+    @staticmethod
+    def _hit(head: Revision, v: EntryVersion, score: float, ranks: dict[str, int]) -> MemoryHit:
+        return MemoryHit(
+            memory_ref=head.ref,
+            entry_id=v.entry_id,
+            entry_version_id=v.entry_version_id,
+            text=v.content.text,
+            score=score,
+            matched_by=tuple(c for c in ("fts", "vector") if c in ranks),  # type: ignore[arg-type]
+            kind=v.content.kind,
+            title=v.content.title,
+            tags=v.content.tags,
+            important=v.content.important,
+            mandatory=v.content.mandatory,
+            entry_content_hash=v.entry_content_hash,
+            updated_at=v.provenance.created_at,
+            ranks=ranks,
+        )
 
     # ------------------------------------------------------------------ maintenance
     async def maintain(self, task: Literal["verify", "rebuild"]) -> VerifyReport:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .canonical import ENTRY_CONTENT_TAG, canonical_bytes, tagged_sha256
+from .canonical import ENTRY_CONTENT_TAG, canonical_json_floatless, tagged_sha256
 from .ids import EntryId, EntryVersionId, MemoryId, SourceId
 
 EntryState = Literal["active", "inactive"]
@@ -93,7 +93,8 @@ class EntryContent:
 
     @property
     def content_hash(self) -> str:
-        return tagged_sha256(ENTRY_CONTENT_TAG, canonical_bytes(self.canonical()))
+        # Entry content holds no floats and only ASCII keys, so the fast encoder is exact JCS here.
+        return tagged_sha256(ENTRY_CONTENT_TAG, canonical_json_floatless(self.canonical()).encode("utf-8"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

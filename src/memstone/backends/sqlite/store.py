@@ -134,6 +134,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         self._busy_timeout_ms = busy_timeout_ms
         self._conn: apsw.Connection | None = None
         self.vec_version: str | None = None
+        self._revision_cache: dict[tuple[str, int], Revision] = {}
         self._caps = Capabilities(fts=True, concurrent_processes=path != ":memory:", persistent=path != ":memory:")
 
     @property
@@ -184,6 +185,8 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
             raise BackendUnavailable("sqlite-vec loaded but its probe query failed")
 
     def _migrate_sync(self, conn: apsw.Connection) -> None:
+        if self._schema_current_sync(conn):
+            return  # opening an up-to-date store takes no write lock
         with self._write_txn():
             conn.execute(schema.AUTHORITY)
             conn.execute(schema.immutability_triggers())
@@ -199,6 +202,14 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
                     f"{self.path} has schema version {row[0][0]}, newer than this memstone ({schema.SCHEMA_VERSION})",
                     hint="upgrade memstone",
                 )
+
+    @staticmethod
+    def _schema_current_sync(conn: apsw.Connection) -> bool:
+        tables = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'").fetchall()
+        if not tables:
+            return False
+        row = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchall()
+        return bool(row) and int(row[0][0]) == schema.SCHEMA_VERSION
 
     def _close_sync(self) -> None:
         if self._conn is not None:
@@ -255,20 +266,25 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
 
     # ---------------------------------------------------------------- authority
     def _head_sync(self, memory_id: MemoryId) -> Revision | None:
-        rows = self.conn.execute(
-            f"SELECT {', '.join('r.' + c.strip() for c in _REVISION_COLUMNS.split(','))} FROM artifact_heads h "
-            "JOIN artifact_revisions r ON r.artifact_id = h.artifact_id AND r.revision = h.revision "
-            "WHERE h.artifact_id = ?",
-            (memory_id,),
-        ).fetchall()
-        return _revision_from_row(rows[0]) if rows else None
+        rows = self.conn.execute("SELECT revision FROM artifact_heads WHERE artifact_id = ?", (memory_id,)).fetchall()
+        return self._revision_sync(memory_id, rows[0][0]) if rows else None
 
     def _revision_sync(self, memory_id: MemoryId, revision: int) -> Revision | None:
+        key = (memory_id, revision)
+        cached = self._revision_cache.get(key)
+        if cached is not None:
+            return cached  # Revisions are immutable, so a decoded one never goes stale
         rows = self.conn.execute(
             f"SELECT {_REVISION_COLUMNS} FROM artifact_revisions WHERE artifact_id = ? AND revision = ?",
             (memory_id, revision),
         ).fetchall()
-        return _revision_from_row(rows[0]) if rows else None
+        if not rows:
+            return None
+        found = _revision_from_row(rows[0])
+        if len(self._revision_cache) > 4096:
+            self._revision_cache.clear()
+        self._revision_cache[key] = found
+        return found
 
     def _revisions_sync(self, memory_id: MemoryId, first: int, last: int) -> list[Revision]:
         rows = self.conn.execute(
@@ -375,7 +391,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         sql = f"SELECT {_VERSION_COLUMNS} FROM memory_entry_versions WHERE entry_version_id IN ({marks})"
         args: list[object] = list(version_ids)
         if memory_id is not None:
-            sql += " AND memory_artifact_id = ?"
+            sql += " AND +memory_artifact_id = ?"  # unary + keeps the planner on the primary key
             args.append(memory_id)
         rows = self.conn.execute(sql, args).fetchall()
         order = {vid: i for i, vid in enumerate(version_ids)}
@@ -495,11 +511,13 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
             yield HeadRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], r[4])
 
     def _clear_projections_sync(self) -> None:
+        # A damaged FTS index cannot be trusted to accept per-row deletes, so drop and recreate it (and its
+        # triggers) in this same transaction; re-inserted head rows repopulate it through the triggers.
+        for trigger in ("trg_heads_fts_insert", "trg_heads_fts_delete", "trg_heads_fts_update"):
+            self.conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+        self.conn.execute("DROP TABLE IF EXISTS memory_entry_search_fts")
         self.conn.execute("DELETE FROM memory_entry_heads")
-        self.conn.execute("INSERT INTO memory_entry_search_fts (memory_entry_search_fts) VALUES ('delete-all')")
-
-    def _after_rebuild_sync(self) -> None:
-        self.conn.execute("INSERT INTO memory_entry_search_fts (memory_entry_search_fts) VALUES ('rebuild')")
+        self.conn.execute(schema.PROJECTIONS)
 
     def _fts_check_sync(self) -> list[str]:
         try:
@@ -521,7 +539,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         args.append(depth)
         rows = self.conn.execute(
             "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, h.searchable_text "
-            "FROM memory_entry_search_fts f JOIN memory_entry_heads h ON h.projection_id = f.rowid "
+            "FROM memory_entry_search_fts f CROSS JOIN memory_entry_heads h ON h.projection_id = f.rowid "
             f"WHERE memory_entry_search_fts MATCH ? AND {' AND '.join(where)} ORDER BY f.rank LIMIT ?",
             args,
         ).fetchall()

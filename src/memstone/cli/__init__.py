@@ -1,0 +1,1 @@
+"""The ``memstone`` command line."""

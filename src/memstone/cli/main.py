@@ -1,0 +1,340 @@
+"""``memstone`` CLI: one command per service verb, ``--json`` on every command. The CLI's composition root."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+
+import click
+
+from ..domain.errors import InvalidInput, MemstoneError, RevisionConflictError
+from ..domain.model import EntryInput, Revision
+from ..service import MemoryService, open_service
+from .errors import exit_code
+
+T = TypeVar("T")
+DEFAULT_SCOPE = "memstone://users/anonymous"
+
+
+class Context:
+    def __init__(self, url: str | None, scope: str | None) -> None:
+        self.url = url
+        self.scope = scope or os.environ.get("MEMSTONE_SCOPE") or DEFAULT_SCOPE
+
+
+def json_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(fn)
+
+
+def emit(as_json: bool, payload: object, human: str) -> None:
+    if as_json:
+        click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+    else:
+        click.echo(human)
+
+
+def run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Coroutine[Any, Any, None]]) -> None:
+    """Open the store, run ``body``, close; map memstone errors to an exit code and a clear message."""
+    obj: Context = ctx.obj
+
+    async def main() -> None:
+        async with open_service(obj.url, surface="human", author=os.environ.get("MEMSTONE_AUTHOR")) as svc:
+            await body(svc)
+
+    try:
+        asyncio.run(main())
+    except MemstoneError as exc:
+        if as_json:
+            click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, indent=2))
+        else:
+            click.echo(f"error: {exc}", err=True)
+        sys.exit(exit_code(exc))
+
+
+async def with_retry(fn: Callable[[], Awaitable[T]], attempts: int = 5) -> T:
+    """CLI writes apply to the current head: on a lost race, re-read the head and try again."""
+    for i in range(attempts):
+        try:
+            return await fn()
+        except RevisionConflictError:
+            if i == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def rev_line(rev: Revision | None) -> str:
+    if rev is None:
+        return "nothing to save"
+    return f"{rev.memory_id} revision {rev.revision} ({rev.active_count} active of {rev.entry_count} entries)"
+
+
+async def memory_of(svc: MemoryService, obj: Context, memory: str | None, entry: str | None = None) -> Revision | None:
+    if memory:
+        return await svc.head(memory)
+    if entry:
+        return await svc.head((await svc.get(entry)).memory_id)
+    return await svc.resolve(obj.scope)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--url", envvar="MEMSTONE_URL", help="Store URL (default ~/.memstone/memstone.db; env MEMSTONE_URL).")
+@click.option("--scope", envvar="MEMSTONE_SCOPE", help=f"Scope of the default Memory (default {DEFAULT_SCOPE}).")
+@click.version_option(package_name="memstone")
+@click.pass_context
+def cli(ctx: click.Context, url: str | None, scope: str | None) -> None:
+    """memstone: durable, versioned, searchable memory for AI agents."""
+    ctx.obj = Context(url, scope)
+
+
+@cli.command()
+@click.option("--kind", required=True, help="fact, preference, decision, constraint, convention, lesson, ...")
+@click.option("--text", required=True, help="The memory's Markdown text ('-' reads stdin).")
+@click.option("--title", help="A short title.")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--slug", help="A lowercase kebab-case name, unique per kind in a scope.")
+@click.option("--important", is_flag=True, help="Mark as curated reference material.")
+@click.option("--mandatory", is_flag=True, help="Load in full at every session start.")
+@click.option("--revise", "revise", metavar="ENTRY", help="Revise this entry instead of adding a new one.")
+@click.option("--memory", help="Memory id (default: the scope's Memory).")
+@click.option("--reason", help="Why (a short code or sentence).")
+@json_option
+@click.pass_context
+def remember(ctx: click.Context, kind: str, text: str, title: str | None, tags: tuple[str, ...], slug: str | None,
+             important: bool, mandatory: bool, revise: str | None, memory: str | None, reason: str | None,
+             as_json: bool) -> None:
+    """Add a memory, or revise one (--revise ENTRY)."""
+    body_text = sys.stdin.read() if text == "-" else text
+
+    async def body(svc: MemoryService) -> None:
+        async def once() -> Revision | None:
+            base = await memory_of(svc, ctx.obj, memory, revise)
+            item = EntryInput(kind=kind, text=body_text, title=title, tags=tags, slug=slug, important=important,
+                              mandatory=mandatory, entry=revise, reason=reason)  # type: ignore[arg-type]
+            if base is None:
+                return await svc.remember(None, entries=[item], scope=ctx.obj.scope)
+            return await svc.remember(base, entries=[item])
+
+        rev = await with_retry(once)
+        payload = {"revision": rev.to_dict() if rev else None}
+        emit(as_json, payload, rev_line(rev))
+
+    run(ctx, as_json, body)
+
+
+def _state_command(name: str, doc: str) -> click.Command:
+    @click.command(name=name, help=doc)
+    @click.argument("entries", nargs=-1, required=True)
+    @click.option("--memory", help="Memory id (default: the entries' Memory).")
+    @click.option("--reason", help="Why (a short code or sentence).")
+    @json_option
+    @click.pass_context
+    def command(ctx: click.Context, entries: tuple[str, ...], memory: str | None, reason: str | None,
+                as_json: bool) -> None:
+        async def body(svc: MemoryService) -> None:
+            async def once() -> Revision:
+                base = await memory_of(svc, ctx.obj, memory, entries[0])
+                assert base is not None
+                op = svc.forget if name == "forget" else svc.reactivate
+                return await op(base, entries=list(entries), reason=reason)
+
+            rev = await with_retry(once)
+            emit(as_json, {"revision": rev.to_dict()}, rev_line(rev))
+
+        run(ctx, as_json, body)
+
+    return command
+
+
+cli.add_command(_state_command("forget", "Mark entries inactive (history is kept; reactivate restores them)."))
+cli.add_command(_state_command("reactivate", "Make inactive entries active again, at the same version."))
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--memory", "memories", multiple=True, help="Memory id to search (repeatable).")
+@click.option("--all", "all_memories", is_flag=True, help="Search every Memory in the store.")
+@click.option("--limit", default=8, show_default=True, type=int)
+@click.option("--mode", type=click.Choice(["auto", "fts", "vector", "hybrid"]), default="auto", show_default=True)
+@click.option("--kind", "kinds", multiple=True, help="Only this kind (repeatable).")
+@click.option("--tag", "tags", multiple=True, help="Only entries with this tag (repeatable, all must match).")
+@json_option
+@click.pass_context
+def search(ctx: click.Context, query: str, memories: tuple[str, ...], all_memories: bool, limit: int, mode: str,
+           kinds: tuple[str, ...], tags: tuple[str, ...], as_json: bool) -> None:
+    """Search memories (default: the scope's Memory)."""
+
+    async def body(svc: MemoryService) -> None:
+        refs: list[Any] = list(memories)
+        scopes: list[str] = []
+        if all_memories:
+            refs = [r.ref for r in await svc.memories()]
+        elif not refs:
+            scopes = [ctx.obj.scope]
+        result = await svc.search(query, memories=refs, scopes=scopes, limit=limit, mode=mode,  # type: ignore[arg-type]
+                                  kinds=kinds, tags=tags)
+        lines = [f"mode: {result.mode}" + (f" ({result.fallback_reason})" if result.fallback_reason else "")]
+        for h in result.hits:
+            head = f"[{h.kind}] {h.title + ': ' if h.title else ''}"
+            lines.append(f"{h.entry_id}  {h.score:.4f}  {head}{h.text.splitlines()[0][:100]}")
+        if not result.hits:
+            lines.append("no matches")
+        emit(as_json, result.to_dict(), "\n".join(lines))
+
+    run(ctx, as_json, body)
+
+
+@cli.command()
+@click.argument("entry")
+@click.option("--memory", help="Read the entry as of this Memory's head (default: its own Memory).")
+@click.option("--revision", type=int, help="Read the entry as of this Revision (point in time).")
+@json_option
+@click.pass_context
+def show(ctx: click.Context, entry: str, memory: str | None, revision: int | None, as_json: bool) -> None:
+    """Show an entry (or an exact version ver_…) as Markdown with YAML frontmatter."""
+
+    async def body(svc: MemoryService) -> None:
+        at: Any = None
+        if revision is not None:
+            mid = memory or (await svc.get(entry)).memory_id
+            at = await svc.revision(mid, revision)
+        elif memory:
+            at = memory
+        version = await svc.get(entry, memory=at)
+        markdown = await svc.source(version.entry_version_id)
+        emit(as_json, {"version": version.to_dict(), "markdown": markdown}, markdown.rstrip("\n"))
+
+    run(ctx, as_json, body)
+
+
+@cli.command()
+@click.argument("entry")
+@json_option
+@click.pass_context
+def history(ctx: click.Context, entry: str, as_json: bool) -> None:
+    """Walk an entry's revision chain, oldest first."""
+
+    async def body(svc: MemoryService) -> None:
+        items = await svc.history(entry)
+        lines = [
+            f"v{h.version.version}  {h.version.entry_version_id}  {h.status:<10}  {h.version.provenance.created_at}  "
+            f"{h.version.provenance.author or '-'}  {h.version.entry_content_hash[:12]}  {h.version.text[:60]!r}"
+            for h in items
+        ]
+        emit(as_json, {"history": [h.to_dict() for h in items]}, "\n".join(lines))
+
+    run(ctx, as_json, body)
+
+
+@cli.command()
+@click.option("--memory", help="Memory id (default: the scope's Memory).")
+@click.option("--since", "since", type=int, help="Exclusive lower bound (0 = whole history).")
+@json_option
+@click.pass_context
+def changes(ctx: click.Context, memory: str | None, since: int | None, as_json: bool) -> None:
+    """List what each Revision changed (compact: op, entry, versions, reason)."""
+
+    async def body(svc: MemoryService) -> None:
+        head = await memory_of(svc, ctx.obj, memory)
+        if head is None:
+            raise InvalidInput(f"scope {ctx.obj.scope} has no Memory yet", hint="remember something first")
+        deltas = await svc.changes(head, since_revision=since)
+        lines = []
+        for d in deltas:
+            for c in d.changes:
+                lines.append(f"r{d.memory_ref.revision}  {c.op:<10}  {c.entry_id}  {c.from_entry_version_id or '-'} -> "
+                             f"{c.to_entry_version_id or '-'}  {c.reason or ''}")
+        emit(as_json, {"changes": [d.to_dict() for d in deltas]}, "\n".join(lines) or "no changes")
+
+    run(ctx, as_json, body)
+
+
+@cli.command()
+@click.option("--memory", help="Memory id (default: the scope's Memory).")
+@click.option("--no-dedupe", is_flag=True, help="Skip exact deduplication.")
+@click.option("--no-normalize", is_flag=True, help="Skip reference normalization.")
+@json_option
+@click.pass_context
+def organize(ctx: click.Context, memory: str | None, no_dedupe: bool, no_normalize: bool, as_json: bool) -> None:
+    """Deduplicate exact copies and normalize references, in one Revision."""
+
+    async def body(svc: MemoryService) -> None:
+        async def once() -> Revision:
+            head = await memory_of(svc, ctx.obj, memory)
+            if head is None:
+                raise InvalidInput(f"scope {ctx.obj.scope} has no Memory yet")
+            return await svc.organize(head, dedupe=not no_dedupe, normalize=not no_normalize)
+
+        rev = await with_retry(once)
+        emit(as_json, {"revision": rev.to_dict()}, rev_line(rev))
+
+    run(ctx, as_json, body)
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def memories(ctx: click.Context, as_json: bool) -> None:
+    """List every Memory in the store with its head and scope."""
+
+    async def body(svc: MemoryService) -> None:
+        heads = await svc.memories()
+        scopes = {m: s for s, m in await svc.scopes()}
+        lines = [f"{h.memory_id}  r{h.revision}  {h.active_count}/{h.entry_count} active  {scopes.get(h.memory_id, '')}"
+                 for h in heads]
+        payload = {"memories": [{**h.to_dict(), "scope": scopes.get(h.memory_id)} for h in heads]}
+        emit(as_json, payload, "\n".join(lines) or "no memories yet")
+
+    run(ctx, as_json, body)
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def verify(ctx: click.Context, as_json: bool) -> None:
+    """Recheck every hash, manifest and projection; exit 6 on damage (nothing is repaired)."""
+
+    async def body(svc: MemoryService) -> None:
+        report = await svc.verify()
+        lines = [
+            f"revisions {report.revisions_checked}, versions {report.versions_checked}, manifest nodes "
+            f"{report.nodes_checked}, projection rows {report.projections_checked}",
+            *(f"AUTHORITY DAMAGE: {d}" for d in report.authority_damage),
+            *(f"projection damage: {d}" for d in report.projection_damage),
+        ]
+        if report.projection_damage and not report.authority_damage:
+            lines.append("projections can be rebuilt: memstone rebuild-projections")
+        lines.append("ok" if report.ok else "damaged")
+        emit(as_json, report.to_dict(), "\n".join(lines))
+        if not report.ok:
+            sys.exit(6)
+
+    run(ctx, as_json, body)
+
+
+@cli.command("rebuild-projections")
+@json_option
+@click.pass_context
+def rebuild_projections(ctx: click.Context, as_json: bool) -> None:
+    """Rebuild head rows and the full-text index from authority (refused if authority is damaged)."""
+
+    async def body(svc: MemoryService) -> None:
+        report = await svc.rebuild_projections()
+        emit(as_json, report.to_dict(), f"rebuilt {report.projections_checked} projection rows; "
+                                        + ("ok" if report.ok else "still damaged"))
+        if not report.ok:
+            sys.exit(6)
+
+    run(ctx, as_json, body)
+
+
+def main() -> None:
+    cli(prog_name="memstone")
+
+
+if __name__ == "__main__":
+    main()

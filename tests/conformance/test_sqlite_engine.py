@@ -1,0 +1,140 @@
+"""SQLite-only behaviour: the extension probe, damage found by verify, rebuilds, and lock handling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+import pytest
+
+from memstone import BackendUnavailable, EntryInput, IntegrityError, open_service
+from memstone.backends.sqlite import SQLiteMemoryBackend
+
+
+def raw(path: Path) -> apsw.Connection:
+    return apsw.Connection(str(path))
+
+
+async def seeded(path: Path) -> str:
+    async with open_service(f"sqlite:///{path}") as svc:
+        rev = await svc.remember(None, entries=[EntryInput(kind="fact", text=f"note number {i} about deploys")
+                                                for i in range(5)])
+        assert rev is not None
+        return rev.memory_id
+
+
+async def test_sqlite_vec_loads_and_is_probed_on_every_open(tmp_path: Path) -> None:
+    for _ in range(2):
+        async with open_service(f"sqlite:///{tmp_path / 'm.db'}") as svc:
+            backend = svc.backend
+            assert isinstance(backend, SQLiteMemoryBackend)
+            assert backend.vec_version and backend.vec_version.startswith("v0.1")
+
+
+async def test_wal_mode_and_foreign_keys(tmp_path: Path) -> None:
+    await seeded(tmp_path / "m.db")
+    conn = raw(tmp_path / "m.db")
+    assert conn.execute("PRAGMA journal_mode").fetchall()[0][0] == "wal"
+
+
+async def test_verify_reports_damaged_projection_and_rebuild_repairs_it(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    memory_id = await seeded(path)
+    conn = raw(path)
+    conn.execute("UPDATE memory_entry_heads SET searchable_text = 'garbage' WHERE projection_id = 1")
+    conn.execute("DELETE FROM memory_entry_heads WHERE projection_id = 2")
+    conn.close()
+    async with open_service(f"sqlite:///{path}") as svc:
+        report = await svc.verify()
+        assert not report.ok and not report.authority_damage
+        assert any("text" in d for d in report.projection_damage)
+        assert any("missing" in d for d in report.projection_damage)
+        head = await svc.head(memory_id)
+        assert len(await svc.search("deploys", memories=[head], mode="fts")) == 3
+        fixed = await svc.rebuild_projections()
+        assert fixed.ok, fixed
+        assert len(await svc.search("deploys", memories=[head], mode="fts")) == 5
+
+
+async def test_damaged_fts_index_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    await seeded(path)
+    conn = raw(path)
+    conn.execute("INSERT INTO memory_entry_search_fts (memory_entry_search_fts, rowid, searchable_text) "
+                 "VALUES ('delete', 3, (SELECT searchable_text FROM memory_entry_heads WHERE projection_id = 3))")
+    conn.close()
+    async with open_service(f"sqlite:///{path}") as svc:
+        report = await svc.verify()
+        assert any("full-text" in d for d in report.projection_damage), report
+        assert (await svc.rebuild_projections()).ok
+
+
+async def test_search_rechecks_authority_so_a_stale_projection_never_leaks(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    memory_id = await seeded(path)
+    conn = raw(path)
+    conn.execute("UPDATE memory_entry_heads SET entry_content_hash = 'bogus' WHERE projection_id = 1")
+    conn.execute("UPDATE memory_entry_heads SET entry_version_id = (SELECT entry_version_id FROM "
+                 "memory_entry_heads WHERE projection_id = 3) WHERE projection_id = 2")
+    conn.close()
+    async with open_service(f"sqlite:///{path}") as svc:
+        head = await svc.head(memory_id)
+        hits = await svc.search("deploys", memories=[head], mode="fts", limit=10)
+        manifest = await svc.manifest(head)
+        for h in hits:
+            assert manifest[h.entry_id].entry_version_id == h.entry_version_id
+        assert len({h.entry_version_id for h in hits}) == len(hits)
+
+
+async def test_damaged_authority_is_reported_and_never_repaired(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    await seeded(path)
+    conn = raw(path)
+    with pytest.raises(apsw.ConstraintError, match="append-only"):
+        conn.execute("UPDATE memory_entry_versions SET text = 'tampered'")
+    # Someone determined drops the guard and edits the row by hand.
+    conn.execute("DROP TRIGGER trg_memory_entry_versions_no_update")
+    conn.execute("UPDATE memory_entry_versions SET text = 'tampered' WHERE rowid = 1")
+    conn.close()
+    async with open_service(f"sqlite:///{path}") as svc:
+        report = await svc.verify()
+        assert any("content hash" in d for d in report.authority_damage), report
+        with pytest.raises(IntegrityError):
+            await svc.rebuild_projections()
+    conn = raw(path)
+    assert conn.execute("SELECT count(*) FROM memory_entry_versions WHERE text = 'tampered'").fetchall() == [(1,)]
+
+
+async def test_tampered_revision_content_is_damage(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    await seeded(path)
+    conn = raw(path)
+    conn.execute("DROP TRIGGER trg_artifact_revisions_no_update")
+    conn.execute("UPDATE artifact_revisions SET content = replace(content, '\"add\"', '\"revise\"')")
+    conn.close()
+    async with open_service(f"sqlite:///{path}") as svc:
+        report = await svc.verify()
+        assert any("content hash" in d or "stored fields" in d for d in report.authority_damage), report
+
+
+async def test_a_held_lock_surfaces_as_backend_unavailable_not_a_leaked_driver_error(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    memory_id = await seeded(path)
+    blocker = raw(path)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        backend = SQLiteMemoryBackend(str(path), busy_timeout_ms=200)
+        await backend.open()
+        from memstone import MemoryService
+
+        svc = MemoryService(backend)
+        head = await svc.head(memory_id)
+        with pytest.raises(BackendUnavailable) as info:
+            await svc.remember(head, entries=[EntryInput(kind="fact", text="blocked")])
+        assert info.value.code == "backend_unavailable"
+        await backend.aclose()
+    finally:
+        blocker.execute("ROLLBACK")
+    async with open_service(f"sqlite:///{path}") as svc:
+        head = await svc.head(memory_id)
+        assert head.revision == 1 and (await svc.verify()).ok

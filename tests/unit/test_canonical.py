@@ -1,0 +1,57 @@
+import math
+
+import pytest
+
+from memstone.domain.canonical import canonical_json
+from memstone.domain.errors import InvalidInput
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        pytest.param({"b": 1, "a": [True, None, "x"]}, '{"a":[true,null,"x"],"b":1}', id="sorted-keys"),
+        pytest.param({"\u20ac": 1, "\r": 2, "1": 3}, '{"\\r":2,"1":3,"€":1}', id="utf16-key-order"),
+        pytest.param("\u0007é\n", '"\\u0007é\\n"', id="escapes"),
+        pytest.param(1e21, "1e+21", id="big-exponent"),
+        pytest.param(1e-7, "1e-7", id="small-exponent"),
+        pytest.param(123.456, "123.456", id="decimal"),
+        pytest.param(-0.0, "0", id="negative-zero"),
+        pytest.param(4.5e-5, "0.000045", id="small-plain"),
+        pytest.param(333333333.3333333, "333333333.3333333", id="rfc-sample"),
+    ],
+)
+def test_jcs_vectors(value: object, expected: str) -> None:
+    assert canonical_json(value) == expected
+
+
+def test_rfc8785_key_sorting_sample() -> None:
+    # The RFC 8785 §3.2.3 example: keys sorted by UTF-16 code units.
+    data = {"\u20ac": "Euro Sign", "\r": "Carriage Return", "\ufb33": "Hebrew Letter Dalet With Dagesh",
+            "1": "One", "\U0001f600": "Emoji: Grinning Face", "\u0080": "Control", "\u00f6": "Latin Small Letter O With Diaeresis"}
+    keys = [k for k in __import__("json").loads(canonical_json(data))]
+    assert keys == ["\r", "1", "\u0080", "\u00f6", "\u20ac", "\U0001f600", "\ufb33"]
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, {"x": math.nan}, object()])
+def test_refuses_non_json(bad: object) -> None:
+    with pytest.raises(InvalidInput):
+        canonical_json(bad)
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memstone.domain.canonical import canonical_json_floatless
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | _text,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text("abcdefghij_", min_size=1, max_size=8), inner, max_size=5),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json)
+def test_fast_encoder_equals_jcs_on_floatless_values(value: object) -> None:
+    assert canonical_json_floatless(value) == canonical_json(value)

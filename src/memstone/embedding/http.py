@@ -1,0 +1,190 @@
+"""An embedder for any server speaking the OpenAI ``POST /embeddings`` wire format (standard library only)."""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+
+from ..domain.errors import BackendError, BackendUnavailable, InvalidInput, ProfileMismatchError
+from ..ports import EmbeddingProfile, EmbeddingResult, InferenceUsage
+from ._text import check_texts, split_by_chars
+from .profiles import openai_profile
+from .vectors import normalize
+
+_MAX_ERROR_BODY = 2000
+
+
+def _reject_constant(name: str) -> object:
+    raise InvalidInput(f"embedding response holds the non-finite number {name}")
+
+
+def _positive_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInput(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+class OpenAICompatibleEmbedder:
+    """Embeds through ``POST {base_url}/embeddings`` with ``{"model": ..., "input": [...]}``.
+
+    Works with OpenAI, Azure-style gateways, vLLM, llama.cpp, Ollama (``/v1``), LiteLLM and the like. Each batch
+    of at most ``batch_size`` texts is one request, sent from a worker thread (``asyncio.to_thread``) with
+    ``urllib.request``. The response must hold exactly one finite, non-zero vector of ``dimension`` numbers per
+    input (ordered by ``index`` when given); vectors are re-normalised to unit length. Anything else raises
+    :class:`InvalidInput` (a wrong dimension: :class:`ProfileMismatchError`). A refused or dropped connection, a
+    timeout, HTTP 408/429 or 5xx raise :class:`BackendUnavailable` naming the URL; HTTP 400/413/422 raise
+    :class:`InvalidInput` with the server's message; other HTTP errors raise :class:`BackendError`.
+
+    ``usage.input_tokens`` sums the responses' ``usage.prompt_tokens`` (0 when the server reports none);
+    ``usage.calls`` counts requests. ``windows()`` splits at ``window_chars`` characters (default 2,000, about
+    500 tokens of English), at paragraph or sentence boundaries when possible, because the server's token
+    window is unknown here. No retries: the caller decides.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        dimension: int,
+        api_key: str | None = None,
+        *,
+        timeout: float = 30.0,
+        window_chars: int = 2000,
+        batch_size: int = 64,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        if not isinstance(base_url, str):
+            raise InvalidInput(f"base_url must be a string, got {type(base_url).__name__}")
+        parts = urllib.parse.urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise InvalidInput(f"base_url must be an http(s) URL, got {base_url!r}")
+        if not isinstance(model, str) or not model.strip():
+            raise InvalidInput("model must be a non-empty string")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise InvalidInput(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if api_key is not None and not isinstance(api_key, str):
+            raise InvalidInput("api_key must be a string")
+        self._base_url = base_url.rstrip("/")
+        self._url = f"{self._base_url}/embeddings"
+        self._model = model
+        self._profile = openai_profile(model, _positive_int("dimension", dimension))
+        self._api_key = api_key
+        self._timeout = float(timeout)
+        self._window_chars = _positive_int("window_chars", window_chars)
+        self._batch_size = _positive_int("batch_size", batch_size)
+        self._headers = dict(headers or {})
+
+    @property
+    def profile(self) -> EmbeddingProfile:
+        return self._profile
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    def __repr__(self) -> str:  # never shows the API key
+        dim = self._profile.dimension
+        return f"OpenAICompatibleEmbedder(url={self._url!r}, model={self._model!r}, dimension={dim})"
+
+    def windows(self, text: str) -> tuple[str, ...]:
+        return split_by_chars(text, self._window_chars)
+
+    async def embed(self, texts: tuple[str, ...]) -> EmbeddingResult:
+        check_texts(texts)
+        vectors: list[tuple[float, ...]] = []
+        tokens = 0
+        calls = 0
+        for start in range(0, len(texts), self._batch_size):
+            batch = texts[start : start + self._batch_size]
+            batch_vectors, prompt_tokens = await asyncio.to_thread(self._request, batch)
+            vectors.extend(batch_vectors)
+            tokens += prompt_tokens
+            calls += 1
+        return EmbeddingResult(vectors=tuple(vectors), usage=InferenceUsage(calls=calls, input_tokens=tokens))
+
+    # ---- one request (runs in a worker thread) ----
+    def _request(self, inputs: tuple[str, ...]) -> tuple[list[tuple[float, ...]], int]:
+        body = json.dumps({"model": self._model, "input": list(inputs)}, ensure_ascii=False).encode("utf-8")
+        headers = {"Content-Type": "application/json", "Accept": "application/json", **self._headers}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        req = urllib.request.Request(self._url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=self._timeout) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as exc:
+            raise self._http_error(exc) from exc
+        except urllib.error.URLError as exc:
+            raise BackendUnavailable(
+                f"embedding server {self._url} is unreachable: {exc.reason}",
+                orig=exc,
+                hint="check that the server is running and base_url is right",
+            ) from exc
+        except (OSError, http.client.HTTPException) as exc:  # timeouts, resets, truncated responses
+            raise BackendUnavailable(
+                f"embedding request to {self._url} failed: {type(exc).__name__}: {exc}", orig=exc
+            ) from exc
+        return self._parse(raw, len(inputs))
+
+    def _http_error(self, exc: urllib.error.HTTPError) -> Exception:
+        try:
+            detail = exc.read(_MAX_ERROR_BODY).decode("utf-8", "replace").strip()
+        except Exception:  # the body is best effort only
+            detail = ""
+        finally:
+            exc.close()
+        message = f"embedding server {self._url} answered HTTP {exc.code}" + (f": {detail}" if detail else "")
+        if exc.code in (408, 429) or exc.code >= 500:
+            return BackendUnavailable(message, orig=exc)
+        if exc.code in (400, 413, 422):
+            return InvalidInput(message)
+        hint = "check api_key" if exc.code in (401, 403) else "check base_url and model"
+        return BackendError(message, orig=exc, hint=hint)
+
+    def _parse(self, raw: bytes, expected: int) -> tuple[list[tuple[float, ...]], int]:
+        where = f"embedding response from {self._url}"
+        try:
+            payload = json.loads(raw, parse_constant=_reject_constant)
+        except (ValueError, UnicodeDecodeError) as exc:
+            if isinstance(exc, InvalidInput):
+                raise InvalidInput(f"{where}: {exc.message}") from exc
+            raise InvalidInput(f"{where} is not JSON: {exc}") from exc
+        if not isinstance(payload, dict) or not isinstance(payload.get("data"), list):
+            raise InvalidInput(f"{where} has no 'data' list")
+        data: list[object] = payload["data"]
+        if len(data) != expected:
+            raise InvalidInput(f"{where} holds {len(data)} vectors for {expected} inputs")
+        items: list[dict[str, object]] = []
+        for i, item in enumerate(data):
+            if not isinstance(item, dict) or not isinstance(item.get("embedding"), list):
+                raise InvalidInput(f"{where}: data[{i}] has no 'embedding' list of numbers")
+            items.append(item)
+        indices = [ix for item in items if isinstance(ix := item.get("index"), int) and not isinstance(ix, bool)]
+        if len(indices) == len(items):  # every item carries its index: order by it
+            if sorted(indices) != list(range(expected)):
+                raise InvalidInput(f"{where}: indices {indices} are not a permutation of 0..{expected - 1}")
+            items = [items[k] for k in sorted(range(expected), key=indices.__getitem__)]
+        dim = self._profile.dimension
+        vectors: list[tuple[float, ...]] = []
+        for i, item in enumerate(items):
+            embedding = item["embedding"]
+            assert isinstance(embedding, list)
+            if len(embedding) != dim:
+                raise ProfileMismatchError(
+                    f"{where}: vector {i} has dimension {len(embedding)}; profile {self._profile.profile_id} "
+                    f"expects {dim}",
+                    hint="the dimension given to the embedder must be the one the server's model returns",
+                )
+            vectors.append(normalize(embedding, where=f"{where}: vector {i}"))
+        usage = payload.get("usage")
+        tokens = 0
+        if isinstance(usage, dict):
+            prompt_tokens = usage.get("prompt_tokens")
+            if isinstance(prompt_tokens, int) and not isinstance(prompt_tokens, bool) and prompt_tokens >= 0:
+                tokens = prompt_tokens
+        return vectors, tokens

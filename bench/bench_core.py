@@ -18,12 +18,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import apsw  # noqa: E402
-from corpus import Corpus  # noqa: E402
+import apsw
+from corpus import Corpus
 
-import memstone  # noqa: E402
-from memstone import EntryInput  # noqa: E402
-from memstone.domain.analyzer import query_terms  # noqa: E402
+import memstone
+from memstone import EntryInput
+from memstone.domain.analyzer import query_terms
 
 
 def pct(values: list[float], q: float) -> float:
@@ -94,7 +94,8 @@ async def run_size(n: int, workdir: Path, writes: int, queries: int) -> dict[str
         match = " OR ".join(f'"{t}"' for t in query_terms(q))
         t = time.perf_counter()
         conn.execute(
-            "SELECT rowid, rank FROM memory_entry_search_fts WHERE memory_entry_search_fts MATCH ? ORDER BY rank LIMIT 8",
+            "SELECT rowid, rank FROM memory_entry_search_fts WHERE memory_entry_search_fts MATCH ? "
+            "ORDER BY rank LIMIT 8",
             (match,),
         ).fetchall()
         if i >= 20:
@@ -119,10 +120,17 @@ def main() -> None:
         for n in sizes:
             rows.append(asyncio.run(run_size(n, Path(tmp), args.writes, args.queries)))
     cols = [
-        ("entries", "{:.0f}"), ("bulk_load_entries_per_s", "{:.0f}"), ("remember_p50_ms", "{:.2f}"),
-        ("remember_p95_ms", "{:.2f}"), ("bytes_per_write", "{:.0f}"), ("search_p50_ms", "{:.2f}"),
-        ("search_p95_ms", "{:.2f}"), ("raw_fts5_p50_ms", "{:.2f}"), ("raw_fts5_p95_ms", "{:.2f}"),
-        ("search_mean_hits", "{:.1f}"), ("db_bytes", "{:.0f}"),
+        ("entries", "{:.0f}"),
+        ("bulk_load_entries_per_s", "{:.0f}"),
+        ("remember_p50_ms", "{:.2f}"),
+        ("remember_p95_ms", "{:.2f}"),
+        ("bytes_per_write", "{:.0f}"),
+        ("search_p50_ms", "{:.2f}"),
+        ("search_p95_ms", "{:.2f}"),
+        ("raw_fts5_p50_ms", "{:.2f}"),
+        ("raw_fts5_p95_ms", "{:.2f}"),
+        ("search_mean_hits", "{:.1f}"),
+        ("db_bytes", "{:.0f}"),
     ]
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, SQLite {apsw.sqlite_lib_version()}")
     print("| " + " | ".join(c for c, _ in cols) + " |")
@@ -131,10 +139,12 @@ def main() -> None:
         print("| " + " | ".join(f.format(r[c]) for c, f in cols) + " |")
     if len(rows) > 1:
         first, last = rows[0], rows[-1]
-        print(f"remember p50 ratio {last['entries']:.0f}/{first['entries']:.0f}: "
-              f"{last['remember_p50_ms'] / first['remember_p50_ms']:.2f}x; bytes/write ratio: "
-              f"{last['bytes_per_write'] / max(first['bytes_per_write'], 1):.2f}x; search/raw FTS5 at "
-              f"{last['entries']:.0f}: {last['search_p50_ms'] / last['raw_fts5_p50_ms']:.2f}x")
+        print(
+            f"remember p50 ratio {last['entries']:.0f}/{first['entries']:.0f}: "
+            f"{last['remember_p50_ms'] / first['remember_p50_ms']:.2f}x; bytes/write ratio: "
+            f"{last['bytes_per_write'] / max(first['bytes_per_write'], 1):.2f}x; search/raw FTS5 at "
+            f"{last['entries']:.0f}: {last['search_p50_ms'] / last['raw_fts5_p50_ms']:.2f}x"
+        )
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(rows, indent=2))
 

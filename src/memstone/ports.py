@@ -76,7 +76,9 @@ class EmbeddingModel(Protocol):
 class CandidatePipeline(Protocol):
     """Generates untrusted entry candidates from persisted evidence."""
 
-    async def extract(self, evidence: Sequence[Source], current_entries: Sequence[EntryVersion]) -> Sequence[object]: ...
+    async def extract(
+        self, evidence: Sequence[Source], current_entries: Sequence[EntryVersion]
+    ) -> Sequence[object]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,7 +150,9 @@ class MemoryBackend(Protocol):
 
     async def search(self, request: SearchRequest) -> tuple[MemoryHit, ...]: ...
 
-    async def expand(self, anchors: Sequence[tuple[ArtifactRef, EntryId, EntryVersionId]]) -> tuple[EntryVersion, ...]: ...
+    async def expand(
+        self, anchors: Sequence[tuple[ArtifactRef, EntryId, EntryVersionId]]
+    ) -> tuple[EntryVersion, ...]: ...
 
     async def maintain(self, task: Literal["verify", "rebuild"]) -> VerifyReport: ...
 

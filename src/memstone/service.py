@@ -147,13 +147,20 @@ class MemoryService:
         out: list[EntryVersion] = []
         for i in range(0, len(wanted), 500):
             ids = tuple(m.entry_version_id for m in wanted[i : i + 500])
-            out.extend(cast(list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=rev.memory_id, version_ids=ids))))
+            out.extend(
+                cast(
+                    list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=rev.memory_id, version_ids=ids))
+                )
+            )
         return out
 
     async def get(self, entry: EntryLike, *, memory: MemoryLike | str | None = None) -> EntryVersion:
         """An entry's version: the one current at ``memory`` (default: its head), or the exact version given."""
         if isinstance(entry, str) and entry.startswith("ver_"):
-            found = cast(list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=None, version_ids=(EntryVersionId(entry),))))
+            found = cast(
+                list[EntryVersion],
+                await self.backend.read(VersionsQuery(memory_id=None, version_ids=(EntryVersionId(entry),))),
+            )
             if not found:
                 raise NotFound(f"no entry version {entry}")
             return found[0]
@@ -162,7 +169,9 @@ class MemoryService:
         if not versions:
             raise NotFound(f"no entry {entry_id}", hint="search or list entries to find an id")
         rev = await self.revision(memory if memory is not None else versions[0].memory_id)
-        manifest = cast(dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=rev.ref, entry_ids=(entry_id,))))
+        manifest = cast(
+            dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=rev.ref, entry_ids=(entry_id,)))
+        )
         m = manifest.get(entry_id)
         if m is None:
             raise NotFound(f"entry {entry_id} is not in {rev.ref}")
@@ -178,7 +187,9 @@ class MemoryService:
         if not versions:
             raise NotFound(f"no entry {entry_id}")
         head = await self.head(versions[0].memory_id)
-        manifest = cast(dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=head.ref, entry_ids=(entry_id,))))
+        manifest = cast(
+            dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=head.ref, entry_ids=(entry_id,)))
+        )
         state = manifest[entry_id].state if entry_id in manifest else "inactive"
         out = []
         for i, v in enumerate(versions):
@@ -187,7 +198,9 @@ class MemoryService:
                 status: Literal["current", "superseded", "deleted"] = "superseded"
             else:
                 status = "current" if state == "active" else "deleted"
-            out.append(HistoryItem(version=v, previous_version_id=v.previous_version_id, next_version_id=nxt, status=status))
+            out.append(
+                HistoryItem(version=v, previous_version_id=v.previous_version_id, next_version_id=nxt, status=status)
+            )
         return tuple(out)
 
     async def source(self, entry: EntryLike, *, memory: MemoryLike | str | None = None) -> str:
@@ -197,15 +210,22 @@ class MemoryService:
         item = next(h for h in chain if h.version.entry_version_id == version.entry_version_id)
         state = "inactive" if item.status == "deleted" else "active"
         return render_markdown(
-            version, created_at=chain[0].version.provenance.created_at, state=state, current=item.next_version_id is None
+            version,
+            created_at=chain[0].version.provenance.created_at,
+            state=state,
+            current=item.next_version_id is None,
         )
 
-    async def changes(self, memory: MemoryLike | str, *, since_revision: int | None = None) -> tuple[RevisionChanges, ...]:
+    async def changes(
+        self, memory: MemoryLike | str, *, since_revision: int | None = None
+    ) -> tuple[RevisionChanges, ...]:
         """Compact per-Revision change summaries, ascending; ``since_revision`` is exclusive (0 = from the start)."""
         rev = await self.revision(memory)
         return await self.backend.changes(rev.ref, since_revision)
 
-    async def expand(self, hits: Iterable[MemoryHit | Citation], *, layer: Literal["full"] = "full") -> tuple[EntryVersion, ...]:
+    async def expand(
+        self, hits: Iterable[MemoryHit | Citation], *, layer: Literal["full"] = "full"
+    ) -> tuple[EntryVersion, ...]:
         """The exact entry versions behind hits or citations, each validated against its Revision's manifest."""
         anchors = []
         for hit in hits:
@@ -246,7 +266,9 @@ class MemoryService:
         return await self.backend.put_source(source)
 
     async def sources(self, ids: Sequence[str]) -> tuple[Source, ...]:
-        return tuple(cast(list[Source], await self.backend.read(SourcesQuery(source_ids=tuple(normalize_source_ids(ids))))))
+        return tuple(
+            cast(list[Source], await self.backend.read(SourcesQuery(source_ids=tuple(normalize_source_ids(ids)))))
+        )
 
     async def resolve(self, scope: str) -> Revision | None:
         """The head of the Memory bound to a scope URI, or None when the scope is unbound."""
@@ -314,9 +336,14 @@ class MemoryService:
         if revise_ids:
             if base is None:
                 raise InvalidInput("a new Memory has no entries to revise")
-            current = cast(dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=base.ref, entry_ids=tuple(EntryId(i) for i in revise_ids))))
+            current = cast(
+                dict[EntryId, ManifestEntry],
+                await self.backend.read(ManifestQuery(ref=base.ref, entry_ids=tuple(EntryId(i) for i in revise_ids))),
+            )
             ver_ids = tuple(m.entry_version_id for m in current.values())
-            for v in cast(list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=memory_id, version_ids=ver_ids))):
+            for v in cast(
+                list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=memory_id, version_ids=ver_ids))
+            ):
                 previous[v.entry_version_id] = v
 
         changes: list[Change] = []
@@ -359,14 +386,23 @@ class MemoryService:
                 )
             )
             changes.append(
-                Change(op="revise", entry_id=eid, from_entry_version_id=prev.entry_version_id, to_entry_version_id=vid, reason=normalize_reason(item.reason))
+                Change(
+                    op="revise",
+                    entry_id=eid,
+                    from_entry_version_id=prev.entry_version_id,
+                    to_entry_version_id=vid,
+                    reason=normalize_reason(item.reason),
+                )
             )
         if pending_new and base is not None:
-            existing = cast(list[tuple[EntryVersion, str]], await self.backend.read(ContentQuery(memory_id=memory_id, content_hashes=tuple(pending_new))))
+            existing = cast(
+                list[tuple[EntryVersion, str]],
+                await self.backend.read(ContentQuery(memory_id=memory_id, content_hashes=tuple(pending_new))),
+            )
             for v, state in existing:
                 if state == "active":
                     pending_new.pop(v.entry_content_hash, None)  # exact duplicate of a live entry
-        reasons = {}
+        reasons: dict[str, str | None] = {}
         for item in entries:
             if item.entry is None:
                 reasons.setdefault(
@@ -389,7 +425,15 @@ class MemoryService:
                     provenance=provenance,
                 )
             )
-            changes.append(Change(op="add", entry_id=eid, from_entry_version_id=None, to_entry_version_id=vid, reason=reasons.get(content_hash)))
+            changes.append(
+                Change(
+                    op="add",
+                    entry_id=eid,
+                    from_entry_version_id=None,
+                    to_entry_version_id=vid,
+                    reason=reasons.get(content_hash),
+                )
+            )
         if not changes:
             return base  # a no-op writes nothing (None for a new Memory)
         plan = WritePlan(
@@ -414,8 +458,13 @@ class MemoryService:
                 winner = await self.resolve(scope)
                 if winner is not None:
                     return await self.remember(
-                        winner, entries=entries, sources=sources, artifacts=artifacts, mode="append",
-                        author=author, surface=surface,
+                        winner,
+                        entries=entries,
+                        sources=sources,
+                        artifacts=artifacts,
+                        mode="append",
+                        author=author,
+                        surface=surface,
                     )
             raise
 
@@ -423,12 +472,19 @@ class MemoryService:
         """Mark entries inactive in a new Revision. Already-inactive entries are an idempotent no-op."""
         return await self._set_state(memory, entries, reason, target="inactive")
 
-    async def reactivate(self, memory: MemoryLike, *, entries: Sequence[EntryLike], reason: str | None = None) -> Revision:
+    async def reactivate(
+        self, memory: MemoryLike, *, entries: Sequence[EntryLike], reason: str | None = None
+    ) -> Revision:
         """Mark inactive entries active again, pointing at the same version. Active entries are a no-op."""
         return await self._set_state(memory, entries, reason, target="active")
 
     async def _set_state(
-        self, memory: MemoryLike, entries: Sequence[EntryLike], reason: str | None, *, target: Literal["active", "inactive"]
+        self,
+        memory: MemoryLike,
+        entries: Sequence[EntryLike],
+        reason: str | None,
+        *,
+        target: Literal["active", "inactive"],
     ) -> Revision:
         if not entries:
             raise InvalidInput("name at least one entry")
@@ -438,7 +494,9 @@ class MemoryService:
         ids = [EntryId(_entry_id(e)) for e in entries]
         if len(set(ids)) != len(ids):
             raise InvalidInput("an entry is named twice")
-        manifest = cast(dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=base.ref, entry_ids=tuple(ids))))
+        manifest = cast(
+            dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=base.ref, entry_ids=tuple(ids)))
+        )
         changes = []
         for entry, eid in zip(entries, ids, strict=True):
             m = manifest.get(eid)
@@ -449,9 +507,25 @@ class MemoryService:
             if m.state == target:
                 continue
             if target == "inactive":
-                changes.append(Change(op="deactivate", entry_id=eid, from_entry_version_id=m.entry_version_id, to_entry_version_id=None, reason=why))
+                changes.append(
+                    Change(
+                        op="deactivate",
+                        entry_id=eid,
+                        from_entry_version_id=m.entry_version_id,
+                        to_entry_version_id=None,
+                        reason=why,
+                    )
+                )
             else:
-                changes.append(Change(op="reactivate", entry_id=eid, from_entry_version_id=None, to_entry_version_id=m.entry_version_id, reason=why))
+                changes.append(
+                    Change(
+                        op="reactivate",
+                        entry_id=eid,
+                        from_entry_version_id=None,
+                        to_entry_version_id=m.entry_version_id,
+                        reason=why,
+                    )
+                )
         if not changes:
             return base
         now = self._clock()
@@ -483,7 +557,15 @@ class MemoryService:
                 group.sort(key=lambda v: v.entry_id.encode("utf-8"))
                 for dup in group[1:]:
                     deactivated.add(dup.entry_id)
-                    changes.append(Change(op="deactivate", entry_id=dup.entry_id, from_entry_version_id=dup.entry_version_id, to_entry_version_id=None, reason="dedupe"))
+                    changes.append(
+                        Change(
+                            op="deactivate",
+                            entry_id=dup.entry_id,
+                            from_entry_version_id=dup.entry_version_id,
+                            to_entry_version_id=None,
+                            reason="dedupe",
+                        )
+                    )
         if normalize:
             for v in current:
                 if v.entry_id in deactivated:
@@ -500,18 +582,36 @@ class MemoryService:
                 vid = EntryVersionId(self._new_id("ver_"))
                 new_versions.append(
                     EntryVersion(
-                        memory_id=v.memory_id, entry_id=v.entry_id, entry_version_id=vid, version=v.version + 1,
-                        previous_version_id=v.entry_version_id, content=normalized,
-                        entry_content_hash=normalized.content_hash, created_in_revision=base.revision + 1,
+                        memory_id=v.memory_id,
+                        entry_id=v.entry_id,
+                        entry_version_id=vid,
+                        version=v.version + 1,
+                        previous_version_id=v.entry_version_id,
+                        content=normalized,
+                        entry_content_hash=normalized.content_hash,
+                        created_in_revision=base.revision + 1,
                         provenance=Provenance(author=self._author, surface="workflow", created_at=now),
                     )
                 )
-                changes.append(Change(op="revise", entry_id=v.entry_id, from_entry_version_id=v.entry_version_id, to_entry_version_id=vid, reason="normalize"))
+                changes.append(
+                    Change(
+                        op="revise",
+                        entry_id=v.entry_id,
+                        from_entry_version_id=v.entry_version_id,
+                        to_entry_version_id=vid,
+                        reason="normalize",
+                    )
+                )
         if not changes:
             return base
         plan = WritePlan(
-            memory_id=base.memory_id, base_revision=base.revision, changes=tuple(changes),
-            new_versions=tuple(new_versions), author=self._author, surface="workflow", created_at=now,
+            memory_id=base.memory_id,
+            base_revision=base.revision,
+            changes=tuple(changes),
+            new_versions=tuple(new_versions),
+            author=self._author,
+            surface="workflow",
+            created_at=now,
         )
         return await self._commit(plan)
 
@@ -569,7 +669,11 @@ class MemoryService:
                 return SearchResult(hits=(), mode="fts" if mode == "auto" else mode, requested_mode=mode)
             raise InvalidInput("search needs at least one memory or scope", hint="pass memories=[...] or scopes=[...]")
         used_mode, fallback = self._resolve_mode(mode)
-        channels: tuple[Literal["fts", "vector"], ...] = {"fts": ("fts",), "vector": ("vector",), "hybrid": ("fts", "vector")}[used_mode]  # type: ignore[assignment]
+        channels: tuple[Literal["fts", "vector"], ...] = {
+            "fts": ("fts",),
+            "vector": ("vector",),
+            "hybrid": ("fts", "vector"),
+        }[used_mode]  # type: ignore[assignment]
         request = SearchRequest(
             query=query,
             memories=tuple(refs[k] for k in sorted(refs)),
@@ -590,7 +694,8 @@ class MemoryService:
         if mode in ("vector", "hybrid"):
             if not caps.vector:
                 raise CapabilityNotSupportedError(
-                    mode, f"{mode} search needs an embedding model and a vector projection",
+                    mode,
+                    f"{mode} search needs an embedding model and a vector projection",
                     hint="use mode='fts' or 'auto', or open the store with an embedding model",
                 )
             return mode, None
@@ -642,7 +747,11 @@ async def open_service(
 
     backend = await open_store(url)
     service = MemoryService(
-        backend, clock=clock, new_id=new_id, author=author, surface=surface,
+        backend,
+        clock=clock,
+        new_id=new_id,
+        author=author,
+        surface=surface,
         closed_kinds=frozenset(closed_kinds) if closed_kinds is not None else None,
     )
     try:

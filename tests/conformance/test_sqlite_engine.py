@@ -17,8 +17,9 @@ def raw(path: Path) -> apsw.Connection:
 
 async def seeded(path: Path) -> str:
     async with open_service(f"sqlite:///{path}") as svc:
-        rev = await svc.remember(None, entries=[EntryInput(kind="fact", text=f"note number {i} about deploys")
-                                                for i in range(5)])
+        rev = await svc.remember(
+            None, entries=[EntryInput(kind="fact", text=f"note number {i} about deploys") for i in range(5)]
+        )
         assert rev is not None
         return rev.memory_id
 
@@ -60,8 +61,10 @@ async def test_damaged_fts_index_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     await seeded(path)
     conn = raw(path)
-    conn.execute("INSERT INTO memory_entry_search_fts (memory_entry_search_fts, rowid, searchable_text) "
-                 "VALUES ('delete', 3, (SELECT searchable_text FROM memory_entry_heads WHERE projection_id = 3))")
+    conn.execute(
+        "INSERT INTO memory_entry_search_fts (memory_entry_search_fts, rowid, searchable_text) "
+        "VALUES ('delete', 3, (SELECT searchable_text FROM memory_entry_heads WHERE projection_id = 3))"
+    )
     conn.close()
     async with open_service(f"sqlite:///{path}") as svc:
         report = await svc.verify()
@@ -74,8 +77,10 @@ async def test_search_rechecks_authority_so_a_stale_projection_never_leaks(tmp_p
     memory_id = await seeded(path)
     conn = raw(path)
     conn.execute("UPDATE memory_entry_heads SET entry_content_hash = 'bogus' WHERE projection_id = 1")
-    conn.execute("UPDATE memory_entry_heads SET entry_version_id = (SELECT entry_version_id FROM "
-                 "memory_entry_heads WHERE projection_id = 3) WHERE projection_id = 2")
+    conn.execute(
+        "UPDATE memory_entry_heads SET entry_version_id = (SELECT entry_version_id FROM "
+        "memory_entry_heads WHERE projection_id = 3) WHERE projection_id = 2"
+    )
     conn.close()
     async with open_service(f"sqlite:///{path}") as svc:
         head = await svc.head(memory_id)

@@ -1,8 +1,11 @@
+import json
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from memstone.domain.canonical import canonical_json
+from memstone.domain.canonical import canonical_json, canonical_json_floatless
 from memstone.domain.errors import InvalidInput
 
 
@@ -26,9 +29,16 @@ def test_jcs_vectors(value: object, expected: str) -> None:
 
 def test_rfc8785_key_sorting_sample() -> None:
     # The RFC 8785 §3.2.3 example: keys sorted by UTF-16 code units.
-    data = {"\u20ac": "Euro Sign", "\r": "Carriage Return", "\ufb33": "Hebrew Letter Dalet With Dagesh",
-            "1": "One", "\U0001f600": "Emoji: Grinning Face", "\u0080": "Control", "\u00f6": "Latin Small Letter O With Diaeresis"}
-    keys = [k for k in __import__("json").loads(canonical_json(data))]
+    data = {
+        "\u20ac": "Euro Sign",
+        "\r": "Carriage Return",
+        "\ufb33": "Hebrew Letter Dalet With Dagesh",
+        "1": "One",
+        "\U0001f600": "Emoji: Grinning Face",
+        "\u0080": "Control",
+        "\u00f6": "Latin Small Letter O With Diaeresis",
+    }
+    keys = list(json.loads(canonical_json(data)))
     assert keys == ["\r", "1", "\u0080", "\u00f6", "\u20ac", "\U0001f600", "\ufb33"]
 
 
@@ -38,15 +48,12 @@ def test_refuses_non_json(bad: object) -> None:
         canonical_json(bad)
 
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from memstone.domain.canonical import canonical_json_floatless
-
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 _json = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | _text,
-    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text("abcdefghij_", min_size=1, max_size=8), inner, max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=5) | st.dictionaries(st.text("abcdefghij_", min_size=1, max_size=8), inner, max_size=5)
+    ),
     max_leaves=20,
 )
 

@@ -6,8 +6,12 @@ from memstone.domain.model import ManifestEntry
 
 
 def entry(i: int, state: str = "active", ver: int = 1) -> ManifestEntry:
-    return ManifestEntry(entry_id=EntryId(f"ent_{i:06d}"), entry_version_id=EntryVersionId(f"ver_{i:06d}_{ver}"),
-                         entry_content_hash=f"{i:064x}", state=state)  # type: ignore[arg-type]
+    return ManifestEntry(
+        entry_id=EntryId(f"ent_{i:06d}"),
+        entry_version_id=EntryVersionId(f"ver_{i:06d}_{ver}"),
+        entry_content_hash=f"{i:064x}",
+        state=state,
+    )  # type: ignore[arg-type]
 
 
 def store() -> tuple[dict[str, bytes], ManifestReader]:

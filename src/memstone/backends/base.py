@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Literal, TypeVar
 
-from ..domain.analyzer import query_terms, searchable_text
+from ..domain.analyzer import informative_terms, query_terms, searchable_text
 from ..domain.canonical import REVISION_CONTENT_TAG, canonical_bytes, canonical_json, tagged_sha256
 from ..domain.errors import (
     ArtifactNotFoundError,
@@ -42,7 +42,7 @@ from ..domain.model import (
     VerifyReport,
     revision_content,
 )
-from ..domain.search import Candidate, candidate_depth, fts_admits, l2_to_cosine, rrf_fuse
+from ..domain.search import Candidate, candidate_depth, fts_admits, fts_required_terms, l2_to_cosine, rrf_fuse
 from ..ports import (
     Capabilities,
     ContentQuery,
@@ -60,6 +60,7 @@ from ..ports import (
 )
 
 T = TypeVar("T")
+_CHANNELS: tuple[Literal["fts", "vector"], ...] = ("fts", "vector")
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,8 +188,9 @@ class DatabaseMemoryBackend(ABC):
 
     @abstractmethod
     def _fts_candidates_sync(
-        self, memory_ids: Sequence[str], terms: Sequence[str], depth: int, request: SearchRequest
-    ) -> list[HeadRow]: ...
+        self, memory_ids: Sequence[str], terms: Sequence[str], depth: int, request: SearchRequest, with_text: bool
+    ) -> list[HeadRow]:
+        """Top ``depth`` rows matching any of ``terms`` by the engine's ranking (text only when asked)."""
 
     def _vector_candidates_sync(
         self, memory_ids: Sequence[str], vector: tuple[float, ...], depth: int, request: SearchRequest
@@ -243,7 +245,7 @@ class DatabaseMemoryBackend(ABC):
         if not plan.changes:
             raise InvalidInput("a Revision needs at least one change; an empty Revision is never written")
         new_revision = plan.base_revision + 1
-        new_versions = {v.entry_version_id: v for v in plan.new_versions}
+        new_versions: dict[str, EntryVersion] = {v.entry_version_id: v for v in plan.new_versions}
         used: set[str] = set()
         updates: dict[str, ManifestEntry] = {}
         reactivated: list[EntryVersionId] = []
@@ -468,9 +470,7 @@ class DatabaseMemoryBackend(ABC):
 
         return await self._run(read)
 
-    async def expand(
-        self, anchors: Sequence[tuple[ArtifactRef, EntryId, EntryVersionId]]
-    ) -> tuple[EntryVersion, ...]:
+    async def expand(self, anchors: Sequence[tuple[ArtifactRef, EntryId, EntryVersionId]]) -> tuple[EntryVersion, ...]:
         def read() -> tuple[EntryVersion, ...]:
             out = []
             with self._read_txn():
@@ -521,10 +521,15 @@ class DatabaseMemoryBackend(ABC):
             channels: dict[str, list[Candidate]] = {}
             if "fts" in request.channels:
                 terms = query_terms(request.query)
+                informative = informative_terms(terms)
+                required = fts_required_terms(terms)
                 admitted: list[Candidate] = []
-                if terms:
-                    for row in self._fts_candidates_sync(memory_ids, terms, depth, request):
-                        if fts_admits(terms, set(row.searchable_text.split())):
+                if informative:
+                    # Only informative terms reach MATCH, so with one required term every row is admitted and
+                    # the stored text need not be read back to count matches.
+                    rows = self._fts_candidates_sync(memory_ids, informative, depth, request, required > 1)
+                    for row in rows:
+                        if required == 1 or fts_admits(terms, set(row.searchable_text.split())):
                             admitted.append(Candidate(row.memory_id, row.entry_id, row.entry_version_id))
                 channels["fts"] = admitted
             if "vector" in request.channels:
@@ -545,7 +550,7 @@ class DatabaseMemoryBackend(ABC):
                 by_memory: dict[str, list[str]] = {}
                 for cand, _, _ in batch:
                     by_memory.setdefault(cand.memory_id, []).append(cand.entry_version_id)
-                loaded = {
+                loaded: dict[str, EntryVersion] = {
                     v.entry_version_id: v
                     for mid, vids in by_memory.items()
                     for v in self._versions_sync(MemoryId(mid), vids)
@@ -572,7 +577,7 @@ class DatabaseMemoryBackend(ABC):
             entry_version_id=v.entry_version_id,
             text=v.content.text,
             score=score,
-            matched_by=tuple(c for c in ("fts", "vector") if c in ranks),  # type: ignore[arg-type]
+            matched_by=tuple(c for c in _CHANNELS if c in ranks),
             kind=v.content.kind,
             title=v.content.title,
             tags=v.content.tags,
@@ -644,7 +649,7 @@ class DatabaseMemoryBackend(ABC):
         return report, heads
 
     def _expected_projection(self, heads: list[Revision]) -> dict[tuple[str, str], tuple[str, str]]:
-        expected: dict[tuple[str, str], tuple[str, str]] = {}
+        expected: dict[tuple[str, str], tuple[str, str]] = {}  # (memory, entry) -> (version, hash)
         for head in heads:
             active = [e for e in self._manifests.iter_entries(head.manifest_root) if e.state == "active"]
             ids = [e.entry_version_id for e in active]
@@ -659,11 +664,11 @@ class DatabaseMemoryBackend(ABC):
             damage: list[str] = []
             expected_versions = self._expected_projection(heads)
             versions_cache: dict[str, EntryVersion] = {}
-            seen: set[tuple[str, str]] = set()
+            seen: set[tuple[str, str]] = set()  # (memory, entry)
             rows = 0
             for row in self._head_rows_sync(None):
                 rows += 1
-                key = (row.memory_id, row.entry_id)
+                key: tuple[str, str] = (row.memory_id, row.entry_id)
                 seen.add(key)
                 want = expected_versions.get(key)
                 if want is None:
@@ -672,9 +677,10 @@ class DatabaseMemoryBackend(ABC):
                 if (row.entry_version_id, row.entry_content_hash) != want:
                     damage.append(f"projection of {row.entry_id} points at the wrong version or hash")
                     continue
-                v = versions_cache.get(row.entry_version_id) or self._versions_sync(
-                    row.memory_id, [row.entry_version_id]
-                )[0]
+                v = (
+                    versions_cache.get(row.entry_version_id)
+                    or self._versions_sync(row.memory_id, [row.entry_version_id])[0]
+                )
                 if row.searchable_text != projection_text(v):
                     damage.append(f"projection text of {row.entry_id} does not match its version")
             for key in sorted(set(expected_versions) - seen):
@@ -691,7 +697,8 @@ class DatabaseMemoryBackend(ABC):
             report, heads = self._verify_authority_sync()
             if report.authority_damage:
                 raise IntegrityError(
-                    "authoritative data is damaged; projections were not rebuilt: " + "; ".join(report.authority_damage[:5]),
+                    "authoritative data is damaged; projections were not rebuilt: "
+                    + "; ".join(report.authority_damage[:5]),
                     hint="restore the database from a backup; memstone never rewrites authoritative rows",
                 )
             self._clear_projections_sync()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import os
 import sys
@@ -13,6 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from ..domain.errors import InvalidInput, MemstoneError, RevisionConflictError
+from ..domain.ids import EntryId
 from ..domain.model import EntryInput, Revision
 from ..service import MemoryService, open_service
 from .errors import exit_code
@@ -104,17 +104,37 @@ def cli(ctx: click.Context, url: str | None, scope: str | None) -> None:
 @click.option("--reason", help="Why (a short code or sentence).")
 @json_option
 @click.pass_context
-def remember(ctx: click.Context, kind: str, text: str, title: str | None, tags: tuple[str, ...], slug: str | None,
-             important: bool, mandatory: bool, revise: str | None, memory: str | None, reason: str | None,
-             as_json: bool) -> None:
+def remember(
+    ctx: click.Context,
+    kind: str,
+    text: str,
+    title: str | None,
+    tags: tuple[str, ...],
+    slug: str | None,
+    important: bool,
+    mandatory: bool,
+    revise: str | None,
+    memory: str | None,
+    reason: str | None,
+    as_json: bool,
+) -> None:
     """Add a memory, or revise one (--revise ENTRY)."""
     body_text = sys.stdin.read() if text == "-" else text
 
     async def body(svc: MemoryService) -> None:
         async def once() -> Revision | None:
             base = await memory_of(svc, ctx.obj, memory, revise)
-            item = EntryInput(kind=kind, text=body_text, title=title, tags=tags, slug=slug, important=important,
-                              mandatory=mandatory, entry=revise, reason=reason)  # type: ignore[arg-type]
+            item = EntryInput(
+                kind=kind,
+                text=body_text,
+                title=title,
+                tags=tags,
+                slug=slug,
+                important=important,
+                mandatory=mandatory,
+                entry=EntryId(revise) if revise else None,
+                reason=reason,
+            )
             if base is None:
                 return await svc.remember(None, entries=[item], scope=ctx.obj.scope)
             return await svc.remember(base, entries=[item])
@@ -133,8 +153,9 @@ def _state_command(name: str, doc: str) -> click.Command:
     @click.option("--reason", help="Why (a short code or sentence).")
     @json_option
     @click.pass_context
-    def command(ctx: click.Context, entries: tuple[str, ...], memory: str | None, reason: str | None,
-                as_json: bool) -> None:
+    def command(
+        ctx: click.Context, entries: tuple[str, ...], memory: str | None, reason: str | None, as_json: bool
+    ) -> None:
         async def body(svc: MemoryService) -> None:
             async def once() -> Revision:
                 base = await memory_of(svc, ctx.obj, memory, entries[0])
@@ -164,8 +185,17 @@ cli.add_command(_state_command("reactivate", "Make inactive entries active again
 @click.option("--tag", "tags", multiple=True, help="Only entries with this tag (repeatable, all must match).")
 @json_option
 @click.pass_context
-def search(ctx: click.Context, query: str, memories: tuple[str, ...], all_memories: bool, limit: int, mode: str,
-           kinds: tuple[str, ...], tags: tuple[str, ...], as_json: bool) -> None:
+def search(
+    ctx: click.Context,
+    query: str,
+    memories: tuple[str, ...],
+    all_memories: bool,
+    limit: int,
+    mode: str,
+    kinds: tuple[str, ...],
+    tags: tuple[str, ...],
+    as_json: bool,
+) -> None:
     """Search memories (default: the scope's Memory)."""
 
     async def body(svc: MemoryService) -> None:
@@ -175,8 +205,15 @@ def search(ctx: click.Context, query: str, memories: tuple[str, ...], all_memori
             refs = [r.ref for r in await svc.memories()]
         elif not refs:
             scopes = [ctx.obj.scope]
-        result = await svc.search(query, memories=refs, scopes=scopes, limit=limit, mode=mode,  # type: ignore[arg-type]
-                                  kinds=kinds, tags=tags)
+        result = await svc.search(
+            query,
+            memories=refs,
+            scopes=scopes,
+            limit=limit,
+            mode=mode,  # type: ignore[arg-type]
+            kinds=kinds,
+            tags=tags,
+        )
         lines = [f"mode: {result.mode}" + (f" ({result.fallback_reason})" if result.fallback_reason else "")]
         for h in result.hits:
             head = f"[{h.kind}] {h.title + ': ' if h.title else ''}"
@@ -246,8 +283,10 @@ def changes(ctx: click.Context, memory: str | None, since: int | None, as_json: 
         lines = []
         for d in deltas:
             for c in d.changes:
-                lines.append(f"r{d.memory_ref.revision}  {c.op:<10}  {c.entry_id}  {c.from_entry_version_id or '-'} -> "
-                             f"{c.to_entry_version_id or '-'}  {c.reason or ''}")
+                lines.append(
+                    f"r{d.memory_ref.revision}  {c.op:<10}  {c.entry_id}  {c.from_entry_version_id or '-'} -> "
+                    f"{c.to_entry_version_id or '-'}  {c.reason or ''}"
+                )
         emit(as_json, {"changes": [d.to_dict() for d in deltas]}, "\n".join(lines) or "no changes")
 
     run(ctx, as_json, body)
@@ -284,8 +323,10 @@ def memories(ctx: click.Context, as_json: bool) -> None:
     async def body(svc: MemoryService) -> None:
         heads = await svc.memories()
         scopes = {m: s for s, m in await svc.scopes()}
-        lines = [f"{h.memory_id}  r{h.revision}  {h.active_count}/{h.entry_count} active  {scopes.get(h.memory_id, '')}"
-                 for h in heads]
+        lines = [
+            f"{h.memory_id}  r{h.revision}  {h.active_count}/{h.entry_count} active  {scopes.get(h.memory_id, '')}"
+            for h in heads
+        ]
         payload = {"memories": [{**h.to_dict(), "scope": scopes.get(h.memory_id)} for h in heads]}
         emit(as_json, payload, "\n".join(lines) or "no memories yet")
 
@@ -324,8 +365,11 @@ def rebuild_projections(ctx: click.Context, as_json: bool) -> None:
 
     async def body(svc: MemoryService) -> None:
         report = await svc.rebuild_projections()
-        emit(as_json, report.to_dict(), f"rebuilt {report.projections_checked} projection rows; "
-                                        + ("ok" if report.ok else "still damaged"))
+        emit(
+            as_json,
+            report.to_dict(),
+            f"rebuilt {report.projections_checked} projection rows; " + ("ok" if report.ok else "still damaged"),
+        )
         if not report.ok:
             sys.exit(6)
 

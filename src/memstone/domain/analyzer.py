@@ -10,6 +10,7 @@ every full-text projection.
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
 
 ANALYZER_VERSION = "v1"
@@ -35,10 +36,7 @@ _CJK_RANGES = (
 def is_cjk(ch: str) -> bool:
     """True when ``ch`` belongs to a CJK script run."""
     code = ord(ch)
-    for lo, hi in _CJK_RANGES:
-        if lo <= code <= hi:
-            return True
-    return False
+    return any(lo <= code <= hi for lo, hi in _CJK_RANGES)
 
 
 def _is_word_char(ch: str) -> bool:
@@ -63,7 +61,7 @@ def analyze(text: str) -> list[str]:
         if cjk:
             codes = [f"{ord(c):04x}" for c in cjk]
             tokens.extend(f"u_{c}" for c in codes)
-            tokens.extend(f"b_{a}_{b}" for a, b in zip(codes, codes[1:], strict=False))
+            tokens.extend(f"b_{a}_{b}" for a, b in itertools.pairwise(codes))
             cjk.clear()
 
     for ch in norm:
@@ -96,12 +94,125 @@ def query_terms(query: str) -> list[str]:
 
 # Used only to decide FTS admission (how many informative terms a hit must match); never to index.
 STOPWORDS = frozenset(
-    """a about above after again all also am an and any are as at be because been before being below between
-    both but by can could did do does doing down during each few for from further had has have having he her
-    here hers him his how i if in into is it its itself just me more most my no nor not of off on once only or
-    other our ours out over own same she should so some such than that the their them then there these they
-    this those through to too under until up very was we were what when where which while who whom why will
-    with would you your yours""".split()
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+    ]
 )
 
 

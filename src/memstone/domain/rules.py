@@ -146,6 +146,8 @@ def normalize_relation_kind(value: object) -> str:
 def normalize_relations(values: Iterable[Relation | Mapping[str, object]]) -> tuple[Relation, ...]:
     out: set[Relation] = set()
     for value in values:
+        kind: object
+        target: object
         if isinstance(value, Relation):
             kind, target = value.kind, value.target
         elif isinstance(value, Mapping):

@@ -9,7 +9,7 @@ import sys
 import threading
 import unicodedata
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pytest
 
@@ -247,8 +247,12 @@ class MemoryBackendConformance:
             memory_id=r2.memory_id,
             base_revision=2,
             changes=(
-                Change(op="revise", entry_id=v1.entry_id, from_entry_version_id=v1.entry_version_id,
-                       to_entry_version_id=forged.entry_version_id),
+                Change(
+                    op="revise",
+                    entry_id=v1.entry_id,
+                    from_entry_version_id=v1.entry_version_id,
+                    to_entry_version_id=forged.entry_version_id,
+                ),
             ),
             new_versions=(forged,),
         )
@@ -269,8 +273,15 @@ class MemoryBackendConformance:
         eid = r1.changes[0].entry_id
         vid = r1.changes[0].to_entry_version_id
         r2 = await svc.forget(r1, entries=[eid], reason="user_requested")
-        assert r2.changes == (Change(op="deactivate", entry_id=eid, from_entry_version_id=vid, to_entry_version_id=None,
-                                     reason="user_requested"),)
+        assert r2.changes == (
+            Change(
+                op="deactivate",
+                entry_id=eid,
+                from_entry_version_id=vid,
+                to_entry_version_id=None,
+                reason="user_requested",
+            ),
+        )
         assert (await svc.manifest(r2))[eid].state == "inactive"
         assert (await svc.manifest(r1))[eid].state == "active"
         hist = await svc.history(eid)
@@ -333,18 +344,32 @@ class MemoryBackendConformance:
         # The old citation still resolves exactly: it names revision 1.
         assert (await svc.verify_citation(svc.cite(hit))).entry_version_id == v.entry_version_id
         bad = [
-            Citation(memory_ref=r1.ref, entry_id=EntryId("ent_NOPE0000000000000000000"),
-                     entry_version_id=hit.entry_version_id),
+            Citation(
+                memory_ref=r1.ref,
+                entry_id=EntryId("ent_NOPE0000000000000000000"),
+                entry_version_id=hit.entry_version_id,
+            ),
             Citation(memory_ref=r2.ref, entry_id=hit.entry_id, entry_version_id=hit.entry_version_id),
-            Citation(memory_ref=r1.ref, entry_id=hit.entry_id, entry_version_id=hit.entry_version_id,
-                     entry_content_hash="0" * 64),
+            Citation(
+                memory_ref=r1.ref,
+                entry_id=hit.entry_id,
+                entry_version_id=hit.entry_version_id,
+                entry_content_hash="0" * 64,
+            ),
         ]
         for citation in bad:
             with pytest.raises(InvalidCitationError):
                 await svc.verify_citation(citation)
         with pytest.raises(ArtifactNotFoundError):
-            await svc.expand([Citation(memory_ref=ArtifactRef(memory_id=r1.memory_id, revision=7),
-                                       entry_id=hit.entry_id, entry_version_id=hit.entry_version_id)])
+            await svc.expand(
+                [
+                    Citation(
+                        memory_ref=ArtifactRef(memory_id=r1.memory_id, revision=7),
+                        entry_id=hit.entry_id,
+                        entry_version_id=hit.entry_version_id,
+                    )
+                ]
+            )
 
     # ---------------------------------------------------------------- search
     @requires("fts")
@@ -374,7 +399,9 @@ class MemoryBackendConformance:
 
     @requires("fts")
     async def test_chinese_query_finds_chinese_entry(self, svc: MemoryService) -> None:
-        r1 = await svc.remember(None, entries=[fact("数据库每天凌晨备份一次"), fact("前端使用 React 构建"), fact("English only")])
+        r1 = await svc.remember(
+            None, entries=[fact("数据库每天凌晨备份一次"), fact("前端使用 React 构建"), fact("English only")]
+        )
         assert r1 is not None
         hits = await svc.search("数据库备份", memories=[r1], mode="fts")
         assert hits[0].text == "数据库每天凌晨备份一次"
@@ -388,13 +415,16 @@ class MemoryBackendConformance:
             pytest.skip("this store has a vector projection")
         result = await svc.search("deploy", memories=[r1], mode="auto")
         assert result.mode == "fts" and result.requested_mode == "auto" and result.fallback_reason
-        for mode in ("vector", "hybrid"):
+        modes: tuple[Literal["vector", "hybrid"], ...] = ("vector", "hybrid")
+        for mode in modes:
             with pytest.raises(CapabilityNotSupportedError):
-                await svc.search("deploy", memories=[r1], mode=mode)  # type: ignore[arg-type]
+                await svc.search("deploy", memories=[r1], mode=mode)
 
     @requires("fts")
     async def test_search_spans_memories_and_filters(self, svc: MemoryService) -> None:
-        a = await svc.remember(None, entries=[fact("deploy via uv", tags=["ops"]), fact("deploy rule", kind="constraint")])
+        a = await svc.remember(
+            None, entries=[fact("deploy via uv", tags=["ops"]), fact("deploy rule", kind="constraint")]
+        )
         b = await svc.remember(None, entries=[fact("deploy elsewhere", important=True)])
         assert a is not None and b is not None
         both = await svc.search("deploy", memories=[a, b], mode="fts")
@@ -416,14 +446,17 @@ class MemoryBackendConformance:
 
     @requires("fts")
     async def test_fts_admission_requires_enough_informative_terms(self, svc: MemoryService) -> None:
-        r1 = await svc.remember(None, entries=[fact("postgres backups run nightly at two"),
-                                               fact("the frontend build uses vite")])
+        r1 = await svc.remember(
+            None, entries=[fact("postgres backups run nightly at two"), fact("the frontend build uses vite")]
+        )
         assert r1 is not None
         hits = await svc.search("when do the postgres backups run", memories=[r1], mode="fts")
         assert [h.text for h in hits] == ["postgres backups run nightly at two"]
         # "the" alone is a stopword match; the informative terms match nothing, so nothing is admitted.
-        assert len(await svc.search("the kubernetes ingress controller certificate rotation", memories=[r1],
-                                    mode="fts")) == 0
+        assert (
+            len(await svc.search("the kubernetes ingress controller certificate rotation", memories=[r1], mode="fts"))
+            == 0
+        )
 
     # ---------------------------------------------------------------- validation
     async def test_bad_input_is_refused_clearly_and_nothing_is_written(self, svc: MemoryService) -> None:
@@ -450,8 +483,11 @@ class MemoryBackendConformance:
         with pytest.raises(InvalidInput):
             await svc.forget(r1, entries=["ent_" + "Z" * 200])
         with pytest.raises(InvalidInput):
-            await svc.remember(r1, entries=[fact("cites nothing real", sources=["src_UNKNOWN000000000000000000"])],
-                               sources=["src_UNKNOWN000000000000000000"])
+            await svc.remember(
+                r1,
+                entries=[fact("cites nothing real", sources=["src_UNKNOWN000000000000000000"])],
+                sources=["src_UNKNOWN000000000000000000"],
+            )
         assert (await svc.head(r1.memory_id)) == r1
         assert [e.text for e in await svc.entries(r1)] == ["base"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 import apsw
 
-from ...domain.errors import BackendUnavailable, CapabilityNotSupportedError
+from ...domain.errors import BackendUnavailable
 from ...domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
 from ...domain.model import (
     ArtifactRef,
@@ -97,7 +98,8 @@ def _revision_from_row(row: Sequence[Any]) -> Revision:
         changes=changes,
         sources=tuple(SourceId(s) for s in lineage.get("sources", [])),
         artifacts=tuple(
-            ArtifactRef(memory_id=MemoryId(a["memory_id"]), revision=a["revision"]) for a in lineage.get("artifacts", [])
+            ArtifactRef(memory_id=MemoryId(a["memory_id"]), revision=a["revision"])
+            for a in lineage.get("artifacts", [])
         ),
         author=row[8],
         surface=row[9],
@@ -147,9 +149,10 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         return self
 
     def _open_sync(self) -> None:
-        if apsw.sqlite_lib_version().split(".")[:3] and tuple(
-            int(x) for x in apsw.sqlite_lib_version().split(".")[:3]
-        ) < MIN_SQLITE:
+        if (
+            apsw.sqlite_lib_version().split(".")[:3]
+            and tuple(int(x) for x in apsw.sqlite_lib_version().split(".")[:3]) < MIN_SQLITE
+        ):
             raise BackendUnavailable(f"SQLite {apsw.sqlite_lib_version()} is older than 3.38.0")
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -168,7 +171,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
 
     def _load_vec_sync(self, conn: apsw.Connection) -> None:
         """Load sqlite-vec and prove it works with an insert/search/delete probe (RFC: never trust a flag)."""
-        import sqlite_vec
+        import sqlite_vec  # type: ignore[import-untyped]
 
         conn.enable_load_extension(True)
         conn.load_extension(sqlite_vec.loadable_path())
@@ -176,9 +179,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         self.vec_version = str(conn.execute("SELECT vec_version()").fetchall()[0][0])
         conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vec_probe USING vec0(embedding float[2])")
         conn.execute("INSERT INTO temp.vec_probe (rowid, embedding) VALUES (1, '[1.0, 0.0]')")
-        found = conn.execute(
-            "SELECT rowid FROM temp.vec_probe WHERE embedding MATCH '[1.0, 0.0]' AND k = 1"
-        ).fetchall()
+        found = conn.execute("SELECT rowid FROM temp.vec_probe WHERE embedding MATCH '[1.0, 0.0]' AND k = 1").fetchall()
         conn.execute("DELETE FROM temp.vec_probe WHERE rowid = 1")
         conn.execute("DROP TABLE temp.vec_probe")
         if found != [(1,)]:
@@ -191,7 +192,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
             conn.execute(schema.AUTHORITY)
             conn.execute(schema.immutability_triggers())
             conn.execute(schema.PROJECTIONS)
-            row = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchall()
+            row: list[Any] = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchall()
             if not row:
                 conn.execute(
                     "INSERT INTO store_meta (key, value) VALUES ('schema_version', ?), ('analyzer', 'v1')",
@@ -205,10 +206,12 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
 
     @staticmethod
     def _schema_current_sync(conn: apsw.Connection) -> bool:
-        tables = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'").fetchall()
+        tables: list[Any] = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'"
+        ).fetchall()
         if not tables:
             return False
-        row = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchall()
+        row: list[Any] = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchall()
         return bool(row) and int(row[0][0]) == schema.SCHEMA_VERSION
 
     def _close_sync(self) -> None:
@@ -222,8 +225,12 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
             raise BackendUnavailable("the SQLite store is not open")
         return self._conn
 
+    def _q(self, sql: str, args: Sequence[object] | None = None) -> list[Any]:
+        """Run a query and fetch every row (rows are loosely typed at this edge by design)."""
+        return self.conn.execute(sql, args).fetchall()
+
     def meta(self, key: str) -> str | None:
-        rows = self.conn.execute("SELECT value FROM store_meta WHERE key = ?", (key,)).fetchall()
+        rows = self._q("SELECT value FROM store_meta WHERE key = ?", (key,))
         return str(rows[0][0]) if rows else None
 
     # ---------------------------------------------------------------- transactions
@@ -266,7 +273,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
 
     # ---------------------------------------------------------------- authority
     def _head_sync(self, memory_id: MemoryId) -> Revision | None:
-        rows = self.conn.execute("SELECT revision FROM artifact_heads WHERE artifact_id = ?", (memory_id,)).fetchall()
+        rows = self._q("SELECT revision FROM artifact_heads WHERE artifact_id = ?", (memory_id,))
         return self._revision_sync(memory_id, rows[0][0]) if rows else None
 
     def _revision_sync(self, memory_id: MemoryId, revision: int) -> Revision | None:
@@ -274,10 +281,10 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         cached = self._revision_cache.get(key)
         if cached is not None:
             return cached  # Revisions are immutable, so a decoded one never goes stale
-        rows = self.conn.execute(
+        rows = self._q(
             f"SELECT {_REVISION_COLUMNS} FROM artifact_revisions WHERE artifact_id = ? AND revision = ?",
             (memory_id, revision),
-        ).fetchall()
+        )
         if not rows:
             return None
         found = _revision_from_row(rows[0])
@@ -287,38 +294,34 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         return found
 
     def _revisions_sync(self, memory_id: MemoryId, first: int, last: int) -> list[Revision]:
-        rows = self.conn.execute(
+        rows = self._q(
             f"SELECT {_REVISION_COLUMNS} FROM artifact_revisions WHERE artifact_id = ? AND revision BETWEEN ? AND ? "
             "ORDER BY revision",
             (memory_id, first, last),
-        ).fetchall()
+        )
         return [_revision_from_row(r) for r in rows]
 
     def _raw_revisions_sync(self) -> Iterator[tuple[Revision, str]]:
-        for row in self.conn.execute(
-            f"SELECT {_REVISION_COLUMNS} FROM artifact_revisions ORDER BY artifact_id, revision"
-        ).fetchall():
+        for row in self._q(f"SELECT {_REVISION_COLUMNS} FROM artifact_revisions ORDER BY artifact_id, revision"):
             yield _revision_from_row(row), row[2]
 
     def _heads_sync(self) -> list[Revision]:
-        rows = self.conn.execute(
+        rows = self._q(
             f"SELECT {', '.join('r.' + c.strip() for c in _REVISION_COLUMNS.split(','))} FROM artifact_heads h "
             "JOIN artifact_revisions r ON r.artifact_id = h.artifact_id AND r.revision = h.revision "
             "ORDER BY h.artifact_id"
-        ).fetchall()
+        )
         return [_revision_from_row(r) for r in rows]
 
     def _load_node_sync(self, node_hash: str) -> bytes:
-        rows = self.conn.execute("SELECT body FROM manifest_nodes WHERE node_hash = ?", (node_hash,)).fetchall()
+        rows = self._q("SELECT body FROM manifest_nodes WHERE node_hash = ?", (node_hash,))
         if not rows:
             raise KeyError(f"manifest node {node_hash} is missing")
         body = rows[0][0]
-        return bytes(body) if not isinstance(body, str) else body.encode("utf-8")
+        return zlib.decompress(body) if isinstance(body, bytes) else body.encode("utf-8")
 
     def _insert_revision_sync(self, revision: Revision, content: str) -> None:
-        lineage = _json(
-            {"sources": list(revision.sources), "artifacts": [a.to_dict() for a in revision.artifacts]}
-        )
+        lineage = _json({"sources": list(revision.sources), "artifacts": [a.to_dict() for a in revision.artifacts]})
         self.conn.execute(
             f"INSERT INTO artifact_revisions ({_REVISION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (
@@ -338,8 +341,10 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
 
     def _insert_nodes_sync(self, nodes: Mapping[str, bytes]) -> None:
         if nodes:
+            # Bodies are stored zlib-compressed; node hashes cover the uncompressed canonical bytes.
             self.conn.executemany(
-                "INSERT OR IGNORE INTO manifest_nodes (node_hash, body) VALUES (?, ?)", list(nodes.items())
+                "INSERT OR IGNORE INTO manifest_nodes (node_hash, body) VALUES (?, ?)",
+                [(h, zlib.compress(raw, 6)) for h, raw in nodes.items()],
             )
 
     def _insert_versions_sync(self, versions: Sequence[EntryVersion]) -> None:
@@ -393,49 +398,50 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         if memory_id is not None:
             sql += " AND +memory_artifact_id = ?"  # unary + keeps the planner on the primary key
             args.append(memory_id)
-        rows = self.conn.execute(sql, args).fetchall()
+        rows = self._q(sql, args)
         order = {vid: i for i, vid in enumerate(version_ids)}
         return sorted((_version_from_row(r) for r in rows), key=lambda v: order[v.entry_version_id])
 
     def _entry_versions_sync(self, memory_id: MemoryId | None, entry_id: EntryId) -> list[EntryVersion]:
         if memory_id is None:
-            rows = self.conn.execute(
+            rows = self._q(
                 f"SELECT {_VERSION_COLUMNS} FROM memory_entry_versions WHERE entry_id = ? ORDER BY version", (entry_id,)
-            ).fetchall()
+            )
         else:
-            rows = self.conn.execute(
+            rows = self._q(
                 f"SELECT {_VERSION_COLUMNS} FROM memory_entry_versions WHERE memory_artifact_id = ? AND entry_id = ? "
                 "ORDER BY version",
                 (memory_id, entry_id),
-            ).fetchall()
+            )
         return [_version_from_row(r) for r in rows]
 
     def _iter_versions_sync(self) -> Iterator[EntryVersion]:
         # Oldest first within each entry, so predecessors are seen before successors.
-        for row in self.conn.execute(
+        cursor: Iterator[Any] = self.conn.execute(
             f"SELECT {_VERSION_COLUMNS} FROM memory_entry_versions ORDER BY memory_artifact_id, entry_id, version"
-        ):
+        )
+        for row in cursor:
             yield _version_from_row(row)
 
     def _versions_by_hash_sync(self, memory_id: MemoryId, hashes: Sequence[str]) -> list[EntryVersion]:
         if not hashes:
             return []
         marks = ",".join("?" * len(hashes))
-        rows = self.conn.execute(
+        rows = self._q(
             f"SELECT {_VERSION_COLUMNS} FROM memory_entry_versions WHERE memory_artifact_id = ? "
             f"AND entry_content_hash IN ({marks})",
             (memory_id, *hashes),
-        ).fetchall()
+        )
         return [_version_from_row(r) for r in rows]
 
     def _sources_sync(self, source_ids: Sequence[str]) -> list[Source]:
         if not source_ids:
             return []
         marks = ",".join("?" * len(source_ids))
-        rows = self.conn.execute(
+        rows = self._q(
             f"SELECT source_id, kind, uri, content, content_hash, created_at FROM sources WHERE source_id IN ({marks})",
             list(source_ids),
-        ).fetchall()
+        )
         return [
             Source(source_id=SourceId(r[0]), kind=r[1], uri=r[2], content=r[3], content_hash=r[4], created_at=r[5])
             for r in rows
@@ -449,11 +455,9 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
 
     def _scope_sync(self, scope: str | None) -> list[tuple[str, MemoryId, str]]:
         if scope is None:
-            rows = self.conn.execute("SELECT scope, memory_id, created_at FROM scope_bindings ORDER BY scope").fetchall()
+            rows = self._q("SELECT scope, memory_id, created_at FROM scope_bindings ORDER BY scope")
         else:
-            rows = self.conn.execute(
-                "SELECT scope, memory_id, created_at FROM scope_bindings WHERE scope = ?", (scope,)
-            ).fetchall()
+            rows = self._q("SELECT scope, memory_id, created_at FROM scope_bindings WHERE scope = ?", (scope,))
         return [(r[0], MemoryId(r[1]), r[2]) for r in rows]
 
     def _bind_scope_sync(self, scope: str, memory_id: MemoryId, created_at: str) -> bool:
@@ -507,7 +511,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         if memory_id is not None:
             sql += " WHERE memory_artifact_id = ?"
             args = (memory_id,)
-        for r in self.conn.execute(sql + " ORDER BY projection_id", args).fetchall():
+        for r in self._q(sql + " ORDER BY projection_id", args):
             yield HeadRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], r[4])
 
     def _clear_projections_sync(self) -> None:
@@ -529,7 +533,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         return []
 
     def _fts_candidates_sync(
-        self, memory_ids: Sequence[str], terms: Sequence[str], depth: int, request: SearchRequest
+        self, memory_ids: Sequence[str], terms: Sequence[str], depth: int, request: SearchRequest, with_text: bool
     ) -> list[HeadRow]:
         # Raw user input never reaches MATCH: only analyzer tokens, each quoted as a string.
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
@@ -537,12 +541,13 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         args: list[object] = [match, *memory_ids]
         self._filters(request, where, args)
         args.append(depth)
-        rows = self.conn.execute(
-            "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, h.searchable_text "
+        text = "h.searchable_text" if with_text else "''"
+        rows = self._q(
+            f"SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, {text} "
             "FROM memory_entry_search_fts f CROSS JOIN memory_entry_heads h ON h.projection_id = f.rowid "
             f"WHERE memory_entry_search_fts MATCH ? AND {' AND '.join(where)} ORDER BY f.rank LIMIT ?",
             args,
-        ).fetchall()
+        )
         return [HeadRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], r[4]) for r in rows]
 
     @staticmethod
@@ -559,9 +564,6 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         for tag in request.tags:
             where.append("EXISTS (SELECT 1 FROM json_each(h.tags) WHERE json_each.value = ?)")
             args.append(tag)
-
-    def _vector_candidates_sync(self, memory_ids: Sequence[str], vector: tuple[float, ...], depth: int, request: SearchRequest):  # type: ignore[no-untyped-def]
-        raise CapabilityNotSupportedError("vector", "no vector projection is configured for this store")
 
 
 __all__ = ["SQLiteMemoryBackend", "parse_sqlite_url"]

@@ -132,6 +132,7 @@ class SearchRequest:
     important: bool | None = None
     mandatory: bool | None = None
     weights: Mapping[str, float] = field(default_factory=dict)
+    exact: bool = False  # vector channel: exact scan instead of the quantized fast path
 
 
 class MemoryBackend(Protocol):
@@ -155,6 +156,17 @@ class MemoryBackend(Protocol):
     ) -> tuple[EntryVersion, ...]: ...
 
     async def maintain(self, task: Literal["verify", "rebuild"]) -> VerifyReport: ...
+
+    # The vector projection (RFC: one fixed embedding profile per store).
+    async def configure_embedding(
+        self, profile: EmbeddingProfile | None, *, record: bool
+    ) -> EmbeddingProfile | None: ...
+
+    async def missing_vectors(self, limit: int) -> list[EntryVersion]: ...
+
+    async def vector_backlog(self) -> int: ...
+
+    async def put_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> int: ...
 
     async def aclose(self) -> None: ...
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
+import logging
+import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -16,6 +19,7 @@ from .domain.errors import (
     InvalidInput,
     NotFound,
     RevisionConflictError,
+    StoreMigratingError,
 )
 from .domain.ids import EntryId, EntryVersionId, MemoryId, SourceId, check_id, new_ulid
 from .domain.model import (
@@ -45,8 +49,10 @@ from .domain.rules import (
     normalize_tags,
     normalize_text,
 )
+from .indexing import Progress, VectorIndexer
 from .ports import (
     ContentQuery,
+    EmbeddingModel,
     HeadQuery,
     ManifestQuery,
     MemoriesQuery,
@@ -55,6 +61,7 @@ from .ports import (
     ScopeQuery,
     SearchRequest,
     SourcesQuery,
+    VectorStatusQuery,
     VersionsQuery,
     WritePlan,
 )
@@ -63,6 +70,7 @@ MemoryLike = Revision | ArtifactRef
 EntryLike = EntryVersion | MemoryHit | str
 RememberMode = Literal["append", "extract", "auto"]
 MAX_LIMIT = 1000
+log = logging.getLogger("memstone.service")
 
 
 def utc_now() -> str:
@@ -99,6 +107,7 @@ class MemoryService:
         author: str | None = None,
         surface: Surface = "api",
         closed_kinds: frozenset[str] | None = None,
+        embedding: EmbeddingModel | None = None,
     ) -> None:
         self.backend = backend
         self._clock = clock
@@ -106,6 +115,8 @@ class MemoryService:
         self._author = author
         self._surface: Surface = surface
         self._closed_kinds = closed_kinds
+        self.indexer = VectorIndexer(embedding) if embedding is not None else None
+        self.migration_wait_s = 600.0
 
     # ------------------------------------------------------------------ reads
     async def head(self, memory: MemoryLike | str) -> Revision:
@@ -630,8 +641,40 @@ class MemoryService:
         return await self.revision(memory.memory_id, memory.revision)
 
     async def _commit(self, plan: WritePlan) -> Revision:
-        async with self.backend.begin() as uow:
-            return await uow.commit(plan)
+        plan = await self._with_vectors(plan)
+        deadline = time.monotonic() + self.migration_wait_s
+        while True:
+            try:
+                async with self.backend.begin() as uow:
+                    return await uow.commit(plan)
+            except StoreMigratingError:
+                # Trigger: a model migration (memstone reembed) holds writes.
+                # Why: every write must land on the new profile's projection, not be lost or half-indexed.
+                # Outcome: wait for the migration to finish, then commit (vectors are recomputed).
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.2)
+                plan = await self._with_vectors(replace(plan, vectors={}))
+
+    async def _with_vectors(self, plan: WritePlan) -> WritePlan:
+        """Embed, outside the transaction, every version this write projects (new, revised, reactivated)."""
+        if self.indexer is None or self.backend.capabilities.embedding_profile is None:
+            return plan
+        projected = {v.entry_version_id: v for v in plan.new_versions}
+        missing = tuple(
+            c.to_entry_version_id
+            for c in plan.changes
+            if c.op == "reactivate" and c.to_entry_version_id is not None and c.to_entry_version_id not in projected
+        )
+        if missing:
+            found = await self.backend.read(VersionsQuery(memory_id=plan.memory_id, version_ids=missing))
+            projected.update({v.entry_version_id: v for v in cast(list[EntryVersion], found)})
+        wanted = [
+            projected[c.to_entry_version_id]
+            for c in plan.changes
+            if c.op != "deactivate" and c.to_entry_version_id in projected
+        ]
+        return replace(plan, vectors=await self.indexer.vectors_for(wanted))
 
     # ------------------------------------------------------------------ search
     async def search(
@@ -646,8 +689,14 @@ class MemoryService:
         tags: Sequence[str] = (),
         important: bool | None = None,
         mandatory: bool | None = None,
+        exact: bool = False,
     ) -> SearchResult:
-        """Search the current heads of explicit Memories (or scopes) by ``fts``, ``vector``, ``hybrid`` or ``auto``."""
+        """Search the current heads of explicit Memories (or scopes) by ``fts``, ``vector``, ``hybrid`` or ``auto``.
+
+        ``auto`` uses hybrid when a model matching the store's profile is loaded and every selected Memory's
+        vector projection is complete, else FTS, and reports the mode it used. ``exact=True`` makes the
+        vector channel scan exactly instead of using the quantized fast path (the reference it is checked by).
+        """
         if not isinstance(query, str):
             raise InvalidInput("query must be a string")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
@@ -668,17 +717,27 @@ class MemoryService:
             if memories or scopes:
                 return SearchResult(hits=(), mode="fts" if mode == "auto" else mode, requested_mode=mode)
             raise InvalidInput("search needs at least one memory or scope", hint="pass memories=[...] or scopes=[...]")
-        used_mode, fallback = self._resolve_mode(mode)
+        ordered_refs = tuple(refs[k] for k in sorted(refs))
+        used_mode, fallback = await self._resolve_mode(mode, ordered_refs)
         channels: tuple[Literal["fts", "vector"], ...] = {
             "fts": ("fts",),
             "vector": ("vector",),
             "hybrid": ("fts", "vector"),
         }[used_mode]  # type: ignore[assignment]
+        query_vector = None
+        weights: dict[str, float] = {}
+        if "vector" in channels:
+            assert self.indexer is not None
+            query_vector = await self.indexer.query_vector(query)
+            weights = self.indexer.calibration.weights()
         request = SearchRequest(
             query=query,
-            memories=tuple(refs[k] for k in sorted(refs)),
+            memories=ordered_refs,
             limit=limit,
             channels=channels,
+            query_vector=query_vector,
+            weights=weights,
+            exact=exact,
             kinds=tuple(kinds),
             tags=normalize_tags(tags),
             important=important,
@@ -687,21 +746,57 @@ class MemoryService:
         hits = await self.backend.search(request)
         return SearchResult(hits=hits, mode=used_mode, requested_mode=mode, fallback_reason=fallback)
 
-    def _resolve_mode(self, mode: SearchMode) -> tuple[SearchMode, str | None]:
-        caps = self.backend.capabilities
+    async def _resolve_mode(self, mode: SearchMode, refs: tuple[ArtifactRef, ...]) -> tuple[SearchMode, str | None]:
         if mode == "fts":
             return "fts", None
+        reason = await self._vector_unavailable(refs)
         if mode in ("vector", "hybrid"):
-            if not caps.vector:
+            if reason is not None:
                 raise CapabilityNotSupportedError(
                     mode,
-                    f"{mode} search needs an embedding model and a vector projection",
-                    hint="use mode='fts' or 'auto', or open the store with an embedding model",
+                    f"{mode} search is unavailable: {reason}",
+                    hint="use mode='fts' or 'auto', or run `memstone embed --backfill` to complete the vectors",
                 )
             return mode, None
-        if not caps.vector:
-            return "fts", "no embedding model is configured"
+        if reason is not None:
+            return "fts", reason
         return "hybrid", None
+
+    async def _vector_unavailable(self, refs: tuple[ArtifactRef, ...]) -> str | None:
+        """Why vector search cannot run on these Memories now (None when it can)."""
+        caps = self.backend.capabilities
+        if self.indexer is None:
+            return "no embedding model is configured"
+        if not caps.vector or caps.embedding_profile is None:
+            return "this store has no vector projection"
+        if caps.embedding_profile.canonical() != self.indexer.profile.canonical():
+            return f"the loaded model ({self.indexer.profile.profile_id}) is not the store's profile"
+        status = cast(dict[str, bool], await self.backend.read(VectorStatusQuery(memories=refs)))
+        incomplete = sorted(m for m, ok in status.items() if not ok)
+        if incomplete:
+            return f"the vector projection of {', '.join(incomplete)} is incomplete"
+        return None
+
+    # ------------------------------------------------------------------ vectors
+    async def backfill(self, *, batch: int = 64, progress: Progress | None = None) -> int:
+        """Embed every active entry that has no vector yet; resumable (a rerun picks up what is missing)."""
+        if self.indexer is None:
+            raise CapabilityNotSupportedError("vector", "backfill needs an embedding model")
+        done = 0
+        total = await self.backend.vector_backlog()
+        while True:
+            pending = await self.backend.missing_vectors(batch)
+            if not pending:
+                break
+            vectors = await self.indexer.vectors_for(pending)
+            if not vectors:
+                raise CapabilityNotSupportedError(
+                    "vector", f"the embedding model failed: {self.indexer.last_error}", hint="fix the model, rerun"
+                )
+            done += await self.backend.put_vectors(vectors)
+            if progress is not None:
+                progress(done, max(total, done))
+        return done
 
     # ------------------------------------------------------------------ maintenance
     async def verify(self) -> VerifyReport:
@@ -728,6 +823,16 @@ def _entry_id(entry: EntryLike | EntryId) -> EntryId:
     return EntryId(check_id(entry, what="entry", prefix="ent_"))
 
 
+class _Unset:
+    """The type of :data:`UNSET`: "use the store's recorded embedding profile (or the default)"."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET = _Unset()
+
+
 @asynccontextmanager
 async def open_service(
     url: str | None = None,
@@ -737,6 +842,7 @@ async def open_service(
     author: str | None = None,
     surface: Surface = "api",
     closed_kinds: Iterable[str] | None = None,
+    embedding: EmbeddingModel | str | _Unset | None = UNSET,
 ) -> AsyncIterator[MemoryService]:
     """Open a store by URL (default ``MEMSTONE_URL`` or ``~/.memstone/memstone.db``) and yield its service.
 
@@ -746,6 +852,11 @@ async def open_service(
     from .backends import open_store
 
     backend = await open_store(url)
+    try:
+        model = await _choose_model(backend, embedding)
+    except BaseException:
+        await backend.aclose()
+        raise
     service = MemoryService(
         backend,
         clock=clock,
@@ -753,8 +864,41 @@ async def open_service(
         author=author,
         surface=surface,
         closed_kinds=frozenset(closed_kinds) if closed_kinds is not None else None,
+        embedding=model,
     )
     try:
         yield service
     finally:
         await backend.aclose()
+
+
+async def _choose_model(
+    backend: MemoryBackend, embedding: EmbeddingModel | str | _Unset | None
+) -> EmbeddingModel | None:
+    """The model a service runs with: the store's recorded profile, the default for a new store, or none.
+
+    A model (or profile name) that differs from the store's recorded profile is refused by name.
+    """
+    from . import embedding as models
+
+    if embedding is None:
+        await backend.configure_embedding(None, record=False)
+        return None
+    if isinstance(embedding, _Unset):
+        recorded = backend.capabilities.embedding_profile
+        name = recorded.profile_id if recorded is not None else models.default_profile_name()
+        ok, why = models.available(name, versions=False)
+        if not ok or name.startswith("openai:"):
+            # Trigger: the store's model is not installed here (or needs server settings).
+            # Why: reads and writes must keep working; writes commit with FTS only.
+            # Outcome: no model; auto search falls back to FTS and says why.
+            log.warning("embedding model %s unavailable (%s); running without vectors", name, why)
+            await backend.configure_embedding(None, record=False)
+            return None
+        model = models.load_model(name)
+    elif isinstance(embedding, str):
+        model = models.load_model(embedding)
+    else:
+        model = embedding
+    await backend.configure_embedding(model.profile, record=True)
+    return model

@@ -19,13 +19,20 @@ from functools import partial
 from typing import Literal, TypeVar
 
 from ..domain.analyzer import informative_terms, query_terms, searchable_text
-from ..domain.canonical import REVISION_CONTENT_TAG, canonical_bytes, canonical_json, tagged_sha256
+from ..domain.canonical import (
+    EMBEDDING_CONTENT_TAG,
+    REVISION_CONTENT_TAG,
+    canonical_bytes,
+    canonical_json,
+    tagged_sha256,
+)
 from ..domain.errors import (
     ArtifactNotFoundError,
     CapabilityNotSupportedError,
     IntegrityError,
     InvalidInput,
     MemstoneError,
+    ProfileMismatchError,
     RevisionConflictError,
 )
 from ..domain.ids import EntryId, EntryVersionId, MemoryId
@@ -42,10 +49,12 @@ from ..domain.model import (
     VerifyReport,
     revision_content,
 )
+from ..domain.rules import check_vector
 from ..domain.search import Candidate, candidate_depth, fts_admits, fts_required_terms, l2_to_cosine, rrf_fuse
 from ..ports import (
     Capabilities,
     ContentQuery,
+    EmbeddingProfile,
     HeadQuery,
     ManifestQuery,
     MemoriesQuery,
@@ -75,6 +84,20 @@ class HeadRow:
 
 
 @dataclass(frozen=True, slots=True)
+class VectorRow:
+    """Metadata of one stored vector window, binding it to an exact entry version and profile."""
+
+    memory_id: MemoryId
+    entry_id: EntryId
+    entry_version_id: EntryVersionId
+    chunk: int
+    chunk_count: int
+    entry_content_hash: str
+    embedding_content_hash: str
+    profile_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class VectorCandidate:
     memory_id: MemoryId
     entry_id: EntryId
@@ -97,6 +120,9 @@ class DatabaseMemoryBackend(ABC):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=type(self).__name__)
         self._manifests = ManifestReader(self._load_node_sync)
         self._closed = False
+        self.vector_profile: EmbeddingProfile | None = None
+        self._complete_cache: dict[tuple[str, int], bool] = {}
+        self._complete_generation = ""
 
     # ------------------------------------------------------------------ adapter primitives
     @property
@@ -169,9 +195,7 @@ class DatabaseMemoryBackend(ABC):
         """Bind a scope; False when another Memory already holds it."""
 
     @abstractmethod
-    def _put_projection_sync(
-        self, revision: int, version: EntryVersion, text: str, vectors: tuple[tuple[float, ...], ...] | None
-    ) -> None: ...
+    def _put_projection_sync(self, revision: int, version: EntryVersion, text: str) -> None: ...
 
     @abstractmethod
     def _drop_projection_sync(self, memory_id: MemoryId, entry_id: EntryId) -> None: ...
@@ -192,13 +216,36 @@ class DatabaseMemoryBackend(ABC):
     ) -> list[HeadRow]:
         """Top ``depth`` rows matching any of ``terms`` by the engine's ranking (text only when asked)."""
 
-    def _vector_candidates_sync(
-        self, memory_ids: Sequence[str], vector: tuple[float, ...], depth: int, request: SearchRequest
-    ) -> list[VectorCandidate]:
+    # Vector primitives. A backend without a vector engine keeps these defaults and reports vector=False.
+    def _vector_profile_sync(self) -> EmbeddingProfile | None:
+        """The embedding profile recorded in the store, if any."""
+        return None
+
+    def _record_vector_profile_sync(self, profile: EmbeddingProfile) -> None:
         raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
 
-    def _vector_complete_sync(self, memory_id: MemoryId) -> bool:
-        return False
+    def _put_vectors_sync(self, row: VectorRow, vectors: tuple[tuple[float, ...], ...]) -> None:
+        raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
+
+    def _drop_vectors_sync(self, memory_id: MemoryId, entry_id: EntryId) -> None:
+        return None
+
+    def _vector_knn_sync(
+        self, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, *, exact: bool
+    ) -> list[VectorCandidate]:
+        """Nearest vector windows (one row per window), nearest first."""
+        raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
+
+    def _vector_incomplete_sync(self, memory_id: MemoryId, profile_id: str, limit: int) -> list[HeadRow]:
+        """Active head rows of a Memory with no complete vector projection for ``profile_id``."""
+        return []
+
+    def _vector_rows_sync(self) -> Iterator[VectorRow]:
+        return iter(())
+
+    def _replace_vector_tables_sync(self, profile: EmbeddingProfile) -> None:
+        """Drop every vector and recreate the vector tables for ``profile`` (a migration step)."""
+        raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
 
     @abstractmethod
     def _close_sync(self) -> None: ...
@@ -288,21 +335,199 @@ class DatabaseMemoryBackend(ABC):
             winner = self._scope_sync(plan.bind_scope)
             raise RevisionConflictError(winner[0][1] if winner else memory_id, expected=0, actual=None)
         loaded = {v.entry_version_id: v for v in self._versions_sync(memory_id, reactivated)} if reactivated else {}
+        vectors_complete = True
         for change in changes:
-            if change.op in ("add", "revise"):
+            if change.op in ("add", "revise", "reactivate"):
                 assert change.to_entry_version_id is not None
-                version = new_versions[change.to_entry_version_id]
+                if change.op == "reactivate":
+                    version = loaded[change.to_entry_version_id]
+                    self._check_version_hash(version)
+                else:
+                    version = new_versions[change.to_entry_version_id]
+                self._put_projection_sync(new_revision, version, projection_text(version))
+                # A revised entry's old vectors are stale: they are removed in this same transaction.
+                self._drop_vectors_sync(memory_id, change.entry_id)
                 vectors = plan.vectors.get(version.entry_version_id)
-                self._put_projection_sync(new_revision, version, projection_text(version), vectors)
-            elif change.op == "reactivate":
-                assert change.to_entry_version_id is not None
-                version = loaded[change.to_entry_version_id]
-                self._check_version_hash(version)
-                vectors = plan.vectors.get(version.entry_version_id)
-                self._put_projection_sync(new_revision, version, projection_text(version), vectors)
+                if vectors and self.vector_profile is not None:
+                    self._store_vectors_sync(version, vectors)
+                else:
+                    vectors_complete = False
             else:
                 self._drop_projection_sync(memory_id, change.entry_id)
+                self._drop_vectors_sync(memory_id, change.entry_id)
+        if vectors_complete and self._complete_cache.get((memory_id, plan.base_revision)) is True:
+            self._complete_cache[(memory_id, new_revision)] = True
         return revision
+
+    # ------------------------------------------------------------------ vectors
+    def _embedding_hash(self, entry_content_hash: str) -> str:
+        assert self.vector_profile is not None
+        payload = canonical_bytes(self.vector_profile.canonical()) + b"\0" + entry_content_hash.encode("ascii")
+        return tagged_sha256(EMBEDDING_CONTENT_TAG, payload)
+
+    def _store_vectors_sync(self, version: EntryVersion, vectors: tuple[tuple[float, ...], ...]) -> None:
+        """Validate vectors against the fixed profile (inside the transaction) and store them."""
+        profile = self.vector_profile
+        assert profile is not None
+        if not vectors:
+            raise InvalidInput("an entry's vector projection needs at least one vector")
+        for vec in vectors:
+            check_vector(vec, dimension=profile.dimension)
+        for chunk, vec in enumerate(vectors):
+            row = VectorRow(
+                memory_id=version.memory_id,
+                entry_id=version.entry_id,
+                entry_version_id=version.entry_version_id,
+                chunk=chunk,
+                chunk_count=len(vectors),
+                entry_content_hash=version.entry_content_hash,
+                embedding_content_hash=self._embedding_hash(version.entry_content_hash),
+                profile_id=profile.profile_id,
+            )
+            self._put_vectors_sync(row, (vec,))
+
+    def _vector_complete_sync(self, memory_id: MemoryId) -> bool:
+        """Whether every active head entry has a vector projection for the store's profile (cached by head)."""
+        profile = self.vector_profile
+        if profile is None:
+            return False
+        head = self._head_sync(memory_id)
+        if head is None:
+            return False
+        key = (memory_id, head.revision)
+        generation = self._vector_generation_sync()
+        if generation != self._complete_generation:
+            self._complete_cache.clear()
+            self._complete_generation = generation
+        cached = self._complete_cache.get(key)
+        if cached is None:
+            cached = not self._vector_incomplete_sync(memory_id, profile.profile_id, 1)
+            if len(self._complete_cache) > 4096:
+                self._complete_cache.clear()
+            self._complete_cache[key] = cached
+        return cached
+
+    def _vector_generation_sync(self) -> str:
+        """A token that changes whenever vectors change outside ordinary writes (backfill, migration)."""
+        return ""
+
+    def _bump_vector_generation_sync(self) -> None:
+        return None
+
+    async def configure_embedding(self, profile: EmbeddingProfile | None, *, record: bool) -> EmbeddingProfile | None:
+        """Check ``profile`` against the store's recorded one (recording it when none is and ``record``).
+
+        Returns the store's profile. A different profile raises ProfileMismatchError naming both.
+        """
+
+        def run() -> EmbeddingProfile | None:
+            recorded = self._vector_profile_sync()
+            if profile is None:
+                self.vector_profile = None
+                return recorded
+            if recorded is None:
+                if not record:
+                    self.vector_profile = None
+                    return None
+                with self._write_txn():
+                    recorded = self._vector_profile_sync()
+                    if recorded is None:
+                        self._record_vector_profile_sync(profile)
+                        recorded = profile
+            if recorded.canonical() != profile.canonical():
+                raise ProfileMismatchError(
+                    f"this store's embedding profile is {recorded.profile_id} ({recorded.model}, "
+                    f"{recorded.dimension}-d), not {profile.profile_id} ({profile.model}, {profile.dimension}-d)",
+                    hint=f"open it with its own model, or migrate: memstone reembed --profile {profile.profile_id}",
+                )
+            self.vector_profile = recorded
+            return recorded
+
+        return await self._run(run)
+
+    def _vector_candidates_sync(
+        self, memory_ids: Sequence[str], vector: tuple[float, ...], depth: int, request: SearchRequest
+    ) -> list[VectorCandidate]:
+        """Per-entry nearest candidates (max similarity over an entry's windows), nearest first."""
+        profile = self.vector_profile
+        if profile is None:
+            raise CapabilityNotSupportedError("vector", "no embedding profile is configured for this store")
+        check_vector(vector, dimension=profile.dimension)
+        windows = self._vector_knn_sync(memory_ids, vector, min(4096, depth * 3), exact=request.exact)
+        best: dict[tuple[str, str], VectorCandidate] = {}
+        for w in windows:
+            key = (w.memory_id, w.entry_id)
+            if key not in best or w.distance < best[key].distance:
+                best[key] = w
+        ordered = sorted(best.values(), key=lambda c: (c.distance, c.memory_id, c.entry_id))
+        if request.kinds or request.tags or request.important is not None or request.mandatory is not None:
+            ordered = [c for c in ordered if self._head_matches_sync(c, request)]
+        return ordered[:depth]
+
+    def _head_matches_sync(self, cand: VectorCandidate, request: SearchRequest) -> bool:
+        return True
+
+    async def missing_vectors(self, limit: int) -> list[EntryVersion]:
+        """Current versions of active entries (across Memories) that lack a vector for the store's profile."""
+
+        def run() -> list[EntryVersion]:
+            profile = self.vector_profile
+            if profile is None:
+                raise CapabilityNotSupportedError("vector", "no embedding profile is configured for this store")
+            out: list[EntryVersion] = []
+            with self._read_txn():
+                for head in self._heads_sync():
+                    rows = self._vector_incomplete_sync(head.memory_id, profile.profile_id, limit - len(out))
+                    if rows:
+                        out.extend(self._versions_sync(head.memory_id, [r.entry_version_id for r in rows]))
+                    if len(out) >= limit:
+                        break
+            return out
+
+        return await self._run(run)
+
+    async def vector_backlog(self) -> int:
+        """How many active entries (across Memories) lack a vector for the store's profile."""
+
+        def run() -> int:
+            profile = self.vector_profile
+            if profile is None:
+                return 0
+            with self._read_txn():
+                return sum(
+                    len(self._vector_incomplete_sync(h.memory_id, profile.profile_id, 10**9))
+                    for h in self._heads_sync()
+                )
+
+        return await self._run(run)
+
+    async def put_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> int:
+        """Store vectors for entry versions that are still current and active; returns how many were stored."""
+
+        def run() -> int:
+            stored = 0
+            with self._write_txn():
+                self._check_not_migrating_sync()
+                for vid, vectors in batch.items():
+                    found = self._versions_sync(None, [vid])
+                    if not found:
+                        continue
+                    v = found[0]
+                    head = self._head_sync(v.memory_id)
+                    m = self._manifests.lookup(head.manifest_root, v.entry_id) if head else None
+                    if m is None or m.state != "active" or m.entry_version_id != vid:
+                        continue  # superseded while it was being embedded: never write a stale vector
+                    self._check_version_hash(v)
+                    self._drop_vectors_sync(v.memory_id, v.entry_id)
+                    self._store_vectors_sync(v, vectors)
+                    stored += 1
+                self._bump_vector_generation_sync()
+            return stored
+
+        return await self._run(run)
+
+    def _check_not_migrating_sync(self) -> None:
+        return None
 
     def _check_change(
         self,
@@ -690,7 +915,33 @@ class DatabaseMemoryBackend(ABC):
         return replace(report, projections_checked=rows, projection_damage=tuple(damage))
 
     def _vector_check_sync(self, heads: list[Revision]) -> list[str]:
-        return []
+        """Stale, orphaned or mis-hashed vectors are projection damage (missing ones only make it incomplete)."""
+        damage: list[str] = []
+        profile = self.vector_profile or self._vector_profile_sync()
+        if profile is None:
+            return damage
+        saved, self.vector_profile = self.vector_profile, profile
+        try:
+            for row in self._vector_rows_sync():
+                if not self._vector_row_valid_sync(row, profile):
+                    damage.append(f"vector window {row.chunk} of {row.entry_id} is stale, orphaned or mis-hashed")
+        finally:
+            self.vector_profile = saved
+        return damage
+
+    def _vector_row_valid_sync(self, row: VectorRow, profile: EmbeddingProfile) -> bool:
+        if row.profile_id != profile.profile_id or row.embedding_content_hash != self._embedding_hash(
+            row.entry_content_hash
+        ):
+            return False
+        head = self._head_sync(row.memory_id)
+        m = self._manifests.lookup(head.manifest_root, row.entry_id) if head else None
+        return (
+            m is not None
+            and m.state == "active"
+            and m.entry_version_id == row.entry_version_id
+            and m.entry_content_hash == row.entry_content_hash
+        )
 
     def _rebuild_sync(self) -> VerifyReport:
         with self._write_txn():
@@ -707,7 +958,17 @@ class DatabaseMemoryBackend(ABC):
                 ids = [e.entry_version_id for e in active]
                 for i in range(0, len(ids), 500):
                     for v in self._versions_sync(head.memory_id, ids[i : i + 500]):
-                        self._put_projection_sync(head.revision, v, projection_text(v), None)
+                        self._put_projection_sync(head.revision, v, projection_text(v))
+            profile = self.vector_profile or self._vector_profile_sync()
+            if profile is not None:
+                saved, self.vector_profile = self.vector_profile, profile
+                try:
+                    for row in list(self._vector_rows_sync()):
+                        if not self._vector_row_valid_sync(row, profile):
+                            self._drop_vectors_sync(row.memory_id, row.entry_id)  # backfill re-embeds it
+                finally:
+                    self.vector_profile = saved
+                self._bump_vector_generation_sync()
             self._after_rebuild_sync()
         return self._verify_sync()
 

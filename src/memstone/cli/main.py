@@ -14,7 +14,7 @@ import click
 from ..domain.errors import InvalidInput, MemstoneError, RevisionConflictError
 from ..domain.ids import EntryId
 from ..domain.model import EntryInput, Revision
-from ..service import MemoryService, open_service
+from ..service import UNSET, MemoryService, open_service
 from .errors import exit_code
 
 T = TypeVar("T")
@@ -22,9 +22,16 @@ DEFAULT_SCOPE = "memstone://users/anonymous"
 
 
 class Context:
-    def __init__(self, url: str | None, scope: str | None) -> None:
+    def __init__(self, url: str | None, scope: str | None, embedding: str | None = None) -> None:
         self.url = url
         self.scope = scope or os.environ.get("MEMSTONE_SCOPE") or DEFAULT_SCOPE
+        self.embedding = embedding
+
+    def model_option(self) -> Any:
+        """The ``embedding=`` argument for open_service: the store's profile unless told otherwise."""
+        if self.embedding is None:
+            return UNSET
+        return None if self.embedding.lower() == "none" else self.embedding
 
 
 def json_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -43,7 +50,9 @@ def run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Corou
     obj: Context = ctx.obj
 
     async def main() -> None:
-        async with open_service(obj.url, surface="human", author=os.environ.get("MEMSTONE_AUTHOR")) as svc:
+        async with open_service(
+            obj.url, surface="human", author=os.environ.get("MEMSTONE_AUTHOR"), embedding=obj.model_option()
+        ) as svc:
             await body(svc)
 
     try:
@@ -84,11 +93,16 @@ async def memory_of(svc: MemoryService, obj: Context, memory: str | None, entry:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--url", envvar="MEMSTONE_URL", help="Store URL (default ~/.memstone/memstone.db; env MEMSTONE_URL).")
 @click.option("--scope", envvar="MEMSTONE_SCOPE", help=f"Scope of the default Memory (default {DEFAULT_SCOPE}).")
+@click.option(
+    "--embedding",
+    envvar="MEMSTONE_EMBEDDING",
+    help="Embedding model profile (default: the store's own, or minilm-l6-int8 for a new store; 'none' = FTS only).",
+)
 @click.version_option(package_name="memstone")
 @click.pass_context
-def cli(ctx: click.Context, url: str | None, scope: str | None) -> None:
+def cli(ctx: click.Context, url: str | None, scope: str | None, embedding: str | None) -> None:
     """memstone: durable, versioned, searchable memory for AI agents."""
-    ctx.obj = Context(url, scope)
+    ctx.obj = Context(url, scope, embedding)
 
 
 @cli.command()
@@ -179,8 +193,14 @@ cli.add_command(_state_command("reactivate", "Make inactive entries active again
 @click.argument("query")
 @click.option("--memory", "memories", multiple=True, help="Memory id to search (repeatable).")
 @click.option("--all", "all_memories", is_flag=True, help="Search every Memory in the store.")
-@click.option("--limit", default=8, show_default=True, type=int)
-@click.option("--mode", type=click.Choice(["auto", "fts", "vector", "hybrid"]), default="auto", show_default=True)
+@click.option("--limit", default=8, show_default=True, type=int, help="How many distinct memories to return.")
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "fts", "vector", "hybrid"]),
+    default="auto",
+    show_default=True,
+    help="auto = hybrid when vectors are complete, else full-text (the mode used is reported).",
+)
 @click.option("--kind", "kinds", multiple=True, help="Only this kind (repeatable).")
 @click.option("--tag", "tags", multiple=True, help="Only entries with this tag (repeatable, all must match).")
 @json_option
@@ -203,6 +223,9 @@ def search(
         scopes: list[str] = []
         if all_memories:
             refs = [r.ref for r in await svc.memories()]
+            if not refs:
+                emit(as_json, {"mode": mode, "requested_mode": mode, "fallback_reason": None, "hits": []}, "no matches")
+                return
         elif not refs:
             scopes = [ctx.obj.scope]
         result = await svc.search(

@@ -16,6 +16,7 @@ never from message text::
     ├── IntegrityError                    integrity            authoritative data is damaged; CLI exit 6
     └── BackendError                      backend              HTTP 500, CLI exit 1
         └── BackendUnavailable            backend_unavailable  HTTP 503
+            └── StoreMigratingError       store_migrating      (writes pause during `memstone reembed`)
 """
 
 from __future__ import annotations
@@ -45,18 +46,26 @@ class MemstoneError(Exception):
 
 
 class NotFound(MemstoneError):
+    """The named memory, entry, version or Revision does not exist."""
+
     code: ClassVar[str] = "not_found"
 
 
 class ArtifactNotFoundError(NotFound):
+    """No such Memory, or no such Revision of it."""
+
     code: ClassVar[str] = "artifact_not_found"
 
 
 class Conflict(MemstoneError):
+    """The write conflicts with the current state of the store."""
+
     code: ClassVar[str] = "conflict"
 
 
 class AlreadyExists(Conflict):
+    """Something that must be unique (a scope binding, a live slug) is already taken."""
+
     code: ClassVar[str] = "already_exists"
 
 
@@ -77,18 +86,26 @@ class RevisionConflictError(Conflict):
 
 
 class InvalidInput(MemstoneError, ValueError):
+    """The request is malformed or breaks a rule; the message says what to change. Nothing was written."""
+
     code: ClassVar[str] = "invalid_input"
 
 
 class InvalidCitationError(InvalidInput):
+    """A citation (memory ref + entry + version + hash) does not match what its Revision committed to."""
+
     code: ClassVar[str] = "invalid_citation"
 
 
 class ProfileMismatchError(InvalidInput):
+    """An embedding model or vector does not match the store's fixed embedding profile."""
+
     code: ClassVar[str] = "profile_mismatch"
 
 
 class CapabilityNotSupportedError(MemstoneError):
+    """The backend or configuration cannot do this (e.g. vector search without a complete projection)."""
+
     code: ClassVar[str] = "capability_not_supported"
 
     def __init__(self, capability: str, message: str | None = None, *, hint: str | None = None) -> None:
@@ -103,6 +120,8 @@ class IntegrityError(MemstoneError):
 
 
 class BackendError(MemstoneError):
+    """The storage engine failed."""
+
     code: ClassVar[str] = "backend"
 
     def __init__(self, message: str, *, orig: BaseException | None = None, hint: str | None = None) -> None:
@@ -111,7 +130,15 @@ class BackendError(MemstoneError):
 
 
 class BackendUnavailable(BackendError):
+    """The engine cannot serve the request now (locked past the timeout, unreachable, unusable file)."""
+
     code: ClassVar[str] = "backend_unavailable"
+
+
+class StoreMigratingError(BackendUnavailable):
+    """Writes are paused while the store migrates to another embedding profile; retry shortly."""
+
+    code: ClassVar[str] = "store_migrating"
 
 
 __all__ = [
@@ -128,4 +155,5 @@ __all__ = [
     "NotFound",
     "ProfileMismatchError",
     "RevisionConflictError",
+    "StoreMigratingError",
 ]

@@ -198,17 +198,20 @@ def check_flag(value: object, what: str) -> bool:
     return value
 
 
-def check_finite(values: Iterable[float], *, dimension: int) -> None:
-    """Refuse a vector with NaN/Infinity, the wrong dimension or zero length."""
+def check_vector(values: Iterable[float], *, dimension: int) -> None:
+    """Refuse a vector that is empty, of the wrong dimension, non-finite, zero, or not of unit length."""
     vec = list(values)
     if not vec:
         raise InvalidInput("empty vector")
     if len(vec) != dimension:
         raise InvalidInput(f"vector has dimension {len(vec)}, the profile has {dimension}")
-    if any(math.isnan(v) or math.isinf(v) for v in vec):
-        raise InvalidInput("vector contains NaN or Infinity")
-    if not any(vec):
+    if any(not isinstance(v, (int, float)) or math.isnan(v) or math.isinf(v) for v in vec):
+        raise InvalidInput("vector contains NaN, Infinity or a non-number")
+    norm = math.sqrt(sum(v * v for v in vec))
+    if norm == 0:
         raise InvalidInput("zero vector")
+    if abs(norm - 1.0) > 1e-3:
+        raise InvalidInput(f"vector is not unit length (norm {norm:.4f}); the profile uses L2 on unit vectors")
 
 
 def build_content(

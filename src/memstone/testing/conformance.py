@@ -45,11 +45,17 @@ def fact(text: str, **kw: Any) -> EntryInput:
 
 
 class MemoryBackendConformance:
-    """Subclass and provide ``store_url``. Tests are async and run against a fresh store each."""
+    """Subclass and provide ``store_url``. Tests are async and run against a fresh store each.
+
+    ``embedding`` names the model profile the store runs with (``None``: no model, FTS only). The suite runs
+    unchanged either way; vector tests are gated by the ``vector`` capability.
+    """
+
+    embedding: str | None = None
 
     @pytest.fixture
     async def svc(self, store_url: str, request: pytest.FixtureRequest) -> AsyncIterator[MemoryService]:
-        async with open_service(store_url) as service:
+        async with open_service(store_url, embedding=self.embedding) as service:
             needed = getattr(request.function, "_memstone_requires", ())
             caps = service.backend.capabilities
             missing = [c for c in needed if not getattr(caps, c)]
@@ -129,7 +135,7 @@ class MemoryBackendConformance:
 
         def writer(tag: str) -> None:
             async def go() -> None:
-                async with open_service(store_url) as mine:
+                async with open_service(store_url, embedding=self.embedding) as mine:
                     for i in range(per_writer):
                         while True:
                             head = await mine.head(rev.memory_id)

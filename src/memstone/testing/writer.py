@@ -17,7 +17,7 @@ from ..service import open_service
 
 async def _main(url: str, memory_id: str, count: int, tag: str) -> None:
     conflicts = 0
-    async with open_service(url) as svc:
+    async with open_service(url, embedding=None) as svc:
         for i in range(count):
             while True:
                 head = await svc.head(memory_id)

@@ -143,3 +143,36 @@ CREATE TRIGGER IF NOT EXISTS trg_heads_fts_update AFTER UPDATE OF searchable_tex
     INSERT INTO memory_entry_search_fts (rowid, searchable_text) VALUES (new.projection_id, new.searchable_text);
 END;
 """
+
+
+VECTOR_TABLES = ("memory_entry_search_vector", "memory_entry_search_vector_bits", "memory_entry_vector_metadata")
+
+
+def vector_ddl(dimension: int) -> str:
+    """The vector projection for one fixed dimension: metadata plus exact and 1-bit sqlite-vec tables."""
+    if not 1 <= dimension <= 8192:
+        raise ValueError(f"dimension {dimension} is outside sqlite-vec's 1..8192")
+    bits = dimension if dimension % 8 == 0 else dimension + (8 - dimension % 8)
+    return f"""
+CREATE TABLE IF NOT EXISTS memory_entry_vector_metadata (
+    vector_rowid INTEGER PRIMARY KEY,
+    memory_artifact_id TEXT NOT NULL,
+    entry_id TEXT NOT NULL,
+    entry_version_id TEXT NOT NULL,
+    chunk INTEGER NOT NULL,
+    chunk_count INTEGER NOT NULL,
+    entry_content_hash TEXT NOT NULL,
+    embedding_content_hash TEXT NOT NULL,
+    profile_id TEXT NOT NULL,
+    UNIQUE (entry_version_id, chunk)
+) STRICT;
+CREATE INDEX IF NOT EXISTS idx_vector_metadata_entry ON memory_entry_vector_metadata (memory_artifact_id, entry_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_entry_search_vector USING vec0(
+    memory_artifact_id TEXT PARTITION KEY,
+    embedding float[{dimension}] distance_metric=l2
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_entry_search_vector_bits USING vec0(
+    memory_artifact_id TEXT PARTITION KEY,
+    embedding bit[{bits}]
+);
+"""

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import apsw
 
+from ...domain.canonical import canonical_json
 from ...domain.errors import BackendUnavailable
 from ...domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
 from ...domain.model import (
@@ -24,8 +27,8 @@ from ...domain.model import (
     Revision,
     Source,
 )
-from ...ports import Capabilities, SearchRequest
-from ..base import DatabaseMemoryBackend, HeadRow, loads_json
+from ...ports import Capabilities, EmbeddingProfile, SearchRequest
+from ..base import DatabaseMemoryBackend, HeadRow, VectorCandidate, VectorRow, loads_json
 from . import schema
 from .errors import translated
 
@@ -137,6 +140,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         self._conn: apsw.Connection | None = None
         self.vec_version: str | None = None
         self._revision_cache: dict[tuple[str, int], Revision] = {}
+        self.rerank_depth = 512  # windows kept by the 1-bit prefilter for exact re-ranking
         self._caps = Capabilities(fts=True, concurrent_processes=path != ":memory:", persistent=path != ":memory:")
 
     @property
@@ -168,6 +172,9 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
                     raise BackendUnavailable(f"could not switch {self.path} to WAL mode (got {mode})")
             conn.execute("PRAGMA synchronous = NORMAL")
             self._migrate_sync(conn)
+            recorded = self._vector_profile_sync()
+            if recorded is not None:
+                self._caps = replace(self._caps, vector=True, hybrid=True, embedding_profile=recorded)
 
     def _load_vec_sync(self, conn: apsw.Connection) -> None:
         """Load sqlite-vec and prove it works with an insert/search/delete probe (RFC: never trust a flag)."""
@@ -467,10 +474,182 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         )
         return self.conn.changes() == 1
 
+    # ---------------------------------------------------------------- vectors
+    # Two sqlite-vec tables share one rowid per vector window: exact float vectors (the reference) and their
+    # 1-bit sign quantization (the fast path: a Hamming prefilter, then an exact re-rank of the survivors).
+    # Both are partitioned by Memory, so a search touches only the Memories it names.
+    def _vector_tables_exist_sync(self) -> bool:
+        return bool(self._q("SELECT 1 FROM sqlite_master WHERE name = 'memory_entry_vector_metadata'"))
+
+    def _vector_profile_sync(self) -> EmbeddingProfile | None:
+        raw = self._q("SELECT value FROM store_meta WHERE key = 'embedding_profile'")
+        if not raw:
+            return None
+        data = loads_json(raw[0][0])
+        assert isinstance(data, dict)
+        return EmbeddingProfile(
+            profile_id=data["profile_id"],
+            model=data["model"],
+            dimension=int(data["dimension"]),
+            distance=data["distance"],
+            normalization=data["normalization"],
+        )
+
+    def _record_vector_profile_sync(self, profile: EmbeddingProfile) -> None:
+        self.conn.execute(schema.vector_ddl(profile.dimension))
+        self.conn.execute(
+            "INSERT INTO store_meta (key, value) VALUES ('embedding_profile', ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (canonical_json(profile.canonical()),),
+        )
+        self._caps = replace(self._caps, vector=True, hybrid=True, embedding_profile=profile)
+
+    def _replace_vector_tables_sync(self, profile: EmbeddingProfile) -> None:
+        for table in schema.VECTOR_TABLES:
+            self.conn.execute(f"DROP TABLE IF EXISTS {table}")
+        self._record_vector_profile_sync(profile)
+        self._bump_vector_generation_sync()
+
+    def _vector_generation_sync(self) -> str:
+        rows = self._q("SELECT value FROM store_meta WHERE key = 'vector_generation'")
+        return str(rows[0][0]) if rows else "0"
+
+    def _bump_vector_generation_sync(self) -> None:
+        self.conn.execute(
+            "INSERT INTO store_meta (key, value) VALUES ('vector_generation', '1') "
+            "ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
+        )
+
+    def _put_vectors_sync(self, row: VectorRow, vectors: tuple[tuple[float, ...], ...]) -> None:
+        (vec,) = vectors
+        self.conn.execute(
+            "INSERT INTO memory_entry_vector_metadata (memory_artifact_id, entry_id, entry_version_id, chunk, "
+            "chunk_count, entry_content_hash, embedding_content_hash, profile_id) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                row.memory_id,
+                row.entry_id,
+                row.entry_version_id,
+                row.chunk,
+                row.chunk_count,
+                row.entry_content_hash,
+                row.embedding_content_hash,
+                row.profile_id,
+            ),
+        )
+        rowid = self.conn.last_insert_rowid()
+        blob = struct.pack(f"<{len(vec)}f", *vec)
+        self.conn.execute(
+            "INSERT INTO memory_entry_search_vector (rowid, memory_artifact_id, embedding) VALUES (?, ?, ?)",
+            (rowid, row.memory_id, blob),
+        )
+        self.conn.execute(
+            "INSERT INTO memory_entry_search_vector_bits (rowid, memory_artifact_id, embedding) "
+            "VALUES (?, ?, vec_quantize_binary(?))",
+            (rowid, row.memory_id, blob),
+        )
+
+    def _drop_vectors_sync(self, memory_id: MemoryId, entry_id: EntryId) -> None:
+        if self.vector_profile is None and not self._vector_tables_exist_sync():
+            return
+        rows = self._q(
+            "SELECT vector_rowid FROM memory_entry_vector_metadata WHERE memory_artifact_id = ? AND entry_id = ?",
+            (memory_id, entry_id),
+        )
+        for (rowid,) in rows:
+            self.conn.execute("DELETE FROM memory_entry_search_vector WHERE rowid = ?", (rowid,))
+            self.conn.execute("DELETE FROM memory_entry_search_vector_bits WHERE rowid = ?", (rowid,))
+        if rows:
+            self.conn.execute(
+                "DELETE FROM memory_entry_vector_metadata WHERE memory_artifact_id = ? AND entry_id = ?",
+                (memory_id, entry_id),
+            )
+
+    def _vector_knn_sync(
+        self, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, *, exact: bool
+    ) -> list[VectorCandidate]:
+        blob = struct.pack(f"<{len(vector)}f", *vector)
+        scored: list[tuple[float, int]] = []
+        for mid in memory_ids:
+            if exact:
+                rows = self._q(
+                    "SELECT rowid, distance FROM memory_entry_search_vector WHERE embedding MATCH ? AND k = ? "
+                    "AND memory_artifact_id = ?",
+                    (blob, k, mid),
+                )
+            else:
+                prefilter = min(4096, max(self.rerank_depth, k * 8))
+                ids = [
+                    r[0]
+                    for r in self._q(
+                        "SELECT rowid FROM memory_entry_search_vector_bits WHERE embedding MATCH "
+                        "vec_quantize_binary(?) AND k = ? AND memory_artifact_id = ?",
+                        (blob, prefilter, mid),
+                    )
+                ]
+                if not ids:
+                    continue
+                rows = self._q(
+                    "SELECT rowid, vec_distance_l2(embedding, ?) AS d FROM memory_entry_search_vector "
+                    f"WHERE rowid IN ({','.join('?' * len(ids))}) ORDER BY d LIMIT ?",
+                    (blob, *ids, k),
+                )
+            scored.extend((float(d), int(rowid)) for rowid, d in rows)
+        scored.sort()
+        scored = scored[:k]
+        if not scored:
+            return []
+        meta = {
+            r[0]: r
+            for r in self._q(
+                "SELECT vector_rowid, memory_artifact_id, entry_id, entry_version_id FROM "
+                f"memory_entry_vector_metadata WHERE vector_rowid IN ({','.join('?' * len(scored))})",
+                [rowid for _, rowid in scored],
+            )
+        }
+        out = []
+        for distance, rowid in scored:
+            m = meta.get(rowid)
+            if m is not None:
+                out.append(VectorCandidate(MemoryId(m[1]), EntryId(m[2]), EntryVersionId(m[3]), distance))
+        return out
+
+    def _head_matches_sync(self, cand: VectorCandidate, request: SearchRequest) -> bool:
+        where = ["h.memory_artifact_id = ?", "h.entry_id = ?"]
+        args: list[object] = [cand.memory_id, cand.entry_id]
+        self._filters(request, where, args)
+        return bool(self._q(f"SELECT 1 FROM memory_entry_heads h WHERE {' AND '.join(where)}", args))
+
+    def _vector_incomplete_sync(self, memory_id: MemoryId, profile_id: str, limit: int) -> list[HeadRow]:
+        if not self._vector_tables_exist_sync():
+            return list(self._head_rows_sync(memory_id))[:limit]
+        rows = self._q(
+            "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, '' "
+            "FROM memory_entry_heads h WHERE h.memory_artifact_id = ? AND NOT EXISTS ("
+            "SELECT 1 FROM memory_entry_vector_metadata m WHERE m.memory_artifact_id = h.memory_artifact_id "
+            "AND m.entry_id = h.entry_id AND m.entry_version_id = h.entry_version_id "
+            "AND m.entry_content_hash = h.entry_content_hash AND m.chunk = 0 AND m.profile_id = ?) LIMIT ?",
+            (memory_id, profile_id, limit),
+        )
+        return [HeadRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], r[4]) for r in rows]
+
+    def _vector_rows_sync(self) -> Iterator[VectorRow]:
+        if not self._vector_tables_exist_sync():
+            return
+        for r in self._q(
+            "SELECT memory_artifact_id, entry_id, entry_version_id, chunk, chunk_count, entry_content_hash, "
+            "embedding_content_hash, profile_id, vector_rowid, "
+            "(SELECT count(*) FROM memory_entry_search_vector v WHERE v.rowid = m.vector_rowid), "
+            "(SELECT count(*) FROM memory_entry_search_vector_bits b WHERE b.rowid = m.vector_rowid) "
+            "FROM memory_entry_vector_metadata m ORDER BY vector_rowid"
+        ):
+            if r[9] != 1 or r[10] != 1:
+                # A metadata row with no vector: report it as a row whose hash cannot match.
+                yield VectorRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], r[4], r[5], "", r[7])
+            else:
+                yield VectorRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], r[4], r[5], r[6], r[7])
+
     # ---------------------------------------------------------------- projections
-    def _put_projection_sync(
-        self, revision: int, version: EntryVersion, text: str, vectors: tuple[tuple[float, ...], ...] | None
-    ) -> None:
+    def _put_projection_sync(self, revision: int, version: EntryVersion, text: str) -> None:
         c = version.content
         self.conn.execute(
             "INSERT INTO memory_entry_heads (memory_artifact_id, head_revision, entry_id, entry_version_id, "

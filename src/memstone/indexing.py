@@ -1,0 +1,100 @@
+"""The vector side of writes and searches: what to embed, outside every transaction, and how.
+
+The service hands this module the entry versions a write projects; it returns validated unit vectors per
+version (one per model window, so a long text never loses its tail), or nothing when the model is missing or
+fails — a write is never lost to the model. Backfill and re-embedding (model migration) live here too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .domain.errors import MemstoneError
+from .domain.ids import EntryVersionId
+from .domain.model import EntryVersion
+from .domain.rules import check_vector
+from .ports import EmbeddingModel, EmbeddingProfile
+
+log = logging.getLogger("memstone.indexing")
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Calibration:
+    """Per-profile search calibration: the vector admission threshold and RRF channel weights.
+
+    Chosen by ``bench/bench_retrieval.py``; see docs/benchmarks.md for the figures behind each value.
+    """
+
+    vector_min_cosine: float = 0.2
+    fts_weight: float = 1.0
+    vector_weight: float = 1.0
+
+    def weights(self) -> dict[str, float]:
+        return {"fts": self.fts_weight, "vector": self.vector_weight, "vector_min_cosine": self.vector_min_cosine}
+
+
+CALIBRATIONS: Mapping[str, Calibration] = {
+    "minilm-l6-int8": Calibration(vector_min_cosine=0.25, fts_weight=1.0, vector_weight=1.0),
+    "use-multilingual-v3": Calibration(vector_min_cosine=0.2, fts_weight=1.0, vector_weight=1.0),
+}
+
+
+def calibration_for(profile: EmbeddingProfile) -> Calibration:
+    if profile.profile_id.startswith("hashing-"):
+        return Calibration(vector_min_cosine=0.05)
+    return CALIBRATIONS.get(profile.profile_id, Calibration())
+
+
+def embedding_text(version: EntryVersion) -> str:
+    """What is embedded for an entry: its title and text."""
+    c = version.content
+    return f"{c.title}\n\n{c.text}" if c.title else c.text
+
+
+class VectorIndexer:
+    """Computes vectors for entry versions and queries with one fixed-profile model."""
+
+    def __init__(self, model: EmbeddingModel) -> None:
+        self.model = model
+        self.profile = model.profile
+        self.calibration = calibration_for(model.profile)
+        self.last_error: str | None = None
+
+    async def vectors_for(
+        self, versions: Sequence[EntryVersion]
+    ) -> dict[EntryVersionId, tuple[tuple[float, ...], ...]]:
+        """Unit vectors per version (one per window), or {} when the model is unavailable or fails."""
+        if not versions:
+            return {}
+        texts: list[str] = []
+        spans: list[tuple[EntryVersionId, int, int]] = []
+        try:
+            for v in versions:
+                windows = self.model.windows(embedding_text(v)) or (embedding_text(v),)
+                spans.append((v.entry_version_id, len(texts), len(texts) + len(windows)))
+                texts.extend(windows)
+            result = await self.model.embed(tuple(texts))
+            if len(result.vectors) != len(texts):
+                raise ValueError(f"model returned {len(result.vectors)} vectors for {len(texts)} texts")
+            for vec in result.vectors:
+                check_vector(vec, dimension=self.profile.dimension)
+        except (MemstoneError, ValueError, OSError, RuntimeError, ImportError) as exc:
+            # Trigger: the model is missing, failing, or returned bad vectors.
+            # Why: no write may be lost to the model, and no stale or placeholder vector may be stored.
+            # Outcome: this write commits with FTS only; `memstone embed --backfill` fills the gap later.
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            log.warning("embedding failed; committing without vectors: %s", self.last_error)
+            return {}
+        return {vid: tuple(result.vectors[a:b]) for vid, a, b in spans}
+
+    async def query_vector(self, query: str) -> tuple[float, ...]:
+        """The query's vector (the first window: queries are short)."""
+        windows = self.model.windows(query) or (query,)
+        result = await self.model.embed((windows[0],))
+        (vec,) = result.vectors
+        check_vector(vec, dimension=self.profile.dimension)
+        return vec

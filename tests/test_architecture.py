@@ -1,0 +1,178 @@
+"""The dependency rule, read from the source with ``ast``: domain <- ports <- service <- {api, cli}; backends below.
+
+- ``memstone.domain`` imports only the standard library and itself.
+- ``memstone.ports`` imports only the standard library and ``memstone.domain``.
+- ``memstone.backends`` never imports ``memstone.service``, ``memstone.cli`` or ``memstone.api``.
+- Only composition roots import ``memstone.backends``: ``cli/main.py``, the ``open_service`` function of
+  ``service.py`` and ``api/**/app.py`` / ``api/**/server.py``. ``backends/`` itself and ``testing/`` are exempt.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import memstone
+
+PACKAGE_DIR = Path(memstone.__file__).parent
+
+
+@dataclass(frozen=True)
+class Import:
+    target: str  # absolute dotted name, e.g. "memstone.domain.errors" or "memstone.domain.errors.InvalidInput"
+    line: int
+    function: str | None  # the top-level function the import sits in, if any
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(source: str, module: str, *, is_package: bool = False) -> list[Import]:
+    """Every import in ``source``, resolved to absolute names (``from x import y`` yields ``x`` and ``x.y``)."""
+    package = module if is_package else module.rpartition(".")[0]
+    found: list[Import] = []
+
+    def visit(node: ast.AST, function: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = function
+            if function is None and isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                inner = child.name
+            if isinstance(child, ast.Import):
+                found.extend(Import(alias.name, child.lineno, function) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base_parts = package.split(".")
+                    if child.level > 1:
+                        base_parts = base_parts[: -(child.level - 1)]
+                    base = ".".join(base_parts + ([child.module] if child.module else []))
+                else:
+                    base = child.module or ""
+                found.append(Import(base, child.lineno, function))
+                found.extend(Import(f"{base}.{alias.name}", child.lineno, function) for alias in child.names)
+            visit(child, inner)
+
+    visit(ast.parse(source), None)
+    return found
+
+
+def is_under(target: str, package: str) -> bool:
+    return target == package or target.startswith(package + ".")
+
+
+def is_stdlib(target: str) -> bool:
+    return target.split(".")[0] in sys.stdlib_module_names
+
+
+def modules() -> list[tuple[str, Path, list[Import]]]:
+    out = []
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        name = module_name(path, PACKAGE_DIR)
+        out.append((name, path, imports_of(path.read_text("utf-8"), name, is_package=path.name == "__init__.py")))
+    return out
+
+
+MODULES = modules()
+
+
+def rule_violations(module: str, path: Path, found: list[Import]) -> list[str]:
+    """The dependency-rule breaks of one module, as readable lines."""
+    rel = path.relative_to(PACKAGE_DIR).as_posix()
+    bad: list[str] = []
+    for imp in found:
+        where = f"{rel}:{imp.line} imports {imp.target}"
+        inner_layer = (
+            "domain" if is_under(module, "memstone.domain") else "ports" if module == "memstone.ports" else None
+        )
+        if inner_layer and not (is_stdlib(imp.target) or is_under(imp.target, "memstone.domain")):
+            bad.append(f"{where} ({inner_layer} imports only the stdlib and memstone.domain)")
+        if is_under(module, "memstone.backends"):
+            for upper in ("memstone.service", "memstone.cli", "memstone.api"):
+                if is_under(imp.target, upper):
+                    bad.append(f"{where} (backends must not depend on {upper})")
+        elif is_under(imp.target, "memstone.backends") and not is_composition_root(module, rel, imp):
+            bad.append(f"{where} (only composition roots may open a store)")
+    return bad
+
+
+def is_composition_root(module: str, rel: str, imp: Import) -> bool:
+    if is_under(module, "memstone.testing") or module == "memstone.cli.main":
+        return True
+    if module == "memstone.service":
+        return imp.function == "open_service"
+    return rel.startswith("api/") and Path(rel).name in ("app.py", "server.py")
+
+
+# ---------------------------------------------------------------------------------------------- the rule itself
+
+
+def test_the_scan_sees_the_whole_package() -> None:
+    names = {name for name, _, _ in MODULES}
+    assert {"memstone", "memstone.ports", "memstone.service", "memstone.cli.main", "memstone.domain.model"} <= names
+    assert any(is_under(n, "memstone.backends.") or n == "memstone.backends" for n in names)
+
+
+@pytest.mark.parametrize(("module", "path", "found"), [pytest.param(*m, id=m[0]) for m in MODULES])
+def test_the_dependency_rule_holds(module: str, path: Path, found: list[Import]) -> None:
+    assert rule_violations(module, path, found) == []
+
+
+# ---------------------------------------------------------------------------------------------- the checker
+
+
+def check(module: str, rel: str, source: str) -> list[str]:
+    path = PACKAGE_DIR / rel
+    return rule_violations(module, path, imports_of(source, module, is_package=rel.endswith("__init__.py")))
+
+
+CHECKER_CASES = [
+    pytest.param("memstone.domain.x", "domain/x.py", "import json\nfrom .errors import InvalidInput", True,
+                 id="domain-stdlib-and-relative-ok"),
+    pytest.param("memstone.domain.x", "domain/x.py", "from ..ports import Capabilities", False,
+                 id="domain-relative-escape"),
+    pytest.param("memstone.domain.x", "domain/x.py", "import apsw", False, id="domain-third-party"),
+    pytest.param("memstone.domain", "domain/__init__.py", "from .model import Revision", True,
+                 id="domain-package-relative"),
+    pytest.param("memstone.domain.x", "domain/x.py", "from memstone import service", False,
+                 id="domain-from-package-import"),
+    pytest.param("memstone.ports", "ports.py", "from .domain.model import Revision", True, id="ports-domain-ok"),
+    pytest.param("memstone.ports", "ports.py", "from .service import MemoryService", False, id="ports-service"),
+    pytest.param("memstone.backends.sqlite.store", "backends/sqlite/store.py", "from ...ports import WritePlan",
+                 True, id="backend-ports-ok"),
+    pytest.param("memstone.backends.sqlite.store", "backends/sqlite/store.py", "from ...service import utc_now",
+                 False, id="backend-service"),
+    pytest.param("memstone.backends.base", "backends/base.py", "import memstone.cli.errors", False,
+                 id="backend-cli"),
+    pytest.param("memstone.service", "service.py", "def open_service():\n    from .backends import open_store",
+                 True, id="service-open_service-ok"),
+    pytest.param("memstone.service", "service.py", "from .backends import open_store", False,
+                 id="service-module-level"),
+    pytest.param("memstone.service", "service.py", "def search():\n    from .backends import open_store", False,
+                 id="service-other-function"),
+    pytest.param("memstone.cli.main", "cli/main.py", "from ..backends import open_store", True, id="cli-main-ok"),
+    pytest.param("memstone.cli.errors", "cli/errors.py", "from ..backends import open_store", False,
+                 id="cli-other-module"),
+    pytest.param("memstone.api.http.app", "api/http/app.py", "from ...backends import open_store", True,
+                 id="http-app-ok"),
+    pytest.param("memstone.api.mcp.server", "api/mcp/server.py", "from memstone.backends import open_store", True,
+                 id="mcp-server-ok"),
+    pytest.param("memstone.api.http.routes", "api/http/routes.py", "from ... import backends", False,
+                 id="http-routes"),
+    pytest.param("memstone.embedding.x", "embedding/x.py", "from ..backends.sqlite import store", False,
+                 id="embedding"),
+    pytest.param("memstone", "__init__.py", "from .backends import open_store", False, id="package-root"),
+    pytest.param("memstone.testing.conformance", "testing/conformance.py", "from ..backends import open_store",
+                 True, id="testing-ok"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("module", "rel", "source", "allowed"), CHECKER_CASES)
+def test_the_checker_tells_allowed_from_forbidden(module: str, rel: str, source: str, allowed: bool) -> None:
+    assert (check(module, rel, source) == []) is allowed

@@ -798,6 +798,37 @@ class MemoryService:
                 progress(done, max(total, done))
         return done
 
+    async def reembed(self, model: EmbeddingModel, *, batch: int = 64, progress: Progress | None = None) -> int:
+        """Migrate the store to another embedding model: writes pause, every active head is re-embedded into
+        staging, completeness is checked, then one transaction swaps the projection and the recorded profile.
+
+        An interrupted migration leaves the store on its old profile. Returns how many entries were embedded.
+        """
+        indexer = VectorIndexer(model)
+        total = sum(h.active_count for h in await self.memories())
+        await self.backend.migration("start", profile=model.profile)
+        done = 0
+        try:
+            while True:
+                pending = cast(list[EntryVersion], await self.backend.migration("unstaged", limit=batch))
+                if not pending:
+                    break
+                vectors = await indexer.vectors_for(pending)
+                if len(vectors) != len(pending):
+                    raise CapabilityNotSupportedError(
+                        "vector", f"the new model failed: {indexer.last_error}", hint="the store keeps its old profile"
+                    )
+                await self.backend.stage_vectors(vectors)
+                done += len(pending)
+                if progress is not None:
+                    progress(done, max(total, done))
+            await self.backend.migration("finish", profile=model.profile)
+        except BaseException:
+            await self.backend.migration("abort")
+            raise
+        self.indexer = indexer
+        return done
+
     # ------------------------------------------------------------------ maintenance
     async def verify(self) -> VerifyReport:
         """Recheck every hash, manifest and projection. Reports damage; repairs nothing."""

@@ -471,6 +471,8 @@ JSON_COMMANDS = [
     pytest.param(lambda e, m: ["memories"], id="memories"),
     pytest.param(lambda e, m: ["verify"], id="verify"),
     pytest.param(lambda e, m: ["rebuild-projections"], id="rebuild-projections"),
+    pytest.param(lambda e, m: ["--embedding", "hashing-64", "embed", "--backfill"], id="embed"),
+    pytest.param(lambda e, m: ["reembed", "--profile", "hashing-32"], id="reembed"),
 ]
 
 

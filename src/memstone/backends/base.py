@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +35,7 @@ from ..domain.errors import (
     MemstoneError,
     ProfileMismatchError,
     RevisionConflictError,
+    StoreMigratingError,
 )
 from ..domain.ids import EntryId, EntryVersionId, MemoryId
 from ..domain.manifest import EMPTY_ROOT, ManifestReader
@@ -278,6 +280,7 @@ class DatabaseMemoryBackend(ABC):
 
     def _apply_plan_sync(self, plan: WritePlan) -> Revision:
         memory_id = plan.memory_id
+        self._check_not_migrating_sync()
         head = self._head_sync(memory_id)
         if plan.base_revision == 0:
             if head is not None:
@@ -526,8 +529,94 @@ class DatabaseMemoryBackend(ABC):
 
         return await self._run(run)
 
-    def _check_not_migrating_sync(self) -> None:
+    # ------------------------------------------------------------------ model migration (memstone reembed)
+    # Writes pause (StoreMigratingError) while every active head is embedded with the new model into a staging
+    # table; one final transaction swaps the vector projection and the recorded profile. Until that commit the
+    # store serves the old profile, so an interrupted migration leaves it usable as it was.
+    def _migration_sync(self) -> dict[str, object] | None:
         return None
+
+    def _set_migration_sync(self, value: dict[str, object] | None) -> None:
+        raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
+
+    def _unstaged_sync(self, limit: int) -> list[tuple[MemoryId, EntryVersionId]]:
+        return []
+
+    def _stage_sync(self, version: EntryVersion, vectors: tuple[tuple[float, ...], ...]) -> None:
+        raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
+
+    def _staged_sync(self) -> Iterator[tuple[EntryVersionId, tuple[tuple[float, ...], ...]]]:
+        return iter(())
+
+    def _check_not_migrating_sync(self) -> None:
+        state = self._migration_sync()
+        if state is None:
+            return
+        pid = state.get("pid")
+        if isinstance(pid, int) and not _pid_alive(pid):
+            # Trigger: a migration's process died before finishing.
+            # Why: the old profile's projection was never touched, so the store is consistent as it was.
+            # Outcome: clear the stale marker and its staging rows; writes continue on the old profile.
+            self._set_migration_sync(None)
+            return
+        raise StoreMigratingError(
+            f"writes are paused: the store is migrating to embedding profile {state.get('profile_id')}",
+            hint="retry shortly; the migration resumes writes when it finishes",
+        )
+
+    async def migration(self, op: Literal["start", "unstaged", "finish", "abort"], **kw: object) -> object:
+        """Model migration steps: ``start(profile)``, ``unstaged(limit)``, ``finish(profile)``, ``abort()``."""
+
+        def run() -> object:
+            if op == "start":
+                profile = kw["profile"]
+                assert isinstance(profile, EmbeddingProfile)
+                with self._write_txn():
+                    self._check_not_migrating_sync()
+                    self._set_migration_sync({"profile_id": profile.profile_id, "pid": os.getpid()})
+                return None
+            if op == "unstaged":
+                limit = kw["limit"]
+                assert isinstance(limit, int)
+                with self._read_txn():
+                    pairs = self._unstaged_sync(limit)
+                    out: list[EntryVersion] = []
+                    for mid, vid in pairs:
+                        out.extend(self._versions_sync(mid, [vid]))
+                    return out
+            if op == "finish":
+                profile = kw["profile"]
+                assert isinstance(profile, EmbeddingProfile)
+                with self._write_txn():
+                    if self._unstaged_sync(1):
+                        raise InvalidInput("some active entries are not embedded with the new model yet")
+                    staged = dict(self._staged_sync())
+                    self._replace_vector_tables_sync(profile)
+                    self.vector_profile = profile
+                    for head in self._heads_sync():
+                        for e in self._manifests.iter_entries(head.manifest_root):
+                            if e.state != "active":
+                                continue
+                            (v,) = self._versions_sync(head.memory_id, [e.entry_version_id])
+                            self._check_version_hash(v)
+                            self._store_vectors_sync(v, staged[v.entry_version_id])
+                    self._set_migration_sync(None)
+                    self._complete_cache.clear()
+                return None
+            with self._write_txn():
+                self._set_migration_sync(None)
+            return None
+
+        return await self._run(run)
+
+    async def stage_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> None:
+        def run() -> None:
+            with self._write_txn():
+                for vid, vectors in batch.items():
+                    (v,) = self._versions_sync(None, [vid])
+                    self._stage_sync(v, vectors)
+
+        await self._run(run)
 
     def _check_change(
         self,
@@ -986,6 +1075,16 @@ class _UnitOfWork:
     async def rollback(self) -> None:
         # Every commit runs in one database transaction that rolls back on any error, so nothing is pending.
         return None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def loads_json(text: str) -> object:

@@ -399,6 +399,54 @@ def rebuild_projections(ctx: click.Context, as_json: bool) -> None:
     run(ctx, as_json, body)
 
 
+def _progress(label: str) -> Callable[[int, int], None]:
+    def show(done: int, total: int) -> None:
+        click.echo(f"\r{label}: {done}/{total}", nl=False, err=True)
+
+    return show
+
+
+@cli.command()
+@click.option("--backfill", is_flag=True, required=True, help="Embed every active entry that has no vector yet.")
+@click.option("--batch", default=64, show_default=True, type=int, help="Entries embedded per model call.")
+@json_option
+@click.pass_context
+def embed(ctx: click.Context, backfill: bool, batch: int, as_json: bool) -> None:
+    """Fill the vector projection (resumable: a rerun after a kill picks up what is missing)."""
+
+    async def body(svc: MemoryService) -> None:
+        done = await svc.backfill(batch=batch, progress=None if as_json else _progress("embedded"))
+        if not as_json:
+            click.echo(err=True)
+        profile = svc.indexer.profile.profile_id if svc.indexer else None
+        emit(as_json, {"embedded": done, "profile": profile}, f"embedded {done} entries with {profile}")
+
+    run(ctx, as_json, body)
+
+
+@cli.command()
+@click.option(
+    "--profile", "profile", required=True, help="The embedding profile to migrate to, e.g. use-multilingual-v3."
+)
+@click.option("--batch", default=64, show_default=True, type=int, help="Entries embedded per model call.")
+@json_option
+@click.pass_context
+def reembed(ctx: click.Context, profile: str, batch: int, as_json: bool) -> None:
+    """Migrate the store to another embedding model; writes pause until every entry is re-embedded."""
+    from ..embedding import load_model
+
+    ctx.obj.embedding = ctx.obj.embedding or "none"
+
+    async def body(svc: MemoryService) -> None:
+        model = load_model(profile)
+        done = await svc.reembed(model, batch=batch, progress=None if as_json else _progress("re-embedded"))
+        if not as_json:
+            click.echo(err=True)
+        emit(as_json, {"embedded": done, "profile": profile}, f"migrated to {profile}: {done} entries embedded")
+
+    run(ctx, as_json, body)
+
+
 def main() -> None:
     cli(prog_name="memstone")
 

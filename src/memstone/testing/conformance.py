@@ -549,3 +549,169 @@ class MemoryBackendConformance:
         assert old.text == "one"
         with pytest.raises(NotFound):
             await svc.get("ent_NOPE0000000000000000000000")
+
+
+class VectorConformance:
+    """Vector-projection conformance: mix into a backend's test class with ``store_url`` and ``model_name``.
+
+    Uses the store's real engine and a real (possibly small, deterministic) embedding model.
+    """
+
+    model_name: str = "hashing-64"
+    semantic: bool = True  # whether the model is good enough for meaning-level assertions
+
+    def make_model(self) -> Any:
+        from ..embedding import load_model
+
+        return load_model(self.model_name)
+
+    @pytest.fixture
+    async def vsvc(self, store_url: str) -> AsyncIterator[MemoryService]:
+        async with open_service(store_url, embedding=self.make_model()) as service:
+            if not service.backend.capabilities.vector:
+                pytest.skip("backend has no vector projection")
+            yield service
+
+    async def test_writes_carry_vectors_and_auto_uses_hybrid(self, vsvc: MemoryService) -> None:
+        rev = await vsvc.remember(None, entries=[fact("postgres backups run nightly"), fact("the ui uses react")])
+        assert rev is not None
+        result = await vsvc.search("postgres backups", memories=[rev], mode="auto")
+        assert result.mode == "hybrid" and result.fallback_reason is None
+        assert result.hits[0].text == "postgres backups run nightly"
+        assert set(result.hits[0].matched_by) == {"fts", "vector"}
+        vec = await vsvc.search("postgres backups", memories=[rev], mode="vector")
+        assert vec.mode == "vector" and vec.hits[0].matched_by == ("vector",)
+        assert (await vsvc.verify()).ok
+
+    async def test_fast_path_agrees_with_exact_search(self, vsvc: MemoryService) -> None:
+        texts = [
+            f"note {i} about {w} and {v}"
+            for i, (w, v) in enumerate(
+                (w, v)
+                for w in ("deploy", "backup", "review", "cache", "index")
+                for v in ("red", "green", "blue", "grey")
+            )
+        ]
+        rev = await vsvc.remember(None, entries=[fact(t) for t in texts])
+        assert rev is not None
+        for q in ("backup green", "cache blue", "deploy"):
+            fast = await vsvc.search(q, memories=[rev], mode="vector", limit=5)
+            exact = await vsvc.search(q, memories=[rev], mode="vector", limit=5, exact=True)
+            assert [h.entry_id for h in fast] == [h.entry_id for h in exact]
+
+    async def test_revise_forget_and_reactivate_keep_vectors_exact(self, vsvc: MemoryService) -> None:
+        r1 = await vsvc.remember(None, entries=[fact("alpha topic original wording")])
+        assert r1 is not None
+        eid = r1.changes[0].entry_id
+        r2 = await vsvc.remember(r1, entries=[fact("beta subject replacement text", entry=eid)])
+        assert r2 is not None
+        hits = await vsvc.search("alpha topic original wording", memories=[r2], mode="vector", limit=5)
+        assert all(h.entry_version_id == r2.changes[0].to_entry_version_id for h in hits)  # no stale vector
+        r3 = await vsvc.forget(r2, entries=[eid])
+        assert len(await vsvc.search("beta subject", memories=[r3], mode="vector")) == 0
+        r4 = await vsvc.reactivate(r3, entries=[eid])
+        assert (await vsvc.search("beta subject", memories=[r4], mode="auto")).mode == "hybrid"
+        assert [h.entry_id for h in await vsvc.search("beta subject", memories=[r4], mode="vector")] == [eid]
+        assert (await vsvc.verify()).ok
+
+    async def test_writes_without_a_model_commit_and_backfill_fills_the_gap(self, store_url: str) -> None:
+        async with open_service(store_url, embedding=self.make_model()) as with_model:
+            rev = await with_model.remember(None, entries=[fact("first note about deploys")])
+            assert rev is not None
+        async with open_service(store_url, embedding=None) as no_model:
+            head = await no_model.head(rev.memory_id)
+            rev2 = await no_model.remember(head, entries=[fact("second note about caches")])
+            assert rev2 is not None and rev2.revision == 2
+        async with open_service(store_url, embedding=self.make_model()) as svc:
+            head = await svc.head(rev.memory_id)
+            auto = await svc.search("caches", memories=[head], mode="auto")
+            assert auto.mode == "fts" and auto.fallback_reason and "incomplete" in auto.fallback_reason
+            explicit: tuple[Literal["vector", "hybrid"], ...] = ("vector", "hybrid")
+            for mode in explicit:
+                with pytest.raises(CapabilityNotSupportedError):
+                    await svc.search("caches", memories=[head], mode=mode)
+            assert await svc.backfill(batch=1) == 1
+            assert await svc.backfill() == 0  # resumable and idempotent
+            assert (await svc.search("caches", memories=[head], mode="auto")).mode == "hybrid"
+            assert (await svc.verify()).ok
+
+    async def test_a_model_failing_halfway_through_a_batch_loses_no_write(self, store_url: str) -> None:
+        from ..embedding import FailingEmbedder
+
+        failing = FailingEmbedder(self.make_model(), fail_after=2)
+        async with open_service(store_url, embedding=failing) as svc:
+            rev = await svc.remember(None, entries=[fact(f"note number {i} on testing") for i in range(5)])
+            assert rev is not None and rev.active_count == 5
+            result = await svc.search("testing", memories=[rev], mode="auto")
+            assert result.mode == "fts" and len(result.hits) == 5
+            report = await svc.verify()
+            assert report.ok  # no placeholder and no partial vector was stored
+        async with open_service(store_url, embedding=self.make_model()) as svc:
+            assert await svc.backfill() == 5
+
+    async def test_a_different_model_is_refused_by_name(self, store_url: str) -> None:
+        from ..domain.errors import ProfileMismatchError
+        from ..embedding import HashingEmbedder
+
+        async with open_service(store_url, embedding=self.make_model()) as svc:
+            await svc.remember(None, entries=[fact("x")])
+        other = HashingEmbedder(dimension=32)
+        with pytest.raises(ProfileMismatchError) as info:
+            async with open_service(store_url, embedding=other):
+                pass
+        assert "hashing-32" in str(info.value) and "reembed" in str(info.value)
+
+    async def test_bad_vectors_are_refused_and_nothing_is_written(self, vsvc: MemoryService) -> None:
+        rev = await vsvc.remember(None, entries=[fact("a note")])
+        assert rev is not None
+        (v,) = await vsvc.entries(rev)
+        profile = vsvc.backend.capabilities.embedding_profile
+        assert profile is not None
+        dim = profile.dimension
+        bad = [
+            (float("nan"),) + (0.0,) * (dim - 1),
+            (1.0,) * (dim + 1),
+            (0.0,) * dim,
+            (),
+            (2.0,) + (0.0,) * (dim - 1),
+        ]
+        await vsvc.backend.put_vectors({})
+        for vec in bad:
+            with pytest.raises(InvalidInput):
+                await vsvc.backend.put_vectors({v.entry_version_id: (vec,)})
+        assert (await vsvc.verify()).ok
+
+    async def test_long_text_keeps_its_tail(self, vsvc: MemoryService) -> None:
+        model = vsvc.indexer.model if vsvc.indexer else None
+        assert model is not None
+        if not self.semantic:
+            pytest.skip("the test model is too weak for a meaning-level assertion")
+        filler = " ".join(f"filler{i} words about nothing in particular." for i in range(150))
+        long_text = filler + " The release train leaves every Thursday from the main branch."
+        assert len(model.windows(long_text)) > 1
+        rev = await vsvc.remember(None, entries=[fact(long_text), fact("the office has a coffee machine")])
+        assert rev is not None
+        hits = await vsvc.search("release train leaves every Thursday", memories=[rev], mode="vector", limit=1)
+        assert hits[0].text == long_text
+
+    async def test_reembed_migrates_and_an_interrupted_one_leaves_the_old_profile(self, store_url: str) -> None:
+        from ..embedding import FailingEmbedder, HashingEmbedder
+
+        async with open_service(store_url, embedding=self.make_model()) as svc:
+            rev = await svc.remember(None, entries=[fact(f"entry {i} on release trains") for i in range(6)])
+            assert rev is not None
+            old = svc.backend.capabilities.embedding_profile
+            with pytest.raises(CapabilityNotSupportedError):
+                await svc.reembed(FailingEmbedder(HashingEmbedder(dimension=32), fail_after=3), batch=2)
+            assert svc.backend.capabilities.embedding_profile == old
+            assert (await svc.search("release", memories=[rev], mode="auto")).mode == "hybrid"
+            later = await svc.remember(rev, entries=[fact("writes resume after an aborted migration")])
+            assert later is not None
+            new_model = HashingEmbedder(dimension=32)
+            assert await svc.reembed(new_model, batch=4) == 7
+            caps = svc.backend.capabilities
+            assert caps.embedding_profile is not None and caps.embedding_profile.profile_id == "hashing-32"
+            assert (await svc.search("release", memories=[later], mode="auto")).mode == "hybrid"
+            assert (await svc.verify()).ok
+        async with open_service(store_url, embedding=HashingEmbedder(dimension=32)) as svc:
+            assert (await svc.search("release", memories=[later.memory_id], mode="vector")).hits

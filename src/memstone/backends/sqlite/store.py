@@ -632,6 +632,59 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         )
         return [HeadRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], r[4]) for r in rows]
 
+    def _migration_sync(self) -> dict[str, object] | None:
+        rows = self._q("SELECT value FROM store_meta WHERE key = 'migration'")
+        if not rows:
+            return None
+        data = loads_json(rows[0][0])
+        assert isinstance(data, dict)
+        return data
+
+    def _set_migration_sync(self, value: dict[str, object] | None) -> None:
+        if value is None:
+            self.conn.execute("DELETE FROM store_meta WHERE key = 'migration'")
+            self.conn.execute("DROP TABLE IF EXISTS memory_vector_staging")
+            return
+        self.conn.execute(
+            "INSERT INTO store_meta (key, value) VALUES ('migration', ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (_json(value),),
+        )
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS memory_vector_staging (entry_version_id TEXT NOT NULL, chunk INTEGER NOT NULL, "
+            "memory_artifact_id TEXT NOT NULL, entry_id TEXT NOT NULL, vector BLOB NOT NULL, "
+            "PRIMARY KEY (entry_version_id, chunk)) STRICT"
+        )
+
+    def _unstaged_sync(self, limit: int) -> list[tuple[MemoryId, EntryVersionId]]:
+        rows = self._q(
+            "SELECT h.memory_artifact_id, h.entry_version_id FROM memory_entry_heads h WHERE NOT EXISTS "
+            "(SELECT 1 FROM memory_vector_staging s WHERE s.entry_version_id = h.entry_version_id) "
+            "ORDER BY h.projection_id LIMIT ?",
+            (limit,),
+        )
+        return [(MemoryId(r[0]), EntryVersionId(r[1])) for r in rows]
+
+    def _stage_sync(self, version: EntryVersion, vectors: tuple[tuple[float, ...], ...]) -> None:
+        self.conn.execute("DELETE FROM memory_vector_staging WHERE entry_version_id = ?", (version.entry_version_id,))
+        self.conn.executemany(
+            "INSERT INTO memory_vector_staging (entry_version_id, chunk, memory_artifact_id, entry_id, vector) "
+            "VALUES (?,?,?,?,?)",
+            [
+                (version.entry_version_id, i, version.memory_id, version.entry_id, struct.pack(f"<{len(v)}f", *v))
+                for i, v in enumerate(vectors)
+            ],
+        )
+
+    def _staged_sync(self) -> Iterator[tuple[EntryVersionId, tuple[tuple[float, ...], ...]]]:
+        grouped: dict[str, list[tuple[float, ...]]] = {}
+        for vid, _chunk, blob in self._q(
+            "SELECT entry_version_id, chunk, vector FROM memory_vector_staging ORDER BY entry_version_id, chunk"
+        ):
+            grouped.setdefault(vid, []).append(struct.unpack(f"<{len(blob) // 4}f", blob))
+        for vid, vecs in grouped.items():
+            yield EntryVersionId(vid), tuple(vecs)
+
     def _vector_rows_sync(self) -> Iterator[VectorRow]:
         if not self._vector_tables_exist_sync():
             return

@@ -1,0 +1,57 @@
+"""The CLI with real embedding models: the default MiniLM, backfill, and migration to the multilingual model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memstone.cli.main import cli
+
+
+@pytest.fixture
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    for name in ("MEMSTONE_URL", "MEMSTONE_SCOPE", "MEMSTONE_AUTHOR", "MEMSTONE_EMBEDDING"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+
+    def invoke(*args: str, code: int = 0) -> dict[str, object]:
+        result = CliRunner().invoke(cli, ["--url", url, *args, "--json"], catch_exceptions=False)
+        assert result.exit_code == code, result.output
+        out = json.loads(result.stdout)
+        assert isinstance(out, dict)
+        return out
+
+    return invoke
+
+
+def test_a_new_store_uses_the_default_model_and_searches_hybrid(run) -> None:  # type: ignore[no-untyped-def]
+    run("remember", "--kind", "fact", "--text", "Postgres backups run every night at two")
+    run("remember", "--kind", "fact", "--text", "The dashboard is built with React and Vite")
+    result = run("search", "when is the database snapshotted")
+    assert result["mode"] == "hybrid"
+    hits = result["hits"]
+    assert isinstance(hits, list) and hits[0]["text"] == "Postgres backups run every night at two"
+    assert hits[0]["matched_by"] == ["vector"]
+
+
+def test_writes_without_a_model_then_backfill_then_migration(run) -> None:  # type: ignore[no-untyped-def]
+    run("remember", "--kind", "fact", "--text", "Backups of the database run every night")
+    run("--embedding", "none", "remember", "--kind", "fact", "--text", "Releases ship on Thursdays")
+    auto = run("search", "releases")
+    assert auto["mode"] == "fts" and "incomplete" in str(auto["fallback_reason"])
+    run("search", "releases", "--mode", "vector", code=5)
+    assert run("embed", "--backfill")["embedded"] == 1
+    assert run("search", "releases")["mode"] == "hybrid"
+    migrated = run("reembed", "--profile", "use-multilingual-v3")
+    assert migrated["embedded"] == 2
+    cross = run("--embedding", "use-multilingual-v3", "search", "数据库备份", "--mode", "vector")
+    hits = cross["hits"]
+    assert isinstance(hits, list) and hits[0]["text"] == "Backups of the database run every night"
+    assert run("verify")["ok"] is True
+    # The store now records the multilingual profile: opening it with the old model is refused by name.
+    refused = run("--embedding", "minilm-l6-int8", "search", "x", code=2)
+    assert refused["error"]["code"] == "profile_mismatch"  # type: ignore[index]

@@ -41,12 +41,12 @@ def checkpoint(path: Path) -> None:
     conn.close()
 
 
-async def run_size(n: int, workdir: Path, writes: int, queries: int) -> dict[str, float]:
+async def run_size(n: int, workdir: Path, writes: int, queries: int, embedding: str | None) -> dict[str, float]:
     path = workdir / f"bench-{n}.db"
     corpus = Corpus(seed=n)
     url = f"sqlite:///{path}"
     result: dict[str, float] = {"entries": n}
-    async with memstone.open_service(url) as svc:
+    async with memstone.open_service(url, embedding=embedding) as svc:
         batch = 1000 if n >= 1000 else n
         head = None
         t0 = time.perf_counter()
@@ -113,12 +113,23 @@ def main() -> None:
     ap.add_argument("--writes", type=int, default=300)
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--json", dest="json_out", help="Also write the results to this JSON file.")
+    ap.add_argument(
+        "--embedding",
+        default="none",
+        help="Embedding profile for writes (default none: the core write path; bench_retrieval.py measures models).",
+    )
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
-            rows.append(asyncio.run(run_size(n, Path(tmp), args.writes, args.queries)))
+            rows.append(
+                asyncio.run(
+                    run_size(
+                        n, Path(tmp), args.writes, args.queries, None if args.embedding == "none" else args.embedding
+                    )
+                )
+            )
     cols = [
         ("entries", "{:.0f}"),
         ("bulk_load_entries_per_s", "{:.0f}"),

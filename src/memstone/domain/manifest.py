@@ -1,23 +1,24 @@
-"""The chunked, content-addressed manifest (format ``hamt16-v1``).
+"""The chunked, content-addressed manifest (format ``radix-v1``; see docs/manifest.md).
 
 The RFC's flat-v1 manifest copies and rehashes the whole directory on every write. memstone keeps its
 guarantees — a Revision's hash commits to every entry's (id, version, content hash, state), and any Revision
-can be read and verified exactly — with a hash-array-mapped trie of immutable, content-addressed nodes:
+can be read and verified exactly — with a path-compressed radix trie of immutable, content-addressed nodes
+keyed by the entry ids themselves:
 
-* an entry's path is the hex digits of SHA-256(entry_id); a node at depth d holding at most ``LEAF_MAX``
-  entries is a leaf (entries sorted by entry_id), otherwise a branch of up to 16 children keyed by digit d;
+* a node holding at most ``LEAF_MAX`` entries is a leaf (entries sorted by entry_id); a larger one is a branch
+  that records the longest common prefix ``p`` of its ids and one child per character that follows ``p``;
 * a node's hash is SHA-256("memstone:manifest-node:v1\\0" + canonical JSON body); a branch lists its
   children's hashes and the entry/active counts below it, so the root hash commits to every entry;
 * the shape depends only on the set of entry ids (entries are never removed, inactive ones stay), so the
   same manifest always has the same root hash, whatever order it was built in.
 
-A write that touches k entries rewrites k leaves and their ancestors: O(k · log16 n) nodes, never the whole
-manifest. See docs/manifest.md.
+Entry ids are ULIDs, ordered by creation time, so a batch of new entries lands in one small subtree and a
+single write rewrites one leaf and its short spine: O(k · depth) nodes for k changed entries, never the
+whole manifest.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -27,23 +28,20 @@ from .errors import IntegrityError
 from .ids import EntryId, EntryVersionId
 from .model import ManifestEntry
 
+MANIFEST_FORMAT = "radix-v1"
 LEAF_MAX = 24
-MAX_DEPTH = 64
 NodeLoader = Callable[[str], bytes]
 
 
 @dataclass(frozen=True, slots=True)
 class Node:
-    """A decoded manifest node: a leaf (``entries``) or a branch (``children``)."""
+    """A decoded manifest node: a leaf (``entries``) or a branch (``prefix`` + ``children``)."""
 
     entries: tuple[ManifestEntry, ...] | None
     children: Mapping[str, str] | None
     count: int
     active: int
-
-
-def entry_path(entry_id: str) -> str:
-    return hashlib.sha256(entry_id.encode("utf-8")).hexdigest()
+    prefix: str = ""
 
 
 def _leaf_body(entries: list[ManifestEntry]) -> dict[str, object]:
@@ -53,8 +51,8 @@ def _leaf_body(entries: list[ManifestEntry]) -> dict[str, object]:
     }
 
 
-def _branch_body(children: Mapping[str, str], count: int, active: int) -> dict[str, object]:
-    return {"t": "branch", "c": dict(children), "n": count, "a": active}
+def _branch_body(prefix: str, children: Mapping[str, str], count: int, active: int) -> dict[str, object]:
+    return {"t": "branch", "p": prefix, "c": dict(sorted(children.items())), "n": count, "a": active}
 
 
 def encode_node(body: Mapping[str, object]) -> tuple[str, bytes]:
@@ -78,8 +76,28 @@ def decode_node(node_hash: str, raw: bytes, *, check: bool = True) -> Node:
         active = sum(1 for e in entries if e.state == "active")
         return Node(entries=entries, children=None, count=len(entries), active=active)
     if body.get("t") == "branch":
-        return Node(entries=None, children=dict(body["c"]), count=int(body["n"]), active=int(body["a"]))
+        return Node(
+            entries=None,
+            children=dict(body["c"]),
+            count=int(body["n"]),
+            active=int(body["a"]),
+            prefix=str(body["p"]),
+        )
     raise IntegrityError(f"manifest node {node_hash} has an unknown shape")
+
+
+def _common_prefix(a: str, b: str) -> str:
+    """The longest common prefix of two ids, character by character (ids are compared as strings here)."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return a[:i]
+
+
+def _key(entry_id: str, depth: int) -> str:
+    """The child key of an id under a branch whose prefix has ``depth`` characters ("" when the id ends there)."""
+    return entry_id[depth] if len(entry_id) > depth else ""
 
 
 EMPTY_ROOT, _EMPTY_RAW = encode_node(_leaf_body([]))
@@ -110,15 +128,14 @@ class ManifestReader:
                 self._cache[h] = decode_node(h, raw, check=False)
 
     def lookup(self, root: str, entry_id: str) -> ManifestEntry | None:
-        path = entry_path(entry_id)
         node = self.node(root)
-        depth = 0
         while node.children is not None:
-            child = node.children.get(path[depth])
+            if not entry_id.startswith(node.prefix):
+                return None
+            child = node.children.get(_key(entry_id, len(node.prefix)))
             if child is None:
                 return None
             node = self.node(child)
-            depth += 1
         assert node.entries is not None
         for e in node.entries:
             if e.entry_id == entry_id:
@@ -151,44 +168,67 @@ class ManifestReader:
         new_nodes: dict[str, bytes] = {}
         if not updates:
             return root, new_nodes
-        items = [(entry_path(eid), e) for eid, e in updates.items()]
-        new_root, _, _ = self._update(root, 0, items, new_nodes)
+        items = sorted(updates.values(), key=lambda e: e.entry_id.encode("utf-8"))
+        new_root, _, _ = self._update(root, items, new_nodes)
         return new_root, new_nodes
 
-    def _update(
-        self, node_hash: str | None, depth: int, items: list[tuple[str, ManifestEntry]], out: dict[str, bytes]
-    ) -> tuple[str, int, int]:
-        node = self.node(node_hash) if node_hash is not None else Node((), None, 0, 0)
+    def _update(self, node_hash: str, items: list[ManifestEntry], out: dict[str, bytes]) -> tuple[str, int, int]:
+        node = self.node(node_hash)
         if node.entries is not None:
             merged = {e.entry_id: e for e in node.entries}
-            for _, e in items:
+            for e in items:
                 merged[e.entry_id] = e
-            entries = sorted(merged.values(), key=lambda e: e.entry_id.encode("utf-8"))
-            return self._build(entries, depth, out)
+            return self._build(sorted(merged.values(), key=lambda e: e.entry_id.encode("utf-8")), out)
         assert node.children is not None
-        groups: dict[str, list[tuple[str, ManifestEntry]]] = {}
-        for path, e in items:
-            groups.setdefault(path[depth], []).append((path, e))
-        children = dict(node.children)
-        count, active = node.count, node.active
-        for digit, group in groups.items():
-            old = children.get(digit)
-            old_count, old_active = self.counts(old) if old is not None else (0, 0)
-            h, n, a = self._update(old, depth + 1, group, out)
-            children[digit] = h
-            count += n - old_count
-            active += a - old_active
-        return self._store(_branch_body(dict(sorted(children.items())), count, active), out, count, active)
+        prefix = node.prefix
+        shared = prefix
+        for e in items:
+            shared = _common_prefix(shared, e.entry_id)
+        groups: dict[str, list[ManifestEntry]] = {}
+        for e in items:
+            groups.setdefault(_key(e.entry_id, len(shared)), []).append(e)
+        if shared == prefix:
+            children = dict(node.children)
+            count, active = node.count, node.active
+            for key, group in groups.items():
+                old = children.get(key)
+                old_count, old_active = self.counts(old) if old is not None else (0, 0)
+                h, n, a = self._update(old, group, out) if old is not None else self._build(group, out)
+                children[key] = h
+                count += n - old_count
+                active += a - old_active
+            return self._store(_branch_body(prefix, children, count, active), out, count, active)
+        # Some ids leave this branch's prefix: a new branch at the shorter shared prefix takes the old node as
+        # the child for its next character (merging any new ids that share that character).
+        old_key = prefix[len(shared)]
+        children = {}
+        count, active = 0, 0
+        old_group = groups.pop(old_key, None)
+        if old_group is None:
+            h, n, a = node_hash, node.count, node.active
+        else:
+            h, n, a = self._update(node_hash, old_group, out)
+        children[old_key] = h
+        count, active = n, a
+        for key, group in groups.items():
+            h, n, a = self._build(group, out)
+            children[key] = h
+            count += n
+            active += a
+        return self._store(_branch_body(shared, children, count, active), out, count, active)
 
-    def _build(self, entries: list[ManifestEntry], depth: int, out: dict[str, bytes]) -> tuple[str, int, int]:
+    def _build(self, entries: list[ManifestEntry], out: dict[str, bytes]) -> tuple[str, int, int]:
         active = sum(1 for e in entries if e.state == "active")
-        if len(entries) <= LEAF_MAX or depth >= MAX_DEPTH:
+        if len(entries) <= LEAF_MAX:
             return self._store(_leaf_body(entries), out, len(entries), active)
+        prefix: str = entries[0].entry_id
+        for e in entries[1:]:
+            prefix = _common_prefix(prefix, e.entry_id)
         groups: dict[str, list[ManifestEntry]] = {}
         for e in entries:
-            groups.setdefault(entry_path(e.entry_id)[depth], []).append(e)
-        children = {d: self._build(g, depth + 1, out)[0] for d, g in sorted(groups.items())}
-        return self._store(_branch_body(children, len(entries), active), out, len(entries), active)
+            groups.setdefault(_key(e.entry_id, len(prefix)), []).append(e)
+        children = {k: self._build(g, out)[0] for k, g in groups.items()}
+        return self._store(_branch_body(prefix, children, len(entries), active), out, len(entries), active)
 
     def _store(self, body: dict[str, object], out: dict[str, bytes], count: int, active: int) -> tuple[str, int, int]:
         h, raw = encode_node(body)
@@ -202,5 +242,5 @@ def build_manifest(entries: list[ManifestEntry]) -> tuple[str, dict[str, bytes]]
     out: dict[str, bytes] = {}
     reader = ManifestReader(lambda h: out[h])
     ordered = sorted(entries, key=lambda e: e.entry_id.encode("utf-8"))
-    root, _, _ = reader._build(ordered, 0, out)
+    root, _, _ = reader._build(ordered, out)
     return root, out

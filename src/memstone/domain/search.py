@@ -54,6 +54,17 @@ def rrf_fuse(
 
     With no weights every channel weighs 1, which is the RFC's formula exactly.
     """
+    if len(channels) == 1:
+        # One channel: its own order is the RRF order (scores strictly decrease with rank).
+        ((name, cands),) = channels.items()
+        w = 1.0 if weights is None else float(weights.get(name, 1.0))
+        out: list[tuple[Candidate, float, dict[str, int]]] = []
+        seen: set[Candidate] = set()
+        for cand in cands:
+            if cand not in seen:
+                seen.add(cand)
+                out.append((cand, w / (RRF_K + len(out) + 1), {name: len(out) + 1}))
+        return out
     scores: dict[Candidate, float] = {}
     ranks: dict[Candidate, dict[str, int]] = {}
     for name, cands in channels.items():

@@ -15,6 +15,7 @@ from .domain.errors import (
     ProfileMismatchError,
     RevisionConflictError,
 )
+from .domain.history import BlameField, EntryDiff, FieldChange
 from .domain.model import (
     ArtifactRef,
     Change,
@@ -28,9 +29,13 @@ from .domain.model import (
     Revision,
     RevisionChanges,
     SearchResult,
+    Shadowed,
     Source,
     VerifyReport,
 )
+from .domain.records import CrossLink, Omission, RecallBundle, Record
+from .domain.scopes import Scope, parse_scope
+from .exchange import ExportReport, ImportReport
 from .service import HistoryItem, MemoryService, open_service
 
 __version__ = "0.1.0"
@@ -41,14 +46,20 @@ __all__ = [
     "ArtifactRef",
     "BackendError",
     "BackendUnavailable",
+    "BlameField",
     "CapabilityNotSupportedError",
     "Change",
     "Citation",
     "Conflict",
+    "CrossLink",
     "EntryContent",
+    "EntryDiff",
     "EntryInput",
     "EntryVersion",
+    "ExportReport",
+    "FieldChange",
     "HistoryItem",
+    "ImportReport",
     "IntegrityError",
     "InvalidCitationError",
     "InvalidInput",
@@ -57,14 +68,20 @@ __all__ = [
     "MemoryService",
     "MemstoneError",
     "NotFound",
+    "Omission",
     "ProfileMismatchError",
+    "RecallBundle",
+    "Record",
     "Relation",
     "Revision",
     "RevisionChanges",
     "RevisionConflictError",
+    "Scope",
     "SearchResult",
+    "Shadowed",
     "Source",
     "VerifyReport",
     "__version__",
     "open_service",
+    "parse_scope",
 ]

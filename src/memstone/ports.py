@@ -115,6 +115,17 @@ class MemoryUnitOfWork(Protocol):
 
     async def commit(self, plan: WritePlan) -> Revision: ...
 
+    async def bind(self, scope: str, memory_id: MemoryId, created_at: str) -> bool:
+        """Bind an unbound scope to an existing Memory; False when the scope or the Memory is already bound."""
+        ...
+
+    async def record_kinds(self, kinds: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        """Fix the store's kind policy (``None`` = open) if it has none yet; return the policy in force.
+
+        A store that already holds Memories without a recorded policy is open.
+        """
+        ...
+
     async def rollback(self) -> None: ...
 
 
@@ -235,6 +246,104 @@ class VectorStatusQuery:
     memories: tuple[ArtifactRef, ...]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogueQuery:
+    """Entries of exact Revisions, filtered, for catalogues and point-in-time reads (a list of ``Record``)."""
+
+    memories: tuple[ArtifactRef, ...]
+    kinds: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    important: bool | None = None
+    mandatory: bool | None = None
+    include_inactive: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlugMatch:
+    """An entry of a Memory's head that holds a (kind, slug) now (``live``) or held it in an older version."""
+
+    memory_id: MemoryId
+    entry_id: EntryId
+    entry_version_id: EntryVersionId
+    state: Literal["active", "inactive"]
+    live: bool
+    held_in_revision: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlugQuery:
+    """Every entry of these Memories whose current or any older version has this kind and slug."""
+
+    memory_ids: tuple[MemoryId, ...]
+    kind: str
+    slug: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LiveSlugsQuery:
+    """(memory id, entry id, kind, slug) of every active head entry with a slug in these Memories."""
+
+    memory_ids: tuple[MemoryId, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinksQuery:
+    """Current active versions in these Memories with a relation to one of ``targets`` (incoming links)."""
+
+    memory_ids: tuple[MemoryId, ...]
+    targets: tuple[EntryId, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RevisionsQuery:
+    """Revisions ``first``..``last`` of a Memory, ascending."""
+
+    memory_id: MemoryId
+    first: int
+    last: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryVersionsQuery:
+    """Every entry version of a Memory, by entry id then version."""
+
+    memory_id: MemoryId
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ArchiveQuery:
+    """Full-text matches among superseded versions of entries active at these heads (Graphit archived rows).
+
+    Filters apply to each entry's current version. Returns (archived version, current version, head ref)
+    in rank order.
+    """
+
+    query: str
+    memories: tuple[ArtifactRef, ...]
+    depth: int
+    kinds: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    important: bool | None = None
+    mandatory: bool | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KindsQuery:
+    """The store's recorded kind policy: ``(recorded, kinds)``; ``kinds=None`` means open."""
+
+
+RECORD_QUERIES = (
+    CatalogueQuery,
+    SlugQuery,
+    LiveSlugsQuery,
+    LinksQuery,
+    RevisionsQuery,
+    MemoryVersionsQuery,
+    ArchiveQuery,
+    KindsQuery,
+)
+
+
 ReadQuery = (
     HeadQuery
     | RevisionQuery
@@ -245,6 +354,14 @@ ReadQuery = (
     | SourcesQuery
     | ScopeQuery
     | VectorStatusQuery
+    | CatalogueQuery
+    | SlugQuery
+    | LiveSlugsQuery
+    | LinksQuery
+    | RevisionsQuery
+    | MemoryVersionsQuery
+    | ArchiveQuery
+    | KindsQuery
 )
 
 ManifestMap = Mapping[EntryId, ManifestEntry]

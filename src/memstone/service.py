@@ -40,6 +40,7 @@ from .domain.model import (
     Surface,
     VerifyReport,
 )
+from .domain.records import Record
 from .domain.render import render_markdown
 from .domain.rules import (
     build_content,
@@ -49,6 +50,7 @@ from .domain.rules import (
     normalize_tags,
     normalize_text,
 )
+from .domain.scopes import canonical_scope
 from .indexing import Progress, VectorIndexer
 from .ports import (
     ContentQuery,
@@ -65,6 +67,7 @@ from .ports import (
     VersionsQuery,
     WritePlan,
 )
+from .records import Order, RecordsMixin, flag_reason
 
 MemoryLike = Revision | ArtifactRef
 EntryLike = EntryVersion | MemoryHit | str
@@ -95,7 +98,7 @@ class HistoryItem:
         }
 
 
-class MemoryService:
+class MemoryService(RecordsMixin):
     """Durable, versioned memory over one backend. Construct it with :func:`open_service`."""
 
     def __init__(
@@ -245,8 +248,10 @@ class MemoryService:
             anchors.append((hit.memory_ref, hit.entry_id, hit.entry_version_id))
         return await self.backend.expand(anchors)
 
-    def cite(self, hit: MemoryHit) -> Citation:
-        """The exact Handoff anchor of a hit: memory ref + entry id + entry version id (+ hash)."""
+    def cite(self, hit: MemoryHit | Record) -> Citation:
+        """The exact Handoff anchor of a hit or record: memory ref + entry id + entry version id (+ hash)."""
+        if isinstance(hit, Record):
+            return self.cite_record(hit)
         return Citation(
             memory_ref=hit.memory_ref,
             entry_id=hit.entry_id,
@@ -283,7 +288,7 @@ class MemoryService:
 
     async def resolve(self, scope: str) -> Revision | None:
         """The head of the Memory bound to a scope URI, or None when the scope is unbound."""
-        found = cast(list[tuple[str, MemoryId, str]], await self.backend.read(ScopeQuery(scope=scope)))
+        found = cast(list[tuple[str, MemoryId, str]], await self.backend.read(ScopeQuery(scope=canonical_scope(scope))))
         if not found:
             return None
         return await self.head(found[0][1])
@@ -309,7 +314,8 @@ class MemoryService:
         """Add or revise entries. ``memory=None`` creates a new Memory (or, with ``scope``, the scope's Memory).
 
         Returns the new Revision; the current one when nothing changed; None when nothing worth saving was
-        given to a new Memory. A stale ``memory`` raises RevisionConflictError.
+        given to a new Memory. A stale ``memory`` raises RevisionConflictError. A write addressed by ``scope``
+        alone applies to the scope's current head and retries when another writer got there first.
         """
         entries = list(entries)
         if mode not in ("append", "extract", "auto"):
@@ -326,8 +332,12 @@ class MemoryService:
             )
         if not entries:
             raise InvalidInput("append needs at least one entry")
+        closed = await self.kinds()
         op_sources = normalize_source_ids(sources)
         op_artifacts = normalize_artifacts(artifacts)
+        if scope is not None:
+            scope = canonical_scope(scope)
+        from_scope = memory is None and scope is not None
         if memory is None and scope is not None:
             bound = await self.resolve(scope)
             if bound is not None:
@@ -362,7 +372,7 @@ class MemoryService:
         pending_new: dict[str, EntryContent] = {}
         for item in entries:
             if item.entry is None:
-                content = build_content(item, op_sources=op_sources, closed_kinds=self._closed_kinds)
+                content = build_content(item, op_sources=op_sources, closed_kinds=closed)
                 pending_new.setdefault(content.content_hash, content)  # only the first identical new entry
                 continue
             eid = EntryId(_entry_id(item.entry))
@@ -378,7 +388,7 @@ class MemoryService:
                 )
             prev = previous[cur.entry_version_id]
             content = build_content(
-                item, op_sources=op_sources, inherited_sources=prev.content.sources, closed_kinds=self._closed_kinds
+                item, op_sources=op_sources, inherited_sources=prev.content.sources, closed_kinds=closed
             )
             if content.content_hash == prev.entry_content_hash:
                 continue  # identical content is a no-op
@@ -402,7 +412,7 @@ class MemoryService:
                     entry_id=eid,
                     from_entry_version_id=prev.entry_version_id,
                     to_entry_version_id=vid,
-                    reason=normalize_reason(item.reason),
+                    reason=normalize_reason(item.reason) or flag_reason(prev.content, content),
                 )
             )
         if pending_new and base is not None:
@@ -417,7 +427,7 @@ class MemoryService:
         for item in entries:
             if item.entry is None:
                 reasons.setdefault(
-                    build_content(item, op_sources=op_sources, closed_kinds=self._closed_kinds).content_hash,
+                    build_content(item, op_sources=op_sources, closed_kinds=closed).content_hash,
                     normalize_reason(item.reason),
                 )
         for content_hash, content in pending_new.items():
@@ -462,21 +472,21 @@ class MemoryService:
         try:
             return await self._commit(plan)
         except RevisionConflictError:
-            if scope is not None and base is None:
-                # Trigger: a concurrent first write to the same scope won the binding race.
-                # Why: both writes must be kept, in the one Memory the scope is bound to.
-                # Outcome: retry once against the winner's head.
-                winner = await self.resolve(scope)
-                if winner is not None:
-                    return await self.remember(
-                        winner,
-                        entries=entries,
-                        sources=sources,
-                        artifacts=artifacts,
-                        mode="append",
-                        author=author,
-                        surface=surface,
-                    )
+            if from_scope:
+                # Trigger: another writer committed to the scope's Memory first (or won the binding race).
+                # Why: a scope write names no base Revision, so both writes must be kept, in the one Memory the
+                #      scope is bound to; each retry follows another writer's success, so it terminates.
+                # Outcome: retry against the scope's current head.
+                return await self.remember(
+                    None,
+                    entries=entries,
+                    sources=sources,
+                    artifacts=artifacts,
+                    mode="append",
+                    scope=scope,
+                    author=author,
+                    surface=surface,
+                )
             raise
 
     async def forget(self, memory: MemoryLike, *, entries: Sequence[EntryLike], reason: str | None = None) -> Revision:
@@ -690,12 +700,22 @@ class MemoryService:
         important: bool | None = None,
         mandatory: bool | None = None,
         exact: bool = False,
+        order: Order = "relevance",
+        exclude_mandatory: bool = False,
+        include_superseded: bool = False,
+        precedence: bool = True,
     ) -> SearchResult:
         """Search the current heads of explicit Memories (or scopes) by ``fts``, ``vector``, ``hybrid`` or ``auto``.
 
         ``auto`` uses hybrid when a model matching the store's profile is loaded and every selected Memory's
         vector projection is complete, else FTS, and reports the mode it used. ``exact=True`` makes the
         vector channel scan exactly instead of using the quantized fast path (the reference it is checked by).
+
+        Graphit options: ``order="priority"`` (mandatory → important → normal, then newest; a score never outranks
+        a category), ``exclude_mandatory`` (the recall protocol's contextual pass), ``include_superseded`` (archived
+        versions are searched too and collapse onto their entry; archive-only matches come back ``superseded``).
+        With several tiers selected, ``precedence`` drops entries a more specific scope shadows and reports them in
+        ``result.shadowed``. ``limit`` counts distinct entries after collapse and ordering.
         """
         if not isinstance(query, str):
             raise InvalidInput("query must be a string")
@@ -703,6 +723,12 @@ class MemoryService:
             raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
         if mode not in ("fts", "vector", "hybrid", "auto"):
             raise InvalidInput(f"unknown search mode {mode!r}", hint="use fts, vector, hybrid or auto")
+        if order not in ("relevance", "priority"):
+            raise InvalidInput(f"unknown search order {order!r}", hint="use relevance or priority")
+        if exclude_mandatory:
+            if mandatory is True:
+                raise InvalidInput("exclude_mandatory=True contradicts mandatory=True")
+            mandatory = False
         refs: dict[MemoryId, ArtifactRef] = {}
         for m in memories:
             ref = (await self.head(m)).ref if isinstance(m, str) else (m.ref if isinstance(m, Revision) else m)
@@ -715,9 +741,10 @@ class MemoryService:
                 refs.setdefault(bound.memory_id, bound.ref)
         if not refs:
             if memories or scopes:
-                return SearchResult(hits=(), mode="fts" if mode == "auto" else mode, requested_mode=mode)
+                return SearchResult(hits=(), mode="fts" if mode == "auto" else mode, requested_mode=mode, order=order)
             raise InvalidInput("search needs at least one memory or scope", hint="pass memories=[...] or scopes=[...]")
         ordered_refs = tuple(refs[k] for k in sorted(refs))
+        precedence = precedence and await self._tiered(ordered_refs)
         used_mode, fallback = await self._resolve_mode(mode, ordered_refs)
         channels: tuple[Literal["fts", "vector"], ...] = {
             "fts": ("fts",),
@@ -733,7 +760,7 @@ class MemoryService:
         request = SearchRequest(
             query=query,
             memories=ordered_refs,
-            limit=limit,
+            limit=MAX_LIMIT if order == "priority" or include_superseded or precedence else limit,
             channels=channels,
             query_vector=query_vector,
             weights=weights,
@@ -744,7 +771,22 @@ class MemoryService:
             mandatory=mandatory,
         )
         hits = await self.backend.search(request)
-        return SearchResult(hits=hits, mode=used_mode, requested_mode=mode, fallback_reason=fallback)
+        hits, shadowed = await self._graphit_pass(
+            query,
+            hits,
+            ordered_refs,
+            limit=limit,
+            order=order,
+            include_superseded=include_superseded,
+            precedence=precedence,
+            kinds=request.kinds,
+            tags=request.tags,
+            important=important,
+            mandatory=mandatory,
+        )
+        return SearchResult(
+            hits=hits, mode=used_mode, requested_mode=mode, fallback_reason=fallback, order=order, shadowed=shadowed
+        )
 
     async def _resolve_mode(self, mode: SearchMode, refs: tuple[ArtifactRef, ...]) -> tuple[SearchMode, str | None]:
         if mode == "fts":
@@ -910,11 +952,11 @@ async def _choose_model(
 
     A model (or profile name) that differs from the store's recorded profile is refused by name.
     """
-    from . import embedding as models
-
     if embedding is None:
         await backend.configure_embedding(None, record=False)
         return None
+    from . import embedding as models  # only when a model may be needed: the hook path pays nothing
+
     if isinstance(embedding, _Unset):
         recorded = backend.capabilities.embedding_profile
         name = recorded.profile_id if recorded is not None else models.default_profile_name()

@@ -54,6 +54,7 @@ from ..domain.model import (
 from ..domain.rules import check_vector
 from ..domain.search import Candidate, candidate_depth, fts_admits, fts_required_terms, l2_to_cosine, rrf_fuse
 from ..ports import (
+    RECORD_QUERIES,
     Capabilities,
     ContentQuery,
     EmbeddingProfile,
@@ -69,6 +70,7 @@ from ..ports import (
     VersionsQuery,
     WritePlan,
 )
+from .records import RecordsBackendMixin
 
 T = TypeVar("T")
 _CHANNELS: tuple[Literal["fts", "vector"], ...] = ("fts", "vector")
@@ -113,7 +115,7 @@ def projection_text(version: EntryVersion) -> str:
     return searchable_text(c.title or "", c.text, " ".join(c.tags))
 
 
-class DatabaseMemoryBackend(ABC):
+class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
     """Shared domain logic over synchronous adapter primitives. Subclasses implement the ``_*_sync`` methods."""
 
     vector_min_cosine: float = 0.2
@@ -125,6 +127,7 @@ class DatabaseMemoryBackend(ABC):
         self.vector_profile: EmbeddingProfile | None = None
         self._complete_cache: dict[tuple[str, int], bool] = {}
         self._complete_generation = ""
+        self._hash_memo: dict[str, str] = {}
 
     # ------------------------------------------------------------------ adapter primitives
     @property
@@ -360,6 +363,7 @@ class DatabaseMemoryBackend(ABC):
                 self._drop_vectors_sync(memory_id, change.entry_id)
         if vectors_complete and self._complete_cache.get((memory_id, plan.base_revision)) is True:
             self._complete_cache[(memory_id, new_revision)] = True
+        self._records_after_plan_sync(memory_id, changes, new_versions, loaded)  # archive + live-slug uniqueness
         return revision
 
     # ------------------------------------------------------------------ vectors
@@ -683,6 +687,16 @@ class DatabaseMemoryBackend(ABC):
             return replace(current, state="active")
         raise InvalidInput(f"unknown change op {change.op!r}")
 
+    def _content_hash(self, version: EntryVersion) -> str:
+        """The hash of a version's canonical content, memoized by version id (versions are immutable)."""
+        found = self._hash_memo.get(version.entry_version_id)
+        if found is None:
+            found = version.content.content_hash
+            if len(self._hash_memo) > 100_000:
+                self._hash_memo.clear()
+            self._hash_memo[version.entry_version_id] = found
+        return found
+
     def _check_version_hash(self, version: EntryVersion) -> None:
         if version.content.content_hash != version.entry_content_hash:
             raise IntegrityError(f"entry version {version.entry_version_id} does not match its content hash")
@@ -707,6 +721,8 @@ class DatabaseMemoryBackend(ABC):
 
     # ------------------------------------------------------------------ reads
     async def read(self, query: ReadQuery) -> object:
+        if isinstance(query, RECORD_QUERIES):
+            return await self._run(self._records_read_sync, query)
         return await self._run(self._read_sync, query)
 
     def _read_sync(self, query: ReadQuery) -> object:
@@ -876,7 +892,7 @@ class DatabaseMemoryBackend(ABC):
                     # A projection row that disagrees with the authoritative manifest never reaches a caller.
                     if m is None or m.state != "active" or m.entry_version_id != cand.entry_version_id or v is None:
                         continue
-                    if v.entry_id != cand.entry_id or v.content.content_hash != m.entry_content_hash:
+                    if v.entry_id != cand.entry_id or self._content_hash(v) != m.entry_content_hash:
                         continue
                     hits.append(self._hit(head, v, score, ranks))
                     if len(hits) >= request.limit:
@@ -900,6 +916,7 @@ class DatabaseMemoryBackend(ABC):
             entry_content_hash=v.entry_content_hash,
             updated_at=v.provenance.created_at,
             ranks=ranks,
+            slug=v.content.slug,
         )
 
     # ------------------------------------------------------------------ maintenance
@@ -1001,6 +1018,7 @@ class DatabaseMemoryBackend(ABC):
                 damage.append(f"projection is missing active entry {key[1]} of {key[0]}")
             damage.extend(self._fts_check_sync())
             damage.extend(self._vector_check_sync(heads))
+            damage.extend(self._records_check_sync())
         return replace(report, projections_checked=rows, projection_damage=tuple(damage))
 
     def _vector_check_sync(self, heads: list[Revision]) -> list[str]:
@@ -1058,6 +1076,7 @@ class DatabaseMemoryBackend(ABC):
                 finally:
                     self.vector_profile = saved
                 self._bump_vector_generation_sync()
+            self._records_rebuild_sync()
             self._after_rebuild_sync()
         return self._verify_sync()
 
@@ -1071,6 +1090,12 @@ class _UnitOfWork:
 
     async def commit(self, plan: WritePlan) -> Revision:
         return await self._backend._run(self._backend._commit_sync, plan)
+
+    async def bind(self, scope: str, memory_id: MemoryId, created_at: str) -> bool:
+        return await self._backend._run(self._backend._bind_sync, scope, memory_id, created_at)
+
+    async def record_kinds(self, kinds: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        return await self._backend._run(self._backend._record_kinds_sync, kinds)
 
     async def rollback(self) -> None:
         # Every commit runs in one database transaction that rolls back on any error, so nothing is pending.

@@ -220,7 +220,7 @@ def revision_content(manifest_root: str, changes: tuple[Change, ...]) -> dict[st
     """The canonical MemoryContent object whose hash is a Revision's ``content_hash``."""
     return {
         "schema": MEMORY_SCHEMA,
-        "manifest": {"format": "hamt16-v1", "root": manifest_root},
+        "manifest": {"format": "radix-v1", "root": manifest_root},
         "changes": [c.to_dict() for c in changes],
     }
 
@@ -297,6 +297,12 @@ class MemoryHit:
     entry_content_hash: str = ""
     updated_at: str = ""
     ranks: Mapping[str, int] = field(default_factory=dict)
+    slug: str | None = None
+    scope: str | None = None
+    # Graphit include_superseded: only an archived version matched. The hit carries that version (anchored at
+    # the Revision that wrote it) and the entry's current version; flags are the current version's.
+    superseded: bool = False
+    current_entry_version_id: EntryVersionId | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -307,6 +313,7 @@ class MemoryHit:
             "title": self.title,
             "text": self.text,
             "tags": list(self.tags),
+            "slug": self.slug,
             "important": self.important,
             "mandatory": self.mandatory,
             "score": self.score,
@@ -314,6 +321,33 @@ class MemoryHit:
             "ranks": dict(self.ranks),
             "entry_content_hash": self.entry_content_hash,
             "updated_at": self.updated_at,
+            "scope": self.scope,
+            "superseded": self.superseded,
+            "current_entry_version_id": self.current_entry_version_id,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Shadowed:
+    """A hit that precedence dropped (a more specific scope holds the same kind and slug), reported, not lost."""
+
+    memory_ref: ArtifactRef
+    entry_id: EntryId
+    kind: str
+    slug: str
+    scope: str
+    shadowed_by: EntryId
+    shadowed_by_scope: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "memory_ref": self.memory_ref.to_dict(),
+            "entry_id": self.entry_id,
+            "kind": self.kind,
+            "slug": self.slug,
+            "scope": self.scope,
+            "shadowed_by": self.shadowed_by,
+            "shadowed_by_scope": self.shadowed_by_scope,
         }
 
 
@@ -325,6 +359,8 @@ class SearchResult:
     mode: SearchMode
     requested_mode: SearchMode
     fallback_reason: str | None = None
+    order: Literal["relevance", "priority"] = "relevance"
+    shadowed: tuple[Shadowed, ...] = ()
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self.hits)
@@ -340,7 +376,9 @@ class SearchResult:
             "mode": self.mode,
             "requested_mode": self.requested_mode,
             "fallback_reason": self.fallback_reason,
+            "order": self.order,
             "hits": [h.to_dict() for h in self.hits],
+            "shadowed": [s.to_dict() for s in self.shadowed],
         }
 
 

@@ -26,6 +26,7 @@ from ..domain.model import ArtifactRef, Change, Citation, EntryInput, Revision
 from ..domain.rules import entry_input_from_dict
 from ..ports import WritePlan
 from ..service import MemoryService, open_service
+from .records import RecordsConformance
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,7 +45,7 @@ def fact(text: str, **kw: Any) -> EntryInput:
     return EntryInput(kind=kw.pop("kind", "fact"), text=text, **kw)
 
 
-class MemoryBackendConformance:
+class MemoryBackendConformance(RecordsConformance):
     """Subclass and provide ``store_url``. Tests are async and run against a fresh store each.
 
     ``embedding`` names the model profile the store runs with (``None``: no model, FTS only). The suite runs

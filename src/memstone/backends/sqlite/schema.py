@@ -176,3 +176,49 @@ CREATE VIRTUAL TABLE IF NOT EXISTS memory_entry_search_vector_bits USING vec0(
     embedding bit[{bits}]
 );
 """
+
+
+# The record surface (issue 4): slug lookups, incoming links, and the archive projection (superseded versions,
+# searched by include_superseded). Additions only, all IF NOT EXISTS, so existing stores gain them on open.
+RECORDS = f"""
+CREATE INDEX IF NOT EXISTS idx_memory_entry_heads_slug
+    ON memory_entry_heads (memory_artifact_id, kind, slug) WHERE slug IS NOT NULL;
+CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_slug
+    ON memory_entry_versions (memory_artifact_id, slug, kind) WHERE slug IS NOT NULL;
+CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_linked
+    ON memory_entry_versions (memory_artifact_id) WHERE relations != '[]';
+
+CREATE TABLE IF NOT EXISTS memory_entry_archive (
+    archive_id INTEGER PRIMARY KEY,
+    memory_artifact_id TEXT NOT NULL,
+    entry_id TEXT NOT NULL,
+    entry_version_id TEXT NOT NULL UNIQUE REFERENCES memory_entry_versions (entry_version_id),
+    searchable_text TEXT NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS idx_memory_entry_archive_memory ON memory_entry_archive (memory_artifact_id);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_entry_archive_fts USING fts5(
+    searchable_text,
+    content='memory_entry_archive',
+    content_rowid='archive_id',
+    tokenize="{FTS_TOKENIZE}"
+);
+CREATE TRIGGER IF NOT EXISTS trg_archive_fts_insert AFTER INSERT ON memory_entry_archive BEGIN
+    INSERT INTO memory_entry_archive_fts (rowid, searchable_text) VALUES (new.archive_id, new.searchable_text);
+END;
+CREATE TRIGGER IF NOT EXISTS trg_archive_fts_delete AFTER DELETE ON memory_entry_archive BEGIN
+    INSERT INTO memory_entry_archive_fts (memory_entry_archive_fts, rowid, searchable_text)
+        VALUES ('delete', old.archive_id, old.searchable_text);
+END;
+"""
+
+RECORDS_OBJECTS = (
+    "idx_memory_entry_heads_slug",
+    "idx_memory_entry_versions_slug",
+    "idx_memory_entry_versions_linked",
+    "memory_entry_archive",
+    "idx_memory_entry_archive_memory",
+    "memory_entry_archive_fts",
+    "trg_archive_fts_insert",
+    "trg_archive_fts_delete",
+)

@@ -31,6 +31,7 @@ from ...ports import Capabilities, EmbeddingProfile, SearchRequest
 from ..base import DatabaseMemoryBackend, HeadRow, VectorCandidate, VectorRow, loads_json
 from . import schema
 from .errors import translated
+from .records import SQLiteRecordsMixin
 
 MIN_SQLITE = (3, 38, 0)
 DEFAULT_BUSY_TIMEOUT_MS = 15_000
@@ -114,6 +115,16 @@ def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
+def _vec_extension_path() -> str:
+    """The sqlite-vec loadable extension, found without importing its package (whose init imports numpy)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise BackendUnavailable("the sqlite-vec package is not installed", hint="pip install sqlite-vec==0.1.9")
+    return str(Path(next(iter(spec.submodule_search_locations))) / "vec0")
+
+
 def parse_sqlite_url(url: str) -> str:
     """``sqlite:///rel.db``, ``sqlite:////abs.db``, ``sqlite:///:memory:`` or a bare path → a file path."""
     if url.startswith("sqlite://"):
@@ -130,7 +141,7 @@ def parse_sqlite_url(url: str) -> str:
     return path if path == ":memory:" else os.path.expanduser(path)
 
 
-class SQLiteMemoryBackend(DatabaseMemoryBackend):
+class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
     """SQLite + FTS5 + sqlite-vec through apsw. Many processes may share one file."""
 
     def __init__(self, path: str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
@@ -140,6 +151,7 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
         self._conn: apsw.Connection | None = None
         self.vec_version: str | None = None
         self._revision_cache: dict[tuple[str, int], Revision] = {}
+        self._version_cache: dict[str, EntryVersion] = {}
         self.rerank_depth = 512  # windows kept by the 1-bit prefilter for exact re-ranking
         self._caps = Capabilities(fts=True, concurrent_processes=path != ":memory:", persistent=path != ":memory:")
 
@@ -172,16 +184,15 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
                     raise BackendUnavailable(f"could not switch {self.path} to WAL mode (got {mode})")
             conn.execute("PRAGMA synchronous = NORMAL")
             self._migrate_sync(conn)
+            self._ensure_records_sync()
             recorded = self._vector_profile_sync()
             if recorded is not None:
                 self._caps = replace(self._caps, vector=True, hybrid=True, embedding_profile=recorded)
 
     def _load_vec_sync(self, conn: apsw.Connection) -> None:
         """Load sqlite-vec and prove it works with an insert/search/delete probe (RFC: never trust a flag)."""
-        import sqlite_vec  # type: ignore[import-untyped]
-
         conn.enable_load_extension(True)
-        conn.load_extension(sqlite_vec.loadable_path())
+        conn.load_extension(_vec_extension_path())
         conn.enable_load_extension(False)
         self.vec_version = str(conn.execute("SELECT vec_version()").fetchall()[0][0])
         conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vec_probe USING vec0(embedding float[2])")
@@ -399,6 +410,10 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
     def _versions_sync(self, memory_id: MemoryId | None, version_ids: Sequence[str]) -> list[EntryVersion]:
         if not version_ids:
             return []
+        cache = self._version_cache
+        hit = [cache.get(v) for v in version_ids]
+        if all(v is not None and (memory_id is None or v.memory_id == memory_id) for v in hit):
+            return [v for v in hit if v is not None]  # entry versions are immutable: a decoded one never changes
         marks = ",".join("?" * len(version_ids))
         sql = f"SELECT {_VERSION_COLUMNS} FROM memory_entry_versions WHERE entry_version_id IN ({marks})"
         args: list[object] = list(version_ids)
@@ -407,7 +422,12 @@ class SQLiteMemoryBackend(DatabaseMemoryBackend):
             args.append(memory_id)
         rows = self._q(sql, args)
         order = {vid: i for i, vid in enumerate(version_ids)}
-        return sorted((_version_from_row(r) for r in rows), key=lambda v: order[v.entry_version_id])
+        found = sorted((_version_from_row(r) for r in rows), key=lambda v: order[v.entry_version_id])
+        if len(cache) > 50_000:
+            cache.clear()
+        for v in found:
+            cache[v.entry_version_id] = v
+        return found
 
     def _entry_versions_sync(self, memory_id: MemoryId | None, entry_id: EntryId) -> list[EntryVersion]:
         if memory_id is None:

@@ -1,0 +1,453 @@
+"""The admission rules (RFC "Memory admission rules", Graphit "Acquisition") as code, and near-duplicate planning.
+
+:func:`admit` checks one candidate and returns an :class:`Admission` whose ``reason`` is a stable code:
+
+======================  =====================================================================================
+code                    rule
+======================  =====================================================================================
+``secret``              never store secrets (API keys, tokens, private keys, passwords in URLs)
+``no_evidence``         3. supported by the current operation's evidence (every cited Source is present)
+``unsupported``         3. a model candidate must restate its evidence: ≥ 60 % of its subject terms appear in it
+``unknown_kind``        the kind is not a word, or (model output) not one of the known kinds
+``too_short``           4. understandable alone: at least 3 informative terms and 12 characters
+``not_standalone``      4. understandable alone: no leading "it/this/that …" without an antecedent
+``multiple_topics``     4. one topic: a statement longer than 1,200 characters holds several
+``question``            not a durable entry: a question
+``speculation``         not a durable entry: a hypothesis ("maybe", "I think we might")
+``one_off``             5. reusable across tasks: not "for this task", "right now", "in this PR"
+``system_restatement``  junk: restates an agent's system prompt
+``chatter``             junk: "ok", "thanks"
+``file_inventory``      2. not recoverable cheaply from code: no lists of files
+``location_only``       2. not recoverable cheaply from code: "X is in src/y" with no rule attached
+``function_signature``  2. not recoverable cheaply from code: no signatures
+``line_numbers``        2. not recoverable cheaply from code: no ``file.py:42`` / "line 42"
+``source_code``         no source code blocks
+``raw_output``          no raw logs, tool output or command output
+``transcript``          no transcripts ("User: … Assistant: …")
+``not_actionable``      1. would change a future agent's judgment: a model candidate must carry a durable rule
+======================  =====================================================================================
+
+:func:`plan_candidates` then compares each admitted candidate with the live entries of its target Memory over
+Analyzer v1 subject tokens (see :func:`similarity`), so a near-duplicate becomes a revision of the live entry, or
+a no-op when it adds nothing, and never a second entry. Thresholds (pinned by tests):
+
+- near-duplicate: ≥ 3 shared subject tokens and (Jaccard ≥ 0.5 or containment ≥ 0.75), or every subject token
+  of the candidate (≥ 2, or 1 when the entry has ≤ 4) already in the entry;
+- a correction also matches with ≥ 3 shared tokens and containment ≥ 0.5, or when the entry holds every term the
+  correction says it replaces ("use X instead of **Y**") plus one more shared token;
+- a working_note matches only another working_note, at Jaccard ≥ 0.8;
+- the same ``slug`` (a build-file subject, ``project-lifecycle``) is always the same entry.
+
+Only entries that contain a probe (a prefix) of at least two of the candidate's subject tokens are tokenized,
+which every rule above needs anyway, so dedup stays cheap on large Memories without missing a match.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from ..domain.ids import EntryId, EntryVersionId
+from ..domain.model import KNOWN_KINDS, EntryVersion
+from ._patterns import (
+    CONSTRAINT,
+    CONVENTION,
+    DEICTIC_START,
+    FACT,
+    ONE_OFF,
+    QUESTION_START,
+    SPECULATION,
+    SYSTEM,
+    is_chatter,
+    lifecycle_stage,
+)
+from ._text import clean, informative_count, probes, searchable, subject_tokens
+from .candidates import Candidate, Plan
+from .secrets import find_secrets
+
+__all__ = [
+    "REASONS",
+    "Admission",
+    "Similarity",
+    "admit",
+    "plan_candidates",
+    "similarity",
+]
+
+REASONS: dict[str, str] = {
+    "secret": "contains what looks like a secret; secrets are never stored",
+    "no_evidence": "not supported by the evidence of this operation",
+    "unsupported": "a model candidate that its evidence does not say",
+    "unknown_kind": "the kind is not allowed here",
+    "too_short": "too short or too vague to be understood later",
+    "not_standalone": "refers to something outside itself (it/this/that)",
+    "multiple_topics": "too long for one topic; split it",
+    "question": "a question, not knowledge",
+    "speculation": "speculation, not a confirmed fact or decision",
+    "one_off": "an instruction for the current task only",
+    "system_restatement": "restates an agent's system prompt",
+    "chatter": "conversation, not knowledge",
+    "file_inventory": "a file inventory, cheap to recover from the code",
+    "location_only": "a file location, cheap to recover from the code",
+    "function_signature": "a function signature, cheap to recover from the code",
+    "line_numbers": "line numbers go stale and are cheap to recover",
+    "source_code": "source code belongs in the repository, not in memory",
+    "raw_output": "raw command or log output",
+    "transcript": "a transcript, not a conclusion",
+    "not_actionable": "would not change what a future agent does",
+}
+
+MAX_TOPIC_CHARS = 1200
+MIN_CHARS = 12
+MIN_INFORMATIVE = 3
+SUPPORT_RATIO = 0.6
+
+NEAR_JACCARD = 0.5
+NEAR_CONTAINMENT = 0.75
+CORRECTION_CONTAINMENT = 0.5
+CORRECTION_RESTATES = 0.8  # a correction replaces the text only when it restates this share of it
+NOTE_JACCARD = 0.8
+MAX_MERGED_CHARS = 4000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Admission:
+    """The admission decision for one candidate: admitted, or rejected with a reason code from :data:`REASONS`."""
+
+    candidate: Candidate
+    admitted: bool
+    reason: str | None = None
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "candidate": self.candidate.to_dict(),
+            "admitted": self.admitted,
+            "reason": self.reason,
+            "detail": self.detail,
+        }
+
+
+_KIND_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]{0,63}$")
+_LOG_LINE = re.compile(
+    r"^\s*(?:\[(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE)\]|(?:INFO|WARN|WARNING|ERROR|DEBUG|TRACE)[: ]"
+    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\d\d:\d\d:\d\d|[├└│]|BUILD (?:SUCCESSFUL|FAILED)|Tests run:"
+    r"|PASS(?:ED)?\b|FAIL(?:ED)?\b|ok\s+\S+\s+\d"
+    r"|\s*at [\w.$]+\(|Traceback|\$ |> |\d+ (?:passed|failed)|test result:|running \d+ tests?|error(?:\[\w+\])?:"
+    r"|warning:|npm (?:ERR|WARN)|\d+ actionable tasks?)"
+)
+_SPEAKER = re.compile(r"^\s*(?:user|assistant|human|ai|system|agent|claude|codex|gemini)\s*:", re.I)
+_SIGNATURE = re.compile(
+    r"^\s*(?:async\s+def|def|func|fn|function|pub\s+fn|public|private|protected|static|class)\s+[\w<>\[\], ]*\(?"
+    r"|^\s*[\w.]+\([^)]*\)\s*(?:->|:)\s*[\w\[\], .|]+\s*$"
+)
+_CODE_LINE = re.compile(r"[;{}]\s*$|^\s*(?:import|from|#include|package|using|return|if|for|while|let|const|var)\b")
+_LINE_REF = re.compile(r"\b[\w./\-]+\.[A-Za-z]{1,5}:\d+\b|\b(?:line|lines|ln)\s+\d+\b|#L\d+\b", re.I)
+_PATH = re.compile(
+    r"(?:[\w.\-]+/)+[\w.\-]*|\b[\w\-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|kt|swift|rb|c|h|cpp|md|json|yaml|yml|toml|sql)\b"
+)
+_LOCATION = re.compile(r"\b(?:is|are|lives?|sits?|can be found)\s+(?:in|under|at)\s+`?[\w.\-]*/", re.I)
+_INVENTORY = re.compile(r"\b(?:has|have|contains?|consists of|includes?|there are)\b", re.I)
+
+
+def _rule_marker(text: str) -> bool:
+    return bool(CONSTRAINT.search(text) or CONVENTION.search(text) or FACT.search(text))
+
+
+def admit(candidate: Candidate, *, evidence: Mapping[str, str]) -> Admission:
+    """Check one candidate against the admission rules; ``evidence`` maps each Source key to its content.
+
+    >>> admit(Candidate(kind="fact", text="ok", origin="statement"), evidence={"event": "ok"}).reason
+    'too_short'
+    """
+
+    def no(reason: str, detail: str = "") -> Admission:
+        return Admission(candidate=candidate, admitted=False, reason=reason, detail=detail or REASONS[reason])
+
+    c = candidate
+    text = clean(c.text)
+    structured = c.origin in ("working_note", "build_file")
+    if find_secrets(text) or find_secrets(c.title or "") or any(find_secrets(t) for t in c.tags):
+        return no("secret")
+    if not c.evidence or any(k not in evidence for k in c.evidence):
+        return no("no_evidence")
+    if not _KIND_WORD.match(c.kind) or (c.origin == "model" and c.kind not in KNOWN_KINDS):
+        return no("unknown_kind", f"kind {c.kind!r} is not allowed here")
+    if len(text) < MIN_CHARS or informative_count(text) < MIN_INFORMATIVE:
+        return no("too_short")
+    if not structured and DEICTIC_START.search(text) and informative_count(text) < 8:
+        return no("not_standalone")
+    if not structured and len(text) > MAX_TOPIC_CHARS:
+        return no("multiple_topics", f"{len(text)} characters; one topic fits in {MAX_TOPIC_CHARS}")
+    lines = [line for line in text.splitlines() if line.strip()]
+    if sum(1 for line in lines if _SPEAKER.match(line)) >= 2:
+        return no("transcript")
+    body_lines = [ln for ln in lines if not ln.startswith(("Changed:", "Verified:", "Git head:", "Open:"))]
+    log_lines = sum(1 for line in body_lines if _LOG_LINE.match(line))
+    if log_lines >= 3 and log_lines * 2 >= len(body_lines):
+        return no("raw_output")
+    if "```" in text and text.count("\n") >= 3 and not structured:
+        return no("source_code")
+    if not structured and len(lines) >= 3 and sum(1 for line in lines if _CODE_LINE.search(line)) * 2 >= len(lines):
+        return no("source_code")
+    if not structured:
+        if _SIGNATURE.match(text) or (len(lines) == 1 and _SIGNATURE.match(text.strip("`"))):
+            return no("function_signature")
+        if _LINE_REF.search(text):
+            return no("line_numbers")
+        paths = _PATH.findall(text)
+        if len(paths) >= 3 and not _rule_marker(text):
+            return no("file_inventory")
+        if len(paths) >= 2 and _INVENTORY.search(text) and not _rule_marker(text):
+            return no("file_inventory")
+        # A correction of where something lives is not cheap to recover: the agent just got it wrong.
+        if _LOCATION.search(text) and not _rule_marker(text) and c.origin != "correction":
+            return no("location_only")
+    if c.origin in ("model", "submitted"):
+        if SYSTEM.search(text):
+            return no("system_restatement")
+        if is_chatter(text):
+            return no("chatter")
+        if text.endswith("?") or (QUESTION_START.search(text) and not text.endswith(".")):
+            return no("question")
+        if SPECULATION.search(text):
+            return no("speculation")
+        if ONE_OFF.search(text) and c.kind != "working_note":
+            return no("one_off")
+    if c.origin == "model":
+        if c.kind != "working_note" and not _rule_marker(text) and informative_count(text) < 6:
+            return no("not_actionable")
+        support = subject_tokens(" ".join(evidence[k] for k in c.evidence))
+        mine = subject_tokens(text)
+        if mine and len(mine & support) / len(mine) < SUPPORT_RATIO:
+            return no("unsupported", f"only {len(mine & support)} of {len(mine)} of its terms are in the evidence")
+    return Admission(candidate=candidate, admitted=True)
+
+
+# ============================================================================================ near-duplicates
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Similarity:
+    """Overlap of two subject-token sets: ``a`` (the candidate) and ``b`` (the entry)."""
+
+    shared: int
+    jaccard: float
+    a_in_b: float  # share of the candidate's tokens already in the entry
+    b_in_a: float  # share of the entry's tokens in the candidate
+
+    @property
+    def containment(self) -> float:
+        return max(self.a_in_b, self.b_in_a)
+
+
+def similarity(a: str | frozenset[str], b: str | frozenset[str]) -> Similarity:
+    """Token Jaccard and containment over Analyzer v1 subject tokens (stopwords and force words removed).
+
+    >>> round(similarity("Always use constructor injection", "Constructor injection only, please").jaccard, 2)
+    1.0
+    """
+    ta = a if isinstance(a, frozenset) else subject_tokens(a)
+    tb = b if isinstance(b, frozenset) else subject_tokens(b)
+    shared = len(ta & tb)
+    union = len(ta | tb)
+    return Similarity(
+        shared=shared,
+        jaccard=shared / union if union else 0.0,
+        a_in_b=shared / len(ta) if ta else 0.0,
+        b_in_a=shared / len(tb) if tb else 0.0,
+    )
+
+
+def _near(sim: Similarity, *, a_size: int, b_size: int) -> bool:
+    if sim.shared >= 3 and (sim.jaccard >= NEAR_JACCARD or sim.containment >= NEAR_CONTAINMENT):
+        return True
+    return sim.a_in_b == 1.0 and (sim.shared >= 2 or (sim.shared == 1 and a_size == 1 and b_size <= 4))
+
+
+@dataclass(slots=True)
+class _Target:
+    entry_id: EntryId | None
+    entry_version_id: EntryVersionId | None
+    kind: str
+    text: str
+    slug: str | None
+    plan_index: int | None  # the plan that created or last revised it in this batch
+    _tokens: frozenset[str] | None = None
+    _search: str | None = None
+    _norm: str | None = None
+
+    @property
+    def tokens(self) -> frozenset[str]:
+        if self._tokens is None:
+            self._tokens = subject_tokens(self.text)
+        return self._tokens
+
+    @property
+    def search(self) -> str:
+        if self._search is None:
+            self._search = searchable(self.text)
+        return self._search
+
+    @property
+    def norm(self) -> str:
+        if self._norm is None:
+            self._norm = _norm(self.text)
+        return self._norm
+
+    def retext(self, text: str) -> None:
+        self.text, self._tokens, self._search, self._norm = text, None, None, None
+
+
+def _norm(text: str) -> str:
+    return " ".join(clean(text).casefold().split()).rstrip(".")
+
+
+def plan_candidates(candidates: Sequence[Candidate], live: Sequence[EntryVersion]) -> list[Plan]:
+    """Decide add / revise / unchanged for each admitted candidate, against the live entries and each other.
+
+    Two candidates that land on the same entry in one batch fold into one revision, because one write may
+    change an entry only once.
+    """
+    targets = [
+        _Target(
+            entry_id=v.entry_id,
+            entry_version_id=v.entry_version_id,
+            kind=v.kind,
+            text=v.text,
+            slug=v.content.slug,
+            plan_index=None,
+        )
+        for v in live
+    ]
+    plans: list[Plan] = []
+    for cand in candidates:
+        plan, target = _plan_one(cand, targets)
+        if target is not None and target.plan_index is not None and plan.action != "unchanged":
+            # Fold into the earlier plan of this batch that created or revised the same target.
+            earlier = plans[target.plan_index]
+            plans[target.plan_index] = replace(earlier, text=plan.text, why=f"{earlier.why}; {plan.why}")
+            target.retext(plan.text)
+            plans.append(replace(plan, action="unchanged", why=f"folded into an earlier candidate: {plan.why}"))
+            continue
+        plans.append(plan)
+        index = len(plans) - 1
+        if plan.action == "add":
+            targets.append(
+                _Target(
+                    entry_id=None,
+                    entry_version_id=None,
+                    kind=cand.kind,
+                    text=plan.text,
+                    slug=cand.slug,
+                    plan_index=index,
+                )
+            )
+        elif plan.action == "revise" and target is not None:
+            target.retext(plan.text)
+            target.plan_index = index
+    return plans
+
+
+def _plan_one(cand: Candidate, targets: list[_Target]) -> tuple[Plan, _Target | None]:
+    note = cand.kind == "working_note"
+    text = clean(cand.text)
+    mine = subject_tokens(text)
+    # Prefilter: only entries that contain a probe of one of our subject tokens can share one, so the (slow)
+    # tokenization runs on a few entries, not on the whole Memory. Same-slug entries are always compared.
+    # Every match below needs two shared subject tokens, except a one-token candidate, so an entry must contain
+    # that many probes (counted per token) to be worth tokenizing.
+    keys = probes(mine)
+    need = min(2, len(keys))
+
+    def candidate_target(t: _Target) -> bool:
+        if (t.kind == "working_note") != note:
+            return False
+        if not keys or (cand.slug is not None and t.slug == cand.slug):
+            return True
+        hits = 0
+        for k in keys:
+            if k in t.search:
+                hits += 1
+                if hits >= need:
+                    return True
+        return False
+
+    pool = [t for t in targets if candidate_target(t)]
+    own = _norm(text)
+
+    def make(action: str, t: _Target | None, new_text: str, score: float, why: str) -> tuple[Plan, _Target | None]:
+        assert action in ("add", "revise", "unchanged")
+        return (
+            Plan(
+                candidate=cand,
+                action=action,  # type: ignore[arg-type]
+                text=new_text,
+                entry_id=t.entry_id if t else None,
+                entry_version_id=t.entry_version_id if t else None,
+                score=score,
+                why=why,
+            ),
+            t,
+        )
+
+    for t in pool:
+        if t.norm == own or (own in t.norm and len(mine) >= 2):
+            return make("unchanged", t, t.text, 1.0, "the live entry already says this")
+    if cand.slug:
+        for t in pool:
+            if t.slug != cand.slug:
+                continue
+            sim = similarity(mine, t.tokens)
+            if cand.slug != "project-lifecycle":
+                return make("revise", t, text, sim.jaccard, f"same subject ({cand.slug}) from new evidence")
+            old_stage = lifecycle_stage(t.text)
+            if cand.stage and old_stage and cand.stage != old_stage:
+                return make("revise", t, text, sim.jaccard, f"lifecycle changed: {old_stage} -> {cand.stage}")
+            if sim.a_in_b >= CORRECTION_CONTAINMENT:
+                return make("unchanged", t, t.text, sim.a_in_b, "restates the project lifecycle")
+            return make("revise", t, _merge(t.text, text, correction=False), sim.jaccard, "adds to the lifecycle")
+    if note:
+        best = max(pool, key=lambda t: similarity(mine, t.tokens).jaccard, default=None)
+        if best is not None and similarity(mine, best.tokens).jaccard >= NOTE_JACCARD:
+            return make("unchanged", best, best.text, similarity(mine, best.tokens).jaccard, "same turn report")
+        return make("add", None, text, 0.0, "new working note")
+
+    correction = cand.origin == "correction" or cand.kind == "correction"
+    replaced = [subject_tokens(r) for r in cand.replaces]
+    best_t: _Target | None = None
+    best_score = 0.0
+    best_sim: Similarity | None = None
+    for t in pool:
+        sim = similarity(mine, t.tokens)
+        matched = _near(sim, a_size=len(mine), b_size=len(t.tokens))
+        if not matched and correction:
+            if sim.shared >= 3 and sim.containment >= CORRECTION_CONTAINMENT:
+                matched = True
+            else:
+                for r in replaced:
+                    if r and r <= t.tokens and len((mine - r) & t.tokens) >= 1:
+                        matched = True
+                        break
+        if not matched:
+            continue
+        score = sim.jaccard + sim.containment
+        if score > best_score:
+            best_t, best_score, best_sim = t, score, sim
+    if best_t is None or best_sim is None:
+        return make("add", None, text, 0.0, "no similar live entry")
+    sim = best_sim
+    detail = f"jaccard {sim.jaccard:.2f}, containment {sim.containment:.2f}"
+    if correction:
+        if sim.b_in_a >= CORRECTION_RESTATES:
+            return make("revise", best_t, text, sim.jaccard, f"correction restates the entry ({detail})")
+        return make("revise", best_t, _merge(best_t.text, text, correction=True), sim.jaccard, f"corrects ({detail})")
+    if sim.a_in_b >= NEAR_CONTAINMENT or (sim.a_in_b == 1.0):
+        return make("unchanged", best_t, best_t.text, sim.a_in_b, f"near-duplicate adds nothing ({detail})")
+    if sim.b_in_a >= NEAR_CONTAINMENT:
+        return make("revise", best_t, text, sim.jaccard, f"near-duplicate with more detail ({detail})")
+    return make("revise", best_t, _merge(best_t.text, text, correction=False), sim.jaccard, f"restates ({detail})")
+
+
+def _merge(old: str, new: str, *, correction: bool) -> str:
+    joined = f"{old}\n\nCorrection: {new}" if correction else f"{old}\n\n{new}"
+    return new if len(joined) > MAX_MERGED_CHARS else joined

@@ -1,0 +1,148 @@
+"""The values that flow through capture: candidates, skipped statements, review flags and planned writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..domain.ids import EntryId, EntryVersionId
+from .events import Scope
+
+__all__ = ["Candidate", "CandidateOrigin", "Plan", "PlanAction", "ReviewFlag", "Skip"]
+
+CandidateOrigin = Literal["statement", "correction", "build_file", "working_note", "submitted", "model"]
+PlanAction = Literal["add", "revise", "unchanged"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """An untrusted proposal for one entry. It becomes an entry only after admission and dedup.
+
+    ``evidence`` names the Sources that support it by draft key (``event``, ``file:pyproject.toml``).
+    ``slug`` is a stable subject key (``build-test-command``, ``project-lifecycle``) that makes a later
+    candidate on the same subject revise the entry instead of adding a second one. ``replaces`` holds the
+    terms a correction says are wrong ("use X instead of **Y**"), used to find the entry it corrects.
+    """
+
+    kind: str
+    text: str
+    origin: CandidateOrigin
+    scope: Scope = "project"
+    title: str | None = None
+    tags: tuple[str, ...] = ()
+    slug: str | None = None
+    important: bool = False
+    mandatory: bool = False
+    evidence: tuple[str, ...] = ("event",)
+    replaces: tuple[str, ...] = ()
+    stage: str | None = None  # the lifecycle stage a lifecycle fact names (development, production, beta, ...)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "text": self.text,
+            "origin": self.origin,
+            "scope": self.scope,
+            "title": self.title,
+            "tags": list(self.tags),
+            "slug": self.slug,
+            "important": self.important,
+            "mandatory": self.mandatory,
+            "evidence": list(self.evidence),
+            "replaces": list(self.replaces),
+            "stage": self.stage,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Candidate:
+        def strs(key: str) -> tuple[str, ...]:
+            value = data.get(key) or []
+            assert isinstance(value, list)
+            return tuple(str(v) for v in value)
+
+        scope = data.get("scope", "project")
+        origin = data.get("origin", "model")
+        assert scope in ("project", "user")
+        assert origin in ("statement", "correction", "build_file", "working_note", "submitted", "model")
+        title, slug, stage = data.get("title"), data.get("slug"), data.get("stage")
+        return cls(
+            kind=str(data["kind"]),
+            text=str(data["text"]),
+            origin=origin,
+            scope=scope,
+            title=title if isinstance(title, str) else None,
+            tags=strs("tags"),
+            slug=slug if isinstance(slug, str) else None,
+            important=bool(data.get("important", False)),
+            mandatory=bool(data.get("mandatory", False)),
+            evidence=strs("evidence") or ("event",),
+            replaces=strs("replaces"),
+            stage=stage if isinstance(stage, str) else None,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Skip:
+    """A piece of an event that produced no candidate, and why (``question``, ``one_off``, ``speculation``, …)."""
+
+    excerpt: str
+    reason: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"excerpt": self.excerpt, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReviewFlag:
+    """A live entry whose evidence a Git change touched: a person or agent should re-check it.
+
+    A flag never carries new content; it is not a write. Capture puts it in the review queue.
+    """
+
+    entry_id: EntryId
+    entry_version_id: EntryVersionId
+    entry_excerpt: str
+    paths: tuple[str, ...]
+    base_commit: str
+    head_commit: str
+    reason: str = "evidence_changed"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "entry_id": self.entry_id,
+            "entry_version_id": self.entry_version_id,
+            "entry_excerpt": self.entry_excerpt,
+            "paths": list(self.paths),
+            "base_commit": self.base_commit,
+            "head_commit": self.head_commit,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """What dedup decided for one admitted candidate against the live entries of its target Memory.
+
+    ``add`` makes a new entry; ``revise`` writes ``text`` as a new version of ``entry_id``; ``unchanged`` means
+    a near-duplicate live entry already says it (a no-op). ``score`` is the similarity that decided it.
+    """
+
+    candidate: Candidate
+    action: PlanAction
+    text: str
+    entry_id: EntryId | None = None
+    entry_version_id: EntryVersionId | None = None
+    score: float = 0.0
+    why: str = ""
+    tags: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "candidate": self.candidate.to_dict(),
+            "action": self.action,
+            "text": self.text,
+            "entry_id": self.entry_id,
+            "entry_version_id": self.entry_version_id,
+            "score": round(self.score, 3),
+            "why": self.why,
+        }

@@ -1,0 +1,208 @@
+"""Capture settings: the mode per scope (``auto`` / ``review`` / ``off``) and the optional model extractor.
+
+Settings live in a small JSON file beside the database (``<db>.capture.json``, see :func:`capture_files`), not in
+the SQLite file: the backend's schema is not ours to change here, and a person can read and edit the file.
+The API key of the model extractor is never written to it; the file names the environment variable instead.
+
+Mode precedence for a write to scope ``S``: the ``mode=`` argument of :func:`~memstone.capture.capture`, then
+``modes[S]``, then ``default_mode`` (``auto``). ``off`` stores nothing at all, not even the event's Source.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+from ..domain.errors import InvalidInput
+
+__all__ = ["CaptureFiles", "CaptureMode", "CaptureSettings", "ExtractorSettings", "capture_files"]
+
+CaptureMode = Literal["auto", "review", "off"]
+RecordSources = Literal["always", "when_used"]
+MODES: tuple[CaptureMode, ...] = ("auto", "review", "off")
+DEFAULT_USER_SCOPE = "memstone://users/anonymous"
+SETTINGS_VERSION = 1
+
+
+def _mode(value: object, where: str) -> CaptureMode:
+    if value not in MODES:
+        raise InvalidInput(f"{where}: capture mode must be auto, review or off, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExtractorSettings:
+    """Where the optional model extractor is (an OpenAI-compatible ``/chat/completions`` server)."""
+
+    base_url: str
+    model: str
+    api_key_env: str | None = None  # the *name* of the environment variable that holds the key
+    timeout: float = 30.0
+    max_candidates: int = 5
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "base_url": self.base_url,
+            "model": self.model,
+            "api_key_env": self.api_key_env,
+            "timeout": self.timeout,
+            "max_candidates": self.max_candidates,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaptureSettings:
+    """How capture behaves, per scope. Immutable; ``with_mode`` returns a changed copy.
+
+    >>> CaptureSettings().with_mode("memstone://orgs/acme/projects/api", "review").mode_for("memstone://orgs/acme/projects/api")
+    'review'
+    """
+
+    default_mode: CaptureMode = "auto"
+    modes: Mapping[str, CaptureMode] = field(default_factory=dict)
+    record_sources: RecordSources = "always"  # "when_used": only Sources that back a write, a queue item or a flag
+    working_notes: bool = True  # the RFC's mechanical working_note from turn stops and handoffs
+    user_scope: str = DEFAULT_USER_SCOPE  # where cross-project preferences go
+    extractor: ExtractorSettings | None = None  # None: no model (the default)
+
+    def mode_for(self, scope: str | None) -> CaptureMode:
+        """The configured mode of ``scope`` (the default mode for an unknown or absent scope)."""
+        if scope is not None and scope in self.modes:
+            return self.modes[scope]
+        return self.default_mode
+
+    def with_mode(self, scope: str | None, mode: CaptureMode) -> CaptureSettings:
+        """A copy with ``scope`` set to ``mode`` (``scope=None`` sets the default mode)."""
+        checked = _mode(mode, "with_mode")
+        if scope is None:
+            return replace(self, default_mode=checked)
+        return replace(self, modes={**self.modes, scope: checked})
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "version": SETTINGS_VERSION,
+            "default_mode": self.default_mode,
+            "modes": dict(sorted(self.modes.items())),
+            "record_sources": self.record_sources,
+            "working_notes": self.working_notes,
+            "user_scope": self.user_scope,
+            "extractor": self.extractor.to_dict() if self.extractor else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object], *, where: str = "capture settings") -> CaptureSettings:
+        """Settings from JSON-like data; unknown keys and bad values are refused by name."""
+        allowed = {"version", "default_mode", "modes", "record_sources", "working_notes", "user_scope", "extractor"}
+        unknown = sorted(set(data) - allowed)
+        if unknown:
+            raise InvalidInput(f"{where}: unknown setting(s) {', '.join(unknown)}")
+        modes_raw = data.get("modes") or {}
+        if not isinstance(modes_raw, Mapping):
+            raise InvalidInput(f"{where}: 'modes' must map scope URIs to modes")
+        modes = {str(k): _mode(v, f"{where}: modes[{k!r}]") for k, v in modes_raw.items()}
+        record = data.get("record_sources", "always")
+        if record not in ("always", "when_used"):
+            raise InvalidInput(f"{where}: record_sources must be always or when_used, got {record!r}")
+        notes = data.get("working_notes", True)
+        if not isinstance(notes, bool):
+            raise InvalidInput(f"{where}: working_notes must be true or false")
+        user_scope = data.get("user_scope", DEFAULT_USER_SCOPE)
+        if not isinstance(user_scope, str) or not user_scope:
+            raise InvalidInput(f"{where}: user_scope must be a scope URI")
+        ext = data.get("extractor")
+        extractor = None
+        if ext is not None:
+            if not isinstance(ext, Mapping) or not isinstance(ext.get("base_url"), str) or not ext.get("model"):
+                raise InvalidInput(f"{where}: extractor needs base_url and model")
+            key_env = ext.get("api_key_env")
+            timeout = ext.get("timeout", 30.0)
+            max_candidates = ext.get("max_candidates", 5)
+            if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
+                raise InvalidInput(f"{where}: extractor.timeout must be a positive number")
+            if not isinstance(max_candidates, int) or isinstance(max_candidates, bool) or max_candidates < 1:
+                raise InvalidInput(f"{where}: extractor.max_candidates must be a positive integer")
+            extractor = ExtractorSettings(
+                base_url=str(ext["base_url"]),
+                model=str(ext["model"]),
+                api_key_env=str(key_env) if key_env else None,
+                timeout=float(timeout),
+                max_candidates=max_candidates,
+            )
+        return cls(
+            default_mode=_mode(data.get("default_mode", "auto"), f"{where}: default_mode"),
+            modes=modes,
+            record_sources=record,
+            working_notes=notes,
+            user_scope=user_scope,
+            extractor=extractor,
+        )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> CaptureSettings:
+        """Read settings from ``path``; a missing file means the defaults."""
+        p = Path(path)
+        try:
+            raw = p.read_text("utf-8")
+        except FileNotFoundError:
+            return cls()
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise InvalidInput(f"{p} is not valid JSON: {exc}", hint="fix or delete the file") from exc
+        if not isinstance(data, dict):
+            raise InvalidInput(f"{p} must hold a JSON object")
+        return cls.from_dict(data, where=str(p))
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write settings to ``path`` atomically (a temporary file renamed over it)."""
+        write_json_atomic(Path(path), self.to_dict())
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    """Write JSON to a temporary file in the same directory, then rename it over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, ensure_ascii=False, indent=2, sort_keys=True)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaptureFiles:
+    """The files capture keeps beside a database: its settings and its review queue."""
+
+    settings: Path
+    queue: Path
+
+
+def capture_files(url: str) -> CaptureFiles | None:
+    """The capture files beside the database a store URL names; None for an in-memory database.
+
+    >>> capture_files("sqlite:////data/memstone.db").queue
+    PosixPath('/data/memstone.db.capture-queue.json')
+    """
+    if url.startswith("sqlite://"):
+        rest = url[len("sqlite://") :]
+        if rest in (":memory:", "/:memory:"):
+            return None
+        path = rest[1:] if rest.startswith("/") else rest
+    elif "://" in url:
+        raise InvalidInput(f"capture files need a SQLite store URL, got {url.split('://', 1)[0]!r}")
+    else:
+        path = url
+    if not path or path == ":memory:":
+        return None
+    db = Path(os.path.expanduser(path))
+    return CaptureFiles(
+        settings=db.with_name(db.name + ".capture.json"), queue=db.with_name(db.name + ".capture-queue.json")
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..auth.errors import AccessError
 from ..domain.errors import (
     BackendError,
     CapabilityNotSupportedError,
@@ -19,6 +20,7 @@ EXIT_CODES: tuple[tuple[type[MemstoneError], int], ...] = (
     (CapabilityNotSupportedError, 5),
     (IntegrityError, 6),
     (BackendError, 1),
+    (AccessError, 7),
 )
 
 

@@ -1,0 +1,151 @@
+"""The HTTP server's composition root: ``create_app(settings)`` → one ASGI app with the API, the Explorer and any
+extra mounts (the MCP streamable-HTTP endpoint at ``/mcp``), opened on one store.
+
+>>> app = create_app(Settings(url="sqlite:///memories.db"))   # doctest: +SKIP
+>>> uvicorn.run(app, host="127.0.0.1", port=8765)              # doctest: +SKIP
+
+The store and the principal store are opened by the app's lifespan and closed by it. A server that is not in
+local mode refuses to start until a principal holds an active token (``memstone token create``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ... import __version__
+from ...auth.sqlite import open_principal_store
+from ...auth.store import PrincipalStore
+from ...backends import default_url
+from ...backends.sqlite.store import parse_sqlite_url
+from ...domain.errors import BackendUnavailable, InvalidInput
+from ...service import UNSET, open_service
+from .access import AppState
+from .errors import error_body
+from .routes import operations
+from .routing import Call, Operation, openapi, routes
+from .settings import Settings, is_loopback
+from .web import SecurityHeaders, explorer, home
+
+MountFactory = Callable[[AppState], AbstractAsyncContextManager[ASGIApp]]
+"""An extra mount: given the open AppState (service, principals, settings, ``authenticate``), yield an ASGI app
+for the app's lifetime. ``create_app(settings, extra_mounts={"/mcp": build_mcp})`` is the MCP endpoint's hook."""
+
+
+def principal_store_path(url: str | None) -> str:
+    """The SQLite file the principal store shares with the memory store (``:memory:`` stays separate)."""
+    target = url or default_url()
+    if not (target.startswith("sqlite:") or "://" not in target):
+        raise InvalidInput(f"access control needs a SQLite store, not {target.split('://', 1)[0]!r}")
+    return parse_sqlite_url(target)
+
+
+async def open_principals(url: str | None) -> PrincipalStore:
+    """Open the principal store of a store URL (its own connection to the same file)."""
+    return await open_principal_store(principal_store_path(url))
+
+
+async def check_startup(settings: Settings, principals: PrincipalStore) -> None:
+    """Refuse to serve beyond this machine without access control configured."""
+    if settings.auth == "local" and not is_loopback(settings.host):
+        raise InvalidInput(
+            f"local mode (no token) serves only 127.0.0.1, not {settings.host}",
+            hint="drop --auth local, or bind --host 127.0.0.1",
+        )
+    if not settings.local and not await principals.has_active_tokens():
+        raise InvalidInput(
+            f"refusing to serve {settings.host} without access control: no principal has an active token",
+            hint="create one first: memstone token create --user <user> --org <org> --grant '*=write'",
+        )
+
+
+class _Deferred:
+    """An ASGI app that is built by the lifespan (it needs the open service); 503 until then."""
+
+    def __init__(self) -> None:
+        self.app: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.app is None:
+            if scope["type"] == "http":
+                body = error_body("backend_unavailable", "the server is starting", "retry shortly")
+                await JSONResponse(body, status_code=503)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def create_app(settings: Settings, *, extra_mounts: Mapping[str, MountFactory] | None = None) -> Starlette:
+    """The memstone ASGI app: ``/api`` (OpenAPI at ``/api/openapi.json``), ``/memory/explorer/``, extra mounts."""
+    table = operations()
+    mounts = {path: _Deferred() for path in (extra_mounts or {})}
+
+    def state_of(request: Request) -> AppState:
+        state = getattr(request.app.state, "memstone", None)
+        if not isinstance(state, AppState):
+            raise BackendUnavailable("the server is not started", hint="run it under an ASGI server with lifespan")
+        return state
+
+    async def document(call: Call) -> Response:
+        return JSONResponse(openapi(table, version=__version__, local=settings.local))
+
+    table.append(
+        Operation(
+            "GET", "/api/openapi.json", "getOpenApi", "This OpenAPI 3.1 document", "public", document,
+            public=True, errors=(), tags=("meta",), response="application/json",
+        )
+    )  # fmt: skip
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            embedding: Any = UNSET
+            if settings.embedding is not None:
+                embedding = None if settings.embedding.lower() == "none" else settings.embedding
+            service = await stack.enter_async_context(
+                open_service(settings.url, embedding=embedding, author=settings.author, surface="api")
+            )
+            principals = await open_principals(settings.url)
+            stack.push_async_callback(principals.aclose)
+            await check_startup(settings, principals)
+            state = AppState(settings=settings, service=service, principals=principals, version=__version__)
+            for path, factory in (extra_mounts or {}).items():
+                mounts[path].app = await stack.enter_async_context(factory(state))
+            app.state.memstone = state
+            try:
+                yield
+            finally:
+                app.state.memstone = None
+                for deferred in mounts.values():
+                    deferred.app = None
+
+    web: list[BaseRoute] = [
+        Route("/", home, methods=["GET"]),
+        Route("/memory/explorer", home, methods=["GET"]),
+        Route("/memory/explorer/", explorer, methods=["GET"]),
+        Route("/memory/explorer/{rest:path}", explorer, methods=["GET"]),
+        Mount("/memory/static", app=StaticFiles(packages=[("memstone.web", "static")]), name="static"),
+    ]
+    extra: list[BaseRoute] = []
+    for path, deferred in mounts.items():
+        # The bare path too: clients such as the MCP SDK post to "/mcp" and do not follow a redirect to "/mcp/".
+        extra.append(Route(path, endpoint=deferred, methods=["GET", "POST", "DELETE"]))
+        extra.append(Mount(path, app=deferred))
+    app = Starlette(
+        routes=[*routes(table, state_of), *web, *extra],
+        middleware=[Middleware(SecurityHeaders, settings=settings)],
+        lifespan=lifespan,
+    )
+    app.state.operations = table
+    return app
+
+
+__all__ = ["MountFactory", "Settings", "check_startup", "create_app", "open_principals", "principal_store_path"]

@@ -1,0 +1,439 @@
+"""Pydantic schemas of the HTTP API: query parameters, request bodies and responses (the OpenAPI components).
+
+Request models forbid unknown fields, so a typo is a clear 422 instead of a silent no-op. A body never names
+its owner: the scope of a write is the URL's ``?scope=`` (checked against the caller's grants), and the
+author is the authenticated principal. Owner-like fields are refused by name (:data:`OWNER_FIELDS`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ENTRY_ID = r"^ent_[0-9A-Za-z]{1,124}$"
+VERSION_REF = r"^(ver_[0-9A-Za-z]{1,124}|[1-9][0-9]{0,8})$"
+REVISION_REF = r"^(head|[1-9][0-9]{0,8})$"
+MAX_QUERY = 2000
+
+# Fields a client might send to choose the owner or the author of a write. They are refused, not ignored:
+# a client that believes it chose the owner should learn that it did not.
+OWNER_FIELDS = frozenset(
+    {
+        "author",
+        "created_by",
+        "memory",
+        "memory_id",
+        "org",
+        "organization",
+        "owner",
+        "owner_scope",
+        "owner_space",
+        "principal",
+        "scope",
+        "space",
+        "updated_by",
+        "user",
+    }
+)
+
+ScopeParam = Field(
+    default=None,
+    max_length=300,
+    description="Scope URI (memstone://orgs/<org>[/projects/<p>], memstone://users/<user>) or its path form "
+    "(orgs/acme/projects/web). Default: your own scope (local mode: the server's default scope).",
+)
+Mode = Literal["fts", "vector", "hybrid", "auto"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Open(BaseModel):
+    """Response models: extra keys are allowed so new fields never break old clients."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+# ---------------------------------------------------------------------------------------------- query parameters
+class ScopeQuery(Strict):
+    scope: str | None = ScopeParam
+
+
+class CatalogueQuery(Strict):
+    scope: str | None = ScopeParam
+    kind: list[str] = Field(default_factory=list, max_length=20, description="Only these kinds (repeatable).")
+    tag: list[str] = Field(default_factory=list, max_length=20, description="Only entries with every tag given.")
+    important: bool | None = Field(default=None, description="true: only important; false: only not important.")
+    mandatory: bool | None = Field(default=None, description="true: only mandatory; false: only not mandatory.")
+    state: Literal["active", "all"] = Field(default="active", description="all: include forgotten entries too.")
+    limit: int = Field(default=50, ge=1, le=200, description="Page size (at most 200).")
+    cursor: str | None = Field(
+        default=None, max_length=200, description="next_cursor of the previous page (pages read one Revision)."
+    )
+
+
+class SearchQuery(Strict):
+    q: str = Field(min_length=1, max_length=MAX_QUERY, description="What to look for (plain text, any language).")
+    scope: list[str] = Field(default_factory=list, max_length=10, description="Scopes to search (default: yours).")
+    mode: Mode = Field(default="auto", description="auto: hybrid when vectors are complete, else fts (reported).")
+    limit: int = Field(default=10, ge=1, le=100, description="Distinct entries to return (at most 100).")
+    kind: list[str] = Field(default_factory=list, max_length=20)
+    tag: list[str] = Field(default_factory=list, max_length=20)
+    important: bool | None = None
+    mandatory: bool | None = None
+    order: Literal["relevance", "priority"] = Field(
+        default="relevance", description="priority: mandatory, then important, then normal; newest first."
+    )
+    exclude_mandatory: bool = Field(default=False, description="Leave mandatory entries out (the recall protocol).")
+    include_superseded: bool = Field(default=False, description="Also match archived versions (marked superseded).")
+    precedence: bool = Field(default=True, description="Across tiers, hide entries a more specific scope shadows.")
+    exact: bool = Field(default=False, description="Exact vector scan instead of the quantized fast path.")
+
+
+class RecallQuery(Strict):
+    q: str | None = Field(default=None, max_length=MAX_QUERY, description="The session's context (optional).")
+    scope: list[str] = Field(default_factory=list, max_length=10)
+    budget_tokens: int | None = Field(default=None, ge=0, le=1_000_000)
+    budget_chars: int | None = Field(default=None, ge=0, le=10_000_000)
+    limit: int = Field(default=8, ge=1, le=100)
+    mode: Mode = "auto"
+
+
+class ChangesQuery(Strict):
+    scope: str | None = ScopeParam
+    since: int = Field(default=0, ge=0, le=2_000_000_000, description="Exclusive: revisions after this one.")
+    limit: int = Field(default=50, ge=1, le=200, description="Revisions per page (at most 200).")
+
+
+class RevisionQuery(Strict):
+    scope: str | None = ScopeParam
+    offset: int = Field(default=0, ge=0, le=2_000_000_000, description="First change to list.")
+    limit: int = Field(default=200, ge=1, le=1000, description="Changes to list (at most 1000).")
+
+
+class LookupQuery(Strict):
+    scope: str | None = ScopeParam
+    kind: str = Field(min_length=1, max_length=64)
+    slug: str = Field(min_length=1, max_length=64)
+
+
+class ExportQuery(Strict):
+    scope: str | None = ScopeParam
+
+
+class EntryQuery(Strict):
+    revision: int | None = Field(
+        default=None, ge=1, le=2_000_000_000, description="Read the entry as of this Revision of its Memory."
+    )
+
+
+class PageQuery(Strict):
+    limit: int = Field(default=50, ge=1, le=200)
+    cursor: str | None = Field(default=None, max_length=200)
+
+
+class DiffQuery(Strict):
+    from_: str | None = Field(default=None, alias="from", pattern=VERSION_REF, description="Default: the previous.")
+    to: str | None = Field(default=None, pattern=VERSION_REF, description="Default: the current version.")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class SourceQuery(Strict):
+    version: str | None = Field(default=None, pattern=VERSION_REF)
+
+
+class UnrelateQuery(Strict):
+    kind: str = Field(default="relates-to", min_length=1, max_length=64)
+    target: str = Field(pattern=ENTRY_ID)
+
+
+# ---------------------------------------------------------------------------------------------- request bodies
+class RelationIn(Strict):
+    kind: str = Field(min_length=1, max_length=64, description="supersedes, clarifies, relates-to, ...")
+    target: str = Field(pattern=ENTRY_ID)
+
+
+class EntryCreate(Strict):
+    kind: str = Field(min_length=1, max_length=64, description="fact, preference, decision, constraint, ...")
+    text: str = Field(min_length=1, max_length=40_000, description="Markdown body (at most 8192 UTF-8 bytes).")
+    title: str | None = Field(default=None, max_length=1000)
+    tags: list[str] = Field(default_factory=list, max_length=32)
+    slug: str | None = Field(default=None, max_length=64)
+    important: bool = False
+    mandatory: bool = False
+    relations: list[RelationIn] = Field(default_factory=list, max_length=64)
+    reason: str | None = Field(default=None, max_length=2000)
+
+
+class EntryPatch(Strict):
+    """Only the fields given change; the rest keep their current values."""
+
+    revision: int | None = Field(
+        default=None, ge=1, description="The record revision you read (or send If-Match with its ETag)."
+    )
+    kind: str | None = Field(default=None, min_length=1, max_length=64)
+    text: str | None = Field(default=None, min_length=1, max_length=40_000)
+    title: str | None = Field(default=None, max_length=1000)
+    tags: list[str] | None = Field(default=None, max_length=32)
+    slug: str | None = Field(default=None, max_length=64)
+    important: bool | None = None
+    mandatory: bool | None = None
+    relations: list[RelationIn] | None = Field(default=None, max_length=64)
+    reason: str | None = Field(default=None, max_length=2000)
+
+
+class FlagIn(Strict):
+    important: bool | None = None
+    mandatory: bool | None = None
+    revision: int | None = Field(default=None, ge=1, description="Optional CAS: the record revision you read.")
+
+
+class RelateIn(Strict):
+    target: str = Field(pattern=ENTRY_ID)
+    kind: str = Field(default="relates-to", min_length=1, max_length=64)
+    deactivate_target: bool = Field(default=False, description="With supersedes: forget the target too.")
+    revision: int | None = Field(default=None, ge=1)
+
+
+class RenameIn(Strict):
+    slug: str | None = Field(max_length=64, description="The new slug (null clears it; the old one redirects).")
+    revision: int | None = Field(default=None, ge=1)
+
+
+class RevertIn(Strict):
+    to: str = Field(pattern=VERSION_REF, description="The version to restore: its number or ver_ id.")
+    reason: str | None = Field(default=None, max_length=2000)
+    revision: int | None = Field(default=None, ge=1)
+
+
+class StateIn(Strict):
+    reason: str | None = Field(default=None, max_length=2000)
+    revision: int | None = Field(default=None, ge=1)
+
+
+# ---------------------------------------------------------------------------------------------- responses
+class ErrorDetail(Open):
+    code: str
+    message: str
+    hint: str | None = None
+
+
+class ErrorOut(Open):
+    error: ErrorDetail
+
+
+class RefOut(Open):
+    memory_id: str
+    revision: int
+
+
+class RelationOut(Open):
+    kind: str
+    target: str
+
+
+class ChangeOut(Open):
+    op: Literal["add", "revise", "deactivate", "reactivate"]
+    entry_id: str
+    from_entry_version_id: str | None
+    to_entry_version_id: str | None
+    reason: str | None
+
+
+class RevisionOut(Open):
+    memory_id: str
+    revision: int
+    scope: str | None
+    content_hash: str
+    manifest_root: str
+    entry_count: int
+    active_count: int
+    author: str | None
+    surface: str
+    created_at: str
+    changes_total: int
+    changes: list[ChangeOut] = Field(description="At most the page asked for; see changes_total.")
+    changes_next_offset: int | None = None
+
+
+class RecordOut(Open):
+    memory_ref: RefOut
+    scope: str | None
+    entry_id: str
+    entry_version_id: str
+    kind: str
+    title: str | None
+    text: str
+    tags: list[str]
+    slug: str | None
+    important: bool
+    mandatory: bool
+    category: Literal["mandatory", "important", "normal"]
+    relations: list[RelationOut]
+    sources: list[str]
+    state: Literal["active", "inactive"]
+    revision: int = Field(description="The record revision: its entry version number (CAS token).")
+    created_at: str
+    updated_at: str
+    updated_by: str | None
+    entry_content_hash: str
+    shadowed_by: str | None = None
+    shadowed_by_scope: str | None = None
+
+
+class EntryOut(Open):
+    record: RecordOut
+    etag: str
+
+
+class WriteOut(Open):
+    revision: RevisionOut
+    record: RecordOut | None = None
+
+
+class PageOut(Open):
+    memory_ref: RefOut | None
+    scope: str
+    total: int
+    next_cursor: str | None
+
+
+class CatalogueOut(PageOut):
+    items: list[RecordOut]
+
+
+class VersionOut(Open):
+    memory_id: str
+    entry_id: str
+    entry_version_id: str
+    version: int
+    previous_version_id: str | None
+    next_version_id: str | None
+    status: Literal["current", "superseded", "deleted"]
+    kind: str
+    title: str | None
+    text: str
+    tags: list[str]
+    slug: str | None
+    important: bool
+    mandatory: bool
+    relations: list[RelationOut]
+    sources: list[str]
+    artifacts: list[RefOut]
+    entry_content_hash: str
+    created_in_revision: int
+    author: str | None
+    surface: str
+    created_at: str
+
+
+class HistoryOut(Open):
+    entry_id: str
+    scope: str | None
+    total: int
+    next_cursor: str | None
+    items: list[VersionOut]
+
+
+class HitOut(Open):
+    memory_ref: RefOut
+    entry_id: str
+    entry_version_id: str
+    kind: str
+    title: str | None
+    text: str
+    tags: list[str]
+    slug: str | None
+    important: bool
+    mandatory: bool
+    score: float
+    matched_by: list[str]
+    entry_content_hash: str
+    updated_at: str
+    scope: str | None
+    superseded: bool
+    current_entry_version_id: str | None
+
+
+class ShadowedOut(Open):
+    memory_ref: RefOut
+    entry_id: str
+    kind: str
+    slug: str
+    scope: str
+    shadowed_by: str
+    shadowed_by_scope: str
+
+
+class SearchOut(Open):
+    mode: Mode
+    requested_mode: Mode
+    fallback_reason: str | None
+    order: Literal["relevance", "priority"]
+    scopes: list[str]
+    hits: list[HitOut]
+    shadowed: list[ShadowedOut]
+
+
+class RecallOut(Open):
+    scopes: list[str]
+    mandatory: list[RecordOut]
+    contextual: list[HitOut]
+    links: list[dict[str, object]]
+    omitted: list[dict[str, object]]
+    budget: int | None
+    unit: Literal["tokens", "chars"]
+    used: int
+    mode: str
+    note: str
+
+
+class ChangesOut(Open):
+    scope: str
+    memory_id: str | None
+    items: list[dict[str, object]] = Field(description="Per Revision: memory_ref, changes (at most 1000 each).")
+    next_since: int | None
+
+
+class DiffOut(Open):
+    entry_id: str
+    identical: bool
+    changes: list[dict[str, object]]
+    text_diff: list[str]
+
+
+class BlameOut(Open):
+    entry_id: str
+    fields: list[dict[str, object]]
+
+
+class PrincipalOut(Open):
+    principal_id: str
+    user: str
+    org: str
+    name: str | None
+    user_scope: str
+
+
+class SessionOut(Open):
+    mode: Literal["local", "token"]
+    principal: PrincipalOut
+    grants: list[dict[str, str]]
+    default_scope: str
+    version: str
+
+
+class ScopeOut(Open):
+    scope: str
+    memory_id: str | None
+    tier: Literal["org", "project", "user"]
+    permission: Literal["read", "write", "admin"]
+    default: bool
+
+
+class ScopesOut(Open):
+    default_scope: str
+    items: list[ScopeOut]

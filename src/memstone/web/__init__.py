@@ -1,0 +1,1 @@
+"""The Memory Explorer: static HTML, CSS and JavaScript served from the package, talking only to /api."""

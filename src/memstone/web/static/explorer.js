@@ -1,0 +1,633 @@
+// The Memory Explorer: a catalogue, a detail view with the revision chain, and create / edit / flag / relate /
+// remove, over /api/memories only. No framework, no remote asset, no innerHTML: every node is built with
+// createElement and textContent, and memory bodies go through the safe Markdown renderer.
+
+import { renderMarkdown } from "./markdown.js";
+
+const KINDS = ["fact", "preference", "decision", "constraint", "convention", "correction", "lesson", "pattern",
+  "procedure", "working_note"];
+const TOKEN_KEY = "memstone.token";
+const PAGE = 50;
+
+const $ = (id) => document.getElementById(id);
+
+function h(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) node.append(c);
+  return node;
+}
+
+const state = {
+  session: null,
+  scope: null,
+  scopes: [],
+  items: [],
+  next: null,
+  q: "",
+  mode: "auto",
+  filters: { kind: "", tag: "", important: false, mandatory: false, all: false },
+  entry: null,
+  record: null,
+  etag: null,
+  chain: [],
+  shown: null,
+};
+
+// ------------------------------------------------------------------------------------------------- API
+class ApiError extends Error {
+  constructor(status, body) {
+    super(body?.error?.message || `HTTP ${status}`);
+    this.status = status;
+    this.code = body?.error?.code;
+    this.hint = body?.error?.hint;
+    this.body = body;
+  }
+}
+
+async function api(method, path, { query, body, headers } = {}) {
+  const url = new URL(path, location.origin);
+  for (const [k, v] of Object.entries(query || {})) {
+    if (v === undefined || v === null || v === "" || v === false) continue;
+    for (const one of Array.isArray(v) ? v : [v]) url.searchParams.append(k, String(one));
+  }
+  const init = { method, headers: { Accept: "application/json", ...(headers || {}) } };
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token) init.headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(url, init);
+  const type = res.headers.get("content-type") || "";
+  const data = type.includes("json") ? await res.json() : await res.text();
+  if (!res.ok) {
+    const err = new ApiError(res.status, data);
+    if (res.status === 401) await login(err.message);
+    throw err;
+  }
+  return { data, etag: res.headers.get("etag"), status: res.status };
+}
+
+// ------------------------------------------------------------------------------------------------- addresses
+function scopePath(uri) {
+  return uri.replace(/^memstone:\/\//, "");
+}
+
+function address(scope, entry, version) {
+  let path = "/memory/explorer/" + scopePath(scope).split("/").map(encodeURIComponent).join("/") + "/";
+  if (entry) path += encodeURIComponent(entry);
+  if (version) path += `?v=${encodeURIComponent(version)}`;
+  return path;
+}
+
+function parseLocation() {
+  const rest = location.pathname.replace(/^\/memory\/explorer\/?/, "");
+  const parts = rest.split("/").filter(Boolean).map(decodeURIComponent);
+  let entry = null;
+  if (parts.length && parts[parts.length - 1].startsWith("ent_")) entry = parts.pop();
+  const scope = parts.length ? "memstone://" + parts.join("/") : null;
+  return { scope, entry, version: new URLSearchParams(location.search).get("v") };
+}
+
+function navigate(url, { replace = false } = {}) {
+  history[replace ? "replaceState" : "pushState"](null, "", url);
+  route();
+}
+
+// ------------------------------------------------------------------------------------------------- feedback
+let toastTimer = null;
+
+function toast(message, { error = false } = {}) {
+  const box = $("toast");
+  box.textContent = message;
+  box.className = error ? "toast show error" : "toast show";
+  box.setAttribute("role", error ? "alert" : "status");
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { box.className = "toast"; }, error ? 8000 : 3500);
+}
+
+function explain(err) {
+  if (err instanceof ApiError) return err.hint ? `${err.message} — ${err.hint}` : err.message;
+  return String(err?.message || err);
+}
+
+function when(iso) {
+  if (!iso) return "—";
+  const d = new Date(iso);
+  return h("time", { datetime: iso, title: iso }, Number.isNaN(d.getTime()) ? iso : d.toLocaleString());
+}
+
+function firstLine(text) {
+  const line = (text || "").split("\n").find((l) => l.trim()) || "";
+  const plain = line.replace(/^#+\s*/, "").replace(/[*_`~>#[\]]/g, "").replace(/\(([^)]*)\)/g, "").trim();
+  return plain.length > 90 ? plain.slice(0, 89) + "…" : plain;
+}
+
+function label(rec) {
+  return rec.title || firstLine(rec.text) || `(${rec.kind})`;
+}
+
+// ------------------------------------------------------------------------------------------------- session
+let loginWaiter = null;
+
+function login(message) {
+  const dialog = $("login");
+  if (loginWaiter) return loginWaiter;
+  const err = $("login-error");
+  err.hidden = !message;
+  err.textContent = message || "";
+  loginWaiter = new Promise((resolve) => {
+    $("login-form").onsubmit = (e) => {
+      e.preventDefault();
+      sessionStorage.setItem(TOKEN_KEY, $("l-token").value.trim());
+      dialog.close();
+      loginWaiter = null;
+      state.session = null;
+      resolve();
+      route();
+    };
+  });
+  if (!dialog.open) dialog.showModal();
+  return loginWaiter;
+}
+
+async function loadSession() {
+  const { data } = await api("GET", "/api/session");
+  state.session = data;
+  const who = $("who");
+  who.textContent = data.mode === "local" ? "local mode" : `${data.principal.user} · ${data.principal.org}`;
+  who.title = data.mode === "local" ? "Bound to this machine; no token needed" : `Signed in as ${data.principal.user}`;
+}
+
+async function loadScopes() {
+  const { data } = await api("GET", "/api/memories/scopes");
+  state.scopes = data.items;
+  const select = $("scope");
+  select.replaceChildren();
+  const known = new Set();
+  for (const s of data.items) {
+    known.add(s.scope);
+    select.append(h("option", { value: s.scope, selected: s.scope === state.scope }, scopePath(s.scope)));
+  }
+  if (!known.has(state.scope)) select.append(h("option", { value: state.scope, selected: true }, scopePath(state.scope)));
+}
+
+// ------------------------------------------------------------------------------------------------- catalogue
+function filterQuery() {
+  const f = state.filters;
+  return {
+    kind: f.kind || undefined,
+    tag: f.tag ? [f.tag] : undefined,
+    important: f.important || undefined,
+    mandatory: f.mandatory || undefined,
+  };
+}
+
+async function loadCatalogue({ reset = true } = {}) {
+  const summary = $("summary");
+  summary.textContent = "Loading…";
+  try {
+    if (state.q) {
+      const { data } = await api("GET", "/api/memories/search", {
+        query: { q: state.q, mode: state.mode, limit: PAGE, scope: [state.scope], ...filterQuery() },
+      });
+      state.items = data.hits.map((hit) => ({ ...hit, state: "active", score: hit.score }));
+      state.next = null;
+      const how = data.fallback_reason ? `${data.mode} (${data.fallback_reason})` : data.mode;
+      summary.textContent = `${data.hits.length} result${data.hits.length === 1 ? "" : "s"} for “${state.q}” · ${how}`;
+    } else {
+      const { data } = await api("GET", "/api/memories", {
+        query: {
+          scope: state.scope, ...filterQuery(), state: state.filters.all ? "all" : undefined, limit: PAGE,
+          cursor: reset ? undefined : state.next,
+        },
+      });
+      state.items = reset ? data.items : state.items.concat(data.items);
+      state.next = data.next_cursor;
+      summary.textContent = data.total === 0
+        ? (data.memory_ref ? "No memory matches these filters." : "This scope has no memories yet.")
+        : `${data.total} memor${data.total === 1 ? "y" : "ies"} · ${scopePath(state.scope)}`;
+    }
+  } catch (err) {
+    state.items = [];
+    state.next = null;
+    summary.textContent = explain(err);
+  }
+  renderItems();
+}
+
+function badges(rec) {
+  return [
+    rec.mandatory ? h("span", { class: "badge mandatory", title: "Mandatory: loaded at every session start" }, "mandatory") : null,
+    rec.important ? h("span", { class: "badge important", title: "Important: curated reference" }, "important") : null,
+    rec.state === "inactive" ? h("span", { class: "badge removed" }, "removed") : null,
+    rec.superseded ? h("span", { class: "badge superseded" }, "archived match") : null,
+  ];
+}
+
+function renderItems() {
+  const list = $("items");
+  list.replaceChildren();
+  const kinds = new Set(KINDS);
+  const targets = $("targets");
+  targets.replaceChildren();
+  for (const rec of state.items) {
+    kinds.add(rec.kind);
+    targets.append(h("option", { value: rec.entry_id }, label(rec)));
+    const current = rec.entry_id === state.entry;
+    list.append(h("li", { class: current ? "item current" : "item" },
+      h("a", { href: address(state.scope, rec.entry_id), "data-nav": true, "aria-current": current ? "page" : null },
+        h("span", { class: "item-title" }, label(rec)),
+        h("span", { class: "item-meta" },
+          h("span", { class: "kind" }, rec.kind), ...badges(rec),
+          ...(rec.tags || []).slice(0, 4).map((t) => h("span", { class: "tag" }, `#${t}`)),
+          rec.score !== undefined ? h("span", { class: "score", title: "score" }, rec.score.toFixed(3)) : null))));
+  }
+  $("more").hidden = !state.next;
+  const kindSelect = $("f-kind");
+  const chosen = state.filters.kind;
+  kindSelect.replaceChildren(h("option", { value: "" }, "any"),
+    ...[...kinds].sort().map((k) => h("option", { value: k, selected: k === chosen }, k)));
+  $("kinds").replaceChildren(...[...kinds].sort().map((k) => h("option", { value: k })));
+}
+
+function markSelected() {
+  for (const a of document.querySelectorAll("#items a")) {
+    const on = a.getAttribute("href").endsWith("/" + state.entry);
+    a.toggleAttribute("aria-current", on);
+    a.parentElement.classList.toggle("current", on);
+  }
+  document.body.classList.toggle("show-detail", Boolean(state.entry));
+}
+
+// ------------------------------------------------------------------------------------------------- detail
+function showEmpty() {
+  state.entry = null;
+  state.record = null;
+  const detail = $("detail");
+  detail.replaceChildren(h("div", { class: "empty" },
+    h("h1", null, "Memory Explorer"),
+    h("p", null, `Scope ${scopePath(state.scope)}. Pick a memory from the catalogue, search, or create one.`)));
+}
+
+async function loadEntry(entryId, versionRef) {
+  const detail = $("detail");
+  detail.setAttribute("aria-busy", "true");
+  try {
+    const [{ data: entry, etag }, { data: hist }] = await Promise.all([
+      api("GET", `/api/memories/${encodeURIComponent(entryId)}`),
+      api("GET", `/api/memories/${encodeURIComponent(entryId)}/versions`, { query: { limit: 200 } }),
+    ]);
+    state.entry = entryId;
+    state.record = entry.record;
+    state.etag = etag;
+    state.chain = hist.items;
+    let shown = null;
+    if (versionRef) {
+      shown = hist.items.find((v) => String(v.version) === versionRef || v.entry_version_id === versionRef);
+      if (!shown) shown = (await api("GET", `/api/memories/${encodeURIComponent(entryId)}/versions/${encodeURIComponent(versionRef)}`)).data;
+      if (shown.status === "current" || shown.entry_version_id === state.record.entry_version_id) shown = null;
+    }
+    state.shown = shown;
+    if (entry.record.scope && entry.record.scope !== state.scope) {
+      history.replaceState(null, "", address(entry.record.scope, entryId, versionRef));
+      state.scope = entry.record.scope;
+      await loadScopes();
+      await loadCatalogue();
+    }
+    renderDetail();
+  } catch (err) {
+    state.entry = entryId;
+    state.record = null;
+    detail.replaceChildren(h("div", { class: "empty" }, h("h1", null, "Not found"), h("p", null, explain(err)),
+      h("p", null, h("a", { href: address(state.scope), "data-nav": true }, "Back to the catalogue"))));
+  } finally {
+    detail.removeAttribute("aria-busy");
+  }
+}
+
+function chainIndex() {
+  const id = state.shown ? state.shown.entry_version_id : state.record.entry_version_id;
+  return state.chain.findIndex((v) => v.entry_version_id === id);
+}
+
+function versionHref(v) {
+  const latest = state.chain[state.chain.length - 1];
+  return address(state.scope, state.entry, v && latest && v.entry_version_id !== latest.entry_version_id ? v.version : null);
+}
+
+function renderDetail() {
+  const rec = state.record;
+  const view = state.shown || rec;
+  const detail = $("detail");
+  const idx = chainIndex();
+  const total = state.chain.length || rec.revision;
+  const number = state.shown ? state.shown.version : rec.revision;
+  const prev = idx > 0 ? state.chain[idx - 1] : null;
+  const next = idx >= 0 && idx < state.chain.length - 1 ? state.chain[idx + 1] : null;
+  const superseded = Boolean(state.shown);
+  const removed = rec.state === "inactive";
+  const status = superseded ? "superseded" : removed ? "removed" : "current";
+  const author = state.shown ? state.shown.author : rec.updated_by;
+  const written = state.shown ? state.shown.created_at : rec.updated_at;
+  const hash = view.entry_content_hash;
+
+  const actions = h("div", { class: "toolbar", role: "toolbar", "aria-label": "Actions" });
+  if (!superseded && !removed) {
+    actions.append(
+      h("button", { type: "button", id: "act-edit", onclick: () => openEditor(rec), "aria-keyshortcuts": "e" }, "Edit"),
+      h("button", { type: "button", id: "act-important", "aria-pressed": String(rec.important),
+        onclick: () => setFlag({ important: !rec.important }) }, rec.important ? "★ Important" : "☆ Important"),
+      h("button", { type: "button", id: "act-mandatory", "aria-pressed": String(rec.mandatory),
+        onclick: () => setFlag({ mandatory: !rec.mandatory }) }, rec.mandatory ? "● Mandatory" : "○ Mandatory"),
+      h("button", { type: "button", id: "act-relate", onclick: openRelate }, "Relate"),
+      h("button", { type: "button", id: "act-remove", class: "danger", onclick: confirmRemove }, "Remove"));
+  } else if (removed && !superseded) {
+    actions.append(h("button", { type: "button", id: "act-restore", class: "primary", onclick: restore }, "Restore"));
+  } else if (superseded && !removed) {
+    actions.append(h("button", { type: "button", id: "act-revert", onclick: () => revertTo(state.shown) },
+      `Restore version ${state.shown.version} as a new revision`));
+  }
+
+  const nav = h("nav", { class: "versions-nav", "aria-label": "Versions" },
+    prev ? h("a", { href: versionHref(prev), "data-nav": true, rel: "prev", id: "nav-prev", "aria-keyshortcuts": "[" }, `← v${prev.version}`)
+         : h("span", { class: "disabled" }, "← previous"),
+    h("span", { class: "position" }, `Revision ${number} of ${total}`),
+    next ? h("a", { href: versionHref(next), "data-nav": true, rel: "next", id: "nav-next", "aria-keyshortcuts": "]" }, `v${next.version} →`)
+         : h("span", { class: "disabled" }, "next →"));
+
+  const banner = superseded
+    ? h("p", { class: "banner", role: "note" }, `You are reading revision ${number}, superseded by a newer one. `,
+        h("a", { href: address(state.scope, state.entry), "data-nav": true }, "Go to the current revision"))
+    : removed ? h("p", { class: "banner removed", role: "note" }, "This memory was removed. Its history is kept; Restore brings it back.")
+    : null;
+
+  const body = h("article", { class: "markdown", id: "body" });
+  body.append(renderMarkdown(view.text));
+
+  const meta = h("dl", { class: "meta" },
+    ...row("Scope", rec.scope || "(unbound)"),
+    ...row("Entry", h("code", null, rec.entry_id)),
+    ...row("Version", h("code", null, view.entry_version_id)),
+    ...row("Kind", view.kind),
+    ...row("Tags", (view.tags || []).length ? view.tags.flatMap((t) => [h("span", { class: "tag" }, `#${t}`), " "]) : "—"),
+    ...row("Slug", view.slug || "—"),
+    ...row("Flags", [view.important ? "important" : null, view.mandatory ? "mandatory" : null].filter(Boolean).join(", ") || "—"),
+    ...row("Author", author || "—"),
+    ...row("Created", when(rec.created_at)),
+    ...row("Updated", when(written)),
+    ...row("Content hash", h("code", { class: "hash", title: hash }, hash)),
+    ...row("Memory", h("code", null, `${rec.memory_ref.memory_id}@${rec.memory_ref.revision}`)));
+
+  const relations = (view.relations || []).length
+    ? h("section", { class: "relations", "aria-label": "Relations" }, h("h2", null, "Relations"),
+        h("ul", null, ...view.relations.map((r) => h("li", null,
+          h("span", { class: "kind" }, r.kind), " ",
+          h("a", { href: address(state.scope, r.target), "data-nav": true }, r.target),
+          !superseded && !removed
+            ? h("button", { type: "button", class: "link", title: "Remove this relation", "aria-label": `Remove relation to ${r.target}`,
+                onclick: () => unrelate(r) }, "×")
+            : null))))
+    : null;
+
+  const chain = h("section", { class: "chain", "aria-label": "Revision chain" }, h("h2", null, "Revision chain"),
+    h("ol", { id: "chain" }, ...state.chain.map((v) => {
+      const here = v.entry_version_id === (state.shown ? state.shown.entry_version_id : rec.entry_version_id);
+      const st = v.status === "deleted" ? "removed" : v.status;
+      return h("li", { class: here ? "here" : null },
+        h("a", { href: versionHref(v), "data-nav": true, "aria-current": here ? "true" : null },
+          h("strong", null, `v${v.version}`), " ", h("span", { class: `badge ${st}` }, st), " ",
+          when(v.created_at), " · ", v.author || "no author", " · ",
+          h("code", { title: v.entry_content_hash }, v.entry_content_hash.slice(0, 12))));
+    })));
+
+  detail.replaceChildren(...[
+    h("p", { class: "back" }, h("a", { href: address(state.scope), "data-nav": true }, "← All memories")),
+    h("header", { class: "detail-head" },
+      h("h1", { id: "detail-title" }, view.title || label(view)),
+      h("div", { class: "badges" }, h("span", { class: `badge ${status}`, id: "status" }, status),
+        view.mandatory ? h("span", { class: "badge mandatory" }, "mandatory") : null,
+        view.important ? h("span", { class: "badge important" }, "important") : null,
+        h("span", { class: "kind" }, view.kind))),
+    banner, actions, nav, body, relations, meta, chain].filter(Boolean));
+  document.title = `${view.title || label(view)} · memstone Explorer`;
+}
+
+function row(name, value) {
+  return [h("dt", null, name), h("dd", null, value)];
+}
+
+// ------------------------------------------------------------------------------------------------- writes
+async function afterWrite(message, { version = null } = {}) {
+  toast(message);
+  await Promise.all([loadEntry(state.entry, version), loadCatalogue()]);
+  markSelected();
+}
+
+function conflictMessage(err) {
+  const cur = err.body?.current;
+  return cur ? `Someone changed this memory first: it is now at revision ${cur.revision}${cur.updated_by ? ` by ${cur.updated_by}` : ""}. Reload it and apply your change again.`
+             : explain(err);
+}
+
+async function setFlag(flags) {
+  try {
+    const { data } = await api("POST", `/api/memories/${state.entry}/flag`, { body: { ...flags, revision: state.record.revision } });
+    await afterWrite(`Saved as revision ${data.record.revision}`);
+  } catch (err) {
+    toast(err.status === 409 ? conflictMessage(err) : explain(err), { error: true });
+    if (err.status === 409) await loadEntry(state.entry);
+  }
+}
+
+async function restore() {
+  try {
+    await api("POST", `/api/memories/${state.entry}/reactivate`, { body: {} });
+    await afterWrite("Restored");
+  } catch (err) { toast(explain(err), { error: true }); }
+}
+
+async function revertTo(version) {
+  try {
+    const { data } = await api("POST", `/api/memories/${state.entry}/revert`, {
+      body: { to: String(version.version), revision: state.record.revision },
+    });
+    history.replaceState(null, "", address(state.scope, state.entry));
+    state.shown = null;
+    await afterWrite(`Restored version ${version.version} as revision ${data.record.revision}`);
+  } catch (err) { toast(err.status === 409 ? conflictMessage(err) : explain(err), { error: true }); }
+}
+
+async function unrelate(relation) {
+  try {
+    await api("DELETE", `/api/memories/${state.entry}/relations`, { query: { kind: relation.kind, target: relation.target } });
+    await afterWrite("Relation removed");
+  } catch (err) { toast(explain(err), { error: true }); }
+}
+
+function confirmRemove() {
+  const dialog = $("confirm");
+  $("confirm-title").textContent = `Remove “${label(state.record)}”?`;
+  dialog.returnValue = "";
+  dialog.onclose = async () => {
+    if (dialog.returnValue !== "ok") return;
+    try {
+      await api("POST", `/api/memories/${state.entry}/forget`, { body: { revision: state.record.revision, reason: "removed in the Explorer" } });
+      await afterWrite("Removed. Restore brings it back.");
+    } catch (err) { toast(err.status === 409 ? conflictMessage(err) : explain(err), { error: true }); }
+  };
+  dialog.showModal();
+}
+
+function openRelate() {
+  const dialog = $("relate");
+  $("relate-error").hidden = true;
+  $("r-target").value = "";
+  $("relate-form").onsubmit = async (e) => {
+    e.preventDefault();
+    try {
+      await api("POST", `/api/memories/${state.entry}/relations`, {
+        body: { target: $("r-target").value.trim(), kind: $("r-kind").value, revision: state.record.revision },
+      });
+      dialog.close();
+      await afterWrite("Related");
+    } catch (err) {
+      $("relate-error").textContent = err.status === 409 ? conflictMessage(err) : explain(err);
+      $("relate-error").hidden = false;
+    }
+  };
+  $("relate-cancel").onclick = () => dialog.close();
+  dialog.showModal();
+}
+
+function openEditor(rec) {
+  const dialog = $("editor");
+  const creating = !rec;
+  $("editor-title").textContent = creating ? `New memory in ${scopePath(state.scope)}` : "Edit memory";
+  $("e-kind").value = rec ? rec.kind : "fact";
+  $("e-title").value = rec?.title || "";
+  $("e-tags").value = (rec?.tags || []).join(", ");
+  $("e-slug").value = rec?.slug || "";
+  $("e-important").checked = Boolean(rec?.important);
+  $("e-mandatory").checked = Boolean(rec?.mandatory);
+  $("e-text").value = rec?.text || "";
+  $("editor-error").hidden = true;
+  const preview = () => $("e-preview").replaceChildren(renderMarkdown($("e-text").value));
+  preview();
+  $("e-text").oninput = preview;
+  $("editor-cancel").onclick = () => dialog.close();
+  const etag = state.etag;
+  $("editor-form").onsubmit = async (e) => {
+    e.preventDefault();
+    const tags = $("e-tags").value.split(",").map((t) => t.trim()).filter(Boolean);
+    const fields = {
+      kind: $("e-kind").value.trim(),
+      title: $("e-title").value.trim() || null,
+      tags,
+      slug: $("e-slug").value.trim() || null,
+      important: $("e-important").checked,
+      mandatory: $("e-mandatory").checked,
+      text: $("e-text").value,
+    };
+    $("editor-save").disabled = true;
+    try {
+      if (creating) {
+        const { data } = await api("POST", "/api/memories", { query: { scope: state.scope }, body: fields });
+        dialog.close();
+        toast(data.record ? "Created" : "Already there");
+        state.entry = data.record.entry_id;
+        await loadCatalogue();
+        navigate(address(state.scope, data.record.entry_id));
+      } else {
+        const { data } = await api("PATCH", `/api/memories/${rec.entry_id}`, { body: fields, headers: { "If-Match": etag } });
+        dialog.close();
+        history.replaceState(null, "", address(state.scope, rec.entry_id));
+        await afterWrite(`Saved as revision ${data.record.revision}`);
+      }
+    } catch (err) {
+      $("editor-error").textContent = err.status === 409 ? conflictMessage(err) : explain(err);
+      $("editor-error").hidden = false;
+    } finally {
+      $("editor-save").disabled = false;
+    }
+  };
+  dialog.showModal();
+  $("e-text").focus();
+}
+
+// ------------------------------------------------------------------------------------------------- wiring
+async function route() {
+  try {
+    if (!state.session) await loadSession();
+  } catch (err) {
+    if (err.status !== 401) $("summary").textContent = explain(err);
+    return;
+  }
+  const loc = parseLocation();
+  const scope = loc.scope || state.session.default_scope;
+  if (!loc.scope) history.replaceState(null, "", address(scope, loc.entry, loc.version));
+  if (scope !== state.scope) {
+    state.scope = scope;
+    await loadScopes().catch((err) => toast(explain(err), { error: true }));
+    await loadCatalogue();
+  }
+  if (loc.entry) await loadEntry(loc.entry, loc.version);
+  else showEmpty();
+  markSelected();
+}
+
+function typing(target) {
+  return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+}
+
+function wire() {
+  document.addEventListener("click", (e) => {
+    const a = e.target instanceof Element ? e.target.closest("a[data-nav]") : null;
+    if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    navigate(a.getAttribute("href"));
+    if (a.closest("#items")) $("detail").focus({ preventScroll: true });
+  });
+  window.addEventListener("popstate", route);
+  $("search").addEventListener("submit", (e) => {
+    e.preventDefault();
+    state.q = $("q").value.trim();
+    state.mode = $("mode").value;
+    loadCatalogue();
+  });
+  $("q").addEventListener("search", () => {
+    if (!$("q").value) { state.q = ""; loadCatalogue(); }
+  });
+  const onFilter = () => {
+    state.filters = {
+      kind: $("f-kind").value,
+      tag: $("f-tag").value.trim(),
+      important: $("f-important").checked,
+      mandatory: $("f-mandatory").checked,
+      all: $("f-all").checked,
+    };
+    loadCatalogue();
+  };
+  for (const id of ["f-kind", "f-important", "f-mandatory", "f-all"]) $(id).addEventListener("change", onFilter);
+  $("f-tag").addEventListener("change", onFilter);
+  $("more").addEventListener("click", () => loadCatalogue({ reset: false }));
+  $("new").addEventListener("click", () => openEditor(null));
+  $("scope").addEventListener("change", () => navigate(address($("scope").value)));
+  document.addEventListener("keydown", (e) => {
+    if (e.defaultPrevented || e.metaKey || e.ctrlKey || e.altKey || typing(e.target)) return;
+    if (document.querySelector("dialog[open]")) return;
+    if (e.key === "/") { e.preventDefault(); $("q").focus(); }
+    else if (e.key === "n") { e.preventDefault(); openEditor(null); }
+    else if (e.key === "e" && $("act-edit")) { e.preventDefault(); $("act-edit").click(); }
+    else if (e.key === "[" && $("nav-prev")) { e.preventDefault(); $("nav-prev").click(); }
+    else if (e.key === "]" && $("nav-next")) { e.preventDefault(); $("nav-next").click(); }
+  });
+  route();
+}
+
+wire();

@@ -34,8 +34,19 @@ def mentions(text: str, flag: str) -> bool:
     return re.search(re.escape(flag) + r"(?![\w-])", text) is not None
 
 
+def all_commands(group: click.Group, prefix: str = "") -> dict[str, click.Command]:
+    """Every command by its full name; a group's subcommands as ``"group sub"`` (``token create``)."""
+    out: dict[str, click.Command] = {}
+    for name, command in group.commands.items():
+        out[prefix + name] = command
+        if isinstance(command, click.Group):
+            out.update(all_commands(command, prefix + name + " "))
+    return out
+
+
 DOC = sections(CLI_DOC.read_text("utf-8"))
-COMMANDS = sorted(cli.commands)
+BY_NAME = all_commands(cli)
+COMMANDS = sorted(BY_NAME)
 
 
 def test_every_section_documents_a_real_command() -> None:
@@ -52,7 +63,7 @@ def test_every_command_has_a_section_with_an_example_and_exit_codes(name: str) -
 
 
 @pytest.mark.parametrize(
-    ("name", "flag"), [pytest.param(n, f, id=f"{n} {f}") for n in COMMANDS for f in long_flags(cli.commands[n])]
+    ("name", "flag"), [pytest.param(n, f, id=f"{n} {f}") for n in COMMANDS for f in long_flags(BY_NAME[n])]
 )
 def test_every_command_option_is_in_its_section(name: str, flag: str) -> None:
     assert mentions(DOC.get(f"memstone {name}", ""), flag), f"'## memstone {name}' does not mention {flag}"

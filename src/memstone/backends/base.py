@@ -897,6 +897,11 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                     hits.append(self._hit(head, v, score, ranks))
                     if len(hits) >= request.limit:
                         break
+            if hits:
+                # Annotate each hit with its Memory's scope here, in the search's own read transaction.
+                bound = {m: s for s, m, _ in self._scope_sync(None)}
+                if bound:
+                    hits = [replace(h, scope=bound.get(h.memory_ref.memory_id)) for h in hits]
             return tuple(hits)
 
     @staticmethod

@@ -145,17 +145,21 @@ END;
 """
 
 
-VECTOR_TABLES = ("memory_entry_search_vector", "memory_entry_search_vector_bits", "memory_entry_vector_metadata")
+# The bits table belonged to an earlier fast path; it is still dropped with the others when a store migrates.
+VECTOR_TABLES = (
+    "memory_entry_search_vector",
+    "memory_entry_search_vector_bits",
+    "memory_entry_vector_metadata",
+)
 
 
 def vector_ddl(dimension: int) -> str:
-    """The vector projection for one fixed dimension: metadata plus exact and 1-bit sqlite-vec tables."""
+    """The vector projection for one fixed dimension: metadata plus the exact sqlite-vec table."""
     if not 1 <= dimension <= 8192:
         raise ValueError(f"dimension {dimension} is outside sqlite-vec's 1..8192")
-    bits = dimension if dimension % 8 == 0 else dimension + (8 - dimension % 8)
     return f"""
 CREATE TABLE IF NOT EXISTS memory_entry_vector_metadata (
-    vector_rowid INTEGER PRIMARY KEY,
+    vector_rowid INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: the in-process index relies on it
     memory_artifact_id TEXT NOT NULL,
     entry_id TEXT NOT NULL,
     entry_version_id TEXT NOT NULL,
@@ -170,10 +174,6 @@ CREATE INDEX IF NOT EXISTS idx_vector_metadata_entry ON memory_entry_vector_meta
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_entry_search_vector USING vec0(
     memory_artifact_id TEXT PARTITION KEY,
     embedding float[{dimension}] distance_metric=l2
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS memory_entry_search_vector_bits USING vec0(
-    memory_artifact_id TEXT PARTITION KEY,
-    embedding bit[{bits}]
 );
 """
 

@@ -1,0 +1,1292 @@
+"""Retrieval benchmark (issue 3): quality per search mode, speed at 1k/10k/100k, and the calibration sweep.
+
+    .venv/bin/python bench/bench_retrieval.py [--quick] [--parts quality,sweep,speed,throughput]
+        [--models minilm-l6-int8,use-multilingual-v3] [--sizes 1000,10000,100000] [--runs 3] [--json out.json]
+
+Everything goes through the public service (``open_service``, ``remember``, ``search``); tables are printed to
+stdout as Markdown, progress goes to stderr. Embeddings are cached by (profile, text) in
+``bench/.cache/vectors-<profile>.sqlite`` and the built stores in ``bench/.cache/*.db`` (git-ignored), so only
+the first run pays for embedding (~1 h on 2 shared cores for MiniLM); a rerun with the cache takes minutes.
+The models are deterministic (bit-identical vectors alone or in a batch), so cached vectors are the vectors a
+fresh ``remember`` would compute.
+
+Quality sets
+------------
+(a) MemoryCode (``/work/shared/data/memorycode/``, read in place, never copied). Framing: *retrieval of the sessions
+    that state a convention*. One Memory per dialogue (the long dialogues 211-360 by default: 20-100 sessions each;
+    the short ones have <= 15 sessions, which makes recall@10 trivial), one note per session (the whole session
+    text, kind ``note``; long sessions get several vectors, one per model window, scored by max-similarity; the 9
+    sessions over memstone's 8 KiB entry limit are split at turn boundaries into parts, and a hit on any part counts
+    as its session). One query per (dialogue, coding instruction) pair: the instruction's text from ``topics.json``
+    with the words that change between its versions removed (``always start function argument names with 'e_'`` /
+    ``'f_'`` ... becomes ``always start function argument names with``), i.e. the agent asks what the convention is,
+    not whether a value it already knows holds. Gold = every session of that dialogue whose ``instructions`` field
+    lists that instruction id, i.e. whose ``type`` is ``instruction-add`` or ``instruction-update`` for it (1-8
+    sessions). Other sessions (fillers, filler instructions such as "use Vim", other coding conventions) are the
+    distractors. A secondary family, ``task``, asks with the instruction's ``eval_query`` (what the mentee is then
+    asked to write, e.g. "function that merges two sorted lists") with the same gold; it is reported for information
+    only, because a task names no convention (every function convention applies to it) and it is not used for
+    calibration.
+(b) The paraphrase set ``bench/data/paraphrase.jsonl`` (hand-written notes and queries that share few words
+    with their gold note; one Memory holding every note), or ``bench/data/paraphrase_retrieval.jsonl``.
+    ``paraphrase+2k`` runs the same queries and gold on a Memory that also holds 2,000 MemoryCode turns
+    (``--distractors``): in a 64-note Memory FTS seldom fills the top 10, in a real Memory it always does.
+
+Metrics per query (limit=10): recall@5 and recall@10 = |gold in top k| / |gold|, MRR@10 = 1 / rank of the first
+gold hit (0 if none in the top 10), averaged over queries. ``auto`` is searched as ``auto`` and the mode it
+used is reported.
+
+Speed
+-----
+One Memory per size (1k, 10k, 100k entries; its own store file), loaded with ``remember`` in batches of 1000.
+Texts: MemoryCode dialogue turns (one note per turn, dialogue order, exact duplicates dropped), topped up with
+``bench/corpus.py`` notes if needed. Queries: the MemoryCode instruction, eval-query and filler topics plus the
+paraphrase queries. Per mode, p50/p95 of ``search(limit=10)`` with the real model (the query is embedded in
+every vector/hybrid search), median over ``--runs`` runs with the min-max of the per-run p50. "embed" is the
+p50 of embedding one query alone, "index" the vector search p50 with the query vector served from the cache.
+Fast-path recall@10 vs exact: |fast top-10 and exact top-10| / |exact top-10| per query, with the admission
+threshold disabled so both lists are full.
+
+Calibration sweep
+-----------------
+Hybrid R@5, R@10 and MRR for each (vector_weight, vector_min_cosine) on both sets (MemoryCode: the convention
+queries) and each model; fts_weight stays 1 and RRF k = 60. Rule, which encodes the issue's "auto never worse
+than fts": a cell's gain on a set is its worst metric gain over fts, min(dR@5, dR@10, dMRR); pick the cell that
+maximises the minimum gain over the sets (MemoryCode, paraphrase, paraphrase+2k), rounded to 3 decimals; ties go
+to the larger summed MRR gain, then the larger vector_weight (closer to the RFC's equal weights), then the lower
+threshold. The sweep replays RRF offline from each query's two channel lists, fetched once the way the backend
+fetches them; the replay is checked against the real ``search`` at the current calibration on every query and the
+count of identical top-10s is printed. ``What-if`` tables (FTS admission coverage inside hybrid) model changes to
+code that is not this benchmark's to change; they are not the current behaviour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import apsw  # noqa: E402
+from corpus import Corpus  # noqa: E402
+
+import memstone  # noqa: E402
+from memstone import EntryInput  # noqa: E402
+from memstone.domain.analyzer import informative_terms, query_terms  # noqa: E402
+from memstone.domain.search import (  # noqa: E402
+    Candidate,
+    candidate_depth,
+    fts_admits,
+    fts_required_terms,
+    l2_to_cosine,
+    rrf_fuse,
+)
+from memstone.embedding import load_model  # noqa: E402
+from memstone.indexing import CALIBRATIONS, Calibration, calibration_for  # noqa: E402
+from memstone.ports import (  # noqa: E402
+    EmbeddingModel,
+    EmbeddingProfile,
+    EmbeddingResult,
+    InferenceUsage,
+    SearchRequest,
+)
+
+MEMORYCODE = Path(os.environ.get("MEMORYCODE_DIR", "/work/shared/data/memorycode"))
+CACHE = HERE / ".cache"
+LIMIT = 10
+WHATIF_COVERAGE = (0.15, 0.34, 0.5, 0.67)  # FTS_MIN_COVERAGE what-ifs (0.15 is the current value)
+WHATIF_WEIGHTS = (0.1, 0.5, 1.0, 1.5)
+BUILD_VERSION = "1"  # bump to invalidate cached stores when the framing changes
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def load() -> str:
+    a, b, c = os.getloadavg()
+    return f"{a:.2f}/{b:.2f}/{c:.2f}"
+
+
+def pct(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+# ---------------------------------------------------------------------------------------------- vector cache
+class VectorCache:
+    """(profile, text) -> float32 vector, in one SQLite file per profile; written as it fills (resumable)."""
+
+    def __init__(self, profile: EmbeddingProfile) -> None:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        self.path = CACHE / f"vectors-{profile.profile_id}.sqlite"
+        self.conn = apsw.Connection(str(self.path))
+        self.conn.set_busy_timeout(120_000)  # several bench processes may fill one cache
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute("CREATE TABLE IF NOT EXISTS vec (key BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID")
+        self.salt = json.dumps(profile.canonical(), sort_keys=True).encode()
+        self.dim = profile.dimension
+
+    def key(self, text: str) -> bytes:
+        return hashlib.sha256(self.salt + b"\0" + text.encode("utf-8")).digest()
+
+    def get(self, texts: Sequence[str]) -> dict[str, tuple[float, ...]]:
+        import numpy as np
+
+        out: dict[str, tuple[float, ...]] = {}
+        keyed = {self.key(t): t for t in texts}
+        items = list(keyed.items())
+        for i in range(0, len(items), 500):
+            chunk = items[i : i + 500]
+            rows = self.conn.execute(
+                f"SELECT key, v FROM vec WHERE key IN ({','.join('?' * len(chunk))})", [k for k, _ in chunk]
+            ).fetchall()
+            for k, v in rows:
+                out[keyed[k]] = tuple(float(x) for x in np.frombuffer(v, dtype="<f4"))
+        return out
+
+    def put(self, pairs: Sequence[tuple[str, tuple[float, ...]]]) -> None:
+        import numpy as np
+
+        with self.conn:
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO vec (key, v) VALUES (?, ?)",
+                [(self.key(t), np.asarray(v, dtype="<f4").tobytes()) for t, v in pairs],
+            )
+
+
+class CachedModel:
+    """An EmbeddingModel that serves vectors from the cache and embeds (and stores) only the misses."""
+
+    def __init__(self, model: EmbeddingModel, cache: VectorCache) -> None:
+        self.model = model
+        self.cache = cache
+        self._windows: dict[str, tuple[str, ...]] = {}
+        self.misses = 0
+
+    @property
+    def profile(self) -> EmbeddingProfile:
+        return self.model.profile
+
+    def windows(self, text: str) -> tuple[str, ...]:
+        w = self._windows.get(text)
+        if w is None:
+            w = self.model.windows(text)
+            if len(self._windows) < 300_000:
+                self._windows[text] = w
+        return w
+
+    async def embed(self, texts: tuple[str, ...]) -> EmbeddingResult:
+        found = self.cache.get(texts)
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:
+            self.misses += len(missing)
+            step = 256
+            t0 = time.perf_counter()
+            for i in range(0, len(missing), step):
+                chunk = tuple(missing[i : i + step])
+                res = await self.model.embed(chunk)
+                pairs = list(zip(chunk, res.vectors, strict=True))
+                self.cache.put(pairs)
+                found.update(pairs)
+                if len(missing) > step:
+                    done = min(i + step, len(missing))
+                    rate = done / (time.perf_counter() - t0)
+                    eta = (len(missing) - done) / rate
+                    log(
+                        f"  embed {self.profile.profile_id}: {done}/{len(missing)} "
+                        f"({rate:.0f}/s, eta {eta / 60:.1f} min, load {load()})"
+                    )
+        return EmbeddingResult(vectors=tuple(found[t] for t in texts), usage=InferenceUsage(calls=1))
+
+    async def prefetch(self, texts: Sequence[str], what: str) -> None:
+        windows = list(dict.fromkeys(w for t in texts for w in (self.windows(t) or (t,))))
+        have = self.cache.get(windows)
+        todo = [w for w in windows if w not in have]
+        log(f"{what}: {len(texts)} texts, {len(windows)} windows, {len(todo)} to embed with {self.profile.profile_id}")
+        if todo:
+            await self.embed(tuple(todo))
+
+
+def real_model(name: str, threads: int) -> EmbeddingModel:
+    return load_model(name, threads=threads)
+
+
+# ---------------------------------------------------------------------------------------------- data sets
+@dataclass
+class Query:
+    qid: str
+    group: str  # which Memory it searches (dialogue id, or "paraphrase")
+    text: str
+    gold: frozenset[str]
+    family: str = "convention"
+
+
+@dataclass
+class QualitySet:
+    name: str
+    notes: dict[str, dict[str, str]]  # group -> note id -> text
+    queries: list[Query]
+    framing: str
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def _topics() -> dict[str, Any]:
+    return json.loads((MEMORYCODE / "topics.json").read_text())
+
+
+def convention_query(variants: Sequence[str]) -> str:
+    """The instruction text with the words that differ between its versions removed."""
+    if len(variants) == 1:
+        return variants[0]
+    split = [v.split() for v in variants]
+    common = set(split[0]).intersection(*map(set, split[1:]))
+    return " ".join(w for w in split[0] if w in common)
+
+
+MAX_ENTRY_BYTES = 8000  # memstone refuses entries over 8192 UTF-8 bytes
+
+
+def split_entry(text: str) -> list[str]:
+    """One entry, or (for the few sessions over memstone's 8 KiB entry limit) parts cut at turn boundaries."""
+    if len(text.encode("utf-8")) <= MAX_ENTRY_BYTES:
+        return [text]
+    parts: list[str] = []
+    current = ""
+    for turn in text.split("\n\n"):
+        candidate = f"{current}\n\n{turn}" if current else turn
+        if current and len(candidate.encode("utf-8")) > MAX_ENTRY_BYTES:
+            parts.append(current)
+            current = turn
+        else:
+            current = candidate
+    parts.append(current)
+    assert all(len(p.encode("utf-8")) <= 8192 for p in parts)
+    return parts
+
+
+def unit(note_id: str) -> str:
+    """The gold unit a note belongs to: a session's parts count as the session."""
+    return note_id.split("-p", 1)[0]
+
+
+def load_memorycode(dialogues: Sequence[int]) -> QualitySet:
+    topics = {t["id"]: t for t in _topics()["instructions"]}
+    notes: dict[str, dict[str, str]] = {}
+    queries: list[Query] = []
+    gold_sizes: list[int] = []
+    for d in dialogues:
+        data = json.loads((MEMORYCODE / "dataset" / f"dialogue_{d}.json").read_text())
+        group = f"d{d}"
+        notes[group] = {}
+        gold: dict[int, set[str]] = {}
+        for s, (session, instr) in enumerate(zip(data["sessions"], data["instructions"], strict=True)):
+            nid = f"d{d}-s{s:03d}"
+            for part, text in enumerate(split_entry(session["text"].strip())):
+                notes[group][nid if part == 0 else f"{nid}-p{part}"] = text
+            if instr != [-1]:
+                codes = [t for t in session["type"] if t in ("instruction-add", "instruction-update")]
+                assert len(codes) == len(instr), (d, s)
+                for tid, _version in instr:
+                    gold.setdefault(tid, set()).add(nid)
+        for tid in sorted(gold):
+            t = topics[tid]
+            g = frozenset(gold[tid])
+            gold_sizes.append(len(g))
+            queries.append(Query(f"{group}-i{tid}", group, convention_query(t["text"]), g, "convention"))
+            queries.append(Query(f"{group}-t{tid}", group, t["eval_query"], g, "task"))
+    n_notes = sum(len({unit(n) for n in v}) for v in notes.values())
+    n_parts = sum(len(v) for v in notes.values()) - n_notes
+    stats = {
+        "dialogues": len(dialogues),
+        "notes": n_notes,
+        "queries_per_family": len(gold_sizes),
+        "mean_gold": statistics.mean(gold_sizes) if gold_sizes else 0,
+        "mean_notes_per_memory": n_notes / max(1, len(notes)),
+    }
+    step = dialogues[1] - dialogues[0] if len(dialogues) > 1 else 1
+    span = f"{min(dialogues)}-{max(dialogues)}" + (f" (every {step}th)" if step > 1 else "") if dialogues else "-"
+    framing = (
+        f"MemoryCode dialogues {span} ({len(dialogues)} dialogues, one Memory each, one note per session: "
+        f"{n_notes} notes, {stats['mean_notes_per_memory']:.0f} per Memory; {n_parts} extra notes for the sessions "
+        f"over the 8 KiB entry limit, split at turns, a hit on a part counts as its session); "
+        f"{len(gold_sizes)} queries per family, "
+        f"one per (dialogue, coding instruction); gold = the sessions that add or update that instruction "
+        f"(mean {stats['mean_gold']:.2f}). convention = instruction text minus its changing value; "
+        f"task = the instruction's eval_query (information only)"
+    )
+    return QualitySet("memorycode", notes, queries, framing, stats)
+
+
+def paraphrase_path() -> Path:
+    for name in ("paraphrase.jsonl", "paraphrase_retrieval.jsonl"):
+        p = HERE / "data" / name
+        if p.exists():
+            return p
+    raise SystemExit("no bench/data/paraphrase.jsonl or bench/data/paraphrase_retrieval.jsonl")
+
+
+def load_paraphrase(distractors: int = 0) -> QualitySet:
+    path = paraphrase_path()
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    notes = {r["id"]: r["text"] for r in rows if r["type"] == "note"}
+    queries = [
+        Query(r["id"], "paraphrase", r["text"], frozenset(r["gold"]), "paraphrase")
+        for r in rows
+        if r["type"] == "query"
+    ]
+    for q in queries:
+        assert q.gold <= notes.keys(), q
+    framing = f"{path.relative_to(HERE.parent)}: one Memory of {len(notes)} notes, {len(queries)} queries"
+    if distractors:
+        # The same queries and gold in a Memory that also holds MemoryCode turns (chat about code conventions,
+        # company life): in a 64-note Memory FTS rarely fills the top 10, in a real one it does.
+        for i, text in enumerate(speed_texts(distractors)):
+            notes[f"x{i:05d}"] = text
+        framing += f", plus {distractors} MemoryCode turns as distractors in the same Memory"
+        name = f"paraphrase+{distractors // 1000}k"
+    else:
+        name = "paraphrase"
+    return QualitySet(name, {"paraphrase": notes}, queries, framing, {"notes": len(notes)})
+
+
+def fingerprint(obj: object) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:12]
+
+
+# ---------------------------------------------------------------------------------------------- stores
+def _remove_db(path: Path) -> None:
+    for p in path.parent.glob(path.name + "*"):
+        p.unlink()
+
+
+async def quality_store(qset: QualitySet, cached: CachedModel) -> tuple[Path, dict[str, str], dict[str, str]]:
+    """The cached store for a quality set: (path, group -> memory id, entry id -> note id)."""
+    fp = fingerprint([BUILD_VERSION, qset.name, qset.notes])
+    path = CACHE / f"quality-{qset.name}-{cached.profile.profile_id}-{fp}.db"
+    side = path.with_suffix(".json")
+    if side.exists() and path.exists():
+        meta = json.loads(side.read_text())
+        return path, meta["memories"], meta["entries"]
+    _remove_db(path)
+    await cached.prefetch([t for g in qset.notes.values() for t in g.values()], f"{qset.name} notes")
+    memories: dict[str, str] = {}
+    entries: dict[str, str] = {}
+    async with memstone.open_service(f"sqlite:///{path}", embedding=cached) as svc:
+        for i, (group, notes) in enumerate(qset.notes.items()):
+            rev = await svc.remember(
+                None,
+                entries=[
+                    EntryInput(kind="note", text=text, slug=nid.lower().replace("_", "-"))
+                    for nid, text in notes.items()
+                ],
+            )
+            assert rev is not None
+            memories[group] = rev.memory_id
+            by_slug = {nid.lower().replace("_", "-"): nid for nid in notes}
+            for v in await svc.entries(rev):
+                assert v.content.slug is not None
+                entries[v.entry_id] = by_slug[v.content.slug]
+            if (i + 1) % 25 == 0:
+                log(f"  {qset.name} store: {i + 1}/{len(qset.notes)} memories")
+    side.write_text(json.dumps({"memories": memories, "entries": entries}))
+    return path, memories, entries
+
+
+def speed_texts(n: int) -> list[str]:
+    """n distinct short notes: MemoryCode turns in dialogue order, then bench/corpus.py notes."""
+    out: dict[str, None] = {}
+    for d in range(1, 361):
+        data = json.loads((MEMORYCODE / "dataset" / f"dialogue_{d}.json").read_text())
+        for session in data["sessions"]:
+            for turn in session["text"].split("\n\n"):
+                t = turn.strip()
+                if len(t) >= 20:
+                    out.setdefault(t, None)
+                if len(out) >= n:
+                    return list(out)
+    corpus = Corpus(seed=3)
+    while len(out) < n:
+        out.setdefault(corpus.note(), None)
+    return list(out)
+
+
+async def speed_store(n: int, texts: list[str], cached: CachedModel) -> tuple[Path, str]:
+    fp = fingerprint([BUILD_VERSION, n, texts[:n]])
+    path = CACHE / f"speed-{cached.profile.profile_id}-{n}-{fp}.db"
+    side = path.with_suffix(".json")
+    if side.exists() and path.exists():
+        return path, json.loads(side.read_text())["memory_id"]
+    _remove_db(path)
+    head = None
+    t0 = time.perf_counter()
+    async with memstone.open_service(f"sqlite:///{path}", embedding=cached) as svc:
+        for i in range(0, n, 1000):
+            head = await svc.remember(head, entries=[EntryInput(kind="note", text=t) for t in texts[i : i + 1000]])
+            log(f"  speed store {n}: {min(i + 1000, n)}/{n} ({time.perf_counter() - t0:.0f} s)")
+        assert head is not None
+        memory_id = head.memory_id
+    conn = apsw.Connection(str(path))
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    side.write_text(json.dumps({"memory_id": memory_id, "n": n}))
+    return path, memory_id
+
+
+# ---------------------------------------------------------------------------------------------- quality
+@dataclass
+class Scores:
+    r5: float
+    r10: float
+    mrr: float
+    n: int
+    modes: str = ""
+    empty: int = 0  # queries with no hit at all
+
+
+def score(ranked: Sequence[Sequence[str]], queries: Sequence[Query]) -> Scores:
+    r5 = r10 = mrr = 0.0
+    empty = 0
+    for ids, q in zip(ranked, queries, strict=True):
+        r5 += len(q.gold.intersection(ids[:5])) / len(q.gold)
+        r10 += len(q.gold.intersection(ids[:10])) / len(q.gold)
+        empty += not ids
+        for rank, nid in enumerate(ids[:10], start=1):
+            if nid in q.gold:
+                mrr += 1.0 / rank
+                break
+    n = max(1, len(queries))
+    return Scores(r5 / n, r10 / n, mrr / n, len(queries), empty=empty)
+
+
+async def run_queries(
+    svc: Any, heads: dict[str, Any], entries: dict[str, str], queries: Sequence[Query], mode: str
+) -> tuple[list[list[str]], set[str]]:
+    ranked: list[list[str]] = []
+    used: set[str] = set()
+    for q in queries:
+        res = await svc.search(q.text, memories=[heads[q.group]], limit=LIMIT, mode=mode)
+        used.add(res.mode)
+        ranked.append(list(dict.fromkeys(unit(entries[h.entry_id]) for h in res.hits)))
+    return ranked, used
+
+
+def set_calibration(svc: Any, cal: Calibration) -> None:
+    svc.indexer.calibration = cal
+
+
+@dataclass
+class Channels:
+    """One query's two channel lists as the backend builds them for limit=10 (before vector admission)."""
+
+    fts: list[Candidate]
+    vector: list[tuple[Candidate, float]]  # nearest first, with the cosine
+    fetched: list[tuple[Candidate, int]]  # every FTS row fetched (bm25 order, before admission), matched terms
+    informative: int  # informative query terms
+
+
+async def channel_data(svc: Any, head: Any, query: str) -> Channels:
+    """Fetch both channels once, the way the backend's search does (so the sweep can replay RRF offline).
+
+    Mirrors ``DatabaseMemoryBackend._search_sync``: depth max(limit*4, 32), FTS admission, per-entry
+    max-similarity vector candidates. :func:`replay` is checked against the real search at the current
+    calibration on every query, so a drift between this and the service shows up in the output.
+    """
+    backend = svc.backend
+    vec = await svc.indexer.query_vector(query)
+    request = SearchRequest(
+        query=query, memories=(head.ref,), limit=LIMIT, channels=("fts", "vector"), query_vector=vec
+    )
+
+    def run() -> Channels:
+        with backend._read_txn():
+            depth = candidate_depth(LIMIT)
+            terms = query_terms(query)
+            informative = informative_terms(terms)
+            required = fts_required_terms(terms)
+            fts: list[Candidate] = []
+            fetched: list[tuple[Candidate, int]] = []
+            if informative:
+                rows = backend._fts_candidates_sync([head.memory_id], informative, depth, request, True)
+                for row in rows:
+                    cand = Candidate(row.memory_id, row.entry_id, row.entry_version_id)
+                    tokens = set(row.searchable_text.split())
+                    fetched.append((cand, sum(1 for t in informative if t in tokens)))
+                    if required == 1 or fts_admits(terms, tokens):
+                        fts.append(cand)
+            cands = backend._vector_candidates_sync([head.memory_id], vec, depth, request)
+            vector = [(Candidate(c.memory_id, c.entry_id, c.entry_version_id), l2_to_cosine(c.distance)) for c in cands]
+            return Channels(fts, vector, fetched, len(informative))
+
+    return await backend._run(run)
+
+
+def replay(
+    ch: Channels, entries: dict[str, str], mode: str, cal: Calibration, fts_coverage: float | None = None
+) -> list[str]:
+    """The top-10 units the service would return for ``mode`` under calibration ``cal``.
+
+    ``fts_coverage`` is a what-if, not the current code: FTS admission with another FTS_MIN_COVERAGE (a
+    query of more than two informative terms needs ceil(coverage * n) of them; two or fewer need one).
+    """
+    channels: dict[str, list[Candidate]] = {}
+    if mode in ("fts", "hybrid"):
+        if fts_coverage is None:
+            channels["fts"] = ch.fts
+        else:
+            n = ch.informative
+            need = 1 if n <= 2 else max(1, math.ceil(fts_coverage * n))
+            channels["fts"] = [c for c, matched in ch.fetched if matched >= need]
+    if mode in ("vector", "hybrid"):
+        channels["vector"] = [c for c, cos in ch.vector if cos >= cal.vector_min_cosine]
+    weights = {"fts": cal.fts_weight, "vector": cal.vector_weight} if "vector" in channels else {}
+    fused = rrf_fuse(channels, weights=weights or None)
+    return list(dict.fromkeys(unit(entries[c.entry_id]) for c, _, _ in fused[:LIMIT]))
+
+
+async def quality_part(
+    qsets: list[QualitySet], profiles: list[str], threads: int, grid: tuple[list[float], list[float]] | None
+) -> dict[str, Any]:
+    """Quality per mode (with the calibration currently in CALIBRATIONS), and the sweep if ``grid``."""
+    out: dict[str, Any] = {"quality": [], "sweep": []}
+    for name in profiles:
+        real = real_model(name, threads)
+        cached = CachedModel(real, VectorCache(real.profile))
+        for qset in qsets:
+            path, memories, entries = await quality_store(qset, cached)
+            families = sorted({q.family for q in qset.queries}, key=lambda f: (f == "task", f))
+            await cached.prefetch(list({q.text for q in qset.queries}), f"{qset.name} queries")
+            async with memstone.open_service(f"sqlite:///{path}", embedding=cached) as svc:
+                heads = {g: await svc.head(m) for g, m in memories.items()}
+                cal = calibration_for(cached.profile)
+                for fam in families:
+                    qs = [q for q in qset.queries if q.family == fam]
+                    for mode in ("fts", "vector", "hybrid", "auto"):
+                        t0 = time.perf_counter()
+                        ranked, used = await run_queries(svc, heads, entries, qs, mode)
+                        s = score(ranked, qs)
+                        s.modes = ",".join(sorted(used))
+                        out["quality"].append(
+                            {"set": qset.name, "family": fam, "model": name, "mode": mode, **s.__dict__}
+                        )
+                        log(
+                            f"  {name} {qset.name}/{fam} {mode}: R@10 {s.r10:.3f} MRR {s.mrr:.3f} "
+                            f"({time.perf_counter() - t0:.0f} s, load {load()})"
+                        )
+                if grid is None:
+                    continue
+                weights, cosines = grid
+                qs = [q for q in qset.queries if q.family in ("convention", "paraphrase")]
+                t0 = time.perf_counter()
+                channels = [await channel_data(svc, heads[q.group], q.text) for q in qs]
+                # The replay must give exactly what the service gives at the current calibration.
+                check = {}
+                for mode in ("fts", "vector", "hybrid"):
+                    real_ranked, _ = await run_queries(svc, heads, entries, qs, mode)
+                    replayed = [replay(c, entries, mode, cal) for c in channels]
+                    check[mode] = sum(a == b for a, b in zip(real_ranked, replayed, strict=True))
+                out.setdefault("replay_check", []).append(
+                    {"set": qset.name, "model": name, "queries": len(qs), **check}
+                )
+                log(f"  replay check {name} {qset.name}: {check} of {len(qs)} identical")
+                base = score([replay(c, entries, "fts", cal) for c in channels], qs)
+                for mc in cosines:
+                    c_mc = Calibration(vector_min_cosine=mc, fts_weight=1.0, vector_weight=1.0)
+                    sv = score([replay(c, entries, "vector", c_mc) for c in channels], qs)
+                    for vw in weights:
+                        c_w = Calibration(vector_min_cosine=mc, fts_weight=1.0, vector_weight=vw)
+                        sh = score([replay(c, entries, "hybrid", c_w) for c in channels], qs)
+                        out["sweep"].append(
+                            {
+                                "set": qset.name,
+                                "model": name,
+                                "vector_weight": vw,
+                                "vector_min_cosine": mc,
+                                "fts_r5": base.r5,
+                                "fts_r10": base.r10,
+                                "fts_mrr": base.mrr,
+                                "vector_r10": sv.r10,
+                                "vector_mrr": sv.mrr,
+                                "hybrid_r5": sh.r5,
+                                "hybrid_r10": sh.r10,
+                                "hybrid_mrr": sh.mrr,
+                            }
+                        )
+                for cov in WHATIF_COVERAGE:
+                    base_c = score([replay(c, entries, "fts", cal, cov) for c in channels], qs)
+                    for mc in cosines:
+                        for vw in WHATIF_WEIGHTS:
+                            c_w = Calibration(vector_min_cosine=mc, fts_weight=1.0, vector_weight=vw)
+                            sh = score([replay(c, entries, "hybrid", c_w, cov) for c in channels], qs)
+                            out.setdefault("whatif", []).append(
+                                {
+                                    "set": qset.name,
+                                    "model": name,
+                                    "fts_coverage": cov,
+                                    "vector_weight": vw,
+                                    "vector_min_cosine": mc,
+                                    "fts_r5": base.r5,
+                                    "fts_r10": base.r10,
+                                    "fts_mrr": base.mrr,
+                                    "fts_cov_r10": base_c.r10,
+                                    "fts_cov_mrr": base_c.mrr,
+                                    "hybrid_r5": sh.r5,
+                                    "hybrid_r10": sh.r10,
+                                    "hybrid_mrr": sh.mrr,
+                                }
+                            )
+                log(f"  sweep {name} {qset.name}: {time.perf_counter() - t0:.0f} s (load {load()})")
+    return out
+
+
+def choose(sweep: list[dict[str, Any]], model: str) -> dict[str, Any] | None:
+    """The rule: maximise min over sets of the worst metric gain over fts; ties by summed MRR gain, weight."""
+    rows = [r for r in sweep if r["model"] == model]
+    sets = sorted({r["set"] for r in rows})
+    cells: dict[tuple[float, float], dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        cells.setdefault((r["vector_weight"], r["vector_min_cosine"]), {})[r["set"]] = r
+    scored = []
+    for (vw, mc), by_set in cells.items():
+        if len(by_set) != len(sets):
+            continue
+        gain = min(
+            min(b["hybrid_r5"] - b["fts_r5"], b["hybrid_r10"] - b["fts_r10"], b["hybrid_mrr"] - b["fts_mrr"])
+            for b in by_set.values()
+        )
+        mrr_gain = sum(b["hybrid_mrr"] - b["fts_mrr"] for b in by_set.values())
+        scored.append((round(gain, 3), round(mrr_gain, 3), vw, -mc, by_set))
+    if not scored:
+        return None
+    scored.sort(key=lambda s: (s[0], s[1], s[2], s[3]), reverse=True)
+    gain, mrr_gain, vw, neg_mc, by_set = scored[0]
+    return {
+        "model": model,
+        "vector_weight": vw,
+        "vector_min_cosine": -neg_mc,
+        "min_gain": gain,
+        "sum_mrr_gain": mrr_gain,
+        "sets": {k: v for k, v in by_set.items()},
+    }
+
+
+# ---------------------------------------------------------------------------------------------- speed
+def speed_queries(limit: int) -> list[str]:
+    t = _topics()
+    qs: list[str] = []
+    qs += [convention_query(x["text"]) for x in t["instructions"]]
+    qs += [x["eval_query"] for x in t["instructions"]]
+    qs += [x["text"] for x in t["fillers"]]
+    qs += [x["text"][0] for x in t["fillers_instruction"]]
+    with contextlib.suppress(SystemExit):  # no paraphrase set: the MemoryCode queries alone
+        qs += [q.text for q in load_paraphrase().queries]
+    return list(dict.fromkeys(qs))[:limit]
+
+
+async def timed_search(svc: Any, head: Any, queries: Sequence[str], mode: str, warm: int = 10) -> list[float]:
+    for q in queries[:warm]:
+        await svc.search(q, memories=[head], limit=LIMIT, mode=mode)
+    lat = []
+    for q in queries:
+        t = time.perf_counter()
+        await svc.search(q, memories=[head], limit=LIMIT, mode=mode)
+        lat.append((time.perf_counter() - t) * 1000)
+    return lat
+
+
+async def speed_part(
+    name: str, sizes: list[int], runs: int, n_queries: int, threads: int, rerank_depths: list[int]
+) -> dict[str, Any]:
+    real = real_model(name, threads)
+    cached = CachedModel(real_model(name, threads), VectorCache(real.profile))
+    texts = speed_texts(max(sizes))
+    await cached.prefetch(texts, f"speed texts ({max(sizes)})")
+    queries = speed_queries(n_queries)
+    await cached.prefetch(queries, "speed queries")
+    rows: list[dict[str, Any]] = []
+    depth_rows: list[dict[str, Any]] = []
+    for n in sizes:
+        path, memory_id = await speed_store(n, texts, cached)
+        async with memstone.open_service(f"sqlite:///{path}", embedding=real) as svc:
+            head = await svc.head(memory_id)
+            per: dict[str, list[tuple[float, float]]] = {}
+            loads = []
+            for run in range(runs):
+                loads.append(os.getloadavg()[0])
+                for mode in ("fts", "vector", "hybrid"):
+                    svc.indexer.model = real
+                    lat = await timed_search(svc, head, queries, mode)
+                    per.setdefault(mode, []).append((statistics.median(lat), pct(lat, 0.95)))
+                # the query embedding alone, and the index alone (query vector from the cache)
+                lat = []
+                for q in queries:
+                    t = time.perf_counter()
+                    await real.embed((q,))
+                    lat.append((time.perf_counter() - t) * 1000)
+                per.setdefault("embed", []).append((statistics.median(lat), pct(lat, 0.95)))
+                svc.indexer.model = cached
+                for mode, key in (("vector", "vector-index"), ("hybrid", "hybrid-index")):
+                    lat = await timed_search(svc, head, queries, mode)
+                    per.setdefault(key, []).append((statistics.median(lat), pct(lat, 0.95)))
+                log(f"  speed {name} {n}: run {run + 1}/{runs} (load {load()})")
+            # fast path vs exact, admission disabled so both top-10 lists are full
+            svc.indexer.model = cached
+            cal = svc.indexer.calibration
+            svc.indexer.calibration = Calibration(
+                vector_min_cosine=-1.0, fts_weight=cal.fts_weight, vector_weight=cal.vector_weight
+            )
+            exact_lists = []
+            lat_exact = []
+            for q in queries:
+                t = time.perf_counter()
+                res = await svc.search(q, memories=[head], limit=LIMIT, mode="vector", exact=True)
+                lat_exact.append((time.perf_counter() - t) * 1000)
+                exact_lists.append([h.entry_id for h in res.hits])
+            per["vector-exact-index"] = [(statistics.median(lat_exact), pct(lat_exact, 0.95))]
+            backend = svc.backend
+            # rerank_depth exists only in the 1-bit prefilter design of the fast path; other designs run once.
+            default_depth = getattr(backend, "rerank_depth", None)
+            depths = [default_depth] if default_depth is None else [default_depth, *rerank_depths]
+            for depth in dict.fromkeys(depths):
+                if depth is not None:
+                    backend.rerank_depth = depth
+                recalls = []
+                lat = []
+                for q, ex in zip(queries, exact_lists, strict=True):
+                    t = time.perf_counter()
+                    res = await svc.search(q, memories=[head], limit=LIMIT, mode="vector")
+                    lat.append((time.perf_counter() - t) * 1000)
+                    fast = {h.entry_id for h in res.hits}
+                    if ex:
+                        recalls.append(len(fast.intersection(ex)) / len(ex))
+                depth_rows.append(
+                    {
+                        "model": name,
+                        "entries": n,
+                        "rerank_depth": "n/a" if depth is None else depth,
+                        "recall10": statistics.mean(recalls),
+                        "min_recall10": min(recalls),
+                        "index_p50": statistics.median(lat),
+                    }
+                )
+            if default_depth is not None:
+                backend.rerank_depth = default_depth
+            svc.indexer.calibration = cal
+            row: dict[str, Any] = {"model": name, "entries": n, "queries": len(queries), "load_1m": loads}
+            for key, vals in per.items():
+                p50s = [v[0] for v in vals]
+                row[key] = {
+                    "p50": statistics.median(p50s),
+                    "p95": statistics.median([v[1] for v in vals]),
+                    "p50_min": min(p50s),
+                    "p50_max": max(p50s),
+                }
+            row["fast_recall10"] = next(
+                r["recall10"]
+                for r in depth_rows
+                if r["entries"] == n and r["rerank_depth"] == ("n/a" if default_depth is None else default_depth)
+            )
+            rows.append(row)
+    return {"speed": rows, "rerank": depth_rows}
+
+
+def prefilter_part(name: str, n: int, n_queries: int, sizes: Sequence[int]) -> list[dict[str, Any]]:
+    """Where the fast path's time goes at ``n`` entries, and what a smaller prefilter would cost in recall.
+
+    Read-only on the cached speed store. (1) sqlite-vec KNN time against k, on the 1-bit and the float table;
+    (2) re-ranking P rowids through the vec0 table (what ``_vector_knn_sync`` does) against a plain
+    rowid -> float32 table in a scratch file; (3) recall@10 of "1-bit top P, exact re-rank" against the exact
+    top 10, computed in numpy over the same vectors (bit = x > 0, as vec_quantize_binary), window level.
+    """
+    import numpy as np
+    import sqlite_vec
+
+    profile = load_model(name).profile
+    paths = sorted(CACHE.glob(f"speed-{profile.profile_id}-{n}-*.db"))
+    if not paths:
+        raise SystemExit(f"no cached speed store of {n} entries: run --parts speed first")
+    path = paths[0]
+    memory_id = json.loads(path.with_suffix(".json").read_text())["memory_id"]
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    conn.enable_load_extension(True)
+    conn.load_extension(sqlite_vec.loadable_path())
+    rowids: list[int] = []
+    blobs: list[bytes] = []
+    for rid, blob in conn.execute(
+        "SELECT rowid, embedding FROM memory_entry_search_vector WHERE memory_artifact_id = ?", (memory_id,)
+    ):
+        rowids.append(int(rid))
+        blobs.append(bytes(blob))
+    mat = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
+    ids = np.asarray(rowids)
+    bits = np.packbits(mat > 0, axis=1)
+    cache = VectorCache(profile)
+    queries = speed_queries(n_queries)
+    qv = cache.get(queries)
+    qmat = np.asarray([qv[q] for q in queries], dtype="<f4")
+    out: list[dict[str, Any]] = []
+    log(f"prefilter analysis: {len(ids)} windows, {len(queries)} queries, load {load()}")
+    # (3) recall of 1-bit top P + exact re-rank, numpy
+    popcount = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(1)
+    exact_top = []
+    ham_rank = []
+    for q in qmat:
+        d = 2.0 - 2.0 * (mat @ q)  # squared L2 of unit vectors
+        exact_top.append(set(np.argsort(d, kind="stable")[:LIMIT].tolist()))
+        qb = np.packbits(q > 0)
+        h = popcount[np.bitwise_xor(bits, qb)].sum(1)
+        ham_rank.append((np.argsort(h, kind="stable"), d))
+    # (1) and (2): sqlite-vec timings
+    blobs_q = [q.tobytes() for q in qmat[:30]]
+
+    def timed(sql: str, args_of: Any) -> float:
+        lat = []
+        for qb in blobs_q:
+            t = time.perf_counter()
+            conn.execute(sql, args_of(qb)).fetchall()
+            lat.append((time.perf_counter() - t) * 1000)
+        return statistics.median(lat)
+
+    scratch = CACHE / f"scratch-floats-{profile.profile_id}-{n}.db"
+    _remove_db(scratch)
+    sconn = apsw.Connection(str(scratch))
+    sconn.enable_load_extension(True)
+    sconn.load_extension(sqlite_vec.loadable_path())
+    sconn.execute("CREATE TABLE fv (rowid INTEGER PRIMARY KEY, v BLOB NOT NULL)")
+    with sconn:
+        sconn.executemany("INSERT INTO fv VALUES (?, ?)", list(zip(rowids, blobs, strict=True)))
+    for p in sizes:
+        recalls = []
+        for (order, d), ex in zip(ham_rank, exact_top, strict=True):
+            cand = order[:p]
+            top = cand[np.argsort(d[cand], kind="stable")[:LIMIT]]
+            recalls.append(len(ex.intersection(top.tolist())) / LIMIT)
+        bit_ms = timed(
+            "SELECT rowid FROM memory_entry_search_vector_bits WHERE embedding MATCH vec_quantize_binary(?) "
+            "AND k = ? AND memory_artifact_id = ?",
+            lambda qb, p=p: (qb, p, memory_id),
+        )
+        float_ms = timed(
+            "SELECT rowid FROM memory_entry_search_vector WHERE embedding MATCH ? AND k = ? AND memory_artifact_id = ?",
+            lambda qb, p=p: (qb, p, memory_id),
+        )
+        some = [int(x) for x in ids[ham_rank[0][0][:p]]]
+        marks = ",".join("?" * len(some))
+        vec0_ms = timed(
+            f"SELECT rowid, vec_distance_l2(embedding, ?) AS d FROM memory_entry_search_vector "
+            f"WHERE rowid IN ({marks}) ORDER BY d LIMIT 120",
+            lambda qb, some=some: (qb, *some),
+        )
+        lat = []
+        for qb in blobs_q:
+            t = time.perf_counter()
+            sconn.execute(
+                f"SELECT rowid, vec_distance_l2(v, ?) AS d FROM fv WHERE rowid IN ({marks}) ORDER BY d LIMIT 120",
+                (qb, *some),
+            ).fetchall()
+            lat.append((time.perf_counter() - t) * 1000)
+        row = {
+            "model": name,
+            "entries": n,
+            "P": p,
+            "recall10": statistics.mean(recalls),
+            "bits_knn_ms": bit_ms,
+            "float_knn_ms": float_ms,
+            "rerank_vec0_ms": vec0_ms,
+            "rerank_plain_ms": statistics.median(lat),
+            "load_1m": os.getloadavg()[0],
+        }
+        out.append(row)
+        log(f"  P={p}: {row}")
+    t = time.perf_counter()
+    for q in qmat[:30]:
+        np.argpartition(2.0 - 2.0 * (mat @ q), LIMIT)[:LIMIT]
+    numpy_ms = (time.perf_counter() - t) * 1000 / 30
+    out.append({"model": name, "entries": n, "P": "numpy exact", "numpy_exact_ms": numpy_ms})
+    sconn.close()
+    conn.close()
+    _remove_db(scratch)
+    return out
+
+
+def print_prefilter(rows: list[dict[str, Any]]) -> None:
+    print("\n## Fast-path anatomy (sqlite-vec KNN cost vs k; re-rank cost; 1-bit top-P recall, numpy)\n")
+    body = [
+        [
+            r["entries"],
+            r["P"],
+            f"{r['recall10']:.3f}",
+            f"{r['bits_knn_ms']:.1f}",
+            f"{r['float_knn_ms']:.1f}",
+            f"{r['rerank_vec0_ms']:.1f}",
+            f"{r['rerank_plain_ms']:.1f}",
+            f"{r['load_1m']:.2f}",
+        ]
+        for r in rows
+        if "recall10" in r
+    ]
+    print(
+        table(
+            [
+                "entries",
+                "P (k)",
+                "1-bit top-P + exact re-rank R@10 vs exact",
+                "1-bit KNN k=P ms",
+                "float KNN k=P ms",
+                "re-rank P rowids via vec0 ms",
+                "re-rank P rowids via plain table ms",
+                "load 1m",
+            ],
+            body,
+        )
+    )
+    for r in rows:
+        if "numpy_exact_ms" in r:
+            print(f"\nnumpy exact top-10 over the whole float matrix in memory: {r['numpy_exact_ms']:.1f} ms/query")
+
+
+async def throughput_part(names: list[str], rounds: int, n_texts: int) -> list[dict[str, Any]]:
+    texts = speed_texts(n_texts)  # the real model has no cache: these are embedded from scratch
+    sessions = []
+    for d in range(1, 30):
+        data = json.loads((MEMORYCODE / "dataset" / f"dialogue_{d}.json").read_text())
+        sessions += [s["text"] for s in data["sessions"]]
+    out = []
+    for name in names:
+        for threads in (1, 2):
+            m = real_model(name, threads)
+            windows = [w for s in sessions for w in m.windows(s) if len(w) > 600][: max(64, n_texts // 8)]
+            await m.embed(tuple(texts[:32]))
+            for what, batch in (("turns", texts), ("windows", windows)):
+                rates = []
+                for _ in range(rounds):
+                    t = time.perf_counter()
+                    await m.embed(tuple(batch))
+                    rates.append(len(batch) / (time.perf_counter() - t))
+                out.append(
+                    {
+                        "model": name,
+                        "threads": threads,
+                        "texts": what,
+                        "n": len(batch),
+                        "mean_chars": statistics.mean(len(b) for b in batch),
+                        "median": statistics.median(rates),
+                        "min": min(rates),
+                        "max": max(rates),
+                        "load_1m": os.getloadavg()[0],
+                    }
+                )
+                log(f"  throughput {name} threads={threads} {what}: {statistics.median(rates):.0f}/s (load {load()})")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- output
+def machine() -> str:
+    cpu = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE, check=False
+        ).stdout.strip()
+        diff = subprocess.run(
+            ["git", "diff", "HEAD", "--", "src"], capture_output=True, cwd=HERE.parent, check=False
+        ).stdout
+        commit += f" + src diff {hashlib.sha256(diff).hexdigest()[:10]}" if diff else " (clean src)"
+    except OSError:
+        commit = "?"
+    import sqlite_vec  # type: ignore[import-untyped]
+
+    return (
+        f"machine: {os.cpu_count()} cores ({cpu}), {platform.system()} {platform.release()}, python "
+        f"{sys.version.split()[0]}, SQLite {apsw.sqlite_lib_version()}, sqlite-vec {sqlite_vec.__version__}, "
+        f"commit {commit}, memstone imported from {Path(memstone.__file__).parent}, load {load()}"
+    )
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def print_quality(results: list[dict[str, Any]], qsets: list[QualitySet]) -> None:
+    print("\n## Quality (limit=10; R@k = share of gold in top k, MRR@10)\n")
+    for q in qsets:
+        print(f"- {q.name}: {q.framing}")
+    print("- calibration used: " + "; ".join(f"{k}: {v.weights()}" for k, v in CALIBRATIONS.items()))
+    print()
+    rows = []
+    for r in results:
+        rows.append(
+            [
+                r["set"],
+                r["family"],
+                r["model"],
+                r["mode"] + (f" ({r['modes']})" if r["mode"] == "auto" else ""),
+                r["n"],
+                f"{r['r5']:.3f}",
+                f"{r['r10']:.3f}",
+                f"{r['mrr']:.3f}",
+                r["empty"],
+            ]
+        )
+    print(table(["set", "queries", "model", "mode (used)", "n", "R@5", "R@10", "MRR", "no hit"], rows))
+
+
+def print_sweep(sweep: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    print("\n## Calibration sweep (hybrid; fts_weight 1, RRF k 60; cells: R@10 / MRR; fts and vector for reference)\n")
+    chosen = []
+    for model in sorted({r["model"] for r in sweep}):
+        for qset in sorted({r["set"] for r in sweep if r["model"] == model}):
+            rows = [r for r in sweep if r["model"] == model and r["set"] == qset]
+            weights = sorted({r["vector_weight"] for r in rows})
+            cosines = sorted({r["vector_min_cosine"] for r in rows})
+            b = rows[0]
+            print(f"\n{model}, {qset}: fts R@10 {b['fts_r10']:.3f} MRR {b['fts_mrr']:.3f}\n")
+            body = []
+            for mc in cosines:
+                cells = {r["vector_weight"]: r for r in rows if r["vector_min_cosine"] == mc}
+                v = next(iter(cells.values()))
+                body.append(
+                    [f"{mc:.2f}", f"{v['vector_r10']:.3f} / {v['vector_mrr']:.3f}"]
+                    + [f"{cells[w]['hybrid_r10']:.3f} / {cells[w]['hybrid_mrr']:.3f}" for w in weights]
+                )
+            print(table(["min_cosine", "vector"] + [f"w={w:g}" for w in weights], body))
+        pick = choose(sweep, model)
+        if pick is not None:
+            chosen.append(pick)
+    print("\nChosen (max over cells of min over sets of min(dR@5, dR@10, dMRR) vs fts; ties: MRR gain, weight):\n")
+    rows = []
+    for c in chosen:
+        detail = "; ".join(
+            f"{s}: R@5 {v['hybrid_r5']:.3f} vs fts {v['fts_r5']:.3f}, R@10 {v['hybrid_r10']:.3f} vs "
+            f"{v['fts_r10']:.3f}, MRR {v['hybrid_mrr']:.3f} vs {v['fts_mrr']:.3f}"
+            for s, v in sorted(c["sets"].items())
+        )
+        rows.append([c["model"], c["vector_weight"], c["vector_min_cosine"], f"{c['min_gain']:+.3f}", detail])
+    print(table(["model", "vector_weight", "vector_min_cosine", "min gain", "figures"], rows))
+    return chosen
+
+
+def print_whatif(rows: list[dict[str, Any]]) -> None:
+    print(
+        "\n## What-if (not the current code): FTS admission coverage x vector weight, hybrid R@10 / MRR "
+        "(fts column: FTS alone with that admission; 'gain' = min over sets of min(dR@5, dR@10, dMRR) "
+        "against today's FTS)\n"
+    )
+    for model in sorted({r["model"] for r in rows}):
+        sets = sorted({r["set"] for r in rows if r["model"] == model})
+        cells: dict[tuple[float, float, float], dict[str, dict[str, Any]]] = {}
+        for r in rows:
+            if r["model"] == model:
+                cells.setdefault((r["fts_coverage"], r["vector_weight"], r["vector_min_cosine"]), {})[r["set"]] = r
+        body = []
+        for (cov, vw, mc), by_set in sorted(cells.items()):
+            if len(by_set) != len(sets):
+                continue
+            gain = min(
+                min(b["hybrid_r5"] - b["fts_r5"], b["hybrid_r10"] - b["fts_r10"], b["hybrid_mrr"] - b["fts_mrr"])
+                for b in by_set.values()
+            )
+            body.append(
+                [model, cov, vw, mc]
+                + [
+                    f"{b['hybrid_r10']:.3f} / {b['hybrid_mrr']:.3f} (fts {b['fts_cov_r10']:.3f})"
+                    for b in (by_set[x] for x in sets)
+                ]
+                + [f"{gain:+.3f}"]
+            )
+        print(table(["model", "coverage", "vector_weight", "min_cosine", *sets, "gain"], body))
+        print()
+
+
+def fmt(d: dict[str, float]) -> str:
+    return f"{d['p50']:.2f} / {d['p95']:.2f} ({d['p50_min']:.2f}-{d['p50_max']:.2f})"
+
+
+def print_speed(speed: dict[str, Any], runs: int) -> None:
+    print(f"\n## Search speed, one Memory (limit=10; ms p50 / p95, median of {runs} runs; (min-max of p50))\n")
+    rows = []
+    for r in speed["speed"]:
+        rows.append(
+            [
+                r["model"],
+                r["entries"],
+                fmt(r["fts"]),
+                fmt(r["vector"]),
+                fmt(r["hybrid"]),
+                fmt(r["embed"]),
+                fmt(r["vector-index"]),
+                fmt(r["hybrid-index"]),
+                f"{r['vector-exact-index']['p50']:.2f}",
+                f"{r['fast_recall10']:.3f}",
+                "/".join(f"{x:.1f}" for x in r["load_1m"]),
+            ]
+        )
+    print(
+        table(
+            [
+                "model",
+                "entries",
+                "fts",
+                "vector",
+                "hybrid",
+                "query embed",
+                "vector index only",
+                "hybrid index only",
+                "exact vector index p50",
+                "fast R@10 vs exact",
+                "load 1m",
+            ],
+            rows,
+        )
+    )
+    print("\nFast path vs exact by rerank_depth (vector mode, admission off, index only):\n")
+    rows = [
+        [
+            r["model"],
+            r["entries"],
+            r["rerank_depth"],
+            f"{r['recall10']:.3f}",
+            f"{r['min_recall10']:.2f}",
+            f"{r['index_p50']:.2f}",
+        ]
+        for r in speed["rerank"]
+    ]
+    print(table(["model", "entries", "rerank_depth", "recall@10 vs exact", "worst query", "index p50 ms"], rows))
+
+
+def print_throughput(rows: list[dict[str, Any]]) -> None:
+    print("\n## Embedding throughput (texts/s, one embed() call per set, median (min-max) of rounds)\n")
+    print(
+        table(
+            ["model", "threads", "texts", "n", "mean chars", "texts/s", "load 1m"],
+            [
+                [
+                    r["model"],
+                    r["threads"],
+                    r["texts"],
+                    r["n"],
+                    f"{r['mean_chars']:.0f}",
+                    f"{r['median']:.0f} ({r['min']:.0f}-{r['max']:.0f})",
+                    f"{r['load_1m']:.2f}",
+                ]
+                for r in rows
+            ],
+        )
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="10 dialogues, sizes 1000,10000, 1 run, a small grid")
+    ap.add_argument("--parts", default="quality,sweep,speed,throughput")
+    ap.add_argument("--models", default="minilm-l6-int8,use-multilingual-v3")
+    ap.add_argument("--speed-models", default="minilm-l6-int8", help="models for the speed part")
+    ap.add_argument("--dialogues", help="MemoryCode dialogue ids: 211-360 (default), 1-210, 211-360:5 (every 5th)")
+    ap.add_argument("--sizes")
+    ap.add_argument("--runs", type=int)
+    ap.add_argument("--queries", type=int, help="speed queries")
+    ap.add_argument("--threads", type=int, default=1, help="model threads (1 is the library default)")
+    ap.add_argument("--weights")
+    ap.add_argument("--cosines")
+    ap.add_argument("--prefilter-sizes", default="40,120,240,480,960", help="prefilter sizes P for --parts prefilter")
+    ap.add_argument("--rerank-depths", default="", help="extra rerank_depth values to try at every size")
+    ap.add_argument(
+        "--distractors", type=int, default=2000, help="also run the paraphrase queries with this many turns added"
+    )
+    ap.add_argument("--json", dest="json_out", help="also write the raw results to this JSON file")
+    args = ap.parse_args()
+    quick = {
+        "dialogues": "211-220",
+        "sizes": "1000,10000",
+        "runs": 1,
+        "queries": 60,
+        "weights": "0.3,1.0",
+        "cosines": "0.1,0.25",
+    }
+    full = {
+        "dialogues": "211-360",
+        "sizes": "1000,10000,100000",
+        "runs": 3,
+        "queries": 200,
+        "weights": "0.02,0.05,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0,1.5,2.0",
+        "cosines": "0.0,0.1,0.2,0.25,0.3,0.4",
+    }
+    for key, value in (quick if args.quick else full).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    parts = set(args.parts.split(","))
+    span, _, step = args.dialogues.partition(":")
+    lo, _, hi = span.partition("-")
+    dialogues = list(range(int(lo), int(hi or lo) + 1, int(step or 1)))
+    models = [m for m in args.models.split(",") if m]
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    print(f"# bench_retrieval: {' '.join(sys.argv[1:]) or '(defaults)'}\n")
+    print(machine())
+    results: dict[str, Any] = {"args": vars(args)}
+    t0 = time.perf_counter()
+    if parts & {"quality", "sweep"}:
+        qsets = [load_memorycode(dialogues), load_paraphrase()]
+        if args.distractors:
+            qsets.append(load_paraphrase(args.distractors))
+        grid = None
+        if "sweep" in parts:
+            grid = ([float(x) for x in args.weights.split(",")], [float(x) for x in args.cosines.split(",")])
+        q = asyncio.run(quality_part(qsets, models, args.threads, grid))
+        results.update(q)
+        if "quality" in parts:
+            print_quality(q["quality"], qsets)
+        if q["sweep"]:
+            results["chosen"] = print_sweep(q["sweep"])
+            for c in q.get("replay_check", []):
+                print(
+                    f"replay check {c['model']} {c['set']}: of {c['queries']} queries, the offline replay gives the "
+                    f"service's top 10 exactly for fts {c['fts']}, vector {c['vector']}, hybrid {c['hybrid']}"
+                )
+            print_whatif(q.get("whatif", []))
+    if "speed" in parts:
+        results["speed"] = []
+        merged: dict[str, Any] = {"speed": [], "rerank": []}
+        for name in [m for m in args.speed_models.split(",") if m]:
+            rerank = [int(x) for x in args.rerank_depths.split(",") if x]
+            s = asyncio.run(speed_part(name, sizes, args.runs, args.queries, args.threads, rerank))
+            merged["speed"] += s["speed"]
+            merged["rerank"] += s["rerank"]
+        results["speed"] = merged
+        print_speed(merged, args.runs)
+    if "prefilter" in parts:
+        ps = [int(x) for x in args.prefilter_sizes.split(",")]
+        results["prefilter"] = prefilter_part(args.speed_models.split(",")[0], max(sizes), args.queries, ps)
+        print_prefilter(results["prefilter"])
+    if "throughput" in parts:
+        results["throughput"] = asyncio.run(throughput_part(models, 3 if not args.quick else 1, 1000))
+        print_throughput(results["throughput"])
+    print(f"\nwall {time.perf_counter() - t0:.0f} s; load at end {load()}")
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(results, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()

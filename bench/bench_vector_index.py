@@ -40,9 +40,8 @@ async def main(n: int) -> None:
                 print(f"\r  loaded {i + 1000}/{n}", end="", file=sys.stderr, flush=True)
             print(file=sys.stderr)
             assert head is not None
-            print(
-                f"machine: {os.cpu_count()} cores; load {os.getloadavg()}; {n} entries loaded in {time.time() - t0:.0f} s"
-            )
+            took = time.time() - t0
+            print(f"machine: {os.cpu_count()} cores; load {os.getloadavg()}; {n} entries loaded in {took:.0f} s")
             queries = [corpus.query() for _ in range(220)]
             for mode in ("fts", "vector", "hybrid"):
                 lat = []

@@ -1020,7 +1020,8 @@ def machine() -> str:
     return (
         f"machine: {os.cpu_count()} cores ({cpu}), {platform.system()} {platform.release()}, python "
         f"{sys.version.split()[0]}, SQLite {apsw.sqlite_lib_version()}, sqlite-vec {sqlite_vec.__version__}, "
-        f"commit {commit}, memstone imported from {Path(memstone.__file__).parent}, load {load()}"
+        f"commit {commit}, memstone imported from {Path(memstone.__file__).parent}, "
+        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}, load {load()}"
     )
 
 

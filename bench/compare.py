@@ -589,10 +589,10 @@ def ratios(result: dict) -> list[str]:
             a, b = ms["speed"]["sizes"][n], r["speed"]["sizes"][n]
 
             def cpu_ratio(x: dict, y: dict) -> str:
-                return f" [cpu {x['p50'] / y['p50']:.2f}x]" if x.get("p50") and y.get("p50") else ""
+                return f" [cpu {x['p50'] / y['p50']:.3g}x]" if x.get("p50") and y.get("p50") else ""
 
             parts = [
-                f"write p50 {a['write_ms']['p50'] / b['write_ms']['p50']:.2f}x"
+                f"write p50 {a['write_ms']['p50'] / b['write_ms']['p50']:.3g}x"
                 + cpu_ratio(a.get("write_cpu_ms", {}), b.get("write_cpu_ms", {}))
             ]
             for label, table in (("search(fts)", lex), ("search(hybrid)", hyb)):
@@ -601,7 +601,7 @@ def ratios(result: dict) -> list[str]:
                 sb = b["search_ms"].get(theirs, {})
                 if "p50" in sa and "p50" in sb:
                     parts.append(
-                        f"{label} p50 {sa['p50'] / sb['p50']:.2f}x"
+                        f"{label} p50 {sa['p50'] / sb['p50']:.3g}x"
                         + cpu_ratio(
                             a.get("search_cpu_ms", {}).get(mine, {}), b.get("search_cpu_ms", {}).get(theirs, {})
                         )

@@ -17,6 +17,12 @@ STYLES = ["-", "--", ":", "-."]
 MARKS = ["o", "s", "^", "x"]
 
 
+def what_ran(command: str) -> str:
+    if " ; " in command:  # compare.py --render merged several result files
+        return "merged result files: commands in docs/peers-benchmark.md"
+    return command.split("&&")[-1].strip()
+
+
 def main() -> None:
     with open(sys.argv[1]) as fh:
         result = json.load(fh)
@@ -51,7 +57,7 @@ def main() -> None:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     m = result["machine"]
-    fig.suptitle(f"growth: {m['cores']} cores, {m['cpu']} — {result['command'].split('&&')[-1].strip()}", fontsize=8)
+    fig.suptitle(f"growth: {m['cores']} cores, {m['cpu']} — {what_ran(result['command'])}", fontsize=8)
     fig.tight_layout()
     fig.savefig(sys.argv[2], dpi=110)
 

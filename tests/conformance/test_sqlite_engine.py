@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import apsw
 import pytest
 
-from memstone import BackendUnavailable, EntryInput, IntegrityError, open_service
+from memstone import (
+    BackendUnavailable,
+    CapabilityNotSupportedError,
+    EntryInput,
+    IntegrityError,
+    RevisionConflictError,
+    open_service,
+)
 from memstone.backends.sqlite import SQLiteMemoryBackend
 
 
@@ -143,3 +151,35 @@ async def test_a_held_lock_surfaces_as_backend_unavailable_not_a_leaked_driver_e
     async with open_service(f"sqlite:///{path}") as svc:
         head = await svc.head(memory_id)
         assert head.revision == 1 and (await svc.verify()).ok
+
+
+async def test_concurrent_searches_and_writes_share_the_connection_safely(tmp_path: Path) -> None:
+    # FTS searches run on the caller's thread when the store is idle and queue behind the worker otherwise;
+    # interleaved with writes, every search must see one consistent head and none may trip a threading error.
+    async with open_service(f"sqlite:///{tmp_path / 'm.db'}", embedding=None) as svc:
+        head = await svc.remember(None, entries=[EntryInput(kind="fact", text="deploy note zero")])
+        assert head is not None
+
+        async def write(i: int) -> None:
+            for _ in range(20):
+                try:
+                    current = await svc.head(head.memory_id)
+                    await svc.remember(current, entries=[EntryInput(kind="fact", text=f"deploy note {i}")])
+                    return
+                except RevisionConflictError:
+                    await asyncio.sleep(0)
+
+        async def search() -> int:
+            current = await svc.head(head.memory_id)
+            try:
+                found = await svc.search("deploy", memories=[current], mode="fts", limit=50)
+            except CapabilityNotSupportedError as exc:  # a write moved the head between reading and searching it
+                assert "not the current head" in str(exc)
+                return -1
+            return len(found.hits)
+
+        results = await asyncio.gather(*(write(i) for i in range(1, 21)), *(search() for _ in range(40)))
+        counts = [r for r in results if isinstance(r, int) and r >= 0]
+        assert counts and all(1 <= c <= 21 for c in counts)
+        final = await svc.head(head.memory_id)
+        assert len((await svc.search("deploy", memories=[final], mode="fts", limit=50)).hits) == 21

@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Literal, TypeVar
+from typing import Literal, NamedTuple, TypeVar
 
 from ..domain.analyzer import informative_terms, query_terms, searchable_text
 from ..domain.canonical import (
@@ -76,8 +77,7 @@ T = TypeVar("T")
 _CHANNELS: tuple[Literal["fts", "vector"], ...] = ("fts", "vector")
 
 
-@dataclass(frozen=True, slots=True)
-class HeadRow:
+class HeadRow(NamedTuple):
     """A projection row: an active entry of a Memory's current head, as the adapter stores it."""
 
     memory_id: MemoryId
@@ -85,6 +85,39 @@ class HeadRow:
     entry_version_id: EntryVersionId
     entry_content_hash: str
     searchable_text: str
+
+
+class HitRow(NamedTuple):
+    """What a search hit shows of an entry version, read from its authoritative (append-only) version row."""
+
+    entry_id: EntryId
+    entry_version_id: EntryVersionId
+    kind: str
+    title: str | None
+    text: str
+    tags: tuple[str, ...]
+    slug: str | None
+    important: bool
+    mandatory: bool
+    entry_content_hash: str
+    created_at: str
+
+    @classmethod
+    def of(cls, v: EntryVersion) -> HitRow:
+        c = v.content
+        return cls(
+            v.entry_id,
+            v.entry_version_id,
+            c.kind,
+            c.title,
+            c.text,
+            c.tags,
+            c.slug,
+            c.important,
+            c.mandatory,
+            v.entry_content_hash,
+            v.provenance.created_at,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +155,8 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
 
     def __init__(self) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=type(self).__name__)
-        self._manifests = ManifestReader(self._load_node_sync)
+        self._lock = threading.Lock()  # held by whichever thread is using the connection
+        self._manifests = ManifestReader(self._load_node_sync, load_many=self._load_nodes_sync)
         self._closed = False
         self.vector_profile: EmbeddingProfile | None = None
         self._complete_cache: dict[tuple[str, int], bool] = {}
@@ -161,6 +195,10 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
     @abstractmethod
     def _load_node_sync(self, node_hash: str) -> bytes: ...
 
+    def _load_nodes_sync(self, node_hashes: Sequence[str]) -> Mapping[str, bytes]:
+        """Several manifest nodes in one round trip (adapters override; this default loads them one by one)."""
+        return {h: self._load_node_sync(h) for h in node_hashes}
+
     @abstractmethod
     def _insert_revision_sync(self, revision: Revision, content: str) -> None: ...
 
@@ -179,6 +217,10 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
 
     @abstractmethod
     def _entry_versions_sync(self, memory_id: MemoryId | None, entry_id: EntryId) -> list[EntryVersion]: ...
+
+    def _hit_rows_sync(self, memory_id: MemoryId, version_ids: Sequence[str]) -> list[HitRow]:
+        """The hit fields of some versions of one Memory (adapters may read just these columns)."""
+        return [HitRow.of(v) for v in self._versions_sync(memory_id, version_ids)]
 
     @abstractmethod
     def _iter_versions_sync(self) -> Iterator[EntryVersion]: ...
@@ -260,13 +302,31 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
         if self._closed:
             raise InvalidInput("this store is closed")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, partial(fn, *args))
+        return await loop.run_in_executor(self._executor, partial(self._locked, fn, *args))
+
+    def _locked(self, fn: Callable[..., T], *args: object) -> T:
+        with self._lock:
+            return fn(*args)
+
+    async def _run_short(self, fn: Callable[..., T], *args: object) -> T:
+        """A short read-only job: on the caller's thread when the store is idle (no thread hand-off), else queued.
+
+        Only for bounded reads (an FTS search reads at most its candidate depth): it briefly holds the event loop.
+        """
+        if self._closed:
+            raise InvalidInput("this store is closed")
+        if self._lock.acquire(blocking=False):
+            try:
+                return fn(*args)
+            finally:
+                self._lock.release()
+        return await self._run(fn, *args)
 
     async def aclose(self) -> None:
         if self._closed:
             return
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self._close_sync)
+        await loop.run_in_executor(self._executor, partial(self._locked, self._close_sync))
         self._closed = True
         self._executor.shutdown(wait=True)
 
@@ -830,7 +890,9 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
 
     # ------------------------------------------------------------------ search
     async def search(self, request: SearchRequest) -> tuple[MemoryHit, ...]:
-        return await self._run(self._search_sync, request)
+        if "vector" in request.channels:
+            return await self._run(self._search_sync, request)
+        return await self._run_short(self._search_sync, request)
 
     def _search_sync(self, request: SearchRequest) -> tuple[MemoryHit, ...]:
         with self._read_txn():
@@ -880,21 +942,31 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                 by_memory: dict[str, list[str]] = {}
                 for cand, _, _ in batch:
                     by_memory.setdefault(cand.memory_id, []).append(cand.entry_version_id)
-                loaded: dict[str, EntryVersion] = {
-                    v.entry_version_id: v
+                loaded: dict[str, HitRow] = {
+                    row.entry_version_id: row
                     for mid, vids in by_memory.items()
-                    for v in self._versions_sync(MemoryId(mid), vids)
+                    for row in self._hit_rows_sync(MemoryId(mid), vids)
                 }
+                manifest: dict[tuple[str, str], ManifestEntry] = {}
+                for mid in by_memory:
+                    wanted = [cand.entry_id for cand, _, _ in batch if cand.memory_id == mid]
+                    for eid, entry in self._manifests.lookup_many(heads[mid].manifest_root, wanted).items():
+                        manifest[(mid, eid)] = entry
                 for cand, score, ranks in batch:
-                    head = heads[cand.memory_id]
-                    m = self._manifests.lookup(head.manifest_root, cand.entry_id)
-                    v = loaded.get(cand.entry_version_id)
-                    # A projection row that disagrees with the authoritative manifest never reaches a caller.
-                    if m is None or m.state != "active" or m.entry_version_id != cand.entry_version_id or v is None:
+                    m = manifest.get((cand.memory_id, cand.entry_id))
+                    hit_row = loaded.get(cand.entry_version_id)
+                    # A projection row that disagrees with the authoritative manifest never reaches a caller: the
+                    # head's manifest must hold this exact version, active, with the hash its version row committed
+                    # to (that the row's content still hashes to it is `verify`'s check of the authority itself).
+                    if m is None or m.state != "active" or m.entry_version_id != cand.entry_version_id:
                         continue
-                    if v.entry_id != cand.entry_id or self._content_hash(v) != m.entry_content_hash:
+                    if (
+                        hit_row is None
+                        or hit_row.entry_id != cand.entry_id
+                        or hit_row.entry_content_hash != m.entry_content_hash
+                    ):
                         continue
-                    hits.append(self._hit(head, v, score, ranks))
+                    hits.append(self._hit(heads[cand.memory_id], hit_row, score, ranks))
                     if len(hits) >= request.limit:
                         break
             if hits:
@@ -905,23 +977,23 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
             return tuple(hits)
 
     @staticmethod
-    def _hit(head: Revision, v: EntryVersion, score: float, ranks: dict[str, int]) -> MemoryHit:
+    def _hit(head: Revision, row: HitRow, score: float, ranks: dict[str, int]) -> MemoryHit:
         return MemoryHit(
             memory_ref=head.ref,
-            entry_id=v.entry_id,
-            entry_version_id=v.entry_version_id,
-            text=v.content.text,
+            entry_id=row.entry_id,
+            entry_version_id=row.entry_version_id,
+            text=row.text,
             score=score,
             matched_by=tuple(c for c in _CHANNELS if c in ranks),
-            kind=v.content.kind,
-            title=v.content.title,
-            tags=v.content.tags,
-            important=v.content.important,
-            mandatory=v.content.mandatory,
-            entry_content_hash=v.entry_content_hash,
-            updated_at=v.provenance.created_at,
+            kind=row.kind,
+            title=row.title,
+            tags=row.tags,
+            important=row.important,
+            mandatory=row.mandatory,
+            entry_content_hash=row.entry_content_hash,
+            updated_at=row.created_at,
             ranks=ranks,
-            slug=v.content.slug,
+            slug=row.slug,
         )
 
     # ------------------------------------------------------------------ maintenance

@@ -20,28 +20,53 @@ whole manifest.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from .canonical import MANIFEST_NODE_TAG, canonical_bytes, tagged_sha256
 from .errors import IntegrityError
 from .ids import EntryId, EntryVersionId
-from .model import ManifestEntry
+from .model import EntryState, ManifestEntry
 
 MANIFEST_FORMAT = "radix-v1"
 LEAF_MAX = 24
+_STATES = ("active", "inactive")
 NodeLoader = Callable[[str], bytes]
+BatchNodeLoader = Callable[[Sequence[str]], Mapping[str, bytes]]
 
 
 @dataclass(frozen=True, slots=True)
 class Node:
-    """A decoded manifest node: a leaf (``entries``) or a branch (``prefix`` + ``children``)."""
+    """A decoded manifest node: a leaf (``rows``) or a branch (``prefix`` + ``children``).
 
-    entries: tuple[ManifestEntry, ...] | None
+    A leaf keeps its rows as decoded ([entry_id, version_id, content_hash, state] lists) and builds
+    ``ManifestEntry`` objects on demand: a lookup needs one of them, not all.
+    """
+
+    rows: tuple[list[str], ...] | None
     children: Mapping[str, str] | None
     count: int
     active: int
     prefix: str = ""
+
+    @property
+    def entries(self) -> tuple[ManifestEntry, ...] | None:
+        return None if self.rows is None else tuple(_entry(r) for r in self.rows)
+
+    def find(self, entry_id: str) -> ManifestEntry | None:
+        """The leaf's entry for ``entry_id``, if it holds one."""
+        assert self.rows is not None
+        for r in self.rows:
+            if r[0] == entry_id:
+                return _entry(r)
+        return None
+
+
+def _entry(row: list[str]) -> ManifestEntry:
+    state: EntryState = "active" if row[3] == "active" else "inactive"  # decode_node admits only these two
+    return ManifestEntry(
+        entry_id=EntryId(row[0]), entry_version_id=EntryVersionId(row[1]), entry_content_hash=row[2], state=state
+    )
 
 
 def _leaf_body(entries: list[ManifestEntry]) -> dict[str, object]:
@@ -67,17 +92,14 @@ def decode_node(node_hash: str, raw: bytes, *, check: bool = True) -> Node:
         raise IntegrityError(f"manifest node {node_hash} does not match its hash")
     body = json.loads(raw)
     if body.get("t") == "leaf":
-        entries = tuple(
-            ManifestEntry(
-                entry_id=EntryId(e[0]), entry_version_id=EntryVersionId(e[1]), entry_content_hash=e[2], state=e[3]
-            )
-            for e in body["e"]
-        )
-        active = sum(1 for e in entries if e.state == "active")
-        return Node(entries=entries, children=None, count=len(entries), active=active)
+        rows = tuple(body["e"])
+        if not all(isinstance(r, list) and len(r) == 4 and r[3] in _STATES for r in rows):
+            raise IntegrityError(f"manifest node {node_hash} has a malformed leaf row")
+        active = sum(1 for r in rows if r[3] == "active")
+        return Node(rows=rows, children=None, count=len(rows), active=active)
     if body.get("t") == "branch":
         return Node(
-            entries=None,
+            rows=None,
             children=dict(body["c"]),
             count=int(body["n"]),
             active=int(body["a"]),
@@ -106,8 +128,11 @@ EMPTY_ROOT, _EMPTY_RAW = encode_node(_leaf_body([]))
 class ManifestReader:
     """Reads manifests through a node loader, caching decoded nodes (they are immutable)."""
 
-    def __init__(self, load: NodeLoader, *, cache_size: int = 200_000) -> None:
+    def __init__(
+        self, load: NodeLoader, *, load_many: BatchNodeLoader | None = None, cache_size: int = 200_000
+    ) -> None:
         self._load = load
+        self._load_many = load_many
         self._cache: dict[str, Node] = {}
         self._cache_size = cache_size
 
@@ -136,11 +161,40 @@ class ManifestReader:
             if child is None:
                 return None
             node = self.node(child)
-        assert node.entries is not None
-        for e in node.entries:
-            if e.entry_id == entry_id:
-                return e
-        return None
+        return node.find(entry_id)
+
+    def lookup_many(self, root: str, entry_ids: Sequence[str]) -> dict[str, ManifestEntry]:
+        """``lookup`` for several ids at once, loading the uncached nodes of each trie level in one batch.
+
+        Returns the ids that are in the manifest (absent ids are simply missing from the result).
+        """
+        at: dict[str, str] = dict.fromkeys(entry_ids, root)  # id -> the node it has reached
+        found: dict[str, ManifestEntry] = {}
+        while at:
+            self._prefetch(set(at.values()))
+            following: dict[str, str] = {}
+            for entry_id, node_hash in at.items():
+                node = self.node(node_hash)
+                if node.children is None:
+                    entry = node.find(entry_id)
+                    if entry is not None:
+                        found[entry_id] = entry
+                elif entry_id.startswith(node.prefix):
+                    child = node.children.get(_key(entry_id, len(node.prefix)))
+                    if child is not None:
+                        following[entry_id] = child
+            at = following
+        return found
+
+    def _prefetch(self, hashes: set[str]) -> None:
+        missing = [h for h in hashes if h not in self._cache and h != EMPTY_ROOT]
+        if len(missing) < 2 or self._load_many is None:
+            return
+        loaded = self._load_many(missing)
+        if len(self._cache) + len(loaded) > self._cache_size:
+            self._cache.clear()
+        for h, raw in loaded.items():
+            self._cache[h] = decode_node(h, raw)
 
     def counts(self, root: str) -> tuple[int, int]:
         node = self.node(root)
@@ -149,8 +203,9 @@ class ManifestReader:
     def iter_entries(self, root: str) -> Iterator[ManifestEntry]:
         """Every manifest entry, in trie order (use ``sorted`` for entry_id order)."""
         node = self.node(root)
-        if node.entries is not None:
-            yield from node.entries
+        entries = node.entries
+        if entries is not None:
+            yield from entries
             return
         assert node.children is not None
         for digit in sorted(node.children):
@@ -174,8 +229,8 @@ class ManifestReader:
 
     def _update(self, node_hash: str, items: list[ManifestEntry], out: dict[str, bytes]) -> tuple[str, int, int]:
         node = self.node(node_hash)
-        if node.entries is not None:
-            merged = {e.entry_id: e for e in node.entries}
+        if node.rows is not None:
+            merged = {e.entry_id: e for e in node.entries or ()}
             for e in items:
                 merged[e.entry_id] = e
             return self._build(sorted(merged.values(), key=lambda e: e.entry_id.encode("utf-8")), out)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .analyzer import informative_terms
 
@@ -38,9 +38,8 @@ def l2_to_cosine(distance: float) -> float:
     return 1.0 - (distance * distance) / 2.0
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A channel candidate: its anchor key and rank (1-based) within the channel."""
+class Candidate(NamedTuple):
+    """A channel candidate: the anchor key of one entry version (a tuple: cheap to build, hash and compare)."""
 
     memory_id: str
     entry_id: str

@@ -28,7 +28,7 @@ from ...domain.model import (
     Source,
 )
 from ...ports import Capabilities, EmbeddingProfile, SearchRequest
-from ..base import DatabaseMemoryBackend, HeadRow, VectorCandidate, VectorRow, loads_json
+from ..base import DatabaseMemoryBackend, HeadRow, HitRow, VectorCandidate, VectorRow, loads_json
 from . import schema
 from .errors import translated
 from .records import SQLiteRecordsMixin
@@ -47,13 +47,20 @@ _REVISION_COLUMNS = (
 )
 
 
+def _json_list(text: str) -> list[Any]:
+    """A stored JSON array (most are empty, which needs no parse)."""
+    if text == "[]":
+        return []
+    value = loads_json(text)
+    assert isinstance(value, list)
+    return value
+
+
 def _version_from_row(row: Sequence[Any]) -> EntryVersion:
-    artifacts = loads_json(row[13])
-    relations = loads_json(row[14])
-    assert isinstance(artifacts, list) and isinstance(relations, list)
-    tags = loads_json(row[8])
-    sources = loads_json(row[12])
-    assert isinstance(tags, list) and isinstance(sources, list)
+    artifacts = _json_list(row[13])
+    relations = _json_list(row[14])
+    tags = _json_list(row[8])
+    sources = _json_list(row[12])
     return EntryVersion(
         memory_id=MemoryId(row[0]),
         entry_id=EntryId(row[1]),
@@ -386,6 +393,20 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
         body = rows[0][0]
         return zlib.decompress(body) if isinstance(body, bytes) else body.encode("utf-8")
 
+    def _load_nodes_sync(self, node_hashes: Sequence[str]) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        for i in range(0, len(node_hashes), 500):
+            chunk = node_hashes[i : i + 500]
+            rows = self._q(
+                f"SELECT node_hash, body FROM manifest_nodes WHERE node_hash IN ({','.join('?' * len(chunk))})", chunk
+            )
+            for h, body in rows:
+                out[h] = zlib.decompress(body) if isinstance(body, bytes) else body.encode("utf-8")
+        missing = [h for h in node_hashes if h not in out]
+        if missing:
+            raise KeyError(f"manifest node {missing[0]} is missing")
+        return out
+
     def _insert_revision_sync(self, revision: Revision, content: str) -> None:
         lineage = _json({"sources": list(revision.sources), "artifacts": [a.to_dict() for a in revision.artifacts]})
         self.conn.execute(
@@ -454,6 +475,32 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
             "UPDATE artifact_heads SET revision = ? WHERE artifact_id = ? AND revision = ?", (new, memory_id, base)
         )
         return self.conn.changes() == 1
+
+    def _hit_rows_sync(self, memory_id: MemoryId, version_ids: Sequence[str]) -> list[HitRow]:
+        if not version_ids:
+            return []
+        rows = self._q(
+            "SELECT entry_id, entry_version_id, kind, title, text, tags, slug, important, mandatory, "
+            "entry_content_hash, created_at FROM memory_entry_versions "
+            f"WHERE entry_version_id IN ({','.join('?' * len(version_ids))}) AND +memory_artifact_id = ?",
+            [*version_ids, memory_id],
+        )
+        return [
+            HitRow(
+                EntryId(r[0]),
+                EntryVersionId(r[1]),
+                r[2],
+                r[3],
+                r[4],
+                tuple(_json_list(r[5])),
+                r[6],
+                bool(r[7]),
+                bool(r[8]),
+                r[9],
+                r[10],
+            )
+            for r in rows
+        ]
 
     def _versions_sync(self, memory_id: MemoryId | None, version_ids: Sequence[str]) -> list[EntryVersion]:
         if not version_ids:

@@ -545,6 +545,8 @@ def replay(
     query of more than two informative terms needs ceil(coverage * n) of them; two or fewer need one).
     """
     channels: dict[str, list[Candidate]] = {}
+    if fts_coverage is None and mode == "hybrid":
+        fts_coverage = cal.hybrid_fts_coverage  # the calibrated admission of hybrid's FTS channel, as the service
     if mode in ("fts", "hybrid"):
         if fts_coverage is None:
             channels["fts"] = ch.fts

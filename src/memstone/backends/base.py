@@ -53,7 +53,15 @@ from ..domain.model import (
     revision_content,
 )
 from ..domain.rules import check_vector
-from ..domain.search import Candidate, candidate_depth, fts_admits, fts_required_terms, l2_to_cosine, rrf_fuse
+from ..domain.search import (
+    FTS_MIN_COVERAGE,
+    Candidate,
+    candidate_depth,
+    fts_admits,
+    fts_required_terms,
+    l2_to_cosine,
+    rrf_fuse,
+)
 from ..ports import (
     RECORD_QUERIES,
     Capabilities,
@@ -914,14 +922,17 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
             if "fts" in request.channels:
                 terms = query_terms(request.query)
                 informative = informative_terms(terms)
-                required = fts_required_terms(terms)
+                coverage = FTS_MIN_COVERAGE
+                if "vector" in request.channels:
+                    coverage = request.weights.get("hybrid_fts_coverage", FTS_MIN_COVERAGE)
+                required = fts_required_terms(terms, coverage)
                 admitted: list[Candidate] = []
                 if informative:
                     # Only informative terms reach MATCH, so with one required term every row is admitted and
                     # the stored text need not be read back to count matches.
                     rows = self._fts_candidates_sync(memory_ids, informative, depth, request, required > 1)
                     for row in rows:
-                        if required == 1 or fts_admits(terms, set(row.searchable_text.split())):
+                        if required == 1 or fts_admits(terms, set(row.searchable_text.split()), coverage):
                             admitted.append(Candidate(row.memory_id, row.entry_id, row.entry_version_id))
                 channels["fts"] = admitted
             if "vector" in request.channels:

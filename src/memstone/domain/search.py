@@ -18,19 +18,25 @@ def candidate_depth(limit: int) -> int:
     return max(limit * 4, 32)
 
 
-def fts_required_terms(terms: Sequence[str]) -> int:
-    """Matched informative terms an FTS candidate needs to be admitted."""
+def fts_required_terms(terms: Sequence[str], coverage: float = FTS_MIN_COVERAGE) -> int:
+    """Matched informative terms an FTS candidate needs to be admitted.
+
+    A query of one or two informative terms needs one; a longer one needs ``ceil(coverage · n)`` of its ``n``.
+    ``coverage`` is FTS_MIN_COVERAGE, except for the FTS channel of a hybrid search whose profile calibration
+    sets a stricter one (there, weak lexical matches would crowd out the dense channel's answers).
+    """
     informative = informative_terms(list(terms))
     n = len(informative)
     if n <= 2:
         return 1
-    return max(FTS_MIN_TERMS, math.ceil(FTS_MIN_COVERAGE * n))
+    return max(FTS_MIN_TERMS, math.ceil(coverage * n))
 
 
-def fts_admits(query_terms: Sequence[str], candidate_tokens: set[str]) -> bool:
+def fts_admits(query_terms: Sequence[str], candidate_tokens: set[str], coverage: float = FTS_MIN_COVERAGE) -> bool:
+    """Whether a candidate matches enough informative query terms."""
     informative = informative_terms(list(query_terms))
     matched = sum(1 for t in informative if t in candidate_tokens)
-    return matched >= fts_required_terms(query_terms)
+    return matched >= fts_required_terms(query_terms, coverage)
 
 
 def l2_to_cosine(distance: float) -> float:

@@ -221,18 +221,20 @@ class MiniLMEmbedder:
         check_texts(texts)
         if not texts:
             return EmbeddingResult(vectors=())
-        session = await asyncio.to_thread(self._load_session)
-        _, embed_tok = await asyncio.to_thread(self._tokenizers)
-        if len(texts) == 1:
-            encodings = [await asyncio.to_thread(embed_tok.encode, texts[0])]
-        else:
-            encodings = await asyncio.to_thread(embed_tok.encode_batch, list(texts))
+        # One worker-thread job per call (load, tokenize, every batch): each hand-off to a thread costs a
+        # wake-up, and on a busy machine a wake-up can wait for a core.
+        return await asyncio.to_thread(self._embed_sync, texts)
+
+    def _embed_sync(self, texts: tuple[str, ...]) -> EmbeddingResult:
+        session = self._load_session()
+        _, embed_tok = self._tokenizers()
+        encodings = [embed_tok.encode(texts[0])] if len(texts) == 1 else embed_tok.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda k: len(encodings[k].ids))
         out: list[tuple[float, ...] | None] = [None] * len(texts)
         calls = 0
         for start in range(0, len(order), self._batch_size):
             chunk = order[start : start + self._batch_size]
-            rows = await asyncio.to_thread(_run_batch, session, [encodings[k] for k in chunk])
+            rows = _run_batch(session, [encodings[k] for k in chunk])
             for k, row in zip(chunk, rows, strict=True):
                 out[k] = row
             calls += 1

@@ -584,6 +584,25 @@ class VectorConformance:
         assert vec.mode == "vector" and vec.hits[0].matched_by == ("vector",)
         assert (await vsvc.verify()).ok
 
+    async def test_hybrid_fts_channel_admits_by_the_profile_calibration(self, vsvc: MemoryService) -> None:
+        rev = await vsvc.remember(
+            None, entries=[fact("alpha bravo charlie delta rollout"), fact("alpha zulu yankee notes")]
+        )
+        assert rev is not None
+        query = "alpha bravo charlie delta"  # four informative terms; the second entry matches one of them
+        fts = await vsvc.search(query, memories=[rev], mode="fts")
+        assert [h.text for h in fts.hits] == ["alpha bravo charlie delta rollout", "alpha zulu yankee notes"]
+        hybrid = await vsvc.search(query, memories=[rev], mode="hybrid")
+        weak = next((h for h in hybrid.hits if h.text == "alpha zulu yankee notes"), None)
+        assert vsvc.indexer is not None
+        if vsvc.indexer.calibration.hybrid_fts_coverage is None:
+            # The RFC's admission: one matched term of four is enough in every mode.
+            assert weak is not None and "fts" in weak.matched_by
+        else:
+            # A calibrated coverage (2/3 for MiniLM): one term of four is too weak for hybrid's FTS channel.
+            assert weak is None or "fts" not in weak.matched_by
+        assert "fts" in hybrid.hits[0].matched_by and hybrid.hits[0].text.startswith("alpha bravo")
+
     async def test_fast_path_agrees_with_exact_search(self, vsvc: MemoryService) -> None:
         texts = [
             f"note {i} about {w} and {v}"

@@ -160,7 +160,9 @@ class VectorIndex:
         if self._matrix is None or not self._alive.any():
             return []
         q = np.asarray(vector, dtype=np.float32)
-        sims = self._matrix @ q
+        # einsum, not BLAS: one memory-bound pass on the calling thread. OpenBLAS would start its own threads,
+        # which on a small machine fight the embedding model's and the agents' for the same cores.
+        sims = np.einsum("ij,j->i", self._matrix, q)
         sims[~self._alive] = -np.inf
         n = min(k, int(self._alive.sum()))
         top = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))

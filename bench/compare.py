@@ -13,6 +13,11 @@ Honesty rules kept here: the same notes, queries and order for every system; one
 (all-MiniLM-L6-v2 int8 ONNX, memstone's default, 1 ONNX thread) for every system that takes one; warm-up calls
 excluded; latency medians over ``--repeats`` rounds with min–max; the machine and the exact command recorded.
 Progress goes to stderr.
+
+``--embed-cache DIR`` (off by default; ``bench/.cache/embeddings`` is git-ignored) takes the vectors of BULK loads
+from an on-disk cache keyed by sha256(model id + text), computed by the first system that needs them and outside
+the timed load (``bench/peers/embcache.py``): "bulk notes/s" is then storage-only, and the table says so.
+Single writes, updates and queries always run the real model.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH / "peers"))
 
+import embcache  # noqa: E402
 import venvs  # noqa: E402
 import workloads as wl  # noqa: E402
 from client import Worker, WorkerError  # noqa: E402
@@ -91,6 +97,7 @@ def machine() -> dict[str, object]:
 
 
 SNAPSHOT: Path | None = None  # a frozen copy of src/ that every memstone worker of this run imports
+EMBED_CACHE: Path | None = None  # --embed-cache: the directory of the bulk-load embedding cache (off: None)
 
 
 def snapshot_memstone(run_dir: Path) -> dict[str, object]:
@@ -150,6 +157,7 @@ class System:
         self.info: dict[str, object] = {}
         self.one_per_process = name == "basic-memory"
         self.mode_not_run: dict[str, str] = {}
+        self.cache_stats: dict = new_cache_stats()  # every bulk load of this system (all workloads)
 
     def prepare(self) -> None:
         try:
@@ -166,7 +174,9 @@ class System:
             self.not_run = f"cannot start: {exc}"
 
     def start(self) -> tuple[Worker, dict]:
-        env = {"PYTHONPATH": str(SNAPSHOT)} if SNAPSHOT is not None and self.name == "memstone" else None
+        env = {"PYTHONPATH": str(SNAPSHOT)} if SNAPSHOT is not None and self.name == "memstone" else {}
+        if EMBED_CACHE is not None:
+            env[embcache.ENV] = str(EMBED_CACHE)
         w = Worker(self.python, str(self.spec["adapter"]), self.run_dir / "logs" / f"{self.name}.log", env=env)
         res, cost = w.call("hello", timeout=600)
         res["import_s"] = cost.get("wall_s")
@@ -186,11 +196,53 @@ class System:
             raise
 
 
+# ---------------------------------------------------------------------------------------------- bulk writes
+def new_cache_stats() -> dict:
+    return {"dir": str(EMBED_CACHE), "notes": 0, "texts": 0, "hits": 0, "misses": 0, "vectors_from_cache": 0,
+            "prefetch_s": 0.0, "embed_store_s": 0.0}  # fmt: skip
+
+
+def bulk_write(s: System, w: Worker, notes: list[tuple[str, str]], stats: dict | None = None) -> dict:
+    """One bulk chunk; returns the cost of its timed ``write_bulk``.
+
+    With ``--embed-cache`` the worker first fetches the chunk's vectors from the cache, computing and storing the
+    missing ones (``embed_prefetch``, not timed as part of the load), and ``write_bulk`` then takes them.
+    """
+    if EMBED_CACHE is None:
+        return w.call("write_bulk", notes=notes)[1]
+    pre, pcost = w.call("embed_prefetch", notes=notes)
+    res, cost = w.call("write_bulk", notes=notes)
+    for st in (s.cache_stats, stats):
+        if st is None:
+            continue
+        st["notes"] += len(notes)
+        st["prefetch_s"] += pcost.get("wall_s", 0.0)
+        if "not_applicable" in pre:
+            st["not_applicable"] = pre["not_applicable"]
+            continue
+        for k in ("texts", "hits", "misses"):
+            st[k] += pre[k]
+        st["embed_store_s"] += pre["embed_store_s"]
+        st["vectors_from_cache"] += (res or {}).get("vectors_from_cache", 0)
+    return cost
+
+
+def bulk_embeddings(cache: dict | None) -> str:
+    """Where the vectors of a bulk load came from (recorded per size and shown in the table)."""
+    if cache is None:
+        return "computed"  # inside the timed load, by the system's own model call
+    if "not_applicable" in cache:
+        return "n/a"  # the system embeds nothing the harness gives it (basic-memory)
+    if cache["vectors_from_cache"] == 0:
+        return "computed"  # the cache was on but not used: a bug, shown as such
+    return "cached"
+
+
 # ---------------------------------------------------------------------------------------------------- quality
 def load_store(s: System, w: Worker, workdir: Path, notes: list[tuple[str, str]]) -> None:
     w.call("setup", workdir=str(workdir), fresh=True)
     for i in range(0, len(notes), 1000):
-        w.call("write_bulk", notes=notes[i : i + 1000])
+        bulk_write(s, w, notes[i : i + 1000])
     w.call("finish_bulk")
     w.call("prepare_search")
 
@@ -262,7 +314,7 @@ def knowledge_update(s: System, work: Path) -> dict:
     w, _ = s.start()
     try:
         w.call("setup", workdir=str(work / "knowledge-update"), fresh=True)
-        w.call("write_bulk", notes=background)
+        bulk_write(s, w, background)
         w.call("finish_bulk")
         w.call("write_many", notes=[(t["id"], t["versions"][0]) for t in topics])
         upd_lat: list[float] = []
@@ -326,6 +378,9 @@ def speed(s: System, work: Path, args) -> dict:
     workdir = work / "speed"
     w, _ = s.start()
     out: dict = {"sizes": {}, "growth": [], "budget_s": args.budget}
+    cache = new_cache_stats() if EMBED_CACHE is not None else None
+    if cache is not None:
+        out["embed_cache"] = cache
     loaded, load_s, peak = 0, 0.0, 0.0
     stopped = None
     try:
@@ -334,12 +389,20 @@ def speed(s: System, work: Path, args) -> dict:
             t_chunk0 = time.perf_counter()
             while loaded < cp:
                 chunk = corpus[loaded : min(cp, loaded + 1000)]
-                _, cost = w.call("write_bulk", notes=chunk)
+                cost = bulk_write(s, w, chunk, cache)
                 load_s += cost["wall_s"]
                 peak = max(peak, cost["peak_rss_mb"])
                 loaded += len(chunk)
                 if loaded % 10000 == 0 or loaded == cp:
-                    log(f"  {s.name} load {loaded}/{cp} ({load_s:.0f} s loading)")
+                    extra_log = ""
+                    if cache is not None and "not_applicable" in cache:
+                        extra_log = "; embedding cache: not applicable, the system embeds nothing"
+                    elif cache is not None:
+                        extra_log = (
+                            f"; embedding cache: {cache['hits']} hits, {cache['misses']} computed in "
+                            f"{cache['prefetch_s']:.0f} s, not timed"
+                        )
+                    log(f"  {s.name} load {loaded}/{cp} ({load_s:.0f} s loading{extra_log})")
                 if load_s > args.budget:
                     break
             _, cost = w.call("finish_bulk")
@@ -373,6 +436,7 @@ def speed(s: System, work: Path, args) -> dict:
             if cp not in sizes:
                 continue
             m: dict = {"n": cp, "bulk_notes_per_s": cp / load_s, "bulk_load_s": load_s, "prepare": prep}
+            m["bulk_embeddings"] = bulk_embeddings(cache)
             w.call("write_many", notes=[next(extra) for _ in range(20)])  # warm-up, excluded
             rounds, crounds = [], []
             per = max(args.writes // args.repeats, 1)
@@ -527,9 +591,16 @@ def render(result: dict) -> str:
                 row += [
                     fnum(lm["write_ms"]["p95"]) if i == 0 else "″",
                     fnum(sm.get("p95")),
-                    fnum(lm["bulk_notes_per_s"], 0) if i == 0 else "″",
+                    (
+                        fnum(lm["bulk_notes_per_s"], 0)
+                        + (" (cached embeddings)" if lm.get("bulk_embeddings") == "cached" else "")
+                    )
+                    if i == 0
+                    else "″",
                     fnum(lm["cold_start_s"]) if i == 0 else "″",
-                    fnum(lm["peak_rss_mb"], 0) if i == 0 else "″",
+                    (fnum(lm["peak_rss_mb"], 0) + (" (cached bulk)" if lm.get("bulk_embeddings") == "cached" else ""))
+                    if i == 0
+                    else "″",
                     fnum(lm["disk_bytes"] / 1e6, 1) if i == 0 else "″",
                     (str(sp.get("largest_size")) + (" (budget)" if sp.get("stopped") else "")) if i == 0 else "″",
                 ]
@@ -555,6 +626,13 @@ def notes_block(result: dict) -> str:
             out.append(f"{name}: {r['speed']['stopped']}")
         if r.get("errors"):
             out += [f"error: {name}: {e}" for e in r["errors"]]
+    cached = {
+        name: r["speed"]["embed_cache"]
+        for name, r in result["systems"].items()
+        if r.get("speed", {}).get("embed_cache") and "not_applicable" not in r["speed"]["embed_cache"]
+    }
+    if cached:
+        out.append(embed_cache_note(cached))
     for name, r in result["systems"].items():
         for n, m in r.get("speed", {}).get("sizes", {}).items():
             if "loadavg_before" in m:
@@ -569,6 +647,21 @@ def notes_block(result: dict) -> str:
         "(topic queries + each replaced statement as a query) returning any replaced statement."
     )
     return "\n".join(out)
+
+
+def embed_cache_note(cached: dict[str, dict]) -> str:
+    parts = [
+        f"{name} {st['vectors_from_cache']} vectors from the cache ({st['hits']} found, {st['misses']} computed "
+        f"first, {st['prefetch_s']:.0f} s outside the load)"
+        for name, st in cached.items()
+    ]
+    dirs = sorted({st.get("dir", "?") for st in cached.values()})
+    return (
+        "embedding cache: the speed workload's bulk loads took their vectors from the embedding cache "
+        f"({', '.join(dirs)}; sha256(model id + text) -> float32): {'; '.join(parts)}. Those bulk notes/s cells "
+        "(marked 'cached embeddings') are storage-only, and their peak RSS (marked 'cached bulk') leaves out the "
+        "model's working memory of a bulk embedding; single writes, updates and queries embedded with the real model."
+    )
 
 
 def ratios(result: dict) -> list[str]:
@@ -683,6 +776,14 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=1200.0, help="bulk-load seconds per system before stopping")
     ap.add_argument("--workdir", default=None, help="where stores are built (default: a folder in /tmp)")
     ap.add_argument(
+        "--embed-cache",
+        default=None,
+        metavar="DIR",
+        help="take the vectors of BULK loads from an on-disk cache in DIR (suggested: bench/.cache/embeddings, "
+        "git-ignored), computed outside the timed load by the first system that needs them; bulk notes/s is then "
+        "storage-only. Single writes, updates and queries always embed for real. Default: off",
+    )
+    ap.add_argument(
         "--render",
         default=None,
         metavar="JSON[,JSON...]",
@@ -706,6 +807,14 @@ def main() -> None:
         args.plot = str(ROOT / "docs" / "img" / ("peers-growth-quick.png" if args.quick else "peers-growth.png"))
     systems = [x for x in args.systems.split(",") if x]
     todo = set(args.workloads.split(","))
+    global EMBED_CACHE
+    if args.embed_cache:
+        EMBED_CACHE = Path(args.embed_cache).expanduser().resolve()
+        EMBED_CACHE.mkdir(parents=True, exist_ok=True)
+        log(
+            f"embedding cache ON ({EMBED_CACHE}, {embcache.rows(str(EMBED_CACHE))} vectors): bulk loads take "
+            "cached vectors, so bulk notes/s is storage-only; single writes, updates and queries embed for real"
+        )
     stamp = time.strftime("%Y%m%d-%H%M%S")
     run_dir = venvs.PEERS_DIR / "runs" / stamp  # worker logs and the table text (ignored by git)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -730,6 +839,17 @@ def main() -> None:
             "vendored tokenizer, 256-token truncation, mean pooling, L2, 1 thread",
         },
     }
+    if EMBED_CACHE is not None:
+        result["embed_cache"] = {
+            "dir": str(EMBED_CACHE),
+            "file": embcache.FILE,
+            "model_id": embcache.MODEL_ID,
+            "key": "sha256(model id + NUL + text) -> float32[384]",
+            "vectors_before": embcache.rows(str(EMBED_CACHE)),
+            "note": "bulk loads took their vectors from this cache (missing ones computed by the first system "
+            "that needed them, outside the timed load): bulk notes/s is storage-only; single writes, updates and "
+            "queries always ran the real model",
+        }
     if "memstone" in systems:
         result["memstone_source"] = snapshot_memstone(run_dir)
     out_json = BENCH / "results" / f"compare-{stamp}.json"
@@ -743,6 +863,8 @@ def main() -> None:
         log(f"== {name}")
         s.prepare()
         r: dict = {"not_run": s.not_run, "modes": s.modes, "info": s.info, "errors": []}
+        if EMBED_CACHE is not None:
+            r["embed_cache_all_bulk"] = s.cache_stats  # every workload's bulk loads (speed's own: speed.embed_cache)
         result["systems"][name] = r
         if s.not_run:
             log(f"  {name}: not run: {s.not_run}")
@@ -769,11 +891,14 @@ def main() -> None:
             save()
         subprocess.run(["rm", "-rf", str(work / name)])  # stores of this system (can be GBs at 100k)
     result["machine"]["loadavg_end"] = os.getloadavg()
+    if EMBED_CACHE is not None:
+        result["embed_cache"]["vectors_after"] = embcache.rows(str(EMBED_CACHE))
     result["ratios"] = ratios(result)
     save()
     if "speed" in todo:
         why = plot(out_json, Path(args.plot))
-        result["plot"] = why or str(Path(args.plot).relative_to(ROOT))
+        png = Path(args.plot).resolve()
+        result["plot"] = why or str(png.relative_to(ROOT) if png.is_relative_to(ROOT) else png)
         save()
     table = render(result)
     print(table)

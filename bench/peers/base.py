@@ -14,6 +14,10 @@ Contract (every call in the order a user would make them):
 - ``search(query, k, mode)``: ranked (note key, text) pairs, best first; ``modes()`` names the system's modes.
 - ``size_on_disk()``: bytes under ``workdir`` (after the system flushed what it buffers).
 - ``close()``.
+- ``embed_prefetch(notes)`` (only with ``compare.py --embed-cache``): untimed, before a ``write_bulk`` of the
+  same notes; fills the embedding cache and stages the vectors that ``write_bulk`` then takes
+  (``embcache.py``). A system that embeds sets ``bulk_stage``; the worker opens the stage around
+  ``write_bulk`` only, so no other call can see it.
 
 Costs (wall time, peak RSS) are measured by the worker around each call (see ``worker.py``).
 """
@@ -81,6 +85,17 @@ class SystemUnderTest:
         pass
 
     workdir: str = ""
+    #: ``embcache.BulkStage`` of a system that embeds, when the worker runs with the embedding cache on
+    bulk_stage = None
+
+    def bulk_texts(self, notes: list[Note]) -> list[str]:
+        """The texts the system's bulk path hands to its embedding model for ``notes``."""
+        return [n.text for n in notes]
+
+    def embed_prefetch(self, notes: list[Note]) -> dict[str, object]:
+        if self.bulk_stage is None:
+            return {"not_applicable": "this system takes no embedding from the harness"}
+        return self.bulk_stage.prefetch(self.bulk_texts(notes))
 
 
 def dir_bytes(path: str) -> int:

@@ -15,6 +15,7 @@ import os
 from importlib.metadata import version
 
 from base import Note, SystemUnderTest, words
+from embcache import BulkStage, cache_dir
 from embedder import MiniLM
 
 SCHEMA = """
@@ -60,6 +61,8 @@ class System(SystemUnderTest):
         self.apsw, self.np, self.sqlite_vec = apsw, np, sqlite_vec
         self.model = MiniLM()
         self.conn = None
+        if cache_dir() is not None:  # compare.py --embed-cache: bulk vectors from the cache (embcache.py)
+            self.bulk_stage = BulkStage(self.model.embed)
 
     def modes(self) -> list[str]:
         return ["fts", "vector", "hybrid"]
@@ -82,8 +85,9 @@ class System(SystemUnderTest):
     def _blob(self, vec) -> bytes:
         return self.np.asarray(vec, dtype=self.np.float32).tobytes()
 
-    def _insert(self, notes: list[Note]) -> None:
-        vecs = self.model.embed([n.text for n in notes])  # outside the transaction
+    def _insert(self, notes: list[Note], vecs=None) -> None:
+        if vecs is None:
+            vecs = self.model.embed([n.text for n in notes])  # outside the transaction
         with self.conn:
             for n, v in zip(notes, vecs, strict=True):
                 self.conn.execute("INSERT INTO notes (key, text) VALUES (?, ?)", (n.key, n.text))
@@ -96,7 +100,9 @@ class System(SystemUnderTest):
 
     def write_bulk(self, notes: list[Note]) -> None:
         for i in range(0, len(notes), 1000):
-            self._insert(notes[i : i + 1000])
+            chunk = notes[i : i + 1000]
+            staged = self.bulk_stage.take([n.text for n in chunk]) if self.bulk_stage is not None else None
+            self._insert(chunk, staged)
 
     def update(self, key: str, new_text: str) -> None:
         v = self.model.embed([new_text])[0]

@@ -17,6 +17,7 @@ import os
 from importlib.metadata import version
 
 from base import Note, SystemUnderTest
+from embcache import BulkStage, cache_dir
 from embedder import DIM, MiniLM
 
 VECTOR_INDEX_MIN = 5000
@@ -37,6 +38,8 @@ class System(SystemUnderTest):
         self.db = None
         self.tbl = None
         self.indexed_rows = 0
+        if cache_dir() is not None:  # compare.py --embed-cache: bulk vectors from the cache (embcache.py)
+            self.bulk_stage = BulkStage(self.model.embed)
 
     def modes(self) -> list[str]:
         return ["fts", "vector", "hybrid"]
@@ -60,8 +63,11 @@ class System(SystemUnderTest):
         else:
             self.tbl = None
 
-    def _rows(self, notes: list[Note]) -> list[dict]:
-        vecs = self.model.embed([n.text for n in notes])
+    def _rows(self, notes: list[Note], bulk: bool = False) -> list[dict]:
+        texts = [n.text for n in notes]
+        vecs = self.bulk_stage.take(texts) if bulk and self.bulk_stage is not None else None
+        if vecs is None:
+            vecs = self.model.embed(texts)
         return [{"key": n.key, "text": n.text, "vector": v.tolist()} for n, v in zip(notes, vecs, strict=True)]
 
     def _add(self, rows: list[dict]) -> None:
@@ -87,7 +93,7 @@ class System(SystemUnderTest):
 
     def write_bulk(self, notes: list[Note]) -> None:
         for i in range(0, len(notes), 1000):
-            self._add(self._rows(notes[i : i + 1000]))
+            self._add(self._rows(notes[i : i + 1000], bulk=True))
 
     def finish_bulk(self) -> None:
         if self.tbl is not None:

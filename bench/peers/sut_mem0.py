@@ -22,10 +22,12 @@ import os
 from importlib.metadata import version
 
 from base import Note, SystemUnderTest
+from embcache import BulkStage, cache_dir
 from embedder import DIM, MiniLM
 
 USER = "bench"
 _MODEL: MiniLM | None = None
+_STAGE: BulkStage | None = None  # compare.py --embed-cache: vectors of the bulk chunk being added (embcache.py)
 
 
 def _model() -> MiniLM:
@@ -40,7 +42,8 @@ def _embedding_class():
 
     class MiniLMEmbedding(EmbeddingBase):
         def embed(self, text, memory_action=None):
-            return _model().embed_one(text)
+            staged = _STAGE.take_one(text) if _STAGE is not None else None  # None outside write_bulk
+            return staged.tolist() if staged is not None else _model().embed_one(text)
 
         def embed_batch(self, texts, memory_action="add"):
             return [v.tolist() for v in _model().embed(list(texts))]
@@ -57,6 +60,9 @@ class System(SystemUnderTest):
         self.m = None
         self.key_of: dict[str, str] = {}
         self.id_of: dict[str, str] = {}
+        if cache_dir() is not None:
+            global _STAGE
+            _STAGE = self.bulk_stage = BulkStage(lambda texts: _model().embed(texts))
 
     def modes(self) -> list[str]:
         return ["semantic"]

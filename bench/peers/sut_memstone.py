@@ -5,12 +5,17 @@ write is ``remember(head, entries=[one])``; bulk is ``remember`` with 1,000 entr
 call). An update revises the entry: ``remember(head, entries=[EntryInput(kind, text=new, entry=entry_id)])``.
 Modes ``fts``, ``vector``, ``hybrid``, ``auto``; a mode this memstone cannot serve raises
 ``CapabilityNotSupportedError``, reported as "not run".
+
+With ``compare.py --embed-cache`` the store is opened with ``open_service(url, embedding=CachedBulkModel(...))``
+(``cached_model.py``): the real ``minilm-l6-int8`` model, except that a bulk load takes its vectors from the
+embedding cache (``embcache.py``). Without the flag, ``open_service(url)`` picks the same model itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import unicodedata
 from importlib.metadata import version
 
 from base import Note, NotRun, SystemUnderTest
@@ -31,6 +36,18 @@ class System(SystemUnderTest):
         self.head = None
         self.key_of: dict[str, str] = {}  # entry id -> note key
         self.entry_of: dict[str, str] = {}  # note key -> entry id
+        self.model = None
+        from embcache import cache_dir
+
+        if cache_dir() is not None:
+            from cached_model import CachedBulkModel
+            from embcache import BulkStage
+
+            from memstone.embedding import load_model
+
+            self.real_model = load_model("minilm-l6-int8")  # lazy: the model loads on its first embed
+            self.bulk_stage = BulkStage(self._embed_real)
+            self.model = CachedBulkModel(self.real_model, self.bulk_stage)
 
     def modes(self) -> list[str]:
         return ["fts", "vector", "hybrid", "auto"]
@@ -45,7 +62,10 @@ class System(SystemUnderTest):
         self.workdir = workdir
         os.makedirs(workdir, exist_ok=True)
         path = os.path.join(workdir, "memstone.db")
-        self._cm = self.ms.open_service(f"sqlite:///{path}")
+        if self.model is None:
+            self._cm = self.ms.open_service(f"sqlite:///{path}")
+        else:
+            self._cm = self.ms.open_service(f"sqlite:///{path}", embedding=self.model)
         self.svc = self._run(self._cm.__aenter__())
         self.head = None
         if not fresh:  # cold start: reopen and answer; hits are reported as entry ids
@@ -73,6 +93,26 @@ class System(SystemUnderTest):
     def write(self, notes: list[Note]) -> None:
         for n in notes:
             self._remember([n])
+
+    def _embed_real(self, texts: list[str]):
+        """memstone's own vectors of ``texts`` (float32), to fill the embedding cache."""
+        import numpy as np
+
+        res = self._run(self.real_model.embed(tuple(texts)))
+        return np.asarray(res.vectors, dtype=np.float32)
+
+    def embed_prefetch(self, notes: list[Note]) -> dict[str, object]:
+        # The ONNX session is resident during an uncached bulk load: keep it so with the cache (peak RSS).
+        self.real_model.load()
+        return super().embed_prefetch(notes)
+
+    def bulk_texts(self, notes: list[Note]) -> list[str]:
+        # What memstone embeds for a note: the windows of its stored text (memstone's normalize_text: NFC, strip).
+        out: list[str] = []
+        for n in notes:
+            text = unicodedata.normalize("NFC", n.text).strip()
+            out.extend(self.real_model.windows(text) or (text,))
+        return out
 
     def write_bulk(self, notes: list[Note]) -> None:
         for i in range(0, len(notes), BULK_BATCH):

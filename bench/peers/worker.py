@@ -5,7 +5,8 @@ Response: ``{"id": 1, "ok": true, "result": ..., "cost": {"wall_s": ..., "peak_r
           ``{"id": 1, "ok": false, "error": "...", "not_run": true|false}``
 
 Ops: ``hello`` (import the adapter; reports import time, modes, versions), ``setup``, ``write_many`` (one
-write per note, each timed), ``write_bulk`` + ``finish_bulk``, ``update_many`` (each timed), ``search_many``
+write per note, each timed), ``write_bulk`` + ``finish_bulk``, ``embed_prefetch`` (embedding cache only, see
+``embcache.py``), ``update_many`` (each timed), ``search_many``
 (each query timed), ``prepare_search``, ``size``, ``close``. Latencies are measured here, in the process that
 calls the library, so IPC never counts; each sample also records the process's CPU time
 (``time.process_time``: all its threads, not its children), which a busy shared machine inflates far less than
@@ -86,9 +87,22 @@ def main() -> None:
                     lat.append(time.perf_counter() - t)
                     cpu.append(time.process_time() - c)
                 result = {"lat": lat, "cpu": cpu}
+            elif op == "embed_prefetch":  # untimed by the harness: fill the embedding cache, stage the chunk
+                result = system.embed_prefetch([Note(n[0], n[1]) for n in args["notes"]])
             elif op == "write_bulk":
-                system.write_bulk([Note(n[0], n[1]) for n in args["notes"]])
-                result = None
+                notes = [Note(n[0], n[1]) for n in args["notes"]]
+                stage = system.bulk_stage
+                if stage is None:
+                    system.write_bulk(notes)
+                    result = None
+                else:  # the staged vectors are visible inside this call only
+                    served = stage.served
+                    stage.begin()
+                    try:
+                        system.write_bulk(notes)
+                    finally:
+                        stage.end()
+                    result = {"vectors_from_cache": stage.served - served}
             elif op == "finish_bulk":
                 system.finish_bulk()
                 result = None

@@ -119,6 +119,7 @@ def evaluate(projects: list[dict[str, object]]) -> dict[str, object]:
     for proj in projects:
         lines: list[LineResult] = proj["lines"]  # type: ignore[assignment]
         entry_of_seq: dict[int, set[str]] = {}
+        text_of_seq = {int(lr.row["seq"]): str(lr.row["text"]) for lr in lines}  # type: ignore[arg-type]
         created_by: dict[str, LineResult] = {}
         for lr in lines:
             row, lab = lr.row, lr.row["label"]  # type: ignore[index]
@@ -159,7 +160,7 @@ def evaluate(projects: list[dict[str, object]]) -> dict[str, object]:
                 target = entry_of_seq.get(int(dup_of), set())
                 if lr.added:
                     m["duplicates_created"] += 1
-                    dups.append(tag)
+                    dups.append(f"{tag}\n      restates #{dup_of} {text_of_seq.get(int(dup_of), '?')[:90]!r}")
                     captured = True
                 else:
                     captured = bool(target)  # revised/no-op onto it, or skipped while it is already in memory

@@ -59,6 +59,10 @@ FORCE_WORDS = frozenset(
         "used",
         "using",
         "uses",
+        "run",
+        "runs",
+        "ran",
+        "running",
         "please",
         "remember",
         "forget",
@@ -124,24 +128,74 @@ FILLER_WORDS = frozenset(["project", "projects", "code", "repo", "repository"])
 
 @functools.lru_cache(maxsize=65536)
 def stem(token: str) -> str:
-    """A deliberately crude English suffix strip, used only to compare subjects (never to index)."""
+    """A deliberately crude English suffix strip, used only to compare subjects (never to index).
+
+    What matters is that the inflections of one word meet: ``store``/``stores``/``stored``/``storing`` -> ``stor``,
+    ``docstring``/``docstrings`` -> ``docstr``, ``verify``/``verified``/``verifies`` -> ``verify``. The plural goes
+    first, then ``-ing``/``-ed``, then a final ``e``. The result is a prefix of the word, except ``-ies``/``-ied``
+    -> ``-y`` (see :func:`probes`).
+    """
     if len(token) <= 3 or not token.isascii() or not token.isalpha():
         return token
-    for suffix, repl in (("ies", "y"), ("ations", "at"), ("ation", "at"), ("ions", ""), ("ion", "")):
+    for suffix, repl in (
+        ("ies", "y"),
+        ("ied", "y"),
+        ("ations", "at"),
+        ("ation", "at"),
+        ("ions", ""),
+        ("ion", ""),
+    ):
         if token.endswith(suffix) and len(token) - len(suffix) >= 3:
-            return token[: -len(suffix)] + repl
+            return _undouble(token[: -len(suffix)] + repl)
+    if (token.endswith("es") and len(token) > 4 and token[-3] in "sxz") or token.endswith(("ches", "shes")):
+        token = token[:-2]
+    elif token.endswith("s") and not token.endswith(("ss", "us", "is")) and len(token) > 3:
+        token = token[:-1]
     if token.endswith("ing") and len(token) > 5:
         token = token[:-3]
-    elif (token.endswith("ed") and len(token) > 4) or (token.endswith("es") and len(token) > 4 and token[-3] in "sxz"):
+    elif token.endswith("ed") and len(token) > 4 and not token.endswith("eed"):
         token = token[:-2]
-    elif token.endswith("s") and not token.endswith("ss") and len(token) > 3:
-        token = token[:-1]
-    if len(token) > 3 and token[-1] == token[-2] and token[-1] not in "aeiouls":
-        token = token[:-1]  # dropp -> drop, committ -> commit
+    token = _undouble(token)  # dropp -> drop, committ -> commit
+    if len(token) > 3 and token.endswith("e") and not token.endswith(("ee", "ie")):
+        token = token[:-1]  # store, stored, storing -> stor
     return token
 
 
+def _undouble(token: str) -> str:
+    if len(token) > 3 and token[-1] == token[-2] and token[-1] not in "aeiouls":
+        return token[:-1]
+    return token
+
+
+# Words of software prose that say the same thing in a rule, and common abbreviations, as groups of words: every
+# word of a group compares as the (stemmed) first one, so "check both platforms" and "test on iOS and Android"
+# share their verb, and "the std log package" is "the standard log package". Kept small on purpose: each group
+# is a near-synonym in any project's instructions, never a relation that needs the project's knowledge
+# ("platforms" vs "iOS").
+SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("test", "check", "verify", "validate"),
+    ("done", "finished", "complete"),
+    ("edit", "modify"),
+    ("delete", "remove", "drop"),
+    ("store", "save", "persist"),
+    ("configuration", "config"),
+    ("dependency", "dep", "deps"),
+    ("environment", "env"),
+    ("database", "db"),
+    ("directory", "dir"),
+    ("documentation", "docs", "doc"),
+    ("standard", "std"),
+    ("application", "app"),
+    ("authentication", "auth"),
+    ("library", "lib"),
+    ("package", "pkg"),
+    ("message", "msg"),
+    ("parameter", "param"),
+    ("argument", "arg"),
+    ("temporary", "temp", "tmp"),
+)
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
 
 
 def tokens(text: str) -> list[str]:
@@ -151,16 +205,42 @@ def tokens(text: str) -> list[str]:
     return analyze(text)
 
 
-def subject_tokens(text: str) -> frozenset[str]:
-    """The subject of a statement: Analyzer v1 tokens minus stopwords, force words and one-letter tokens, stemmed."""
-    out = set()
-    for tok in tokens(text):
-        if tok in STOPWORDS or tok in FORCE_WORDS or tok in FILLER_WORDS:
-            continue
-        if len(tok) < 2 and not tok.startswith(("u_", "b_")):
-            continue
-        out.add(stem(tok))
-    return frozenset(out)
+# A run glued into a path, identifier, dotted name or flag: src/check, check_all, fmt.check, --check, x=check.
+_GLUED = re.compile(r"[a-z0-9]*(?:(?:[/_=\\$@(]|\.(?=[a-z0-9])|(?<![a-z0-9])-+)[a-z0-9]*)+")
+
+
+def _code_words(text: str) -> set[str]:
+    """The words of ``text`` that are code somewhere in it: in a backtick span, a flag (``--check``), or glued into a
+    path, identifier or dotted name (``src/check``, ``check_all``, ``fmt.check``)."""
+    low = text.lower()
+    code: set[str] = set()
+    for span in _CODE_SPAN.findall(low) if "`" in low else ():
+        code.update(tokens(span))
+    if low.isascii():
+        for run in _GLUED.findall(low):
+            code.update(_ASCII_TOKEN.findall(run))
+    return code
+
+
+def subject_tokens(text: str, *, synonyms: bool = True) -> frozenset[str]:
+    """The subject of a statement: Analyzer v1 tokens minus stopwords, force words and one-letter tokens, stemmed.
+
+    With ``synonyms`` (the default) a prose word of a :data:`SYNONYM_GROUPS` group becomes the group's first word.
+    Code never does: a command spells one tool exactly (``cargo fmt --check`` is not ``cargo test``).
+    """
+    words = [
+        tok
+        for tok in tokens(text)
+        if tok not in STOPWORDS
+        and tok not in FORCE_WORDS
+        and tok not in FILLER_WORDS
+        and (len(tok) >= 2 or tok.startswith(("u_", "b_")))
+    ]
+    stems = [stem(tok) for tok in words]
+    if not synonyms or not any(st in _SYNONYMS for st in stems):
+        return frozenset(stems)
+    code = _code_words(text)
+    return frozenset(_SYNONYMS.get(st, st) if tok not in code else st for tok, st in zip(words, stems, strict=True))
 
 
 def informative_count(text: str) -> int:
@@ -168,19 +248,32 @@ def informative_count(text: str) -> int:
     return sum(1 for tok in tokens(text) if tok not in STOPWORDS and len(tok) > 1)
 
 
-def probes(subject: frozenset[str]) -> tuple[str, ...]:
-    """Substrings that any text sharing one of these subject tokens must contain (for a cheap prefilter).
+def probes(subject: frozenset[str]) -> tuple[tuple[str, ...], ...]:
+    """Per subject token, substrings one of which any text sharing that token must contain (a cheap prefilter).
 
-    A stem is a prefix of the word it came from, except ``…ies -> …y``; dropping its last letter covers both.
-    CJK tokens (``u_4e2d``, ``b_4e2d_6587``) are probed as their characters.
+    An ASCII stem is a prefix of every word it came from, except ``…ies``/``…ied`` -> ``…y``, whose probe drops
+    the ``y``. A synonym group's token is probed as every word of the group. Other tokens drop their last
+    character; CJK tokens (``u_4e2d``, ``b_4e2d_6587``) are probed as their characters.
     """
-    out = []
+    out: list[tuple[str, ...]] = []
     for tok in subject:
         if tok.startswith(("u_", "b_")):
-            out.append("".join(chr(int(h, 16)) for h in tok[2:].split("_")))
+            out.append(("".join(chr(int(h, 16)) for h in tok[2:].split("_")),))
         else:
-            out.append(tok[: max(2, len(tok) - 1)])
+            out.append(tuple(_probe(w) for w in _GROUP_STEMS.get(tok, (tok,))))
     return tuple(out)
+
+
+def _probe(word: str) -> str:
+    if word.isascii() and word.isalnum():
+        return word[:-1] if word.endswith("y") and len(word) > 3 else word
+    return word[: max(2, len(word) - 1)]
+
+
+_SYNONYMS: dict[str, str] = {stem(w): stem(group[0]) for group in SYNONYM_GROUPS for w in group[1:]}
+_GROUP_STEMS: dict[str, tuple[str, ...]] = {
+    stem(g[0]): tuple(dict.fromkeys(stem(w) for w in g)) for g in SYNONYM_GROUPS
+}
 
 
 def searchable(text: str) -> str:

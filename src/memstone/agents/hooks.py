@@ -20,11 +20,15 @@ What each event does:
 
 A hook never fails its agent: every error is logged to ``<store folder>/hooks.log`` (``memstone doctor`` shows
 the latest) and the hook prints what lets the agent carry on (nothing, or ``{"continue": true}`` for Cursor).
+
+Start-up is most of a hook's cost, so this module imports at module level only what every event needs
+(payloads, settings, session state). asyncio, the service and the store load only for the events that open the
+store (session-start, user-prompt-submit, and a capture); pre-compact, post-compact, session-end and a deferred
+stop answer without them.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -36,11 +40,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..domain.errors import InvalidInput
-from ..domain.model import MemoryHit, Revision
-from ..domain.records import Record
 from ..domain.scopes import ANONYMOUS
-from ..service import MemoryService, open_service
-from .briefing import Briefing, prompt_context, session_briefing
 from .payloads import HookEvent, check_agent, check_event, fallback_output, output, parse_payload
 from .project import current_branch
 from .settings import DEFAULT_URL, AgentSettings, store_dir
@@ -48,6 +48,10 @@ from .state import SessionState, drop_state, load_state, log_failure, prune_stat
 
 if TYPE_CHECKING:
     from ..capture import CaptureResult, CaptureSettings, ReviewQueue
+    from ..domain.model import MemoryHit, Revision
+    from ..domain.records import Record
+    from ..service import MemoryService
+    from .briefing import Briefing
 
 DEADLINES_S: dict[str, float] = {"session-start": 8.0, "user-prompt-submit": 4.0, "stop": 8.0}
 
@@ -92,9 +96,14 @@ def run_hook(
         deadline = DEADLINES_S.get(checked_event, 4.0)
         wants_capture = _wants_capture(hook_event)
         run_capture = wants_capture and not defer_capture
-        context, captured = asyncio.run(
-            asyncio.wait_for(_handle(hook_event, settings, capture_now=run_capture), deadline)
-        )
+        context: str | None = None
+        captured: CaptureResult | None = None
+        if not _handle_locally(hook_event, settings, capture_now=run_capture):
+            import asyncio  # only the events that open the store pay for it
+
+            context, captured = asyncio.run(
+                asyncio.wait_for(_handle(hook_event, settings, capture_now=run_capture), deadline)
+            )
         answer = output(checked_agent, checked_event, context)
         elapsed = (time.perf_counter() - started) * 1000
         return HookResult(
@@ -127,13 +136,14 @@ def _wants_capture(ev: HookEvent) -> bool:
 @asynccontextmanager
 async def _hook_service(settings: AgentSettings) -> AsyncIterator[MemoryService]:
     """The service a hook uses: no embedding model (FTS only), so nothing heavy is imported on this path."""
+    from ..service import open_service
+
     async with open_service(settings.url, surface="agent-session", author=settings.author, embedding=None) as svc:
         yield svc
 
 
-async def _handle(
-    ev: HookEvent, settings: AgentSettings, *, capture_now: bool = True
-) -> tuple[str | None, CaptureResult | None]:
+def _handle_locally(ev: HookEvent, settings: AgentSettings, *, capture_now: bool = True) -> bool:
+    """Handle the events that need no store (session state only); False when the event needs the store."""
     state_dir = settings.state_dir
     match ev.event:
         case "pre-compact" | "post-compact":
@@ -141,12 +151,20 @@ async def _handle(
             # Trigger: the conversation is (being) compacted. Why: injected memories do not survive it, and
             # SessionStart after compaction is known to drop context. Outcome: the next prompt re-sends them.
             save_state(state_dir, ev.agent, ev.session_id, replace(state, reinject=True, shown=[]))
-            return None, None
+            return True
         case "session-end":
             drop_state(state_dir, ev.agent, ev.session_id)
-            return None, None
+            return True
         case "stop" if not capture_now:
-            return None, None  # nothing to answer; the deferred capture opens the store itself
+            return True  # nothing to answer; the deferred capture opens the store itself
+    return False
+
+
+async def _handle(
+    ev: HookEvent, settings: AgentSettings, *, capture_now: bool = True
+) -> tuple[str | None, CaptureResult | None]:
+    if _handle_locally(ev, settings, capture_now=capture_now):
+        return None, None
     async with _hook_service(settings) as svc:
         captured = await _capture(svc, ev, settings) if capture_now and _wants_capture(ev) else None
         match ev.event:
@@ -172,6 +190,8 @@ async def _briefing(
 ) -> Briefing | None:
     if not heads:
         return None
+    from .briefing import session_briefing
+
     budget = settings.session_budget_tokens
     bundle = await svc.recall(None, memories=heads, budget_tokens=budget)
     omitted = sum(1 for o in bundle.omitted if o.reason == "budget")
@@ -191,6 +211,8 @@ async def _briefing(
 
 
 async def _session_start(svc: MemoryService, ev: HookEvent, settings: AgentSettings) -> str | None:
+    from .briefing import Briefing, prompt_context
+
     prune_states(settings.state_dir)
     heads = await _heads(svc, settings)
     compacted = ev.source in ("compact", "fork")
@@ -221,6 +243,8 @@ async def _session_start(svc: MemoryService, ev: HookEvent, settings: AgentSetti
 
 
 async def _prompt(svc: MemoryService, ev: HookEvent, settings: AgentSettings) -> str | None:
+    from .briefing import prompt_context
+
     state = load_state(settings.state_dir, ev.agent, ev.session_id)
     heads = await _heads(svc, settings)
     parts: list[str] = []
@@ -309,6 +333,8 @@ def finish_capture(result: HookResult, *, env: Mapping[str, str] | None = None) 
     """Run a deferred capture now (in the detached child, or in the foreground); never raises."""
     if result.deferred is None:
         return None
+    import asyncio
+
     ev, settings = result.deferred
     started = time.perf_counter()
 

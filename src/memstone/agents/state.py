@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import time
-import traceback
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -92,6 +91,8 @@ def prune_states(state_dir: Path, *, now: float | None = None) -> int:
 def log_failure(log_path: Path, *, agent: str, event: str, error: BaseException, elapsed_ms: float) -> None:
     """Append one JSON line per failure (never raises: a hook must not fail because its log cannot be written)."""
     try:
+        import traceback  # only a failing hook pays for it
+
         log_path.parent.mkdir(parents=True, exist_ok=True)
         if log_path.exists() and log_path.stat().st_size > MAX_LOG_BYTES:
             os.replace(log_path, log_path.with_suffix(".log.1"))

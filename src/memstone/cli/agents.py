@@ -1,13 +1,13 @@
 """Agent commands: ``memstone mcp``, ``memstone hook``, ``memstone install``, ``memstone doctor``.
 
 This module is imported by every ``memstone`` invocation, so it imports only click and the standard library at
-module level. Each command imports what it needs when it runs: ``hook`` never loads the MCP SDK, pydantic,
-``memstone.api`` or an embedding model (``python -X importtime -m memstone.cli.main hook …`` shows it).
+module level (not even asyncio). Each command imports what it needs when it runs: ``hook`` never loads the MCP
+SDK, pydantic, ``memstone.api`` or an embedding model (``python -X importtime -m memstone.cli.main hook …``
+shows it).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
@@ -106,6 +106,8 @@ def mcp(
     as_json: bool,
 ) -> None:
     """Run the MCP server (stdio by default) over the store."""
+    import asyncio
+
     from ..agents.settings import AgentSettings
     from ..api.mcp.server import describe, serve
     from ..domain.errors import MemstoneError
@@ -232,6 +234,8 @@ def _schema_version(path: str) -> str:
 @click.pass_context
 def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
     """Check the installation: store, schema, embedding model, vectors, hook failures, agent configs."""
+    import asyncio
+
     from ..agents.install import project_root_of, status
     from ..agents.payloads import check_agent
     from ..agents.settings import AgentSettings, store_path

@@ -2,26 +2,104 @@
 
 from __future__ import annotations
 
-import asyncio
+import importlib
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, MutableMapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ..domain.errors import InvalidInput, MemstoneError, RevisionConflictError
-from ..domain.ids import EntryId
-from ..domain.model import EntryInput, Revision
-from ..service import UNSET, MemoryService, open_service
-from . import records
-from . import serve as serving
+from .. import __version__
 from .agents import AGENT_COMMANDS
-from .errors import exit_code
+
+if TYPE_CHECKING:
+    from ..domain.model import Revision
+    from ..service import MemoryService
+
+# At module level only click, the standard library and cli/agents.py: ``memstone hook`` (run on every agent
+# prompt) and ``memstone --version`` must not pay for the service, the store or the other commands' modules.
+# Each command imports what it needs when it runs; the commands of cli/records.py and cli/serve.py load on
+# first lookup (LazyCommands).
 
 T = TypeVar("T")
 DEFAULT_SCOPE = "memstone://users/anonymous"
+
+
+class LazyCommands(MutableMapping[str, click.Command]):
+    """The group's commands by name; a command of another module is imported the first time it is looked up.
+
+    Listing the names (``--help``, "did you mean") imports nothing; ``cli.commands[name]`` and click's
+    ``get_command`` return the real :class:`click.Command`.
+    """
+
+    def __init__(self, lazy: Mapping[str, tuple[str, str]]) -> None:
+        self._lazy = dict(lazy)  # name -> (module relative to this package, attribute)
+        self._commands: dict[str, click.Command] = {}
+        self._order: list[str] = list(lazy)
+
+    def __getitem__(self, name: str) -> click.Command:
+        command = self._commands.get(name)
+        if command is None:
+            module, attr = self._lazy[name]  # KeyError for an unknown name, as a dict
+            command = getattr(importlib.import_module(module, __package__), attr)
+            assert isinstance(command, click.Command), (module, attr)
+            self._commands[name] = command
+        return command
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._lazy.pop(name, None)
+        if name not in self._order:
+            self._order.append(name)
+        self._commands[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        self._commands.pop(name, None)
+        self._lazy.pop(name, None)
+        self._order.remove(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._order))
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._commands or name in self._lazy
+
+
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    # The record commands (scopes, catalogues, slugs, relations, flags, recall, history, Markdown, citations).
+    **{
+        name: (".records", f"{name.replace('-', '_')}_command")
+        for name in (
+            "scopes",
+            "resolve",
+            "bind",
+            "list",
+            "important",
+            "mandatory",
+            "lookup",
+            "flag",
+            "rename",
+            "relate",
+            "diff",
+            "blame",
+            "revert",
+            "recall",
+            "export",
+            "import",
+            "cite",
+            "verify-citation",
+        )
+    },
+    # The HTTP API with the Memory Explorer, and its access control.
+    "serve": (".serve", "serve"),
+    "token": (".serve", "token"),
+}
 
 
 class Context:
@@ -33,6 +111,8 @@ class Context:
     def model_option(self) -> Any:
         """The ``embedding=`` argument for open_service: the store's profile unless told otherwise."""
         if self.embedding is None:
+            from ..service import UNSET
+
             return UNSET
         return None if self.embedding.lower() == "none" else self.embedding
 
@@ -50,6 +130,12 @@ def emit(as_json: bool, payload: object, human: str) -> None:
 
 def run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Coroutine[Any, Any, None]]) -> None:
     """Open the store, run ``body``, close; map memstone errors to an exit code and a clear message."""
+    import asyncio
+
+    from ..domain.errors import MemstoneError
+    from ..service import open_service
+    from .errors import exit_code
+
     obj: Context = ctx.obj
 
     async def main() -> None:
@@ -70,6 +156,8 @@ def run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Corou
 
 async def with_retry(fn: Callable[[], Awaitable[T]], attempts: int = 5) -> T:
     """CLI writes apply to the current head: on a lost race, re-read the head and try again."""
+    from ..domain.errors import RevisionConflictError
+
     for i in range(attempts):
         try:
             return await fn()
@@ -93,7 +181,7 @@ async def memory_of(svc: MemoryService, obj: Context, memory: str | None, entry:
     return await svc.resolve(obj.scope)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, commands=LazyCommands(LAZY_COMMANDS))
 @click.option("--url", envvar="MEMSTONE_URL", help="Store URL (default ~/.memstone/memstone.db; env MEMSTONE_URL).")
 @click.option("--scope", envvar="MEMSTONE_SCOPE", help=f"Scope of the default Memory (default {DEFAULT_SCOPE}).")
 @click.option(
@@ -101,7 +189,7 @@ async def memory_of(svc: MemoryService, obj: Context, memory: str | None, entry:
     envvar="MEMSTONE_EMBEDDING",
     help="Embedding model profile (default: the store's own, or minilm-l6-int8 for a new store; 'none' = FTS only).",
 )
-@click.version_option(package_name="memstone")
+@click.version_option(__version__, package_name="memstone")  # no importlib.metadata at run time
 @click.pass_context
 def cli(ctx: click.Context, url: str | None, scope: str | None, embedding: str | None) -> None:
     """memstone: durable, versioned, searchable memory for AI agents."""
@@ -136,6 +224,9 @@ def remember(
     as_json: bool,
 ) -> None:
     """Add a memory, or revise one (--revise ENTRY)."""
+    from ..domain.ids import EntryId
+    from ..domain.model import EntryInput
+
     body_text = sys.stdin.read() if text == "-" else text
 
     async def body(svc: MemoryService) -> None:
@@ -330,6 +421,7 @@ def history(ctx: click.Context, entry: str, as_json: bool) -> None:
 @click.pass_context
 def changes(ctx: click.Context, memory: str | None, since: int | None, as_json: bool) -> None:
     """List what each Revision changed (compact: op, entry, versions, reason)."""
+    from ..domain.errors import InvalidInput
 
     async def body(svc: MemoryService) -> None:
         head = await memory_of(svc, ctx.obj, memory)
@@ -356,6 +448,7 @@ def changes(ctx: click.Context, memory: str | None, since: int | None, as_json: 
 @click.pass_context
 def organize(ctx: click.Context, memory: str | None, no_dedupe: bool, no_normalize: bool, as_json: bool) -> None:
     """Deduplicate exact copies and normalize references, in one Revision."""
+    from ..domain.errors import InvalidInput
 
     async def body(svc: MemoryService) -> None:
         async def once() -> Revision:
@@ -479,28 +572,6 @@ def reembed(ctx: click.Context, profile: str, batch: int, as_json: bool) -> None
 
     run(ctx, as_json, body)
 
-
-# The record commands (scopes, catalogues, slugs, relations, flags, recall, history, Markdown, citations).
-cli.add_command(records.scopes_command)
-cli.add_command(records.resolve_command)
-cli.add_command(records.bind_command)
-cli.add_command(records.list_command)
-cli.add_command(records.important_command)
-cli.add_command(records.mandatory_command)
-cli.add_command(records.lookup_command)
-cli.add_command(records.flag_command)
-cli.add_command(records.rename_command)
-cli.add_command(records.relate_command)
-cli.add_command(records.diff_command)
-cli.add_command(records.blame_command)
-cli.add_command(records.revert_command)
-cli.add_command(records.recall_command)
-cli.add_command(records.export_command)
-cli.add_command(records.import_command)
-cli.add_command(records.cite_command)
-cli.add_command(records.verify_citation_command)
-cli.add_command(serving.serve)
-cli.add_command(serving.token)
 
 for _command in AGENT_COMMANDS:  # mcp, hook, install, doctor (cli/agents.py)
     cli.add_command(_command)

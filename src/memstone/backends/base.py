@@ -520,15 +520,37 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
 
         return await self._run(run)
 
-    def _vector_candidates_sync(
-        self, memory_ids: Sequence[str], vector: tuple[float, ...], depth: int, request: SearchRequest
-    ) -> list[VectorCandidate]:
-        """Per-entry nearest candidates (max similarity over an entry's windows), nearest first."""
+    def _vector_begin_sync(
+        self, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, *, exact: bool
+    ) -> Callable[[], list[VectorCandidate]] | None:
+        """Start the vector scan of a hybrid search so it can overlap the FTS statement; None runs it later.
+
+        Adapters whose scan runs outside the database connection (SQLite's in-process index) return a callable
+        that finishes it: the search calls it after its FTS channel, on the same thread.
+        """
+        return None
+
+    def _checked_vector(self, vector: tuple[float, ...]) -> None:
         profile = self.vector_profile
         if profile is None:
             raise CapabilityNotSupportedError("vector", "no embedding profile is configured for this store")
         check_vector(vector, dimension=profile.dimension)
-        windows = self._vector_knn_sync(memory_ids, vector, min(4096, depth * 3), exact=request.exact)
+
+    def _vector_candidates_sync(
+        self,
+        memory_ids: Sequence[str],
+        vector: tuple[float, ...],
+        depth: int,
+        request: SearchRequest,
+        begun: Callable[[], list[VectorCandidate]] | None = None,
+    ) -> list[VectorCandidate]:
+        """Per-entry nearest candidates (max similarity over an entry's windows), nearest first."""
+        self._checked_vector(vector)
+        windows = (
+            begun()
+            if begun is not None
+            else self._vector_knn_sync(memory_ids, vector, _window_depth(depth), exact=request.exact)
+        )
         best: dict[tuple[str, str], VectorCandidate] = {}
         for w in windows:
             key = (w.memory_id, w.entry_id)
@@ -919,6 +941,13 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
             memory_ids = sorted(heads)
             depth = candidate_depth(request.limit)
             channels: dict[str, list[Candidate]] = {}
+            begun = None
+            if "fts" in request.channels and "vector" in request.channels and request.query_vector is not None:
+                # Hybrid: the vector scan runs while the FTS statement does (both release the GIL).
+                self._checked_vector(request.query_vector)
+                begun = self._vector_begin_sync(
+                    memory_ids, request.query_vector, _window_depth(depth), exact=request.exact
+                )
             if "fts" in request.channels:
                 terms = query_terms(request.query)
                 informative = informative_terms(terms)
@@ -939,7 +968,7 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                 if request.query_vector is None:
                     raise InvalidInput("vector search needs a query vector")
                 vec: list[Candidate] = []
-                for vc in self._vector_candidates_sync(memory_ids, request.query_vector, depth, request):
+                for vc in self._vector_candidates_sync(memory_ids, request.query_vector, depth, request, begun):
                     if l2_to_cosine(vc.distance) >= request.weights.get("vector_min_cosine", self.vector_min_cosine):
                         vec.append(Candidate(vc.memory_id, vc.entry_id, vc.entry_version_id))
                 channels["vector"] = vec
@@ -1188,6 +1217,11 @@ class _UnitOfWork:
     async def rollback(self) -> None:
         # Every commit runs in one database transaction that rolls back on any error, so nothing is pending.
         return None
+
+
+def _window_depth(depth: int) -> int:
+    """Vector windows fetched for ``depth`` entry candidates (an entry may have several windows)."""
+    return min(4096, depth * 3)
 
 
 def _pid_alive(pid: int) -> bool:

@@ -615,8 +615,22 @@ class VectorConformance:
         rev = await vsvc.remember(None, entries=[fact(t) for t in texts])
         assert rev is not None
         for q in ("backup green", "cache blue", "deploy"):
-            fast = await vsvc.search(q, memories=[rev], mode="vector", limit=5)
-            exact = await vsvc.search(q, memories=[rev], mode="vector", limit=5, exact=True)
+            for mode in ("vector", "hybrid"):
+                fast = await vsvc.search(q, memories=[rev], mode=mode, limit=5)
+                exact = await vsvc.search(q, memories=[rev], mode=mode, limit=5, exact=True)
+                assert [(h.entry_id, h.matched_by) for h in fast] == [(h.entry_id, h.matched_by) for h in exact]
+
+    async def test_vector_search_after_every_write_sees_that_write(self, vsvc: MemoryService) -> None:
+        # The in-process index grows with each write (past its first buffer of 1,024 rows) and every search
+        # sees the newest vectors, the same as the exact reference scan.
+        rev = await vsvc.remember(None, entries=[fact(f"filler note {i} on topic {i % 37}") for i in range(1100)])
+        assert rev is not None
+        for i, text in enumerate(("zebra crossing rules", "quartz clock repair", "violet paint order")):
+            rev = await vsvc.remember(rev, entries=[fact(text)])
+            assert rev is not None
+            fast = await vsvc.search(text, memories=[rev], mode="vector", limit=3)
+            exact = await vsvc.search(text, memories=[rev], mode="vector", limit=3, exact=True)
+            assert fast.hits[0].text == text, i
             assert [h.entry_id for h in fast] == [h.entry_id for h in exact]
 
     async def test_revise_forget_and_reactivate_keep_vectors_exact(self, vsvc: MemoryService) -> None:

@@ -6,7 +6,8 @@ import json
 import os
 import struct
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -123,7 +124,11 @@ def _json(value: object) -> str:
 
 
 class VectorIndex:
-    """One Memory's vector windows as a float32 matrix, for exact nearest-neighbour search in process."""
+    """One Memory's vector windows as a float32 matrix, for exact nearest-neighbour search in process.
+
+    Rows live in buffers that grow by doubling, so adding the windows of one write costs O(rows added), not a
+    copy of the whole matrix (a search after every write on a 100k Memory would otherwise copy ~150 MB each time).
+    """
 
     def __init__(self, generation: str) -> None:
         import numpy as np
@@ -132,44 +137,70 @@ class VectorIndex:
         self.generation = generation
         self.revision = -1
         self.max_rowid = 0
-        self._rowids = np.zeros(0, dtype=np.int64)
-        self._matrix: Any = None
-        self._alive = np.zeros(0, dtype=bool)
+        self._n = 0
+        self._buf: Any = None  # (capacity, dim) float32; rows [0, _n) are live data
+        self._rowid_buf = np.zeros(0, dtype=np.int64)
+        self._alive_buf = np.zeros(0, dtype=bool)
         self._by_entry: dict[str, list[int]] = {}
+
+    def _reserve(self, extra: int, dim: int) -> None:
+        np = self._np
+        need = self._n + extra
+        capacity = 0 if self._buf is None else len(self._buf)
+        if need <= capacity:
+            return
+        capacity = max(need, 2 * capacity, 1024)
+        buf = np.empty((capacity, dim), dtype=np.float32)
+        rowids = np.zeros(capacity, dtype=np.int64)
+        alive = np.zeros(capacity, dtype=bool)
+        if self._buf is not None:
+            buf[: self._n] = self._buf[: self._n]
+            rowids[: self._n] = self._rowid_buf[: self._n]
+            alive[: self._n] = self._alive_buf[: self._n]
+        self._buf, self._rowid_buf, self._alive_buf = buf, rowids, alive
 
     def add(self, rows: list[Any]) -> None:
         np = self._np
         if not rows:
             return
-        start = len(self._rowids)
         vectors = np.frombuffer(b"".join(bytes(r[2]) for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        self._matrix = vectors.copy() if self._matrix is None else np.vstack([self._matrix, vectors])
-        self._rowids = np.concatenate([self._rowids, np.fromiter((r[0] for r in rows), dtype=np.int64)])
-        self._alive = np.concatenate([self._alive, np.ones(len(rows), dtype=bool)])
+        self._reserve(len(rows), vectors.shape[1])
+        start, end = self._n, self._n + len(rows)
+        self._buf[start:end] = vectors
+        self._rowid_buf[start:end] = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        self._alive_buf[start:end] = True
+        self._n = end
         fresh: dict[str, list[int]] = {}
         for i, r in enumerate(rows):
             fresh.setdefault(r[1], []).append(start + i)
         for entry_id, positions in fresh.items():
             for old in self._by_entry.get(entry_id, ()):
-                self._alive[old] = False  # a newer window set of this entry replaces the older one
+                self._alive_buf[old] = False  # a newer window set of this entry replaces the older one
             self._by_entry[entry_id] = positions
-        self.max_rowid = int(self._rowids[-1])
+        self.max_rowid = int(self._rowid_buf[end - 1])
 
     def nearest(self, vector: tuple[float, ...], k: int) -> list[tuple[float, int]]:
+        """The ``k`` nearest live rows as (L2 distance, rowid), nearest first. Pure numpy: it releases the GIL,
+        so it can run on another thread while the caller's thread runs an SQL statement."""
         np = self._np
-        if self._matrix is None or not self._alive.any():
+        n_rows = self._n
+        if self._buf is None or n_rows == 0:
+            return []
+        alive = self._alive_buf[:n_rows]
+        live = int(alive.sum())
+        if live == 0:
             return []
         q = np.asarray(vector, dtype=np.float32)
         # einsum, not BLAS: one memory-bound pass on the calling thread. OpenBLAS would start its own threads,
         # which on a small machine fight the embedding model's and the agents' for the same cores.
-        sims = np.einsum("ij,j->i", self._matrix, q)
-        sims[~self._alive] = -np.inf
-        n = min(k, int(self._alive.sum()))
-        top = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
+        sims = np.einsum("ij,j->i", self._buf[:n_rows], q)
+        sims[~alive] = -np.inf
+        n = min(k, live)
+        top = np.argpartition(-sims, n - 1)[:n] if n < n_rows else np.arange(n_rows)
         top = top[np.isfinite(sims[top])]
         # Unit vectors: squared L2 distance = 2 - 2 cos; report L2 like sqlite-vec.
         dist = np.sqrt(np.maximum(0.0, 2.0 - 2.0 * sims[top]))
-        return sorted(zip(dist.tolist(), self._rowids[top].tolist(), strict=True))
+        return sorted(zip(dist.tolist(), self._rowid_buf[top].tolist(), strict=True))
 
 
 def _vec_extension_path() -> str:
@@ -206,6 +237,7 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
         self.path = path
         self._busy_timeout_ms = busy_timeout_ms
         self._conn: apsw.Connection | None = None
+        self._scan_pool: ThreadPoolExecutor | None = None  # hybrid search's vector scan, beside the FTS statement
         self.vec_version: str | None = None
         self._revision_cache: dict[tuple[str, int], Revision] = {}
         self._version_cache: dict[str, EntryVersion] = {}
@@ -290,6 +322,9 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
         return bool(row) and int(row[0][0]) == schema.SCHEMA_VERSION
 
     def _close_sync(self) -> None:
+        if self._scan_pool is not None:
+            self._scan_pool.shutdown(wait=True)
+            self._scan_pool = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -674,6 +709,19 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
                 (memory_id, entry_id),
             )
 
+    def _vector_begin_sync(
+        self, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, *, exact: bool
+    ) -> Callable[[], list[VectorCandidate]] | None:
+        if exact:
+            return None
+        # Bring the indexes up to date here (SQL, this thread), then scan them on the scan thread while this
+        # thread runs the FTS statement; no write can touch them before the search calls the finisher.
+        indexes = [self._vector_index(MemoryId(mid)) for mid in memory_ids]
+        if self._scan_pool is None:
+            self._scan_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memstone-vector-scan")
+        future = self._scan_pool.submit(lambda: [hit for index in indexes for hit in index.nearest(vector, k)])
+        return lambda: self._resolve_windows(future.result(), k)
+
     def _vector_knn_sync(
         self, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, *, exact: bool
     ) -> list[VectorCandidate]:
@@ -690,6 +738,10 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
                 scored.extend((float(d), int(rowid)) for rowid, d in rows)
             else:
                 scored.extend(self._vector_index(MemoryId(mid)).nearest(vector, k))
+        return self._resolve_windows(scored, k)
+
+    def _resolve_windows(self, scored: list[tuple[float, int]], k: int) -> list[VectorCandidate]:
+        """The ``k`` nearest (distance, rowid) windows as candidates bound to their entry versions."""
         scored.sort()
         scored = scored[:k]
         if not scored:

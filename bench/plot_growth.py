@@ -19,7 +19,7 @@ MARKS = ["o", "s", "^", "x"]
 
 def what_ran(command: str) -> str:
     if " ; " in command:  # compare.py --render merged several result files
-        return "merged result files: commands in docs/peers-benchmark.md"
+        return "merged result files: commands in docs/benchmarks.md"
     return command.split("&&")[-1].strip()
 
 

@@ -12,6 +12,7 @@ The importable surface is this module; submodules are implementation detail exce
 package imports neither the MCP SDK nor an embedding model, so hooks can import it on their fast path.
 """
 
+from ..domain.secrets import SecretFinding, find_secrets, redact
 from .adapters import build_file_candidates, git_change_flags, statement_candidates, working_note_candidate
 from .admission import REASONS, Admission, Similarity, admit, plan_candidates, similarity
 from .candidates import Candidate, Plan, ReviewFlag, Skip
@@ -35,7 +36,6 @@ from .events import (
 from .extractor import Extraction, ModelExtractor, TokenUsage
 from .pipeline import CaptureOutcome, CapturePipeline, CaptureResult, Proposal, accept, capture, reject
 from .queue import QueueItem, ReviewQueue
-from .secrets import SecretFinding, find_secrets, redact
 from .settings import CaptureFiles, CaptureMode, CaptureSettings, ExtractorSettings, capture_files
 
 __all__ = [

@@ -55,6 +55,7 @@ from dataclasses import dataclass, replace
 
 from ..domain.ids import EntryId, EntryVersionId
 from ..domain.model import KNOWN_KINDS, EntryVersion
+from ..domain.secrets import find_secrets
 from ._patterns import (
     CONSTRAINT,
     CONVENTION,
@@ -69,7 +70,6 @@ from ._patterns import (
 )
 from ._text import clean, informative_count, probes, searchable, subject_tokens
 from .candidates import Candidate, Plan
-from .secrets import find_secrets
 
 __all__ = [
     "REASONS",

@@ -27,6 +27,7 @@ from typing import Literal
 from ..domain.errors import InvalidInput, RevisionConflictError
 from ..domain.ids import EntryId, EntryVersionId, MemoryId, SourceId, new_ulid
 from ..domain.model import ArtifactRef, EntryInput, EntryVersion, Revision, Source, Surface
+from ..domain.secrets import SecretFinding, describe_findings, find_secrets
 from ..service import MemoryService, utc_now
 from ._text import clean
 from .adapters import build_file_candidates, git_change_flags, statement_candidates, working_note_candidate
@@ -50,7 +51,6 @@ from .events import (
 )
 from .extractor import ModelExtractor, TokenUsage
 from .queue import QueueItem, ReviewQueue
-from .secrets import SecretFinding, describe_findings, find_secrets
 from .settings import CaptureMode, CaptureSettings
 
 __all__ = [

@@ -648,8 +648,7 @@ def _with_reason(item: EntryInput, record: Record) -> EntryInput:
 
 def _refuse_secret(text: str, title: str | None) -> None:
     """Secrets are never stored (issue 5): refuse by kind and position, never echoing the value."""
-    from ...capture import find_secrets
-    from ...capture.secrets import describe_findings
+    from ...domain.secrets import describe_findings, find_secrets
 
     for where, value in (("text", text), ("title", title or "")):
         found = find_secrets(value)

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memstone.capture import SecretFinding, find_secrets, redact
-from memstone.capture.secrets import describe_findings, shannon_entropy
+from memstone.domain.secrets import SecretFinding, describe_findings, find_secrets, redact, shannon_entropy
 
 # Fake but realistic-looking values (random characters in each provider's format).
 OPENAI = "sk-proj-" + "Qh7Zk2Lm9Xw4Rt1Vb8Nc3Jp6Yd5Fs0Ga" * 3

@@ -4,7 +4,7 @@
 - ``memstone.ports`` imports only the standard library and ``memstone.domain``.
 - ``memstone.backends`` never imports ``memstone.service``, ``memstone.cli`` or ``memstone.api``.
 - Only composition roots import ``memstone.backends``: ``cli/main.py``, the ``open_service`` function of
-  ``service.py`` and ``api/**/app.py`` / ``api/**/server.py``. ``backends/`` itself and ``testing/`` are exempt.
+  ``service/facade.py`` and ``api/**/app.py`` / ``api/**/server.py``. ``backends/`` itself and ``testing/`` are exempt.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def rule_violations(module: str, path: Path, found: list[Import]) -> list[str]:
 def is_composition_root(module: str, rel: str, imp: Import) -> bool:
     if is_under(module, "memstone.testing") or module == "memstone.cli.main":
         return True
-    if module == "memstone.service":
+    if module == "memstone.service.facade":
         return imp.function == "open_service"
     return rel.startswith("api/") and Path(rel).name in ("app.py", "server.py")
 
@@ -150,11 +150,13 @@ CHECKER_CASES = [
                  False, id="backend-service"),
     pytest.param("memstone.backends.base", "backends/base.py", "import memstone.cli.errors", False,
                  id="backend-cli"),
-    pytest.param("memstone.service", "service.py", "def open_service():\n    from .backends import open_store",
+    pytest.param("memstone.service.facade", "service/facade.py",
+                 "def open_service():\n    from ..backends import open_store",
                  True, id="service-open_service-ok"),
-    pytest.param("memstone.service", "service.py", "from .backends import open_store", False,
+    pytest.param("memstone.service.facade", "service/facade.py", "from ..backends import open_store", False,
                  id="service-module-level"),
-    pytest.param("memstone.service", "service.py", "def search():\n    from .backends import open_store", False,
+    pytest.param("memstone.service.facade", "service/facade.py", "def search():\n    from ..backends import open_store",
+                 False,
                  id="service-other-function"),
     pytest.param("memstone.cli.main", "cli/main.py", "from ..backends import open_store", True, id="cli-main-ok"),
     pytest.param("memstone.cli.errors", "cli/errors.py", "from ..backends import open_store", False,

@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     )
     from .domain.records import CrossLink, Omission, RecallBundle, Record
     from .domain.scopes import Scope, parse_scope
-    from .exchange import ExportReport, ImportReport
     from .service import HistoryItem, MemoryService, open_service
+    from .service.exchange import ExportReport, ImportReport
 
 __version__ = "0.1.0"
 
@@ -93,7 +93,7 @@ _LAZY: dict[str, str] = {
     ),
     **dict.fromkeys(("CrossLink", "Omission", "RecallBundle", "Record"), ".domain.records"),
     **dict.fromkeys(("Scope", "parse_scope"), ".domain.scopes"),
-    **dict.fromkeys(("ExportReport", "ImportReport"), ".exchange"),
+    **dict.fromkeys(("ExportReport", "ImportReport"), ".service.exchange"),
     **dict.fromkeys(("HistoryItem", "MemoryService", "open_service"), ".service"),
 }
 

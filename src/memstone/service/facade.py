@@ -11,8 +11,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Literal, cast
 
-from .domain.canonical import SOURCE_CONTENT_TAG, tagged_sha256
-from .domain.errors import (
+from ..domain.canonical import SOURCE_CONTENT_TAG, tagged_sha256
+from ..domain.errors import (
     ArtifactNotFoundError,
     CapabilityNotSupportedError,
     InvalidCitationError,
@@ -21,8 +21,8 @@ from .domain.errors import (
     RevisionConflictError,
     StoreMigratingError,
 )
-from .domain.ids import EntryId, EntryVersionId, MemoryId, SourceId, check_id, new_ulid
-from .domain.model import (
+from ..domain.ids import EntryId, EntryVersionId, MemoryId, SourceId, check_id, new_ulid
+from ..domain.model import (
     ArtifactRef,
     Change,
     Citation,
@@ -40,9 +40,9 @@ from .domain.model import (
     Surface,
     VerifyReport,
 )
-from .domain.records import Record
-from .domain.render import render_markdown
-from .domain.rules import (
+from ..domain.records import Record
+from ..domain.render import render_markdown
+from ..domain.rules import (
     build_content,
     normalize_artifacts,
     normalize_reason,
@@ -50,9 +50,9 @@ from .domain.rules import (
     normalize_tags,
     normalize_text,
 )
-from .domain.scopes import canonical_scope
-from .indexing import Progress, VectorIndexer
-from .ports import (
+from ..domain.scopes import canonical_scope
+from ..indexing import Progress, VectorIndexer
+from ..ports import (
     ContentQuery,
     EmbeddingModel,
     HeadQuery,
@@ -922,7 +922,7 @@ async def open_service(
     >>> async with open_service("sqlite:///memories.db") as svc:   # doctest: +SKIP
     ...     rev = await svc.remember(entries=[EntryInput(kind="fact", text="We deploy with uv.")])
     """
-    from .backends import open_store
+    from ..backends import open_store
 
     backend = await open_store(url)
     try:
@@ -955,7 +955,7 @@ async def _choose_model(
     if embedding is None:
         await backend.configure_embedding(None, record=False)
         return None
-    from . import embedding as models  # only when a model may be needed: the hook path pays nothing
+    from .. import embedding as models  # only when a model may be needed: the hook path pays nothing
 
     if isinstance(embedding, _Unset):
         recorded = backend.capabilities.embedding_profile

@@ -28,10 +28,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, cast
 
-from .domain.canonical import REVISION_CONTENT_TAG, canonical_bytes, tagged_sha256
-from .domain.errors import Conflict, IntegrityError, InvalidInput
-from .domain.ids import EntryId, MemoryId, SourceId
-from .domain.ledger import (
+from ..domain.canonical import REVISION_CONTENT_TAG, canonical_bytes, tagged_sha256
+from ..domain.errors import Conflict, IntegrityError, InvalidInput
+from ..domain.ids import EntryId, MemoryId, SourceId
+from ..domain.ledger import (
     FORMAT,
     INDEX_NAME,
     Ledger,
@@ -43,14 +43,14 @@ from .domain.ledger import (
     render_ledger,
     render_source,
 )
-from .domain.manifest import EMPTY_ROOT, ManifestReader
-from .domain.model import ArtifactRef, Change, EntryVersion, ManifestEntry, Revision, Source, revision_content
-from .domain.rules import normalize_kind, slugify
-from .domain.scopes import parse_scope
-from .ports import MemoryVersionsQuery, RevisionQuery, RevisionsQuery, ScopeQuery, SourcesQuery, WritePlan
+from ..domain.manifest import EMPTY_ROOT, ManifestReader
+from ..domain.model import ArtifactRef, Change, EntryVersion, ManifestEntry, Revision, Source, revision_content
+from ..domain.rules import normalize_kind, slugify
+from ..domain.scopes import parse_scope
+from ..ports import MemoryVersionsQuery, RevisionQuery, RevisionsQuery, ScopeQuery, SourcesQuery, WritePlan
 
 if TYPE_CHECKING:
-    from .service import MemoryService
+    from .facade import MemoryService
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

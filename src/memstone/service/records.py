@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Literal, cast
 
-from .domain.errors import AlreadyExists, InvalidInput, NotFound
-from .domain.history import BlameField, EntryDiff, blame_fields, diff_versions
-from .domain.ids import EntryId, EntryVersionId, MemoryId, check_id
-from .domain.model import (
+from ..domain.errors import AlreadyExists, InvalidInput, NotFound
+from ..domain.history import BlameField, EntryDiff, blame_fields, diff_versions
+from ..domain.ids import EntryId, EntryVersionId, MemoryId, check_id
+from ..domain.model import (
     ArtifactRef,
     Change,
     Citation,
@@ -30,7 +30,7 @@ from .domain.model import (
     Revision,
     Shadowed,
 )
-from .domain.records import (
+from ..domain.records import (
     CrossLink,
     Omission,
     RecallBundle,
@@ -41,10 +41,10 @@ from .domain.records import (
     priority_sorted,
     recall_text,
 )
-from .domain.rules import normalize_kind, normalize_relation_kind, normalize_slug, normalize_tags
-from .domain.scopes import SlugHolder, canonical_scope, parse_scope, shadowing
-from .domain.search import RRF_K, candidate_depth
-from .ports import (
+from ..domain.rules import normalize_kind, normalize_relation_kind, normalize_slug, normalize_tags
+from ..domain.scopes import SlugHolder, canonical_scope, parse_scope, shadowing
+from ..domain.search import RRF_K, candidate_depth
+from ..ports import (
     ArchiveQuery,
     CatalogueQuery,
     KindsQuery,
@@ -59,7 +59,7 @@ from .ports import (
 
 if TYPE_CHECKING:
     from .exchange import ExportReport, ImportReport
-    from .service import MemoryService
+    from .facade import MemoryService
 
 Order = Literal["relevance", "priority"]
 _VERSION_REF = re.compile(r"^(ent_[A-Za-z0-9]+)@(\d+)$")

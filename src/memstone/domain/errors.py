@@ -11,7 +11,8 @@ never from message text::
     │   └── RevisionConflictError         revision_conflict    (stale base Revision: re-read the head, retry)
     ├── InvalidInput (ValueError)         invalid_input        HTTP 422, CLI exit 2
     │   ├── InvalidCitationError          invalid_citation
-    │   └── ProfileMismatchError          profile_mismatch
+    │   ├── ProfileMismatchError          profile_mismatch
+    │   └── SecretRefusedError            secret_refused       (a write held a secret; nothing was stored)
     ├── CapabilityNotSupportedError       capability_not_supported   HTTP 501, CLI exit 5
     ├── IntegrityError                    integrity            authoritative data is damaged; CLI exit 6
     └── BackendError                      backend              HTTP 500, CLI exit 1
@@ -97,6 +98,15 @@ class InvalidCitationError(InvalidInput):
     code: ClassVar[str] = "invalid_citation"
 
 
+class SecretRefusedError(InvalidInput):
+    """A write carried something that looks like a secret (key, token, password); nothing was stored.
+
+    The message names the kind of secret and the field, never the value.
+    """
+
+    code: ClassVar[str] = "secret_refused"
+
+
 class ProfileMismatchError(InvalidInput):
     """An embedding model or vector does not match the store's fixed embedding profile."""
 
@@ -155,5 +165,6 @@ __all__ = [
     "NotFound",
     "ProfileMismatchError",
     "RevisionConflictError",
+    "SecretRefusedError",
     "StoreMigratingError",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import datetime as _dt
 import logging
 import time
@@ -67,6 +68,7 @@ from ..ports import (
     VersionsQuery,
     WritePlan,
 )
+from .policy import Actor, Policy, UserOrg, refuse_secrets, refuse_secrets_in_plan
 from .records import Order, RecordsMixin, flag_reason
 
 MemoryLike = Revision | ArtifactRef
@@ -120,6 +122,42 @@ class MemoryService(RecordsMixin):
         self._closed_kinds = closed_kinds
         self.indexer = VectorIndexer(embedding) if embedding is not None else None
         self.migration_wait_s = 600.0
+        self._policy = Policy(Actor.local(author=author, surface=surface))
+
+    def acting(self, actor: Actor, *, user_org: UserOrg | None = None) -> MemoryService:
+        """A view of this service that acts as ``actor``: every read and write checks its grants, and its writes
+        record it as author and surface. The view shares the open backend, the model and the caches.
+
+        ``user_org`` looks up the organization of a user scope's user (for an admin's view of a colleague's scope).
+
+        >>> view = svc.acting(Actor.of(access, surface="mcp"), user_org=principals.org_of)   # doctest: +SKIP
+        """
+        view = copy.copy(self)
+        view._author = actor.author
+        view._surface = actor.surface
+        view._policy = Policy(actor, user_org=user_org)
+        return view
+
+    @property
+    def actor(self) -> Actor:
+        """Who this service acts as (the local user unless it is a view from :meth:`acting`)."""
+        return self._policy.actor
+
+    @property
+    def policy(self) -> Policy:
+        """The grant rule for this service's actor (front ends ask it; they never decide themselves)."""
+        return self._policy
+
+    async def scope_of(self, memory_id: MemoryId) -> str | None:
+        """The scope a Memory is bound to (None: unbound). Bindings are permanent."""
+        return (await self._scopes_of([memory_id])).get(memory_id)
+
+    async def _may(self, memory_id: MemoryId, need: Literal["read", "write"], *, hidden: str) -> None:
+        """The grant rule for a Memory found by id (NotFound ``hidden`` when the actor cannot read it)."""
+        if self._policy.actor.trusted:
+            return
+        scope = (await self._scopes_of([memory_id])).get(memory_id)
+        await self._policy.require_bound(scope, need, hidden=hidden)
 
     # ------------------------------------------------------------------ reads
     async def head(self, memory: MemoryLike | str) -> Revision:
@@ -128,6 +166,7 @@ class MemoryService(RecordsMixin):
         head = await self.backend.read(HeadQuery(memory_id=memory_id))
         if head is None:
             raise ArtifactNotFoundError(f"no memory {memory_id}", hint="list memories with `memstone memories`")
+        await self._may(memory_id, "read", hidden=f"no memory {memory_id}")
         return cast(Revision, head)
 
     async def revision(self, memory: MemoryLike | str, revision: int | None = None) -> Revision:
@@ -141,11 +180,16 @@ class MemoryService(RecordsMixin):
         found = await self.backend.read(RevisionQuery(ref=ArtifactRef(memory_id=memory_id, revision=number)))
         if found is None:
             raise ArtifactNotFoundError(f"no revision {number} of {memory_id}")
+        await self._may(memory_id, "read", hidden=f"no memory {memory_id}")
         return cast(Revision, found)
 
     async def memories(self) -> tuple[Revision, ...]:
-        """The head Revision of every Memory in the store."""
-        return tuple(cast(list[Revision], await self.backend.read(MemoriesQuery())))
+        """The head Revision of every Memory in the store (that the actor may read)."""
+        heads = cast(list[Revision], await self.backend.read(MemoriesQuery()))
+        if self._policy.actor.trusted:
+            return tuple(heads)
+        scope_of = await self._scopes_of([h.memory_id for h in heads])
+        return tuple([h for h in heads if await self._policy.readable(scope_of.get(h.memory_id))])
 
     async def manifest(self, memory: MemoryLike | str) -> dict[EntryId, ManifestEntry]:
         """The whole manifest of a Revision (default: the head): entry → version, hash, state."""
@@ -177,11 +221,13 @@ class MemoryService(RecordsMixin):
             )
             if not found:
                 raise NotFound(f"no entry version {entry}")
+            await self._may(found[0].memory_id, "read", hidden=f"no entry version {entry}")
             return found[0]
         entry_id = _entry_id(entry)
         versions = cast(list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=None, entry_id=entry_id)))
         if not versions:
             raise NotFound(f"no entry {entry_id}", hint="search or list entries to find an id")
+        await self._may(versions[0].memory_id, "read", hidden=f"no entry {entry_id}")
         rev = await self.revision(memory if memory is not None else versions[0].memory_id)
         manifest = cast(
             dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=rev.ref, entry_ids=(entry_id,)))
@@ -200,6 +246,7 @@ class MemoryService(RecordsMixin):
         versions = cast(list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=None, entry_id=entry_id)))
         if not versions:
             raise NotFound(f"no entry {entry_id}")
+        await self._may(versions[0].memory_id, "read", hidden=f"no entry {entry_id}")
         head = await self.head(versions[0].memory_id)
         manifest = cast(
             dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=head.ref, entry_ids=(entry_id,)))
@@ -246,6 +293,8 @@ class MemoryService(RecordsMixin):
             if not isinstance(hit, (MemoryHit, Citation)):
                 raise InvalidInput(f"expand takes hits or citations, got {type(hit).__name__}")
             anchors.append((hit.memory_ref, hit.entry_id, hit.entry_version_id))
+        for memory_id in sorted({a[0].memory_id for a in anchors}):
+            await self._may(memory_id, "read", hidden=f"no memory {memory_id}")
         return await self.backend.expand(anchors)
 
     def cite(self, hit: MemoryHit | Record) -> Citation:
@@ -261,6 +310,7 @@ class MemoryService(RecordsMixin):
 
     async def verify_citation(self, citation: Citation) -> EntryVersion:
         """Check a citation against canonical bytes; returns the cited version or raises InvalidCitationError."""
+        await self._may(citation.memory_ref.memory_id, "read", hidden=f"no memory {citation.memory_ref.memory_id}")
         (version,) = await self.backend.expand([(citation.memory_ref, citation.entry_id, citation.entry_version_id)])
         if citation.entry_content_hash is not None and citation.entry_content_hash != version.entry_content_hash:
             raise InvalidCitationError(f"citation hash does not match version {citation.entry_version_id}")
@@ -271,6 +321,7 @@ class MemoryService(RecordsMixin):
         """Persist a piece of evidence (immutable) and return it, to cite in ``remember(sources=...)``."""
         text = normalize_text(content, what="source content")
         kind_clean = normalize_tags([kind])[0]
+        refuse_secrets([("source content", text), ("source uri", uri)])
         source = Source(
             source_id=SourceId(self._new_id("src_")),
             kind=kind_clean,
@@ -288,13 +339,21 @@ class MemoryService(RecordsMixin):
 
     async def resolve(self, scope: str) -> Revision | None:
         """The head of the Memory bound to a scope URI, or None when the scope is unbound."""
-        found = cast(list[tuple[str, MemoryId, str]], await self.backend.read(ScopeQuery(scope=canonical_scope(scope))))
+        uri = canonical_scope(scope)
+        await self._policy.require_named(uri, "read")
+        found = cast(list[tuple[str, MemoryId, str]], await self.backend.read(ScopeQuery(scope=uri)))
         if not found:
             return None
         return await self.head(found[0][1])
 
     async def scopes(self) -> tuple[tuple[str, MemoryId], ...]:
-        """Every scope binding: (scope URI, memory id)."""
+        """Every scope binding the actor may read: (scope URI, memory id)."""
+        found = await self._bindings()
+        if self._policy.actor.trusted:
+            return found
+        return tuple([(s, m) for s, m in found if await self._policy.readable(s)])
+
+    async def _bindings(self) -> tuple[tuple[str, MemoryId], ...]:
         found = cast(list[tuple[str, MemoryId, str]], await self.backend.read(ScopeQuery(scope=None)))
         return tuple((s, m) for s, m, _ in found)
 
@@ -651,6 +710,13 @@ class MemoryService(RecordsMixin):
         return await self.revision(memory.memory_id, memory.revision)
 
     async def _commit(self, plan: WritePlan) -> Revision:
+        """The one write path: the policy (secrets, the write grant), vectors, then the unit of work."""
+        refuse_secrets_in_plan(plan)
+        if not self._policy.actor.trusted:
+            if plan.bind_scope is not None and plan.base_revision == 0:
+                await self._policy.require_named(plan.bind_scope, "write")
+            else:
+                await self._may(plan.memory_id, "write", hidden=f"no memory {plan.memory_id}")
         plan = await self._with_vectors(plan)
         deadline = time.monotonic() + self.migration_wait_s
         while True:
@@ -729,17 +795,22 @@ class MemoryService(RecordsMixin):
             if mandatory is True:
                 raise InvalidInput("exclude_mandatory=True contradicts mandatory=True")
             mandatory = False
+        if isinstance(scopes, str | bool) or isinstance(memories, str | bool):
+            raise InvalidInput("scopes= and memories= take lists", hint="pass scopes=['memstone://…'] or memories=[…]")
         refs: dict[MemoryId, ArtifactRef] = {}
         for m in memories:
             ref = (await self.head(m)).ref if isinstance(m, str) else (m.ref if isinstance(m, Revision) else m)
             if ref.memory_id in refs and refs[ref.memory_id] != ref:
                 raise InvalidInput(f"{ref.memory_id} is named at two different revisions")
+            await self._may(ref.memory_id, "read", hidden=f"no memory {ref.memory_id}")
             refs[ref.memory_id] = ref
         for scope in scopes:
             bound = await self.resolve(scope)
             if bound is not None:
                 refs.setdefault(bound.memory_id, bound.ref)
         if not refs:
+            if mode in ("vector", "hybrid"):
+                await self._resolve_mode(mode, ())  # an explicit mode the store cannot serve is refused, not empty
             if memories or scopes:
                 return SearchResult(hits=(), mode="fts" if mode == "auto" else mode, requested_mode=mode, order=order)
             raise InvalidInput("search needs at least one memory or scope", hint="pass memories=[...] or scopes=[...]")

@@ -129,7 +129,9 @@ class RecordsMixin:
         """
         svc = self._svc()
         uri = canonical_scope(scope)
+        await svc._policy.require_named(uri, "write")
         head = await svc.head(memory)
+        await svc._may(head.memory_id, "write", hidden=f"no memory {head.memory_id}")
         async with svc.backend.begin() as uow:
             ok = await uow.bind(uri, head.memory_id, svc._clock())
         if not ok:
@@ -144,7 +146,7 @@ class RecordsMixin:
         return head
 
     async def _scope_map(self) -> dict[MemoryId, str]:
-        found = {m: s for s, m in await self._svc().scopes()}
+        found = {m: s for s, m in await self._svc()._bindings()}
         self._bound = dict(found)
         return found
 
@@ -168,6 +170,7 @@ class RecordsMixin:
             ref = (await svc.head(m)).ref if isinstance(m, str) else (m.ref if isinstance(m, Revision) else m)
             if ref.memory_id in refs and refs[ref.memory_id] != ref:
                 raise InvalidInput(f"{ref.memory_id} is named at two different revisions")
+            await svc._may(ref.memory_id, "read", hidden=f"no memory {ref.memory_id}")
             refs[ref.memory_id] = ref
         for scope in scopes:
             bound = await svc.resolve(scope)

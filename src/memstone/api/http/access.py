@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 
 from starlette.datastructures import Headers
 
-from ...auth.errors import Forbidden, Unauthenticated
-from ...auth.model import RANK, Access, Permission, authorize, held_permission, local_access
+from ...auth.errors import Unauthenticated
+from ...auth.model import Access, Permission, local_access
 from ...auth.store import PrincipalStore
-from ...domain.errors import InvalidInput, NotFound
+from ...domain.errors import InvalidInput
 from ...domain.ids import EntryId, MemoryId, check_id
 from ...domain.model import EntryVersion, Revision
 from ...domain.scopes import Scope, parse_scope
 from ...service import MemoryService
+from ...service.policy import Actor
 from .settings import Settings
 
 TOKEN_HINT = "send Authorization: Bearer <token>; create one with `memstone token create --user <you> --org <org>`"
@@ -52,48 +53,36 @@ class AppState:
         return access
 
 
-def acting_as(service: MemoryService, author: str) -> MemoryService:
-    """A service over the same open backend whose writes are recorded as ``author`` (surface ``api``).
-
-    Trigger: a write in token mode. Why: provenance must name the authenticated principal, and only
-    ``remember`` takes an ``author=`` argument; flag, relate, forget and the rest record the service's own
-    author. Outcome: a per-request service view sharing the backend, the model and the kind policy.
-    """
-    view = MemoryService(
-        service.backend,
-        clock=service._clock,
-        new_id=service._new_id,
-        author=author,
-        surface="api",
-        closed_kinds=service._closed_kinds,
-    )
-    view.indexer = service.indexer
-    view._kind_cache = service._kind_cache
-    view.migration_wait_s = service.migration_wait_s
-    return view
-
-
 @dataclass
 class Gate:
-    """One request's access decisions, against the grants read when the request arrived."""
+    """One request's view of the service, acting as the caller with the grants read when the request arrived.
+
+    The rule itself lives in the service's policy (:mod:`memstone.service.policy`); the gate only builds the
+    actor and asks it, so HTTP, MCP and the library decide alike.
+    """
 
     state: AppState
     access: Access
-    _scopes: dict[MemoryId, str] | None = field(default=None, repr=False)
+    _view: MemoryService | None = field(default=None, repr=False)
 
     @property
     def service(self) -> MemoryService:
-        return self.state.service
+        """The service acting as the caller: every read and write checks its grants and records it."""
+        if self._view is None:
+            actor = Actor.of(self.access, surface="api", local_author=self.state.settings.author)
+            self._view = self.state.service.acting(actor, user_org=self._org_of)
+        return self._view
+
+    async def _org_of(self, user: str) -> str | None:
+        principal = await self.state.principals.principal(user=user)
+        return principal.org if principal is not None else None
 
     def writer(self) -> MemoryService:
-        """The service to write through: the shared one locally, else one that records the principal."""
-        if self.access.local:
-            return self.state.service
-        return acting_as(self.state.service, self.access.principal.user)
+        return self.service
 
     @property
     def author(self) -> str | None:
-        return self.state.settings.author if self.access.local else self.access.principal.user
+        return self.service.actor.author
 
     def default_scope(self) -> str:
         if self.access.local:
@@ -109,23 +98,15 @@ class Gate:
             text = "memstone://" + text.strip("/")
         return parse_scope(text)
 
-    async def user_org(self, scope: Scope | None) -> str | None:
-        if scope is None or scope.tier != "user" or scope.user is None or self.access.local:
-            return None
-        principal = await self.state.principals.principal(user=scope.user)
-        return principal.org if principal is not None else None
-
     async def require(self, scope: Scope, need: Permission) -> None:
         """Raise Forbidden unless the caller holds ``need`` on a scope it named."""
-        authorize(self.access, scope, need, user_org=await self.user_org(scope))
+        await self.service.policy.require_named(scope, need)
 
     async def held(self, scope: Scope | None) -> Permission | None:
-        return held_permission(self.access, scope, user_org=await self.user_org(scope)).held
+        return (await self.service.policy.decision(scope)).held
 
     async def scope_of(self, memory_id: MemoryId) -> Scope | None:
-        if self._scopes is None:
-            self._scopes = {m: s for s, m in await self.service.scopes()}
-        uri = self._scopes.get(memory_id)
+        uri = await self.service.scope_of(memory_id)
         return parse_scope(uri) if uri is not None else None
 
     async def entry(self, entry_id: str, need: Permission) -> tuple[EntryVersion, Scope | None]:
@@ -133,15 +114,7 @@ class Gate:
         eid = EntryId(check_id(entry_id, what="entry", prefix="ent_"))
         version = await self.service.get(eid)
         scope = await self.scope_of(version.memory_id)
-        held = await self.held(scope)
-        if held is None:
-            raise NotFound(f"no entry {eid}", hint="search or list a scope you can read to find an id")
-        if RANK[held] < RANK[need]:
-            where = scope.uri if scope is not None else version.memory_id
-            raise Forbidden(
-                f"{self.access.principal.user} may {held} but not {need} {where}",
-                hint=f"ask an admin of {self.access.principal.org} for a {need} grant on {where}",
-            )
+        await self.service.policy.require_bound(scope.uri if scope else None, need, hidden=f"no entry {eid}")
         return version, scope
 
     async def head_of(self, scope: Scope) -> Revision | None:
@@ -154,4 +127,4 @@ def positive_int(value: str, what: str) -> int:
     return int(value)
 
 
-__all__ = ["AppState", "Gate", "acting_as", "positive_int"]
+__all__ = ["AppState", "Gate", "positive_int"]

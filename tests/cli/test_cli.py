@@ -534,7 +534,7 @@ def test_remember_revise_of_an_inactive_entry_is_invalid_input(run: Cli) -> None
     entry = run.add("We deploy with uv.")
     run("forget", entry)
     error = run.json("remember", "--kind", "fact", "--text", "new", "--revise", entry, code=2)["error"]
-    assert error["code"] == "invalid_input"
+    assert error["code"] == "entry_inactive"  # an InvalidInput: exit 2, with its own code
     assert "reactivate it first" in error["hint"]
 
 

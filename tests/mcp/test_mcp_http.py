@@ -136,10 +136,15 @@ class TokenState:
 
     async def authenticate(self, headers: Any) -> object:
         from memstone.auth.errors import Unauthenticated
+        from memstone.auth.model import Access, Grant, Principal
 
         if headers.get("authorization") != "Bearer good":
             raise Unauthenticated("this server needs an API token", hint="memstone token create")
-        return object()
+        alice = Principal(principal_id="prn_alice", user="alice", org="acme")
+        return Access(principal=alice, grants=(Grant(scope="*", permission="read"),))
+
+    async def org_of(self, user: str) -> str | None:
+        return "acme" if user == "alice" else None
 
 
 async def test_the_mount_asks_the_host_to_authenticate(

@@ -9,7 +9,9 @@ never from message text::
     ├── Conflict                          conflict             HTTP 409, CLI exit 3
     │   ├── AlreadyExists                 already_exists
     │   └── RevisionConflictError         revision_conflict    (stale base Revision: re-read the head, retry)
+    │       └── StaleEntryError           revision_conflict    (an update's expected version is not current)
     ├── InvalidInput (ValueError)         invalid_input        HTTP 422, CLI exit 2
+    │   ├── EntryInactiveError            entry_inactive       (forgotten: reactivate it before revising it)
     │   ├── InvalidCitationError          invalid_citation
     │   ├── ProfileMismatchError          profile_mismatch
     │   └── SecretRefusedError            secret_refused       (a write held a secret; nothing was stored)
@@ -86,10 +88,32 @@ class RevisionConflictError(Conflict):
         self.actual = actual
 
 
+class StaleEntryError(RevisionConflictError):
+    """An update named the version it read, and the entry has changed since (optimistic concurrency)."""
+
+    def __init__(self, entry_id: str, *, memory_id: str, expected: int | str, actual: int) -> None:
+        MemstoneError.__init__(
+            self,
+            f"stale: you read {expected} of {entry_id}, it is now at version {actual}",
+            hint="re-read the entry, apply your change again, and send the version you read",
+        )
+        self.memory_id = memory_id
+        self.entry_id = entry_id
+        self.expected = expected if isinstance(expected, int) else 0
+        self.expected_ref = expected
+        self.actual = actual
+
+
 class InvalidInput(MemstoneError, ValueError):
     """The request is malformed or breaks a rule; the message says what to change. Nothing was written."""
 
     code: ClassVar[str] = "invalid_input"
+
+
+class EntryInactiveError(InvalidInput):
+    """The entry was forgotten: reactivate it before revising it."""
+
+    code: ClassVar[str] = "entry_inactive"
 
 
 class InvalidCitationError(InvalidInput):
@@ -158,6 +182,7 @@ __all__ = [
     "BackendUnavailable",
     "CapabilityNotSupportedError",
     "Conflict",
+    "EntryInactiveError",
     "IntegrityError",
     "InvalidCitationError",
     "InvalidInput",
@@ -166,5 +191,6 @@ __all__ = [
     "ProfileMismatchError",
     "RevisionConflictError",
     "SecretRefusedError",
+    "StaleEntryError",
     "StoreMigratingError",
 ]

@@ -280,6 +280,50 @@ class EntryInput:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class EntryPatch:
+    """A change to one entry for ``MemoryService.update``: a field left ``None`` keeps its value; an empty
+    string clears the title or the slug. The same rule on every surface (library, CLI, HTTP PATCH, MCP)."""
+
+    kind: str | None = None
+    text: str | None = None
+    title: str | None = None
+    tags: tuple[str, ...] | list[str] | None = None
+    slug: str | None = None
+    important: bool | None = None
+    mandatory: bool | None = None
+    relations: tuple[Relation, ...] | list[Relation] | None = None
+    reason: str | None = None
+
+    def applied_to(self, current: EntryVersion) -> EntryInput:
+        """The revision of ``current`` this patch asks for (sources and artifacts are kept)."""
+        c = current.content
+        return EntryInput(
+            entry=current,
+            kind=c.kind if self.kind is None else self.kind,
+            text=c.text if self.text is None else self.text,
+            title=c.title if self.title is None else (self.title or None),
+            tags=c.tags if self.tags is None else self.tags,
+            slug=c.slug if self.slug is None else (self.slug or None),
+            important=c.important if self.important is None else self.important,
+            mandatory=c.mandatory if self.mandatory is None else self.mandatory,
+            sources=c.sources,
+            artifacts=c.artifacts,
+            relations=c.relations if self.relations is None else self.relations,
+            reason=self.reason,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateResult:
+    """What ``MemoryService.update`` did: ``updated`` (a new version) or ``unchanged`` (the content was already so)."""
+
+    status: Literal["updated", "unchanged"]
+    revision: Revision
+    previous: EntryVersion
+    current: EntryVersion
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryHit:
     """One search result, anchored to an exact entry version of an exact Revision."""
 

@@ -16,10 +16,12 @@ from ..domain.canonical import SOURCE_CONTENT_TAG, tagged_sha256
 from ..domain.errors import (
     ArtifactNotFoundError,
     CapabilityNotSupportedError,
+    EntryInactiveError,
     InvalidCitationError,
     InvalidInput,
     NotFound,
     RevisionConflictError,
+    StaleEntryError,
     StoreMigratingError,
 )
 from ..domain.ids import EntryId, EntryVersionId, MemoryId, SourceId, check_id, new_ulid
@@ -29,6 +31,7 @@ from ..domain.model import (
     Citation,
     EntryContent,
     EntryInput,
+    EntryPatch,
     EntryVersion,
     ManifestEntry,
     MemoryHit,
@@ -39,6 +42,7 @@ from ..domain.model import (
     SearchResult,
     Source,
     Surface,
+    UpdateResult,
     VerifyReport,
 )
 from ..domain.records import Record
@@ -75,6 +79,7 @@ MemoryLike = Revision | ArtifactRef
 EntryLike = EntryVersion | MemoryHit | str
 RememberMode = Literal["append", "extract", "auto"]
 MAX_LIMIT = 1000
+WRITE_RETRIES = 5  # the one retry policy for writes that re-read the head after a lost race
 log = logging.getLogger("memstone.service")
 
 
@@ -439,7 +444,7 @@ class MemoryService(RecordsMixin):
             if cur is None:
                 raise InvalidInput(f"entry {eid} is not in {memory_id}")
             if cur.state != "active":
-                raise InvalidInput(f"entry {eid} is inactive", hint="reactivate it first, then revise it")
+                raise EntryInactiveError(f"entry {eid} is inactive", hint="reactivate it first, then revise it")
             if isinstance(item.entry, EntryVersion) and item.entry.entry_version_id != cur.entry_version_id:
                 raise InvalidInput(
                     f"stale entry: {item.entry.entry_version_id} is not the current version of {eid}",
@@ -515,6 +520,11 @@ class MemoryService(RecordsMixin):
                 )
             )
         if not changes:
+            if base is not None and not from_scope and base.revision != (await self.head(base.memory_id)).revision:
+                # Trigger: a replay whose content is already there, against an explicit base that is no longer
+                # the head. Why: the RFC answers a stale base with RevisionConflictError, no-op or not; returning
+                # the stale Revision would tell the caller its base is current. Outcome: re-read and retry.
+                raise RevisionConflictError(base.memory_id, expected=base.revision)
             return base  # a no-op writes nothing (None for a new Memory)
         plan = WritePlan(
             memory_id=memory_id,
@@ -547,6 +557,54 @@ class MemoryService(RecordsMixin):
                     surface=surface,
                 )
             raise
+
+    async def update(
+        self, entry: EntryLike, patch: EntryPatch, *, expected_version: int | str | None = None
+    ) -> UpdateResult:
+        """Revise one entry at its Memory's current head; fields the patch leaves ``None`` keep their value.
+
+        ``expected_version`` (the version number or ``ver_…`` id you read) makes it optimistic: a change to this
+        entry since then raises StaleEntryError and writes nothing. A lost race with a write to *another* entry
+        of the same Memory is retried (up to ``WRITE_RETRIES`` times). The default reason is ``flag`` when only
+        the flags change, else ``update``.
+
+        >>> await svc.update("ent_…", EntryPatch(text="We deploy with uv."), expected_version=2)  # doctest: +SKIP
+        """
+        if not isinstance(patch, EntryPatch):
+            raise InvalidInput(f"update takes an EntryPatch, got {type(patch).__name__}")
+        if expected_version is not None and (
+            isinstance(expected_version, bool)
+            or not (
+                isinstance(expected_version, str)
+                or (isinstance(expected_version, int) and 1 <= expected_version < 2**63)
+            )
+        ):
+            raise InvalidInput(f"expected_version must be a version number or a ver_… id, got {expected_version!r}")
+        entry_id = EntryId(_entry_id(entry))
+        for attempt in range(WRITE_RETRIES):
+            found = await self.get(entry_id)
+            head = await self.head(found.memory_id)
+            current = await self.get(entry_id, memory=head)
+            if expected_version is not None and expected_version not in (current.version, current.entry_version_id):
+                raise StaleEntryError(
+                    entry_id, memory_id=current.memory_id, expected=expected_version, actual=current.version
+                )
+            item = patch.applied_to(current)
+            if item.reason is None:
+                proposed = build_content(item, op_sources=(), inherited_sources=current.content.sources)
+                item = replace(item, reason=flag_reason(current.content, proposed) or "update")
+            try:
+                rev = await self.remember(head, entries=[item])
+            except RevisionConflictError:
+                if attempt == WRITE_RETRIES - 1:
+                    raise
+                continue  # another entry of this Memory changed first: re-read and apply again
+            assert rev is not None
+            if rev.revision == head.revision:
+                return UpdateResult(status="unchanged", revision=rev, previous=current, current=current)
+            now = await self.get(entry_id, memory=rev)
+            return UpdateResult(status="updated", revision=rev, previous=current, current=now)
+        raise AssertionError("unreachable")
 
     async def forget(self, memory: MemoryLike, *, entries: Sequence[EntryLike], reason: str | None = None) -> Revision:
         """Mark entries inactive in a new Revision. Already-inactive entries are an idempotent no-op."""

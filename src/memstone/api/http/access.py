@@ -52,6 +52,11 @@ class AppState:
             raise Unauthenticated("the token is unknown or revoked", hint=TOKEN_HINT)
         return access
 
+    async def org_of(self, user: str) -> str | None:
+        """The organization of a user (for an admin's view of a colleague's user scope)."""
+        principal = await self.principals.principal(user=user)
+        return principal.org if principal is not None else None
+
 
 @dataclass
 class Gate:
@@ -70,12 +75,8 @@ class Gate:
         """The service acting as the caller: every read and write checks its grants and records it."""
         if self._view is None:
             actor = Actor.of(self.access, surface="api", local_author=self.state.settings.author)
-            self._view = self.state.service.acting(actor, user_org=self._org_of)
+            self._view = self.state.service.acting(actor, user_org=self.state.org_of)
         return self._view
-
-    async def _org_of(self, user: str) -> str | None:
-        principal = await self.state.principals.principal(user=user)
-        return principal.org if principal is not None else None
 
     def writer(self) -> MemoryService:
         return self.service

@@ -15,6 +15,7 @@ from ...domain.errors import (
     BackendUnavailable,
     CapabilityNotSupportedError,
     Conflict,
+    EntryInactiveError,
     IntegrityError,
     InvalidInput,
     MemstoneError,
@@ -32,6 +33,7 @@ ADVICE: tuple[tuple[type[MemstoneError], str, str], ...] = (
         "the current revision",
     ),
     (Conflict, "conflict", "read the current state with memory_source or memory_list, then retry"),
+    (EntryInactiveError, "inactive", "call memory_reactivate with this id first, then update it"),
     (NotFound, "not found", "check the id with memory_search or memory_list (ids look like ent_…)"),
     (InvalidInput, "invalid input", "fix the arguments named above and call again"),
     (

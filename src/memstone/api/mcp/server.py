@@ -21,11 +21,10 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Annotated, Literal, Protocol, TypeVar
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
@@ -37,11 +36,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...agents.briefing import prompt_context, session_briefing
 from ...agents.settings import AgentSettings, ScopeChoice
-from ...domain.errors import InvalidInput, MemstoneError, RevisionConflictError
-from ...domain.model import KNOWN_KINDS, EntryInput, Revision
-from ...domain.records import Record
+from ...auth.errors import Unauthenticated
+from ...auth.model import Access
+from ...domain.errors import MemstoneError, RevisionConflictError, StaleEntryError
+from ...domain.model import KNOWN_KINDS, EntryInput, EntryPatch, Revision
 from ...service import MemoryService
-from ...service.records import flag_reason
+from ...service.policy import Actor, UserOrg
 from .errors import stale_version, tool_errors
 from .schemas import (
     ChangesOut,
@@ -138,21 +138,66 @@ Reason = Annotated[str | None, Field(description="Why, in a few words (kept in t
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
+ACCESS_KEY = "memstone.access"  # where the HTTP mount leaves the authenticated access on the request's state
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The service and scopes of one tool call's caller (the local user, or an authenticated principal)."""
+
+    svc: MemoryService
+    settings: AgentSettings
+
+    def scopes(self, which: ScopeChoice) -> list[str]:
+        return list(self.settings.scopes(which))
+
+    async def heads(self, which: ScopeChoice) -> list[Revision]:
+        found = []
+        for scope in self.scopes(which):
+            head = await self.svc.resolve(scope)
+            if head is not None:
+                found.append(head)
+        return found
+
+
+def _access_of(ctx: Context | None) -> Access | None:
+    """The access the HTTP mount authenticated for this request (None over stdio, or outside a request)."""
+    if ctx is None:
+        return None
+    try:
+        request = ctx.request_context.request
+    except ValueError:
+        return None
+    state = getattr(request, "scope", {}).get("state") if request is not None else None
+    found = state.get(ACCESS_KEY) if isinstance(state, dict) else None
+    return found if isinstance(found, Access) else None
+
+
 def _write(*, destructive: bool, idempotent: bool) -> ToolAnnotations:
     return ToolAnnotations(
         read_only_hint=False, destructive_hint=destructive, idempotent_hint=idempotent, open_world_hint=False
     )
 
 
-def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
+def build_server(
+    service: MemoryService,
+    settings: AgentSettings,
+    *,
+    authenticated: bool = False,
+    user_org: UserOrg | None = None,
+) -> MCPServer:
     """The MCP server over one open service. ``settings`` names the project and user scopes and the budgets.
+
+    Every tool runs as the caller: over HTTP the mount puts the authenticated access on the request, and the
+    tool acts through ``service.acting(...)``, so the service's policy checks the caller's grants and records
+    it as author. With ``authenticated=True`` (token mode) a call that carries no access is refused. Over
+    stdio the caller is the local user.
 
     >>> server = build_server(svc, AgentSettings.load())   # doctest: +SKIP
     >>> await server.run_stdio_async()                      # doctest: +SKIP
     """
     from ... import __version__
 
-    svc = service
     mcp: MCPServer = MCPServer("memstone", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     def tool(name: str, title: str, annotations: ToolAnnotations) -> Callable[[ToolFn], ToolFn]:
@@ -165,20 +210,21 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
 
         return register
 
-    def scopes(which: ScopeChoice) -> list[str]:
-        return list(settings.scopes(which))
-
-    async def heads(which: ScopeChoice) -> list[Revision]:
-        found = []
-        for scope in scopes(which):
-            head = await svc.resolve(scope)
-            if head is not None:
-                found.append(head)
-        return found
+    def here(ctx: Context | None) -> Caller:
+        """The service and scopes of the caller of this request."""
+        access = _access_of(ctx)
+        if access is None:
+            if authenticated:
+                raise Unauthenticated("this MCP endpoint needs an API token", hint="send Authorization: Bearer …")
+            return Caller(service, settings)
+        if access.local:
+            return Caller(service, settings)
+        view = service.acting(Actor.of(access, surface="agent-session"), user_org=user_org)
+        return Caller(view, replace(settings, user_scope=access.principal.user_scope))
 
     # ------------------------------------------------------------------------------------------ reads
     @tool("memory_mandatory", "Mandatory memories", READ)
-    async def memory_mandatory(scope: ReadScope = "all") -> MandatoryOut:
+    async def memory_mandatory(ctx: Context, scope: ReadScope = "all") -> MandatoryOut:
         """Every live mandatory memory, in full: step 1 of recall at session start. Read all of them.
 
         Mandatory memories are standing rules and facts that hold in every session of this project (and
@@ -186,12 +232,14 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
         Then call memory_search for the task with exclude_mandatory=true.
         """
         with tool_errors():
-            found = await svc.mandatory(scopes=scopes(scope))
+            c = here(ctx)
+            found = await c.svc.mandatory(scopes=c.scopes(scope))
             live = [r for r in found if r.shadowed_by is None]
-            return MandatoryOut(memories=[MemoryOut.of(r) for r in live], count=len(live), scopes=scopes(scope))
+            return MandatoryOut(memories=[MemoryOut.of(r) for r in live], count=len(live), scopes=c.scopes(scope))
 
     @tool("memory_search", "Search memories", READ)
     async def memory_search(
+        ctx: Context,
         query: Annotated[str, Field(description="What you need to know, in words (not a regex).", min_length=1)],
         scope: ReadScope = "all",
         limit: Annotated[int, Field(ge=1, le=50, description="How many distinct memories.")] = 8,
@@ -217,9 +265,10 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
         truncated one. Returns the mode actually used (auto falls back to full-text and says why).
         """
         with tool_errors():
-            result = await svc.search(
+            c = here(ctx)
+            result = await c.svc.search(
                 query,
-                scopes=scopes(scope),
+                scopes=c.scopes(scope),
                 limit=limit,
                 mode=mode,
                 kinds=list(kinds or ()),
@@ -238,6 +287,7 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
 
     @tool("memory_source", "Read a memory", READ)
     async def memory_source(
+        ctx: Context,
         id: Annotated[
             str,
             Field(
@@ -250,14 +300,16 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
         Use it to read a search hit completely, or an exact older version from memory_history.
         """
         with tool_errors():
-            version = await svc.version(id)
-            markdown = await svc.source(version.entry_version_id)
+            c = here(ctx)
+            version = await c.svc.version(id)
+            markdown = await c.svc.source(version.entry_version_id)
             return SourceOut(
                 id=version.entry_id, version_id=version.entry_version_id, version=version.version, markdown=markdown
             )
 
     @tool("memory_list", "List memories", READ)
     async def memory_list(
+        ctx: Context,
         scope: ReadScope = "all",
         kinds: Annotated[list[Kind] | None, Field(description="Only these kinds.")] = None,
         tags: Tags = None,
@@ -271,8 +323,9 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
         For a question, memory_search is better; list is for overviews and for finding forgotten memories.
         """
         with tool_errors():
-            found = await svc.list(
-                scopes=scopes(scope),
+            c = here(ctx)
+            found = await c.svc.list(
+                scopes=c.scopes(scope),
                 kinds=list(kinds or ()),
                 tags=list(tags or ()),
                 important=important,
@@ -280,10 +333,11 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
                 include_inactive=include_inactive,
                 limit=limit,
             )
-            return ListOut(memories=[MemoryBrief.of(r) for r in found], count=len(found), scopes=scopes(scope))
+            return ListOut(memories=[MemoryBrief.of(r) for r in found], count=len(found), scopes=c.scopes(scope))
 
     @tool("memory_history", "Version history", READ)
     async def memory_history(
+        ctx: Context,
         id: EntryIdArg,
         diff: Annotated[bool, Field(description="Include what changed between consecutive versions.")] = True,
     ) -> HistoryOut:
@@ -292,17 +346,19 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
         The last version is current (or deleted if the memory was forgotten). memory_source ent_…@N reads one.
         """
         with tool_errors():
-            items = await svc.history(id)
+            c = here(ctx)
+            items = await c.svc.history(id)
             out = []
             for prev, item in zip((None, *items[:-1]), items, strict=True):
                 change = None
                 if diff and prev is not None:
-                    change = await svc.diff(prev.version.entry_version_id, item.version.entry_version_id)
+                    change = await c.svc.diff(prev.version.entry_version_id, item.version.entry_version_id)
                 out.append(VersionOut.of(item, change))
             return HistoryOut(id=id, versions=out)
 
     @tool("memory_changes", "Recent changes", READ)
     async def memory_changes(
+        ctx: Context,
         scope: WriteScope = "project",
         since_revision: Annotated[int, Field(ge=0, description="Only revisions after this one (0: all).")] = 0,
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many, the newest.")] = 20,
@@ -312,11 +368,12 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
         Pass the head_revision you saw last time as since_revision to see only what is new.
         """
         with tool_errors():
-            uri = settings.write_scope(scope)
-            head = await svc.resolve(uri)
+            c = here(ctx)
+            uri = c.settings.write_scope(scope)
+            head = await c.svc.resolve(uri)
             if head is None:
                 return ChangesOut(memory_id=None, scope=uri, head_revision=0, revisions=[])
-            deltas = await svc.changes(head, since_revision=since_revision)
+            deltas = await c.svc.changes(head, since_revision=since_revision)
             return ChangesOut(
                 memory_id=head.memory_id,
                 scope=uri,
@@ -326,6 +383,7 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
 
     @tool("memory_recall", "Recall for this session", READ)
     async def memory_recall(
+        ctx: Context,
         context: Annotated[
             str | None, Field(description="The task or question at hand (omit for the mandatory memories only).")
         ] = None,
@@ -338,7 +396,8 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
         Use it when no "memstone briefing" is in context (no hooks), or after the conversation was compacted.
         """
         with tool_errors():
-            found = await heads(scope)
+            c = here(ctx)
+            found = await c.heads(scope)
             if not found:
                 return RecallOut(
                     briefing="No memories are stored for this project or user yet.",
@@ -350,9 +409,9 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
                     mode="none",
                     note="nothing stored yet",
                 )
-            bundle = await svc.recall(context, memories=found, budget_tokens=budget_tokens)
+            bundle = await c.svc.recall(context, memories=found, budget_tokens=budget_tokens)
             brief = session_briefing(
-                bundle.mandatory, (), budget_tokens=budget_tokens, project_scope=settings.project_scope
+                bundle.mandatory, (), budget_tokens=budget_tokens, project_scope=c.settings.project_scope
             )
             more = prompt_context(bundle.contextual, budget_tokens=budget_tokens, why="the context")
             text = "\n\n".join(b.text for b in (brief, more) if b is not None) or "No mandatory or matching memories."
@@ -383,6 +442,7 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
     # ------------------------------------------------------------------------------------------ writes
     @tool("memory_remember", "Remember", _write(destructive=False, idempotent=True))
     async def memory_remember(
+        ctx: Context,
         text: Annotated[
             str,
             Field(
@@ -408,8 +468,8 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
         Secrets are never stored.
         """
         with tool_errors():
-            _refuse_secret(text, title)
-            uri = settings.write_scope(scope)
+            c = here(ctx)
+            uri = c.settings.write_scope(scope)
             item = EntryInput(
                 kind=kind,
                 text=text,
@@ -419,10 +479,10 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
                 important=important,
                 mandatory=mandatory,
             )
-            before = await svc.resolve(uri)
-            rev = await svc.remember(None, entries=[item], scope=uri, surface="agent-session")
+            before = await c.svc.resolve(uri)
+            rev = await c.svc.remember(None, entries=[item], scope=uri, surface="agent-session")
             if rev is None or (before is not None and rev.revision == before.revision):
-                existing = await _identical(svc, uri, kind, text)
+                existing = await _identical(c.svc, uri, kind, text)
                 return WriteOut(
                     status="unchanged",
                     entries=[EntryRef(id=existing, version_id=None, op="unchanged")] if existing else [],
@@ -431,7 +491,7 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
                 )
             added = WriteOut.entries_of(rev.changes)
             new_ids = {e.id for e in added}
-            similar = await svc.search(text, scopes=[uri], limit=4, mode="auto")
+            similar = await c.svc.search(text, scopes=[uri], limit=4, mode="auto")
             near = [HitOut.of(h) for h in similar.hits if h.entry_id not in new_ids][:3]
             return WriteOut(
                 status="created",
@@ -447,6 +507,7 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
 
     @tool("memory_update", "Update a memory", _write(destructive=False, idempotent=True))
     async def memory_update(
+        ctx: Context,
         id: EntryIdArg,
         text: Annotated[str | None, Field(description="New full text (omit to keep).", max_length=8000)] = None,
         title: Annotated[str | None, Field(description="New title (empty string clears it).", max_length=200)] = None,
@@ -465,58 +526,46 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
         keep their value. With expected_version, a concurrent change is refused instead of overwritten.
         """
         with tool_errors():
-            if text is not None:
-                _refuse_secret(text, title)
-            for _ in range(RETRIES):
-                (record,) = await svc.records([id])
-                if record.state != "active":
-                    raise ToolError(
-                        f"inactive: {id} was forgotten. Next: memory_reactivate it first, then update it. "
-                        "[code: invalid_input]"
-                    )
-                if expected_version is not None and record.revision != expected_version:
-                    raise stale_version(id, expected_version, record.revision)
-                c = record.version.content
-                item = EntryInput(
-                    entry=record.version,
-                    kind=kind or c.kind,
-                    text=text if text is not None else c.text,
-                    title=c.title if title is None else (title or None),
-                    tags=c.tags if tags is None else tuple(tags),
-                    slug=c.slug,
-                    important=c.important if important is None else important,
-                    mandatory=c.mandatory if mandatory is None else mandatory,
-                    artifacts=c.artifacts,
-                    relations=c.relations,
-                    reason=reason,
+            c = here(ctx)
+            try:
+                done = await c.svc.update(
+                    id,
+                    EntryPatch(
+                        kind=kind,
+                        text=text,
+                        title=title,
+                        tags=None if tags is None else tuple(tags),
+                        important=important,
+                        mandatory=mandatory,
+                        reason=reason,
+                    ),
+                    expected_version=expected_version,
                 )
-                head = await svc.head(record.memory_ref.memory_id)
-                try:
-                    rev = await svc.remember(head, entries=[_with_reason(item, record)], surface="agent-session")
-                except RevisionConflictError:
-                    continue  # another entry of this Memory changed: re-read and retry
-                assert rev is not None
-                if rev.revision == head.revision:
-                    return WriteOut(
-                        status="unchanged",
-                        entries=[EntryRef(id=id, version_id=record.entry_version_id, op="unchanged")],
-                        revisions=[RevisionRef.of(rev, record.scope)],
-                        note="the memory already has exactly this content",
-                    )
+            except StaleEntryError as exc:
+                raise stale_version(id, expected_version or 0, exc.actual or 0) from exc
+            if done.status == "unchanged":
+                scope = await c.svc.scope_of(done.current.memory_id)
                 return WriteOut(
-                    status="updated", entries=WriteOut.entries_of(rev.changes), revisions=[RevisionRef.of(rev)]
+                    status="unchanged",
+                    entries=[EntryRef(id=id, version_id=done.current.entry_version_id, op="unchanged")],
+                    revisions=[RevisionRef.of(done.revision, scope)],
+                    note="the memory already has exactly this content",
                 )
-            raise RevisionConflictError(id, expected=0)
+            return WriteOut(
+                status="updated",
+                entries=WriteOut.entries_of(done.revision.changes),
+                revisions=[RevisionRef.of(done.revision)],
+            )
 
-    async def _set_state(ids: Sequence[str], reason: str | None, *, forget: bool) -> WriteOut:
+    async def _set_state(c: Caller, ids: Sequence[str], reason: str | None, *, forget: bool) -> WriteOut:
         by_memory: dict[str, list[str]] = {}
         for entry in dict.fromkeys(ids):
-            version = await svc.get(entry)
+            version = await c.svc.get(entry)
             by_memory.setdefault(version.memory_id, []).append(entry)
         revisions: list[RevisionRef] = []
         entries: list[EntryRef] = []
         for memory_id, group in by_memory.items():
-            head, rev = await _retrying(svc, memory_id, _state_write(svc, group, reason, forget=forget))
+            head, rev = await _retrying(c.svc, memory_id, _state_write(c.svc, group, reason, forget=forget))
             if rev.revision != head.revision:
                 revisions.append(RevisionRef.of(rev))
                 entries.extend(WriteOut.entries_of(rev.changes))
@@ -528,22 +577,25 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
         return WriteOut(status=status, entries=entries, revisions=revisions)
 
     @tool("memory_forget", "Forget memories", _write(destructive=True, idempotent=True))
-    async def memory_forget(ids: Ids, reason: Reason = None) -> WriteOut:
+    async def memory_forget(ctx: Context, ids: Ids, reason: Reason = None) -> WriteOut:
         """Take memories out of recall (wrong, obsolete, or the user asked). History keeps them.
 
         For a memory that is only outdated, memory_update is usually better. memory_reactivate undoes this.
         """
         with tool_errors():
-            return await _set_state(ids, reason, forget=True)
+            c = here(ctx)
+            return await _set_state(c, ids, reason, forget=True)
 
     @tool("memory_reactivate", "Reactivate memories", _write(destructive=False, idempotent=True))
-    async def memory_reactivate(ids: Ids, reason: Reason = None) -> WriteOut:
+    async def memory_reactivate(ctx: Context, ids: Ids, reason: Reason = None) -> WriteOut:
         """Bring forgotten memories back, at the version they had. Find them with memory_list include_inactive."""
         with tool_errors():
-            return await _set_state(ids, reason, forget=False)
+            c = here(ctx)
+            return await _set_state(c, ids, reason, forget=False)
 
     @tool("memory_relate", "Relate memories", _write(destructive=False, idempotent=True))
     async def memory_relate(
+        ctx: Context,
         source: EntryIdArg,
         target: EntryIdArg,
         kind: Annotated[
@@ -560,8 +612,9 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
         The link is a new version of the source; it shows up in memory_recall and in both memories' context.
         """
         with tool_errors():
-            memory_id = (await svc.get(source)).memory_id
-            head, rev = await _retrying(svc, memory_id, lambda h: svc.relate(h, source, target, kind))
+            c = here(ctx)
+            memory_id = (await c.svc.get(source)).memory_id
+            head, rev = await _retrying(c.svc, memory_id, lambda h: c.svc.relate(h, source, target, kind))
             if rev.revision == head.revision:
                 return WriteOut(status="unchanged", entries=[], revisions=[RevisionRef.of(rev)], note="already linked")
             return WriteOut(status="related", entries=WriteOut.entries_of(rev.changes), revisions=[RevisionRef.of(rev)])
@@ -576,8 +629,9 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
     )
     async def mandatory_resource() -> str:
         with tool_errors():
-            found = [r for r in await svc.mandatory(scopes=scopes("all")) if r.shadowed_by is None]
-            parts = [await svc.source(r.entry_version_id) for r in found]
+            c = here(None)  # a static resource carries no request: in token mode it is refused
+            found = [r for r in await c.svc.mandatory(scopes=c.scopes("all")) if r.shadowed_by is None]
+            parts = [await c.svc.source(r.entry_version_id) for r in found]
             return "\n".join(parts) if parts else "No mandatory memories.\n"
 
     @mcp.resource(
@@ -587,23 +641,28 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
         description="One memory (its current version) as Markdown with YAML frontmatter.",
         mime_type="text/markdown",
     )
-    async def entry_resource(entry_id: str) -> str:
+    async def entry_resource(ctx: Context, entry_id: str) -> str:
         with tool_errors():
-            return await svc.source(entry_id)
+            c = here(ctx)
+            return await c.svc.source(entry_id)
 
     # ------------------------------------------------------------------------------------------ prompts
     @mcp.prompt(name="session_start", title="Start a session with memory")
-    async def session_start(task: str = "") -> str:
+    async def session_start(ctx: Context, task: str = "") -> str:
         """Load this project's memories: the mandatory ones in full, then those relevant to the task."""
         with tool_errors():
-            found = await heads("all")
+            c = here(ctx)
+            found = await c.heads("all")
             if not found:
                 return "No memories are stored for this project yet. Capture durable knowledge as you learn it."
-            bundle = await svc.recall(task or None, memories=found, budget_tokens=settings.session_budget_tokens)
+            bundle = await c.svc.recall(task or None, memories=found, budget_tokens=c.settings.session_budget_tokens)
             brief = session_briefing(
-                bundle.mandatory, (), budget_tokens=settings.session_budget_tokens, project_scope=settings.project_scope
+                bundle.mandatory,
+                (),
+                budget_tokens=c.settings.session_budget_tokens,
+                project_scope=c.settings.project_scope,
             )
-            more = prompt_context(bundle.contextual, budget_tokens=settings.session_budget_tokens, why="the task")
+            more = prompt_context(bundle.contextual, budget_tokens=c.settings.session_budget_tokens, why="the task")
             body = "\n\n".join(b.text for b in (brief, more) if b is not None) or "No mandatory memories are stored."
             follow = (
                 "Search further with memory_search (exclude_mandatory=true) when the task touches something "
@@ -627,36 +686,6 @@ def build_server(service: MemoryService, settings: AgentSettings) -> MCPServer:
         )
 
     return mcp
-
-
-def _with_reason(item: EntryInput, record: Record) -> EntryInput:
-    """Default reason of an update: ``flag`` when only important/mandatory change (Graphit), else ``update``."""
-    if item.reason:
-        return item
-    old = record.version.content
-    new = replace(
-        old,
-        kind=item.kind,
-        text=item.text,
-        title=item.title,
-        tags=tuple(item.tags),
-        important=item.important,
-        mandatory=item.mandatory,
-    )
-    return replace(item, reason=flag_reason(old, new) or "update")
-
-
-def _refuse_secret(text: str, title: str | None) -> None:
-    """Secrets are never stored (issue 5): refuse by kind and position, never echoing the value."""
-    from ...domain.secrets import describe_findings, find_secrets
-
-    for where, value in (("text", text), ("title", title or "")):
-        found = find_secrets(value)
-        if found:
-            raise InvalidInput(
-                f"refused: {describe_findings(found, where=f'the {where}')}; nothing was stored",
-                hint="name the environment variable or vault path that holds the secret instead",
-            )
 
 
 def _state_write(
@@ -726,6 +755,8 @@ class MountState(Protocol):
 
     async def authenticate(self, headers: Headers) -> object: ...
 
+    async def org_of(self, user: str) -> str | None: ...
+
 
 class _AuthenticatedMCP:
     """The streamable-HTTP endpoint behind the host's ``authenticate`` (an ASGI app object, so a Starlette
@@ -738,12 +769,16 @@ class _AuthenticatedMCP:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             try:
-                await self.state.authenticate(Headers(scope=scope))
+                access = await self.state.authenticate(Headers(scope=scope))
             except MemstoneError as exc:
                 status = ACCESS_STATUS.get(exc.code, 503)
                 body = {"error": {"code": exc.code, "message": exc.message, "hint": exc.hint}}
                 await JSONResponse(body, status_code=status)(scope, receive, send)
                 return
+            # Trigger: every MCP message over HTTP. Why: the tool must act as this request's principal, and a
+            # session may outlive one token, so the access travels with the request, never with the session.
+            # Outcome: the tool reads it from the request (see _access_of) and acts through service.acting().
+            scope = {**scope, "state": {**scope.get("state", {}), ACCESS_KEY: access}}
         await self.handler(scope, receive, send)
 
 
@@ -760,7 +795,7 @@ def mcp_mount(
     @asynccontextmanager
     async def factory(state: MountState) -> AsyncIterator[ASGIApp]:
         agent_settings = settings or AgentSettings.load(url=getattr(getattr(state, "settings", None), "url", None))
-        server = build_server(state.service, agent_settings)
+        server = build_server(state.service, agent_settings, authenticated=True, user_org=state.org_of)
         security = None
         if allowed_hosts:
             security = TransportSecuritySettings(

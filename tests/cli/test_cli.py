@@ -93,7 +93,9 @@ def frontmatter(markdown: str) -> tuple[dict[str, object], str]:
 
 def test_remember_creates_the_scope_memory_and_prints_its_revision(run: Cli) -> None:
     result = run("remember", "--kind", "fact", "--text", "We deploy with uv.")
-    assert re.fullmatch(r"mem_\w{26} revision 1 \(1 active of 1 entries\)\n", result.stdout), result.stdout
+    assert re.fullmatch(r"mem_\w{26} revision 1 \(1 active of 1 entries\); added ent_\w{26}\n", result.stdout), (
+        result.stdout
+    )
     (memory,) = run.json("memories")["memories"]
     assert memory["scope"] == DEFAULT_SCOPE
     assert result.stdout.startswith(memory["memory_id"])
@@ -311,7 +313,7 @@ def test_changes_since_zero_lists_every_revision_in_order(run: Cli) -> None:
     assert [d["memory_ref"]["revision"] for d in deltas] == [1, 2, 3, 4]
     assert [(c["op"], c["entry_id"], c["reason"]) for d in deltas for c in d["changes"]] == [
         ("add", entry, "init"),
-        ("revise", entry, None),
+        ("revise", entry, "update"),  # the default reason of an update, on every surface
         ("deactivate", entry, "stale"),
         ("reactivate", entry, None),
     ]
@@ -540,7 +542,7 @@ def test_remember_revise_of_an_inactive_entry_is_invalid_input(run: Cli) -> None
 
 def test_click_usage_errors_exit_2(run: Cli) -> None:
     assert "Invalid value for '--mode'" in run("search", "x", "--mode", "bogus", code=2).stderr
-    assert "Missing option '--kind'" in run("remember", "--text", "x", code=2).stderr
+    assert "needs --kind and --text" in run("remember", "--text", "x", code=2).stderr
     assert "No such command" in run("nope", code=2).stderr
 
 

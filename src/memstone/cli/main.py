@@ -197,59 +197,95 @@ def cli(ctx: click.Context, url: str | None, scope: str | None, embedding: str |
 
 
 @cli.command()
-@click.option("--kind", required=True, help="fact, preference, decision, constraint, convention, lesson, ...")
-@click.option("--text", required=True, help="The memory's Markdown text ('-' reads stdin).")
-@click.option("--title", help="A short title.")
-@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--kind", help="fact, preference, decision, constraint, convention, lesson, ... (required for a new one)")
+@click.option("--text", help="The memory's Markdown text ('-' reads stdin; required for a new one).")
+@click.option("--title", help="A short title ('' clears it on --revise).")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable; on --revise, replaces the tags).")
 @click.option("--slug", help="A lowercase kebab-case name, unique per kind in a scope.")
-@click.option("--important", is_flag=True, help="Mark as curated reference material.")
-@click.option("--mandatory", is_flag=True, help="Load in full at every session start.")
-@click.option("--revise", "revise", metavar="ENTRY", help="Revise this entry instead of adding a new one.")
+@click.option("--important/--not-important", default=None, help="Mark (or unmark) as curated reference material.")
+@click.option(
+    "--mandatory/--not-mandatory", default=None, help="Load (or stop loading) in full at every session start."
+)
+@click.option("--revise", "revise", metavar="ENTRY", help="Revise this entry: options you omit keep their value.")
+@click.option("--expected-version", type=int, help="With --revise: refuse if the entry changed since this version.")
 @click.option("--memory", help="Memory id (default: the scope's Memory).")
 @click.option("--reason", help="Why (a short code or sentence).")
 @json_option
 @click.pass_context
 def remember(
     ctx: click.Context,
-    kind: str,
-    text: str,
+    kind: str | None,
+    text: str | None,
     title: str | None,
     tags: tuple[str, ...],
     slug: str | None,
-    important: bool,
-    mandatory: bool,
+    important: bool | None,
+    mandatory: bool | None,
     revise: str | None,
+    expected_version: int | None,
     memory: str | None,
     reason: str | None,
     as_json: bool,
 ) -> None:
-    """Add a memory, or revise one (--revise ENTRY)."""
-    from ..domain.ids import EntryId
-    from ..domain.model import EntryInput
+    """Add a memory, or revise one (--revise ENTRY keeps what you do not change)."""
+    from ..domain.errors import InvalidInput
+    from ..domain.model import EntryInput, EntryPatch
 
     body_text = sys.stdin.read() if text == "-" else text
 
     async def body(svc: MemoryService) -> None:
-        async def once() -> Revision | None:
-            base = await memory_of(svc, ctx.obj, memory, revise)
-            item = EntryInput(
+        if revise:
+            patch = EntryPatch(
                 kind=kind,
                 text=body_text,
                 title=title,
-                tags=tags,
+                tags=tags or None,
                 slug=slug,
                 important=important,
                 mandatory=mandatory,
-                entry=EntryId(revise) if revise else None,
                 reason=reason,
             )
+            done = await svc.update(revise, patch, expected_version=expected_version)
+            line = f"{done.status} {done.current.entry_id} (version {done.current.version}); {rev_line(done.revision)}"
+            emit(
+                as_json,
+                {"status": done.status, "entries": [done.current.entry_id], "revision": done.revision.to_dict()},
+                line,
+            )
+            return
+        if kind is None or body_text is None:
+            raise InvalidInput("a new memory needs --kind and --text", hint="or pass --revise ENTRY to change one")
+        if expected_version is not None:
+            raise InvalidInput("--expected-version goes with --revise ENTRY")
+        item = EntryInput(
+            kind=kind,
+            text=body_text,
+            title=title,
+            tags=tags,
+            slug=slug,
+            important=bool(important),
+            mandatory=bool(mandatory),
+            reason=reason,
+        )
+
+        async def once() -> Revision | None:
+            base = await memory_of(svc, ctx.obj, memory)
             if base is None:
                 return await svc.remember(None, entries=[item], scope=ctx.obj.scope)
             return await svc.remember(base, entries=[item])
 
         rev = await with_retry(once)
-        payload = {"revision": rev.to_dict() if rev else None}
-        emit(as_json, payload, rev_line(rev))
+        added = [c.entry_id for c in rev.changes if c.op == "add"] if rev else []
+        line = f"{rev_line(rev)}; added {', '.join(added)}" if added else rev_line(rev)
+        emit(
+            as_json,
+            {
+                "status": "created" if added else "unchanged",
+                "entries": added,
+                "revision": rev.to_dict() if rev else None,
+            },
+            line,
+        )
 
     run(ctx, as_json, body)
 

@@ -21,9 +21,9 @@ from starlette.background import BackgroundTask
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 
 from ... import __version__
-from ...domain.errors import InvalidInput, NotFound, RevisionConflictError
+from ...domain.errors import InvalidInput, NotFound, RevisionConflictError, StaleEntryError
 from ...domain.ids import EntryId
-from ...domain.model import ArtifactRef, EntryInput, EntryVersion, Relation, Revision
+from ...domain.model import ArtifactRef, EntryInput, EntryPatch, EntryVersion, Relation, Revision
 from ...domain.records import Record
 from ...domain.rules import build_content
 from ...domain.scopes import Scope
@@ -487,27 +487,38 @@ async def update(call: Call) -> Response:
         for r in body.relations:
             await call.gate.entry(r.target, "read")
 
-    async def action(svc: MemoryService, head: Revision, current: EntryVersion) -> Revision:
-        c = current.content
-        fields = body.model_fields_set
-        item = EntryInput(
-            entry=current,
-            kind=body.kind if body.kind is not None else c.kind,
-            text=body.text if body.text is not None else c.text,
-            title=body.title if "title" in fields else c.title,
-            tags=body.tags if body.tags is not None else c.tags,
-            slug=body.slug if "slug" in fields else c.slug,
-            important=body.important if body.important is not None else c.important,
-            mandatory=body.mandatory if body.mandatory is not None else c.mandatory,
-            relations=_relations(body.relations) if body.relations is not None else c.relations,
-            artifacts=c.artifacts,
-            reason=body.reason,
-        )
-        rev = await svc.remember(head, entries=[item], author=call.gate.author)
-        assert rev is not None
-        return rev
-
-    return await _write(call, expected, action)
+    fields = body.model_fields_set
+    patch = EntryPatch(
+        kind=body.kind,
+        text=body.text,
+        title=(body.title or "") if "title" in fields else None,
+        tags=body.tags,
+        slug=(body.slug or "") if "slug" in fields else None,
+        important=body.important,
+        mandatory=body.mandatory,
+        relations=_relations(body.relations) if body.relations is not None else None,
+        reason=body.reason,
+    )
+    gate = call.gate
+    found, scope = await gate.entry(call.path["entry_id"], "write")
+    try:
+        done = await gate.service.update(found.entry_id, patch, expected_version=expected)
+    except StaleEntryError as exc:
+        (record,) = await gate.service.records([found.entry_id])
+        raise ApiError(
+            409,
+            exc.code,
+            exc.message,
+            hint="re-read the record ('current' holds it), apply your change again, and send its revision",
+            extra={"current": s.RecordOut.model_validate(record_out(record)).model_dump(mode="json")},
+            headers={"ETag": etag(record)},
+        ) from exc
+    record = await _records(gate.service, found.entry_id)
+    return ok(
+        s.WriteOut,
+        {"revision": revision_out(done.revision, scope.uri if scope else None), "record": record_out(record)},
+        headers={"ETag": etag(record)},
+    )
 
 
 async def flag(call: Call) -> Response:

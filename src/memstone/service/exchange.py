@@ -26,7 +26,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from ..domain.canonical import REVISION_CONTENT_TAG, canonical_bytes, tagged_sha256
 from ..domain.errors import Conflict, IntegrityError, InvalidInput
@@ -48,9 +48,7 @@ from ..domain.model import ArtifactRef, Change, EntryVersion, ManifestEntry, Rev
 from ..domain.rules import normalize_kind, slugify
 from ..domain.scopes import parse_scope
 from ..ports import MemoryVersionsQuery, RevisionQuery, RevisionsQuery, ScopeQuery, SourcesQuery, WritePlan
-
-if TYPE_CHECKING:
-    from .facade import MemoryService
+from .core import ServiceCore
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,7 +120,7 @@ def _base_dir(memory_id: MemoryId, scope: str | None) -> tuple[str, ...]:
 
 # ---------------------------------------------------------------------------------------------- export
 async def export_markdown(
-    svc: MemoryService,
+    svc: ServiceCore,
     directory: str | os.PathLike[str],
     *,
     scopes: Sequence[str] = (),
@@ -272,7 +270,7 @@ class _Memory:
     plans: dict[int, tuple[WritePlan, RevisionMeta, list[str]]]
 
 
-async def import_markdown(svc: MemoryService, directory: str | os.PathLike[str]) -> ImportReport:
+async def import_markdown(svc: ServiceCore, directory: str | os.PathLike[str]) -> ImportReport:
     """Read an export back. Idempotent: Revisions the store already has (with the same hashes) are skipped."""
     root = Path(directory)
     index = _read_index(root)
@@ -467,7 +465,7 @@ def _manifest_updates(
     return updates
 
 
-async def _already_present(svc: MemoryService, mem: _Memory) -> int:
+async def _already_present(svc: ServiceCore, mem: _Memory) -> int:
     """How many of the export's Revisions the store already has; a store that disagrees is a conflict."""
     first = await svc.backend.read(RevisionQuery(ref=ArtifactRef(memory_id=mem.memory_id, revision=1)))
     if first is None:
@@ -486,7 +484,7 @@ async def _already_present(svc: MemoryService, mem: _Memory) -> int:
     return upto
 
 
-async def _check_binding(svc: MemoryService, mem: _Memory, *, bind_missing: bool = False) -> None:
+async def _check_binding(svc: ServiceCore, mem: _Memory, *, bind_missing: bool = False) -> None:
     if mem.scope is None:
         return
     bound = await svc.resolve(mem.scope)

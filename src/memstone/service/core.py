@@ -1,0 +1,526 @@
+"""The service core: the open backend, the clock and ids, the model, the actor's policy, the caches, exact reads,
+scopes, the kind policy and the one write path (``_commit``). Every component of the service is built on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import datetime as _dt
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal, cast
+
+from ..domain.canonical import SOURCE_CONTENT_TAG, tagged_sha256
+from ..domain.errors import (
+    ArtifactNotFoundError,
+    InvalidCitationError,
+    InvalidInput,
+    NotFound,
+    StoreMigratingError,
+)
+from ..domain.ids import EntryId, EntryVersionId, MemoryId, SourceId, check_id, new_ulid
+from ..domain.model import (
+    ArtifactRef,
+    Citation,
+    EntryContent,
+    EntryVersion,
+    ManifestEntry,
+    MemoryHit,
+    Revision,
+    RevisionChanges,
+    Source,
+    Surface,
+    VerifyReport,
+)
+from ..domain.records import (
+    Record,
+)
+from ..domain.render import render_markdown
+from ..domain.rules import (
+    normalize_kind,
+    normalize_source_ids,
+    normalize_tags,
+    normalize_text,
+)
+from ..domain.scopes import canonical_scope
+from ..indexing import VectorIndexer
+from ..ports import (
+    EmbeddingModel,
+    HeadQuery,
+    KindsQuery,
+    ManifestQuery,
+    MemoriesQuery,
+    MemoryBackend,
+    RevisionQuery,
+    ScopeQuery,
+    SourcesQuery,
+    VersionsQuery,
+    WritePlan,
+)
+from .policy import Actor, Policy, UserOrg, refuse_secrets, refuse_secrets_in_plan
+
+MemoryLike = Revision | ArtifactRef
+EntryLike = EntryVersion | MemoryHit | Record | str
+RememberMode = Literal["append", "extract", "auto"]
+Order = Literal["relevance", "priority"]
+MAX_LIMIT = 1000
+WRITE_RETRIES = 5  # the one retry policy for writes that re-read the head after a lost race
+log = logging.getLogger("memstone.service")
+
+
+def utc_now() -> str:
+    """The default clock: ISO-8601 UTC with milliseconds."""
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HistoryItem:
+    """One step of an entry's revision chain, walkable by previous/next."""
+
+    version: EntryVersion
+    previous_version_id: EntryVersionId | None
+    next_version_id: EntryVersionId | None
+    status: Literal["current", "superseded", "deleted"]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            **self.version.to_dict(),
+            "next_version_id": self.next_version_id,
+            "status": self.status,
+        }
+
+
+def _memory_id(memory: MemoryLike | str) -> MemoryId:
+    if isinstance(memory, (Revision, ArtifactRef)):
+        return memory.memory_id
+    return MemoryId(check_id(memory, what="memory", prefix="mem_"))
+
+
+def _entry_id(entry: EntryLike | EntryId) -> EntryId:
+    if isinstance(entry, (EntryVersion, MemoryHit, Record)):
+        return entry.entry_id
+    return EntryId(check_id(entry, what="entry", prefix="ent_"))
+
+
+def flag_reason(old: EntryContent, new: EntryContent) -> str | None:
+    """``"flag"`` when a revision changes only the important/mandatory flags (Graphit: flagging is a version)."""
+    if (old.important, old.mandatory) == (new.important, new.mandatory):
+        return None
+    same = replace(new, important=old.important, mandatory=old.mandatory)
+    return "flag" if same == old else None
+
+
+class ServiceCore:
+    """What every component shares: the backend, clock, ids, model, policy and caches; reads and the write path."""
+
+    def __init__(
+        self,
+        backend: MemoryBackend,
+        *,
+        clock: Callable[[], str] = utc_now,
+        new_id: Callable[[str], str] = new_ulid,
+        author: str | None = None,
+        surface: Surface = "api",
+        closed_kinds: frozenset[str] | None = None,
+        embedding: EmbeddingModel | None = None,
+    ) -> None:
+        self.backend = backend
+        self._clock = clock
+        self._new_id = new_id
+        self._author = author
+        self._surface: Surface = surface
+        self._closed_kinds = closed_kinds
+        self.indexer = VectorIndexer(embedding) if embedding is not None else None
+        self.migration_wait_s = 600.0
+        self._policy = Policy(Actor.local(author=author, surface=surface))
+        self._kind_cache: tuple[bool, frozenset[str] | None] | None = None
+        self._bound: dict[MemoryId, str] | None = None
+
+    def acting(self, actor: Actor, *, user_org: UserOrg | None = None) -> ServiceCore:
+        """A core over the same backend, model and caches that acts as ``actor``."""
+        view = copy.copy(self)
+        view._author = actor.author
+        view._surface = actor.surface
+        view._policy = Policy(actor, user_org=user_org)
+        return view
+
+    @property
+    def actor(self) -> Actor:
+        return self._policy.actor
+
+    @property
+    def policy(self) -> Policy:
+        return self._policy
+
+    async def scope_of(self, memory_id: MemoryId) -> str | None:
+        """The scope a Memory is bound to (None: unbound). Bindings are permanent."""
+        return (await self._scopes_of([memory_id])).get(memory_id)
+
+    async def _may(self, memory_id: MemoryId, need: Literal["read", "write"], *, hidden: str) -> None:
+        """The grant rule for a Memory found by id (NotFound ``hidden`` when the actor cannot read it)."""
+        if self._policy.actor.trusted:
+            return
+        scope = (await self._scopes_of([memory_id])).get(memory_id)
+        await self._policy.require_bound(scope, need, hidden=hidden)
+
+    async def head(self, memory: MemoryLike | str) -> Revision:
+        """The current Revision of a Memory."""
+        memory_id = _memory_id(memory)
+        head = await self.backend.read(HeadQuery(memory_id=memory_id))
+        if head is None:
+            raise ArtifactNotFoundError(f"no memory {memory_id}", hint="list memories with `memstone memories`")
+        await self._may(memory_id, "read", hidden=f"no memory {memory_id}")
+        return cast(Revision, head)
+
+    async def revision(self, memory: MemoryLike | str, revision: int | None = None) -> Revision:
+        """An exact Revision (default: the one ``memory`` names, or the head)."""
+        memory_id = _memory_id(memory)
+        number = revision if revision is not None else getattr(memory, "revision", None)
+        if number is None:
+            return await self.head(memory_id)
+        if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+            raise InvalidInput(f"revision must be a positive integer, got {number!r}")
+        found = await self.backend.read(RevisionQuery(ref=ArtifactRef(memory_id=memory_id, revision=number)))
+        if found is None:
+            raise ArtifactNotFoundError(f"no revision {number} of {memory_id}")
+        await self._may(memory_id, "read", hidden=f"no memory {memory_id}")
+        return cast(Revision, found)
+
+    async def memories(self) -> tuple[Revision, ...]:
+        """The head Revision of every Memory in the store (that the actor may read)."""
+        heads = cast(list[Revision], await self.backend.read(MemoriesQuery()))
+        if self._policy.actor.trusted:
+            return tuple(heads)
+        scope_of = await self._scopes_of([h.memory_id for h in heads])
+        return tuple([h for h in heads if await self._policy.readable(scope_of.get(h.memory_id))])
+
+    async def manifest(self, memory: MemoryLike | str) -> dict[EntryId, ManifestEntry]:
+        """The whole manifest of a Revision (default: the head): entry → version, hash, state."""
+        rev = await self.revision(memory)
+        return dict(cast(dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=rev.ref))))
+
+    async def entries(self, memory: MemoryLike | str, *, include_inactive: bool = False) -> list[EntryVersion]:
+        """The current version of every (active) entry of a Revision, in entry id order."""
+        rev = await self.revision(memory)
+        manifest = await self.manifest(rev)
+        wanted = [m for m in manifest.values() if include_inactive or m.state == "active"]
+        wanted.sort(key=lambda m: m.entry_id.encode("utf-8"))
+        out: list[EntryVersion] = []
+        for i in range(0, len(wanted), 500):
+            ids = tuple(m.entry_version_id for m in wanted[i : i + 500])
+            out.extend(
+                cast(
+                    list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=rev.memory_id, version_ids=ids))
+                )
+            )
+        return out
+
+    async def get(self, entry: EntryLike, *, memory: MemoryLike | str | None = None) -> EntryVersion:
+        """An entry's version: the one current at ``memory`` (default: its head), or the exact version given."""
+        if isinstance(entry, str) and entry.startswith("ver_"):
+            found = cast(
+                list[EntryVersion],
+                await self.backend.read(VersionsQuery(memory_id=None, version_ids=(EntryVersionId(entry),))),
+            )
+            if not found:
+                raise NotFound(f"no entry version {entry}")
+            await self._may(found[0].memory_id, "read", hidden=f"no entry version {entry}")
+            return found[0]
+        entry_id = _entry_id(entry)
+        versions = cast(list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=None, entry_id=entry_id)))
+        if not versions:
+            raise NotFound(f"no entry {entry_id}", hint="search or list entries to find an id")
+        await self._may(versions[0].memory_id, "read", hidden=f"no entry {entry_id}")
+        rev = await self.revision(memory if memory is not None else versions[0].memory_id)
+        manifest = cast(
+            dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=rev.ref, entry_ids=(entry_id,)))
+        )
+        m = manifest.get(entry_id)
+        if m is None:
+            raise NotFound(f"entry {entry_id} is not in {rev.ref}")
+        for v in versions:
+            if v.entry_version_id == m.entry_version_id:
+                return v
+        raise NotFound(f"version {m.entry_version_id} of {entry_id} is missing")
+
+    async def history(self, entry: EntryLike) -> tuple[HistoryItem, ...]:
+        """Every version of an entry, oldest first, with previous/next links and current/superseded/deleted."""
+        entry_id = _entry_id(entry)
+        versions = cast(list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=None, entry_id=entry_id)))
+        if not versions:
+            raise NotFound(f"no entry {entry_id}")
+        await self._may(versions[0].memory_id, "read", hidden=f"no entry {entry_id}")
+        head = await self.head(versions[0].memory_id)
+        manifest = cast(
+            dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=head.ref, entry_ids=(entry_id,)))
+        )
+        state = manifest[entry_id].state if entry_id in manifest else "inactive"
+        out = []
+        for i, v in enumerate(versions):
+            nxt = versions[i + 1].entry_version_id if i + 1 < len(versions) else None
+            if nxt is not None:
+                status: Literal["current", "superseded", "deleted"] = "superseded"
+            else:
+                status = "current" if state == "active" else "deleted"
+            out.append(
+                HistoryItem(version=v, previous_version_id=v.previous_version_id, next_version_id=nxt, status=status)
+            )
+        return tuple(out)
+
+    async def source(self, entry: EntryLike, *, memory: MemoryLike | str | None = None) -> str:
+        """One entry (or exact version) rendered as Markdown with YAML frontmatter (the Graphit presentation)."""
+        version = await self.get(entry, memory=memory)
+        chain = await self.history(version.entry_id)
+        item = next(h for h in chain if h.version.entry_version_id == version.entry_version_id)
+        state = "inactive" if item.status == "deleted" else "active"
+        return render_markdown(
+            version,
+            created_at=chain[0].version.provenance.created_at,
+            state=state,
+            current=item.next_version_id is None,
+        )
+
+    async def changes(
+        self, memory: MemoryLike | str, *, since_revision: int | None = None
+    ) -> tuple[RevisionChanges, ...]:
+        """Compact per-Revision change summaries, ascending; ``since_revision`` is exclusive (0 = from the start)."""
+        rev = await self.revision(memory)
+        return await self.backend.changes(rev.ref, since_revision)
+
+    async def expand(
+        self, hits: Iterable[MemoryHit | Citation], *, layer: Literal["full"] = "full"
+    ) -> tuple[EntryVersion, ...]:
+        """The exact entry versions behind hits or citations, each validated against its Revision's manifest."""
+        anchors = []
+        for hit in hits:
+            if not isinstance(hit, (MemoryHit, Citation)):
+                raise InvalidInput(f"expand takes hits or citations, got {type(hit).__name__}")
+            anchors.append((hit.memory_ref, hit.entry_id, hit.entry_version_id))
+        for memory_id in sorted({a[0].memory_id for a in anchors}):
+            await self._may(memory_id, "read", hidden=f"no memory {memory_id}")
+        return await self.backend.expand(anchors)
+
+    def cite(self, hit: MemoryHit | Record) -> Citation:
+        """The exact Handoff anchor of a hit or record: memory ref + entry id + entry version id (+ hash)."""
+        if isinstance(hit, Record):
+            return self.cite_record(hit)
+        return Citation(
+            memory_ref=hit.memory_ref,
+            entry_id=hit.entry_id,
+            entry_version_id=hit.entry_version_id,
+            entry_content_hash=hit.entry_content_hash or None,
+        )
+
+    async def verify_citation(self, citation: Citation) -> EntryVersion:
+        """Check a citation against canonical bytes; returns the cited version or raises InvalidCitationError."""
+        await self._may(citation.memory_ref.memory_id, "read", hidden=f"no memory {citation.memory_ref.memory_id}")
+        (version,) = await self.backend.expand([(citation.memory_ref, citation.entry_id, citation.entry_version_id)])
+        if citation.entry_content_hash is not None and citation.entry_content_hash != version.entry_content_hash:
+            raise InvalidCitationError(f"citation hash does not match version {citation.entry_version_id}")
+        return version
+
+    async def record_source(self, kind: str, content: str, *, uri: str | None = None) -> Source:
+        """Persist a piece of evidence (immutable) and return it, to cite in ``remember(sources=...)``."""
+        text = normalize_text(content, what="source content")
+        kind_clean = normalize_tags([kind])[0]
+        refuse_secrets([("source content", text), ("source uri", uri)])
+        source = Source(
+            source_id=SourceId(self._new_id("src_")),
+            kind=kind_clean,
+            content=text,
+            uri=uri,
+            content_hash=tagged_sha256(SOURCE_CONTENT_TAG, text.encode("utf-8")),
+            created_at=self._clock(),
+        )
+        return await self.backend.put_source(source)
+
+    async def sources(self, ids: Sequence[str]) -> tuple[Source, ...]:
+        return tuple(
+            cast(list[Source], await self.backend.read(SourcesQuery(source_ids=tuple(normalize_source_ids(ids)))))
+        )
+
+    async def resolve(self, scope: str) -> Revision | None:
+        """The head of the Memory bound to a scope URI, or None when the scope is unbound."""
+        uri = canonical_scope(scope)
+        await self._policy.require_named(uri, "read")
+        found = cast(list[tuple[str, MemoryId, str]], await self.backend.read(ScopeQuery(scope=uri)))
+        if not found:
+            return None
+        return await self.head(found[0][1])
+
+    async def scopes(self) -> tuple[tuple[str, MemoryId], ...]:
+        """Every scope binding the actor may read: (scope URI, memory id)."""
+        found = await self._bindings()
+        if self._policy.actor.trusted:
+            return found
+        return tuple([(s, m) for s, m in found if await self._policy.readable(s)])
+
+    async def _bindings(self) -> tuple[tuple[str, MemoryId], ...]:
+        found = cast(list[tuple[str, MemoryId, str]], await self.backend.read(ScopeQuery(scope=None)))
+        return tuple((s, m) for s, m, _ in found)
+
+    async def _base(self, memory: MemoryLike | None) -> Revision | None:
+        if memory is None:
+            return None
+        if isinstance(memory, str):
+            raise InvalidInput(
+                "writes take the exact Revision they are based on, not a bare memory id",
+                hint="pass await service.head(memory_id)",
+            )
+        if not isinstance(memory, (Revision, ArtifactRef)):
+            raise InvalidInput(f"memory must be a Revision or ArtifactRef, got {type(memory).__name__}")
+        if isinstance(memory, Revision):
+            return memory
+        return await self.revision(memory.memory_id, memory.revision)
+
+    async def _commit(self, plan: WritePlan) -> Revision:
+        """The one write path: the policy (secrets, the write grant), vectors, then the unit of work."""
+        refuse_secrets_in_plan(plan)
+        if not self._policy.actor.trusted:
+            if plan.bind_scope is not None and plan.base_revision == 0:
+                await self._policy.require_named(plan.bind_scope, "write")
+            else:
+                await self._may(plan.memory_id, "write", hidden=f"no memory {plan.memory_id}")
+        plan = await self._with_vectors(plan)
+        deadline = time.monotonic() + self.migration_wait_s
+        while True:
+            try:
+                async with self.backend.begin() as uow:
+                    return await uow.commit(plan)
+            except StoreMigratingError:
+                # Trigger: a model migration (memstone reembed) holds writes.
+                # Why: every write must land on the new profile's projection, not be lost or half-indexed.
+                # Outcome: wait for the migration to finish, then commit (vectors are recomputed).
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.2)
+                plan = await self._with_vectors(replace(plan, vectors={}))
+
+    async def _with_vectors(self, plan: WritePlan) -> WritePlan:
+        """Embed, outside the transaction, every version this write projects (new, revised, reactivated)."""
+        if self.indexer is None or self.backend.capabilities.embedding_profile is None:
+            return plan
+        projected = {v.entry_version_id: v for v in plan.new_versions}
+        missing = tuple(
+            c.to_entry_version_id
+            for c in plan.changes
+            if c.op == "reactivate" and c.to_entry_version_id is not None and c.to_entry_version_id not in projected
+        )
+        if missing:
+            found = await self.backend.read(VersionsQuery(memory_id=plan.memory_id, version_ids=missing))
+            projected.update({v.entry_version_id: v for v in cast(list[EntryVersion], found)})
+        wanted = [
+            projected[c.to_entry_version_id]
+            for c in plan.changes
+            if c.op != "deactivate" and c.to_entry_version_id in projected
+        ]
+        return replace(plan, vectors=await self.indexer.vectors_for(wanted))
+
+    async def verify(self) -> VerifyReport:
+        """Recheck every hash, manifest and projection. Reports damage; repairs nothing."""
+        return await self.backend.maintain("verify")
+
+    async def rebuild_projections(self) -> VerifyReport:
+        """Rebuild every projection from authority (refused when authority itself is damaged)."""
+        return await self.backend.maintain("rebuild")
+
+    async def aclose(self) -> None:
+        await self.backend.aclose()
+
+    async def kinds(self) -> frozenset[str] | None:
+        """The store's closed kind set (``None``: open). Fixed when the store is created, by its first writer.
+
+        A service opened with ``closed_kinds`` on a store that was created with another set (or open) is refused
+        by name before anything is written.
+        """
+        if self._kind_cache is None:
+            wanted = self._closed_kinds
+            recorded, stored = cast(tuple[bool, tuple[str, ...] | None], await self.backend.read(KindsQuery()))
+            if not recorded:
+                async with self.backend.begin() as uow:
+                    stored = await uow.record_kinds(tuple(sorted(wanted)) if wanted is not None else None)
+            policy = frozenset(stored) if stored is not None else None
+            if wanted is not None and policy != frozenset(wanted):
+                raise InvalidInput(
+                    f"this store was created with {_describe(policy)}, not the closed set {', '.join(sorted(wanted))}",
+                    hint="a store's kind set is fixed at creation; open it without closed_kinds, or use a new store",
+                )
+            self._kind_cache = (True, policy)
+        return self._kind_cache[1]
+
+    async def _check_kind(self, kind: str) -> str:
+        return normalize_kind(kind, closed_kinds=await self.kinds())
+
+    async def _scope_map(self) -> dict[MemoryId, str]:
+        found = {m: s for s, m in await self._bindings()}
+        self._bound = dict(found)
+        return found
+
+    async def _scopes_of(self, memory_ids: Sequence[MemoryId]) -> dict[MemoryId, str]:
+        """Scope of each Memory that has one. Bindings are permanent, so known ones are cached; an unknown
+        Memory (perhaps bound since) re-reads the bindings."""
+        if self._bound is None or any(m not in self._bound for m in memory_ids):
+            await self._scope_map()
+        assert self._bound is not None
+        return {m: self._bound[m] for m in memory_ids if m in self._bound}
+
+    async def _select(
+        self, scopes: Sequence[str], memories: Sequence[Revision | ArtifactRef | str], *, what: str
+    ) -> tuple[list[ArtifactRef], dict[MemoryId, str]]:
+        """The exact Revisions named by ``memories`` (a bare id means its head) and ``scopes`` (their heads)."""
+        if isinstance(scopes, str) or isinstance(memories, str):
+            raise InvalidInput("scopes= and memories= take lists, not one string")
+        refs: dict[MemoryId, ArtifactRef] = {}
+        for m in memories:
+            ref = (await self.head(m)).ref if isinstance(m, str) else (m.ref if isinstance(m, Revision) else m)
+            if ref.memory_id in refs and refs[ref.memory_id] != ref:
+                raise InvalidInput(f"{ref.memory_id} is named at two different revisions")
+            await self._may(ref.memory_id, "read", hidden=f"no memory {ref.memory_id}")
+            refs[ref.memory_id] = ref
+        for scope in scopes:
+            bound = await self.resolve(scope)
+            if bound is not None:
+                refs.setdefault(bound.memory_id, bound.ref)
+        if not refs and not scopes and not memories:
+            raise InvalidInput(f"{what} needs at least one memory or scope", hint="pass memories=[...] or scopes=[...]")
+        return [refs[k] for k in sorted(refs)], await self._scope_map()
+
+    async def _manifest_entry(self, base: Revision, eid: EntryId) -> ManifestEntry:
+        found = cast(
+            dict[EntryId, ManifestEntry],
+            await self.backend.read(ManifestQuery(ref=base.ref, entry_ids=(eid,))),
+        )
+        if eid not in found:
+            raise InvalidInput(f"entry {eid} is not in {base.memory_id}")
+        return found[eid]
+
+    async def _base_of(self, memory: Revision | ArtifactRef) -> Revision:
+        base = await self._base(memory)
+        assert base is not None
+        return base
+
+    def cite_record(self, record: Record) -> Citation:
+        """The exact Handoff anchor of a catalogue record (memory ref + entry id + entry version id + hash)."""
+        return Citation(
+            memory_ref=record.memory_ref,
+            entry_id=record.entry_id,
+            entry_version_id=record.entry_version_id,
+            entry_content_hash=record.version.entry_content_hash,
+        )
+
+
+def _describe(policy: frozenset[str] | None) -> str:
+    return "an open kind set" if policy is None else f"the closed kind set {', '.join(sorted(policy))}"
+
+
+__all__ = [
+    "EntryLike",
+    "HistoryItem",
+    "MemoryLike",
+    "ServiceCore",
+    "flag_reason",
+    "utc_now",
+]

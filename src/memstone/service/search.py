@@ -1,0 +1,328 @@
+"""Search: mode resolution, the backend's fused channels, and the Graphit pass (priority order, archived versions,
+precedence between tiers)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Literal, cast
+
+from ..domain.errors import (
+    CapabilityNotSupportedError,
+    InvalidInput,
+)
+from ..domain.ids import EntryId, MemoryId
+from ..domain.model import (
+    ArtifactRef,
+    EntryVersion,
+    MemoryHit,
+    Revision,
+    SearchMode,
+    SearchResult,
+    Shadowed,
+)
+from ..domain.records import (
+    priority_sorted,
+)
+from ..domain.rules import (
+    normalize_tags,
+)
+from ..domain.scopes import SlugHolder, parse_scope, shadowing
+from ..domain.search import RRF_K, candidate_depth
+from ..ports import (
+    ArchiveQuery,
+    LiveSlugsQuery,
+    SearchRequest,
+    VectorStatusQuery,
+)
+from .core import (
+    MAX_LIMIT,
+    MemoryLike,
+    Order,
+    ServiceCore,
+)
+
+
+class Search:
+    """Search the current heads of selected Memories."""
+
+    def __init__(self, core: ServiceCore) -> None:
+        self._core = core
+
+    async def search(
+        self,
+        query: str,
+        *,
+        memories: Sequence[MemoryLike | str] = (),
+        scopes: Sequence[str] = (),
+        limit: int = 8,
+        mode: SearchMode = "auto",
+        kinds: Sequence[str] = (),
+        tags: Sequence[str] = (),
+        important: bool | None = None,
+        mandatory: bool | None = None,
+        exact: bool = False,
+        order: Order = "relevance",
+        exclude_mandatory: bool = False,
+        include_superseded: bool = False,
+        precedence: bool = True,
+    ) -> SearchResult:
+        """Search the current heads of explicit Memories (or scopes) by ``fts``, ``vector``, ``hybrid`` or ``auto``.
+
+        ``auto`` uses hybrid when a model matching the store's profile is loaded and every selected Memory's
+        vector projection is complete, else FTS, and reports the mode it used. ``exact=True`` makes the
+        vector channel scan exactly instead of using the quantized fast path (the reference it is checked by).
+
+        Graphit options: ``order="priority"`` (mandatory → important → normal, then newest; a score never outranks
+        a category), ``exclude_mandatory`` (the recall protocol's contextual pass), ``include_superseded`` (archived
+        versions are searched too and collapse onto their entry; archive-only matches come back ``superseded``).
+        With several tiers selected, ``precedence`` drops entries a more specific scope shadows and reports them in
+        ``result.shadowed``. ``limit`` counts distinct entries after collapse and ordering.
+        """
+        if not isinstance(query, str):
+            raise InvalidInput("query must be a string")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+            raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
+        if mode not in ("fts", "vector", "hybrid", "auto"):
+            raise InvalidInput(f"unknown search mode {mode!r}", hint="use fts, vector, hybrid or auto")
+        if order not in ("relevance", "priority"):
+            raise InvalidInput(f"unknown search order {order!r}", hint="use relevance or priority")
+        if exclude_mandatory:
+            if mandatory is True:
+                raise InvalidInput("exclude_mandatory=True contradicts mandatory=True")
+            mandatory = False
+        if isinstance(scopes, str | bool) or isinstance(memories, str | bool):
+            raise InvalidInput("scopes= and memories= take lists", hint="pass scopes=['memstone://…'] or memories=[…]")
+        refs: dict[MemoryId, ArtifactRef] = {}
+        for m in memories:
+            ref = (await self._core.head(m)).ref if isinstance(m, str) else (m.ref if isinstance(m, Revision) else m)
+            if ref.memory_id in refs and refs[ref.memory_id] != ref:
+                raise InvalidInput(f"{ref.memory_id} is named at two different revisions")
+            await self._core._may(ref.memory_id, "read", hidden=f"no memory {ref.memory_id}")
+            refs[ref.memory_id] = ref
+        for scope in scopes:
+            bound = await self._core.resolve(scope)
+            if bound is not None:
+                refs.setdefault(bound.memory_id, bound.ref)
+        if not refs:
+            if mode in ("vector", "hybrid"):
+                await self._resolve_mode(mode, ())  # an explicit mode the store cannot serve is refused, not empty
+            if memories or scopes:
+                return SearchResult(hits=(), mode="fts" if mode == "auto" else mode, requested_mode=mode, order=order)
+            raise InvalidInput("search needs at least one memory or scope", hint="pass memories=[...] or scopes=[...]")
+        ordered_refs = tuple(refs[k] for k in sorted(refs))
+        precedence = precedence and await self._tiered(ordered_refs)
+        used_mode, fallback = await self._resolve_mode(mode, ordered_refs)
+        channels: tuple[Literal["fts", "vector"], ...] = {
+            "fts": ("fts",),
+            "vector": ("vector",),
+            "hybrid": ("fts", "vector"),
+        }[used_mode]  # type: ignore[assignment]
+        query_vector = None
+        weights: dict[str, float] = {}
+        if "vector" in channels:
+            assert self._core.indexer is not None
+            query_vector = await self._core.indexer.query_vector(query)
+            weights = self._core.indexer.calibration.weights()
+        request = SearchRequest(
+            query=query,
+            memories=ordered_refs,
+            limit=MAX_LIMIT if order == "priority" or include_superseded or precedence else limit,
+            channels=channels,
+            query_vector=query_vector,
+            weights=weights,
+            exact=exact,
+            kinds=tuple(kinds),
+            tags=normalize_tags(tags),
+            important=important,
+            mandatory=mandatory,
+        )
+        hits = await self._core.backend.search(request)
+        hits, shadowed = await self._graphit_pass(
+            query,
+            hits,
+            ordered_refs,
+            limit=limit,
+            order=order,
+            include_superseded=include_superseded,
+            precedence=precedence,
+            kinds=request.kinds,
+            tags=request.tags,
+            important=important,
+            mandatory=mandatory,
+        )
+        return SearchResult(
+            hits=hits, mode=used_mode, requested_mode=mode, fallback_reason=fallback, order=order, shadowed=shadowed
+        )
+
+    async def _resolve_mode(self, mode: SearchMode, refs: tuple[ArtifactRef, ...]) -> tuple[SearchMode, str | None]:
+        if mode == "fts":
+            return "fts", None
+        reason = await self._vector_unavailable(refs)
+        if mode in ("vector", "hybrid"):
+            if reason is not None:
+                raise CapabilityNotSupportedError(
+                    mode,
+                    f"{mode} search is unavailable: {reason}",
+                    hint="use mode='fts' or 'auto', or run `memstone embed --backfill` to complete the vectors",
+                )
+            return mode, None
+        if reason is not None:
+            return "fts", reason
+        return "hybrid", None
+
+    async def _vector_unavailable(self, refs: tuple[ArtifactRef, ...]) -> str | None:
+        """Why vector search cannot run on these Memories now (None when it can)."""
+        caps = self._core.backend.capabilities
+        if self._core.indexer is None:
+            return "no embedding model is configured"
+        if not caps.vector or caps.embedding_profile is None:
+            return "this store has no vector projection"
+        if caps.embedding_profile.canonical() != self._core.indexer.profile.canonical():
+            return f"the loaded model ({self._core.indexer.profile.profile_id}) is not the store's profile"
+        status = cast(dict[str, bool], await self._core.backend.read(VectorStatusQuery(memories=refs)))
+        incomplete = sorted(m for m, ok in status.items() if not ok)
+        if incomplete:
+            return f"the vector projection of {', '.join(incomplete)} is incomplete"
+        return None
+
+    async def _tiered(self, refs: Sequence[ArtifactRef]) -> bool:
+        """Whether the selection spans more than one tier (so precedence can shadow anything)."""
+        if len(refs) < 2:
+            return False
+        scope_of = await self._core._scopes_of([r.memory_id for r in refs])
+        return len({parse_scope(scope_of[r.memory_id]).tier for r in refs if r.memory_id in scope_of}) > 1
+
+    async def _shadows(
+        self, refs: Sequence[ArtifactRef], scope_of: dict[MemoryId, str]
+    ) -> dict[EntryId, tuple[SlugHolder, SlugHolder]]:
+        """Precedence among the selected Memories: shadowed entry → (its holder, the most specific shadower)."""
+        tiers = {parse_scope(scope_of[r.memory_id]).tier for r in refs if r.memory_id in scope_of}
+        if len(tiers) < 2:
+            return {}
+        found = cast(
+            list[tuple[MemoryId, EntryId, str, str]],
+            await self._core.backend.read(LiveSlugsQuery(memory_ids=tuple(r.memory_id for r in refs))),
+        )
+        holders = {
+            eid: SlugHolder(
+                scope=parse_scope(scope_of[mid]) if mid in scope_of else None, kind=kind, slug=slug, entry_id=eid
+            )
+            for mid, eid, kind, slug in found
+        }
+        return {eid: (holders[eid], winner) for eid, winner in shadowing(holders.values()).items()}
+
+    async def _graphit_pass(
+        self,
+        query: str,
+        hits: Sequence[MemoryHit],
+        refs: Sequence[ArtifactRef],
+        *,
+        limit: int,
+        order: Order,
+        include_superseded: bool,
+        precedence: bool,
+        kinds: tuple[str, ...],
+        tags: tuple[str, ...],
+        important: bool | None,
+        mandatory: bool | None,
+    ) -> tuple[tuple[MemoryHit, ...], tuple[Shadowed, ...]]:
+        """Collapse archived matches onto their entries, apply precedence, order, then count ``limit`` hits."""
+        if not hits and not include_superseded:
+            return (), ()
+        if include_superseded or (precedence and len(refs) > 1):
+            scope_of = await self._core._scopes_of([r.memory_id for r in refs])
+            out = [replace(h, scope=scope_of.get(h.memory_ref.memory_id)) for h in hits]
+        else:
+            # One Memory and no archive: no precedence can apply, and the backend already annotated each hit
+            # with its scope in the search's read transaction, so no second round trip is needed.
+            scope_of = {h.memory_ref.memory_id: h.scope for h in hits if h.scope is not None}
+            out = list(hits)
+        if include_superseded and refs:
+            seen = {h.entry_id for h in out}
+            archived = cast(
+                list[tuple[EntryVersion, EntryVersion, ArtifactRef]],
+                await self._core.backend.read(
+                    ArchiveQuery(
+                        query=query,
+                        memories=tuple(refs),
+                        depth=candidate_depth(limit) * 4,
+                        kinds=kinds,
+                        tags=tags,
+                        important=important,
+                        mandatory=mandatory,
+                    )
+                ),
+            )
+            rank = 0
+            for old, current, head in archived:
+                if old.entry_id in seen:
+                    continue  # the current version matched (or a better archived one did): older hits are dropped
+                seen.add(old.entry_id)
+                rank += 1
+                c = current.content
+                out.append(
+                    MemoryHit(
+                        memory_ref=ArtifactRef(memory_id=old.memory_id, revision=old.created_in_revision),
+                        entry_id=old.entry_id,
+                        entry_version_id=old.entry_version_id,
+                        text=old.content.text,
+                        score=1.0 / (RRF_K + rank),
+                        matched_by=("fts",),
+                        kind=c.kind,
+                        title=old.content.title,
+                        tags=c.tags,
+                        important=c.important,
+                        mandatory=c.mandatory,
+                        entry_content_hash=old.entry_content_hash,
+                        updated_at=current.provenance.created_at,
+                        ranks={"archive": rank},
+                        slug=c.slug,
+                        scope=scope_of.get(head.memory_id),
+                        superseded=True,
+                        current_entry_version_id=current.entry_version_id,
+                    )
+                )
+        shadowed: list[Shadowed] = []
+        if precedence and len(refs) > 1:
+            shadows = await self._shadows(refs, scope_of)
+            kept = []
+            for h in out:
+                found = shadows.get(h.entry_id)
+                if found is None:
+                    kept.append(h)
+                    continue
+                holder, winner = found
+                shadowed.append(
+                    Shadowed(
+                        memory_ref=h.memory_ref,
+                        entry_id=h.entry_id,
+                        kind=holder.kind,
+                        slug=holder.slug,
+                        scope=str(holder.scope),
+                        shadowed_by=winner.entry_id,
+                        shadowed_by_scope=str(winner.scope),
+                    )
+                )
+            out = kept
+
+        def ids(h: MemoryHit) -> tuple[bytes, bytes, bytes]:
+            return (
+                h.memory_ref.memory_id.encode("utf-8"),
+                h.entry_id.encode("utf-8"),
+                h.entry_version_id.encode("utf-8"),
+            )
+
+        if order == "priority":
+            out = priority_sorted(
+                out,
+                category_of=lambda h: "mandatory" if h.mandatory else ("important" if h.important else "normal"),
+                date_of=lambda h: h.updated_at,
+                tiebreak=lambda h: (-h.score, *ids(h)),
+            )
+        else:
+            out.sort(key=lambda h: (-h.score, *ids(h)))
+        return tuple(out[:limit]), tuple(shadowed)
+
+
+__all__ = ["Search"]

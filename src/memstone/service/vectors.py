@@ -1,0 +1,82 @@
+"""The vector projection's upkeep: ``backfill`` of missing vectors and ``reembed`` (the no-loss model migration)."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from ..domain.errors import (
+    CapabilityNotSupportedError,
+)
+from ..domain.model import (
+    EntryVersion,
+)
+from ..indexing import Progress, VectorIndexer
+from ..ports import (
+    EmbeddingModel,
+)
+from .core import (
+    ServiceCore,
+)
+
+
+class Vectors:
+    """Backfill and model migration of the vector projection."""
+
+    def __init__(self, core: ServiceCore) -> None:
+        self._core = core
+
+    async def backfill(self, *, batch: int = 64, progress: Progress | None = None) -> int:
+        """Embed every active entry that has no vector yet; resumable (a rerun picks up what is missing)."""
+        if self._core.indexer is None:
+            raise CapabilityNotSupportedError("vector", "backfill needs an embedding model")
+        done = 0
+        total = await self._core.backend.vector_backlog()
+        while True:
+            pending = await self._core.backend.missing_vectors(batch)
+            if not pending:
+                break
+            vectors = await self._core.indexer.vectors_for(pending)
+            if not vectors:
+                raise CapabilityNotSupportedError(
+                    "vector",
+                    f"the embedding model failed: {self._core.indexer.last_error}",
+                    hint="fix the model, rerun",
+                )
+            done += await self._core.backend.put_vectors(vectors)
+            if progress is not None:
+                progress(done, max(total, done))
+        return done
+
+    async def reembed(self, model: EmbeddingModel, *, batch: int = 64, progress: Progress | None = None) -> int:
+        """Migrate the store to another embedding model: writes pause, every active head is re-embedded into
+        staging, completeness is checked, then one transaction swaps the projection and the recorded profile.
+
+        An interrupted migration leaves the store on its old profile. Returns how many entries were embedded.
+        """
+        indexer = VectorIndexer(model)
+        total = sum(h.active_count for h in await self._core.memories())
+        await self._core.backend.migration("start", profile=model.profile)
+        done = 0
+        try:
+            while True:
+                pending = cast(list[EntryVersion], await self._core.backend.migration("unstaged", limit=batch))
+                if not pending:
+                    break
+                vectors = await indexer.vectors_for(pending)
+                if len(vectors) != len(pending):
+                    raise CapabilityNotSupportedError(
+                        "vector", f"the new model failed: {indexer.last_error}", hint="the store keeps its old profile"
+                    )
+                await self._core.backend.stage_vectors(vectors)
+                done += len(pending)
+                if progress is not None:
+                    progress(done, max(total, done))
+            await self._core.backend.migration("finish", profile=model.profile)
+        except BaseException:
+            await self._core.backend.migration("abort")
+            raise
+        self._core.indexer = indexer
+        return done
+
+
+__all__ = ["Vectors"]

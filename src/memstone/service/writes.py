@@ -1,0 +1,465 @@
+"""Writes: ``remember`` (add and revise), ``update`` (one entry, with its retry), ``forget``/``reactivate`` and
+``organize``. Each plans its write completely outside the transaction and commits it through the core."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Literal, cast
+
+from ..domain.errors import (
+    CapabilityNotSupportedError,
+    EntryInactiveError,
+    InvalidInput,
+    RevisionConflictError,
+    StaleEntryError,
+)
+from ..domain.ids import EntryId, EntryVersionId, MemoryId
+from ..domain.model import (
+    ArtifactRef,
+    Change,
+    EntryContent,
+    EntryInput,
+    EntryPatch,
+    EntryVersion,
+    ManifestEntry,
+    MemoryHit,
+    Provenance,
+    Revision,
+    Source,
+    Surface,
+    UpdateResult,
+)
+from ..domain.rules import (
+    build_content,
+    normalize_artifacts,
+    normalize_reason,
+    normalize_source_ids,
+    normalize_tags,
+)
+from ..domain.scopes import canonical_scope
+from ..ports import (
+    ContentQuery,
+    ManifestQuery,
+    VersionsQuery,
+    WritePlan,
+)
+from .core import (
+    WRITE_RETRIES,
+    EntryLike,
+    MemoryLike,
+    RememberMode,
+    ServiceCore,
+    _entry_id,
+    flag_reason,
+)
+
+
+class Writes:
+    """Add, revise, update, forget, reactivate and organize entries."""
+
+    def __init__(self, core: ServiceCore) -> None:
+        self._core = core
+
+    async def remember(
+        self,
+        memory: MemoryLike | None = None,
+        *,
+        entries: Sequence[EntryInput] = (),
+        sources: Sequence[Source | str] = (),
+        artifacts: Sequence[ArtifactRef] = (),
+        mode: RememberMode = "append",
+        scope: str | None = None,
+        author: str | None = None,
+        surface: Surface | None = None,
+    ) -> Revision | None:
+        """Add or revise entries. ``memory=None`` creates a new Memory (or, with ``scope``, the scope's Memory).
+
+        Returns the new Revision; the current one when nothing changed; None when nothing worth saving was
+        given to a new Memory. A stale ``memory`` raises RevisionConflictError. A write addressed by ``scope``
+        alone applies to the scope's current head and retries when another writer got there first.
+        """
+        entries = list(entries)
+        if mode not in ("append", "extract", "auto"):
+            raise InvalidInput(f"unknown remember mode {mode!r}", hint="use append, extract or auto")
+        if mode == "auto":
+            mode = "append" if entries else "extract"
+        if mode == "extract":
+            if entries:
+                raise InvalidInput("extract takes evidence, not entries")
+            if not sources and not artifacts:
+                raise InvalidInput("nothing to remember: give entries, or sources/artifacts to extract from")
+            raise CapabilityNotSupportedError(
+                "extract", "no candidate pipeline is configured", hint="pass explicit entries with mode='append'"
+            )
+        if not entries:
+            raise InvalidInput("append needs at least one entry")
+        closed = await self._core.kinds()
+        op_sources = normalize_source_ids(sources)
+        op_artifacts = normalize_artifacts(artifacts)
+        if scope is not None:
+            scope = canonical_scope(scope)
+        from_scope = memory is None and scope is not None
+        if memory is None and scope is not None:
+            bound = await self._core.resolve(scope)
+            if bound is not None:
+                memory = bound
+        base = await self._core._base(memory)
+        memory_id = base.memory_id if base is not None else MemoryId(self._core._new_id("mem_"))
+        base_revision = base.revision if base is not None else 0
+        new_revision = base_revision + 1
+        now = self._core._clock()
+        provenance = Provenance(
+            author=author or self._core._author, surface=surface or self._core._surface, created_at=now
+        )
+
+        revise_ids = [_entry_id(e.entry) for e in entries if e.entry is not None]
+        if len(set(revise_ids)) != len(revise_ids):
+            raise InvalidInput("one remember call cannot change the same entry twice")
+        current: dict[EntryId, ManifestEntry] = {}
+        previous: dict[EntryVersionId, EntryVersion] = {}
+        if revise_ids:
+            if base is None:
+                raise InvalidInput("a new Memory has no entries to revise")
+            current = cast(
+                dict[EntryId, ManifestEntry],
+                await self._core.backend.read(
+                    ManifestQuery(ref=base.ref, entry_ids=tuple(EntryId(i) for i in revise_ids))
+                ),
+            )
+            ver_ids = tuple(m.entry_version_id for m in current.values())
+            for v in cast(
+                list[EntryVersion],
+                await self._core.backend.read(VersionsQuery(memory_id=memory_id, version_ids=ver_ids)),
+            ):
+                previous[v.entry_version_id] = v
+
+        changes: list[Change] = []
+        new_versions: list[EntryVersion] = []
+        pending_new: dict[str, EntryContent] = {}
+        for item in entries:
+            if item.entry is None:
+                content = build_content(item, op_sources=op_sources, closed_kinds=closed)
+                pending_new.setdefault(content.content_hash, content)  # only the first identical new entry
+                continue
+            eid = EntryId(_entry_id(item.entry))
+            cur = current.get(eid)
+            if cur is None:
+                raise InvalidInput(f"entry {eid} is not in {memory_id}")
+            if cur.state != "active":
+                raise EntryInactiveError(f"entry {eid} is inactive", hint="reactivate it first, then revise it")
+            if isinstance(item.entry, EntryVersion) and item.entry.entry_version_id != cur.entry_version_id:
+                raise InvalidInput(
+                    f"stale entry: {item.entry.entry_version_id} is not the current version of {eid}",
+                    hint="read the entry again and revise its current version",
+                )
+            prev = previous[cur.entry_version_id]
+            content = build_content(
+                item, op_sources=op_sources, inherited_sources=prev.content.sources, closed_kinds=closed
+            )
+            if content.content_hash == prev.entry_content_hash:
+                continue  # identical content is a no-op
+            vid = EntryVersionId(self._core._new_id("ver_"))
+            new_versions.append(
+                EntryVersion(
+                    memory_id=memory_id,
+                    entry_id=eid,
+                    entry_version_id=vid,
+                    version=prev.version + 1,
+                    previous_version_id=prev.entry_version_id,
+                    content=content,
+                    entry_content_hash=content.content_hash,
+                    created_in_revision=new_revision,
+                    provenance=provenance,
+                )
+            )
+            changes.append(
+                Change(
+                    op="revise",
+                    entry_id=eid,
+                    from_entry_version_id=prev.entry_version_id,
+                    to_entry_version_id=vid,
+                    reason=normalize_reason(item.reason) or flag_reason(prev.content, content),
+                )
+            )
+        if pending_new and base is not None:
+            existing = cast(
+                list[tuple[EntryVersion, str]],
+                await self._core.backend.read(ContentQuery(memory_id=memory_id, content_hashes=tuple(pending_new))),
+            )
+            for v, state in existing:
+                if state == "active":
+                    pending_new.pop(v.entry_content_hash, None)  # exact duplicate of a live entry
+        reasons: dict[str, str | None] = {}
+        for item in entries:
+            if item.entry is None:
+                reasons.setdefault(
+                    build_content(item, op_sources=op_sources, closed_kinds=closed).content_hash,
+                    normalize_reason(item.reason),
+                )
+        for content_hash, content in pending_new.items():
+            eid = EntryId(self._core._new_id("ent_"))
+            vid = EntryVersionId(self._core._new_id("ver_"))
+            new_versions.append(
+                EntryVersion(
+                    memory_id=memory_id,
+                    entry_id=eid,
+                    entry_version_id=vid,
+                    version=1,
+                    previous_version_id=None,
+                    content=content,
+                    entry_content_hash=content_hash,
+                    created_in_revision=new_revision,
+                    provenance=provenance,
+                )
+            )
+            changes.append(
+                Change(
+                    op="add",
+                    entry_id=eid,
+                    from_entry_version_id=None,
+                    to_entry_version_id=vid,
+                    reason=reasons.get(content_hash),
+                )
+            )
+        if not changes:
+            if (
+                base is not None
+                and not from_scope
+                and base.revision != (await self._core.head(base.memory_id)).revision
+            ):
+                # Trigger: a replay whose content is already there, against an explicit base that is no longer
+                # the head. Why: the RFC answers a stale base with RevisionConflictError, no-op or not; returning
+                # the stale Revision would tell the caller its base is current. Outcome: re-read and retry.
+                raise RevisionConflictError(base.memory_id, expected=base.revision)
+            return base  # a no-op writes nothing (None for a new Memory)
+        plan = WritePlan(
+            memory_id=memory_id,
+            base_revision=base_revision,
+            changes=tuple(changes),
+            new_versions=tuple(new_versions),
+            sources=op_sources,
+            artifacts=op_artifacts,
+            author=provenance.author,
+            surface=provenance.surface,
+            created_at=now,
+            bind_scope=scope if base is None else None,
+        )
+        try:
+            return await self._core._commit(plan)
+        except RevisionConflictError:
+            if from_scope:
+                # Trigger: another writer committed to the scope's Memory first (or won the binding race).
+                # Why: a scope write names no base Revision, so both writes must be kept, in the one Memory the
+                #      scope is bound to; each retry follows another writer's success, so it terminates.
+                # Outcome: retry against the scope's current head.
+                return await self.remember(
+                    None,
+                    entries=entries,
+                    sources=sources,
+                    artifacts=artifacts,
+                    mode="append",
+                    scope=scope,
+                    author=author,
+                    surface=surface,
+                )
+            raise
+
+    async def update(
+        self, entry: EntryLike, patch: EntryPatch, *, expected_version: int | str | None = None
+    ) -> UpdateResult:
+        """Revise one entry at its Memory's current head; fields the patch leaves ``None`` keep their value.
+
+        ``expected_version`` (the version number or ``ver_…`` id you read) makes it optimistic: a change to this
+        entry since then raises StaleEntryError and writes nothing. A lost race with a write to *another* entry
+        of the same Memory is retried (up to ``WRITE_RETRIES`` times). The default reason is ``flag`` when only
+        the flags change, else ``update``.
+
+        >>> await svc.update("ent_…", EntryPatch(text="We deploy with uv."), expected_version=2)  # doctest: +SKIP
+        """
+        if not isinstance(patch, EntryPatch):
+            raise InvalidInput(f"update takes an EntryPatch, got {type(patch).__name__}")
+        if expected_version is not None and (
+            isinstance(expected_version, bool)
+            or not (
+                isinstance(expected_version, str)
+                or (isinstance(expected_version, int) and 1 <= expected_version < 2**63)
+            )
+        ):
+            raise InvalidInput(f"expected_version must be a version number or a ver_… id, got {expected_version!r}")
+        entry_id = EntryId(_entry_id(entry))
+        for attempt in range(WRITE_RETRIES):
+            found = await self._core.get(entry_id)
+            head = await self._core.head(found.memory_id)
+            current = await self._core.get(entry_id, memory=head)
+            if expected_version is not None and expected_version not in (current.version, current.entry_version_id):
+                raise StaleEntryError(
+                    entry_id, memory_id=current.memory_id, expected=expected_version, actual=current.version
+                )
+            item = patch.applied_to(current)
+            if item.reason is None:
+                proposed = build_content(item, op_sources=(), inherited_sources=current.content.sources)
+                item = replace(item, reason=flag_reason(current.content, proposed) or "update")
+            try:
+                rev = await self.remember(head, entries=[item])
+            except RevisionConflictError:
+                if attempt == WRITE_RETRIES - 1:
+                    raise
+                continue  # another entry of this Memory changed first: re-read and apply again
+            assert rev is not None
+            if rev.revision == head.revision:
+                return UpdateResult(status="unchanged", revision=rev, previous=current, current=current)
+            now = await self._core.get(entry_id, memory=rev)
+            return UpdateResult(status="updated", revision=rev, previous=current, current=now)
+        raise AssertionError("unreachable")
+
+    async def forget(self, memory: MemoryLike, *, entries: Sequence[EntryLike], reason: str | None = None) -> Revision:
+        """Mark entries inactive in a new Revision. Already-inactive entries are an idempotent no-op."""
+        return await self._set_state(memory, entries, reason, target="inactive")
+
+    async def reactivate(
+        self, memory: MemoryLike, *, entries: Sequence[EntryLike], reason: str | None = None
+    ) -> Revision:
+        """Mark inactive entries active again, pointing at the same version. Active entries are a no-op."""
+        return await self._set_state(memory, entries, reason, target="active")
+
+    async def _set_state(
+        self,
+        memory: MemoryLike,
+        entries: Sequence[EntryLike],
+        reason: str | None,
+        *,
+        target: Literal["active", "inactive"],
+    ) -> Revision:
+        if not entries:
+            raise InvalidInput("name at least one entry")
+        base = await self._core._base(memory)
+        assert base is not None
+        why = normalize_reason(reason)
+        ids = [EntryId(_entry_id(e)) for e in entries]
+        if len(set(ids)) != len(ids):
+            raise InvalidInput("an entry is named twice")
+        manifest = cast(
+            dict[EntryId, ManifestEntry],
+            await self._core.backend.read(ManifestQuery(ref=base.ref, entry_ids=tuple(ids))),
+        )
+        changes = []
+        for entry, eid in zip(entries, ids, strict=True):
+            m = manifest.get(eid)
+            if m is None:
+                raise InvalidInput(f"entry {eid} is not in {base.memory_id}")
+            if isinstance(entry, (EntryVersion, MemoryHit)) and entry.entry_version_id != m.entry_version_id:
+                raise InvalidInput(f"stale entry: {entry.entry_version_id} is not the current version of {eid}")
+            if m.state == target:
+                continue
+            if target == "inactive":
+                changes.append(
+                    Change(
+                        op="deactivate",
+                        entry_id=eid,
+                        from_entry_version_id=m.entry_version_id,
+                        to_entry_version_id=None,
+                        reason=why,
+                    )
+                )
+            else:
+                changes.append(
+                    Change(
+                        op="reactivate",
+                        entry_id=eid,
+                        from_entry_version_id=None,
+                        to_entry_version_id=m.entry_version_id,
+                        reason=why,
+                    )
+                )
+        if not changes:
+            return base
+        now = self._core._clock()
+        plan = WritePlan(
+            memory_id=base.memory_id,
+            base_revision=base.revision,
+            changes=tuple(changes),
+            new_versions=(),
+            author=self._core._author,
+            surface=self._core._surface,
+            created_at=now,
+        )
+        return await self._core._commit(plan)
+
+    async def organize(self, memory: MemoryLike, *, dedupe: bool = True, normalize: bool = True) -> Revision:
+        """Exact deduplication (keep the smallest entry id) and reference normalization, in one Revision."""
+        base = await self._core._base(memory)
+        assert base is not None
+        current = await self._core.entries(base)
+        changes: list[Change] = []
+        new_versions: list[EntryVersion] = []
+        deactivated: set[str] = set()
+        now = self._core._clock()
+        if dedupe:
+            by_hash: dict[str, list[EntryVersion]] = {}
+            for v in current:
+                by_hash.setdefault(v.entry_content_hash, []).append(v)
+            for group in by_hash.values():
+                group.sort(key=lambda v: v.entry_id.encode("utf-8"))
+                for dup in group[1:]:
+                    deactivated.add(dup.entry_id)
+                    changes.append(
+                        Change(
+                            op="deactivate",
+                            entry_id=dup.entry_id,
+                            from_entry_version_id=dup.entry_version_id,
+                            to_entry_version_id=None,
+                            reason="dedupe",
+                        )
+                    )
+        if normalize:
+            for v in current:
+                if v.entry_id in deactivated:
+                    continue
+                c = v.content
+                normalized = replace(
+                    c,
+                    sources=normalize_source_ids(c.sources),
+                    artifacts=normalize_artifacts(c.artifacts),
+                    tags=normalize_tags(c.tags),
+                )
+                if normalized.content_hash == v.entry_content_hash:
+                    continue
+                vid = EntryVersionId(self._core._new_id("ver_"))
+                new_versions.append(
+                    EntryVersion(
+                        memory_id=v.memory_id,
+                        entry_id=v.entry_id,
+                        entry_version_id=vid,
+                        version=v.version + 1,
+                        previous_version_id=v.entry_version_id,
+                        content=normalized,
+                        entry_content_hash=normalized.content_hash,
+                        created_in_revision=base.revision + 1,
+                        provenance=Provenance(author=self._core._author, surface="workflow", created_at=now),
+                    )
+                )
+                changes.append(
+                    Change(
+                        op="revise",
+                        entry_id=v.entry_id,
+                        from_entry_version_id=v.entry_version_id,
+                        to_entry_version_id=vid,
+                        reason="normalize",
+                    )
+                )
+        if not changes:
+            return base
+        plan = WritePlan(
+            memory_id=base.memory_id,
+            base_revision=base.revision,
+            changes=tuple(changes),
+            new_versions=tuple(new_versions),
+            author=self._core._author,
+            surface="workflow",
+            created_at=now,
+        )
+        return await self._core._commit(plan)
+
+
+__all__ = ["Writes"]

@@ -91,11 +91,14 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
             "revert",
             "recall",
             "export",
-            "import",
             "cite",
             "verify-citation",
         )
     },
+    # Memories from elsewhere: the backup format or --from FORMAT, rule files written back, the sync folder.
+    "import": (".imports", "import_command"),
+    "render": (".imports", "render_command"),
+    "sync": (".imports", "sync_command"),
     # The HTTP API with the Memory Explorer, and its access control.
     "serve": (".serve", "serve"),
     "token": (".serve", "token"),

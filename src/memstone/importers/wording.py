@@ -5,7 +5,7 @@
 | never, always, must, do not, don't, under a     | constraint | mandatory when the file applies to every     |
 | "Don'ts" heading                                |            | session and the rule is unconditional        |
 | we chose/decided, decision                      | decision   | important                                    |
-| I prefer, I like, my preference                 | preference | important                                    |
+| I prefer, I like; or starting Prefers, Likes... | preference | important                                    |
 | a command in backticks with run/use/build/...,  | procedure  | important                                    |
 | or under a Commands/Build/Test/Setup heading    |            |                                              |
 | prefer, use, avoid, should, follow, keep, ...   | convention | important                                    |
@@ -27,7 +27,10 @@ _CONSTRAINT = re.compile(
 )
 _NEGATIVE_HEADING = re.compile(r"\b(don'?ts?|do not|never|forbidden|prohibited|constraints?)\b", re.IGNORECASE)
 _DECISION = re.compile(r"\b(we (chose|decided|picked|went with)|decided to|decision)\b", re.IGNORECASE)
-_PREFERENCE = re.compile(r"\b(i prefer|i like|i want|my preference)\b", re.IGNORECASE)
+_PREFERENCE = re.compile(
+    r"\b(i prefer|i like|i want|my preference)\b|^\W*(prefers|likes|dislikes|loves|enjoys|hates|wants)\b",
+    re.IGNORECASE,
+)
 _PROCEDURE_HEADING = re.compile(
     r"\b(commands?|build|building|test|tests|testing|setup|set up|install|workflow|scripts?|deploy|release|"
     r"getting started|development)\b",

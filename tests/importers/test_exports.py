@@ -253,3 +253,13 @@ async def test_malformed_mcp_memory_names_the_line(
         await import_from(svc, "mcp-memory", path, scope=PROJECT)
     assert f"{path}:{line}" in str(err.value) and message in str(err.value)
     assert await svc.memories() == ()
+
+
+async def test_a_secret_in_mem0_history_refuses_the_import(svc: MemoryService, tmp_path: Path) -> None:
+    leaked = {"event": "ADD", "new_memory": "token ghp_R4nd0mT0k3nV4lu3Th4tL00ksR34l1234567", "created_at": "x"}
+    doc = {"results": [{"id": "m1", "memory": "Uses GitHub", "history": [leaked]}]}
+    path = tmp_path / "mem0.json"
+    path.write_text(json.dumps(doc, indent=2), "utf-8")
+    with pytest.raises(InvalidInput, match="looks like a secret"):
+        await import_from(svc, "mem0", path, scope=PROJECT)
+    assert await svc.memories() == ()

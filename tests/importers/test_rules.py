@@ -257,3 +257,10 @@ def test_an_unclosed_memstone_block_is_refused(tmp_path: Path) -> None:
 def test_no_rule_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="no claude-md files here"):
         parse("claude-md", tmp_path)
+
+
+def test_an_unclosed_code_fence_names_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "AGENTS.md", "# Build\n\n- Use uv\n\n```bash\nuv sync\n")
+    with pytest.raises(InvalidInput) as err:
+        parse("agents-md", tmp_path)
+    assert f"{path}:5: the code fence opened here is never closed" in str(err.value)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from memstone import EntryInput, MemoryService
+import pytest
+
+from memstone import EntryInput, InvalidInput, MemoryService
 from memstone.importers import import_from
 from memstone.importers.folder import SyncReport, parse_file, sync_folder, watch_folder
 
@@ -128,3 +130,34 @@ async def test_watch_picks_up_an_edit(svc: MemoryService, tmp_path: Path) -> Non
         await task
     (record,) = await svc.list(scopes=[PROJECT])
     assert record.text == "Watched and edited" and record.version.provenance.surface == "human"
+
+
+async def test_a_moved_file_keeps_its_entry_and_a_copied_one_is_refused(svc: MemoryService, tmp_path: Path) -> None:
+    await svc.remember(None, scope=PROJECT, entries=[EntryInput(kind="fact", text="Movable", slug="movable")])
+    folder = tmp_path / "f"
+    await sync_folder(svc, folder)
+    (path,) = folder.rglob("*.md")
+    moved = path.with_name("renamed.md")
+    path.rename(moved)
+    report = await sync_folder(svc, folder)
+    assert not report.forgotten and not report.new_entries and not report.conflicts
+    assert len(await svc.list(scopes=[PROJECT])) == 1
+    copy = moved.with_name("copy.md")
+    copy.write_bytes(moved.read_bytes())
+    head = await svc.resolve(PROJECT)
+    with pytest.raises(InvalidInput) as err:
+        await sync_folder(svc, folder)
+    assert "is also the file" in str(err.value)
+    assert await svc.resolve(PROJECT) == head  # nothing was written
+
+
+async def test_a_bad_file_stops_the_sync_before_any_change(svc: MemoryService, tmp_path: Path) -> None:
+    await svc.remember(None, scope=PROJECT, entries=[EntryInput(kind="fact", text="Stays")])
+    folder = tmp_path / "f"
+    await sync_folder(svc, folder)
+    write(folder, "orgs/acme/projects/web/fact/bad.md", "---\nimportant: perhaps\n---\ntext\n")
+    (good,) = [p for p in folder.rglob("*.md") if p.name != "bad.md"]
+    good.unlink()
+    with pytest.raises(InvalidInput, match="important must be true or false"):
+        await sync_folder(svc, folder)
+    assert [r.text for r in await svc.list(scopes=[PROJECT])] == ["Stays"]  # the deletion was not applied

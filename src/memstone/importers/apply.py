@@ -102,7 +102,7 @@ def validate(drafts: Sequence[Draft], closed_kinds: frozenset[str] | None) -> li
             normalize_text(d.excerpt, what="the evidence")
         except InvalidInput as exc:
             raise InvalidInput(f"{d.where}: {exc.message}", hint=exc.hint) from exc
-        found = find_secrets(d.text)
+        found = find_secrets(d.text) or find_secrets(d.excerpt)
         if found:
             raise InvalidInput(
                 f"{d.where}: this looks like a secret ({found[0]}); nothing was imported",

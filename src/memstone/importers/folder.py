@@ -312,17 +312,18 @@ async def sync_folder(
     forgets: dict[str, list[Record]] = {}
     rewrite: list[tuple[Record, str | None]] = []
     seen_files: set[str] = set()
+    seen_ids: dict[str, str] = {}  # entry id -> the file that holds it (a moved file keeps its entry)
+    removals: list[tuple[Path, str, str]] = []
     for path in folder.files():
         rel = folder.rel(path)
         seen_files.add(rel)
         eid = by_path.get(rel)
         if eid is not None and _digest(path.read_bytes()) == folder.state[eid].get("sha256"):
+            _claim(seen_ids, eid, path, rel)
             current = live.get(eid)
             if current is None:
                 if folder.state[eid].get("scope") in wanted:
-                    path.unlink()
-                    report.files_removed.append(rel)
-                    folder.state.pop(eid)
+                    removals.append((path, rel, eid))
             elif current.entry_version_id != folder.state[eid]["version_id"]:
                 rewrite.append((current, rel))
             continue
@@ -334,6 +335,7 @@ async def sync_folder(
             edits.setdefault(f.scope, []).append((f, None, rel))
             continue
         eid = named
+        _claim(seen_ids, eid, path, rel)
         current = live.get(eid)
         base = f.version_id or folder.state.get(eid, {}).get("version_id")
         if current is not None and _same(f, current):
@@ -361,7 +363,7 @@ async def sync_folder(
         else:
             edits.setdefault(current.scope or f.scope, []).append((f, current, rel))
     for eid, info in list(folder.state.items()):
-        if info["path"] in seen_files:
+        if info["path"] in seen_files or eid in seen_ids:
             continue
         current = live.get(eid)
         if current is None:
@@ -375,6 +377,11 @@ async def sync_folder(
     for eid, r in live.items():
         if eid not in in_state and not any(x.entry_id == eid for x, _ in rewrite):
             rewrite.append((r, None))
+    # Every file was read and checked above; only now does anything change.
+    for path, rel, eid in removals:
+        path.unlink()
+        report.files_removed.append(rel)
+        folder.state.pop(eid)
     await _write_edits(svc, folder, edits, report)
     for scope, gone in forgets.items():
         head = await svc.resolve(scope)
@@ -388,6 +395,16 @@ async def sync_folder(
             folder.write(r, report, old=at)
     folder.save()
     return report
+
+
+def _claim(seen: dict[str, str], entry_id: str, path: Path, rel: str) -> None:
+    """Note that ``path`` holds ``entry_id``; two files holding one entry (a copy) are refused by name."""
+    if entry_id in seen:
+        raise InvalidInput(
+            f"{path}: entry {entry_id} is also the file {seen[entry_id]}",
+            hint="a copied file keeps its id: remove the 'id' and 'version_id' lines to make it a new entry",
+        )
+    seen[entry_id] = rel
 
 
 async def _write_edits(

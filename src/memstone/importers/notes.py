@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..domain.errors import InvalidInput
 from ..domain.model import KNOWN_KINDS
+from ..domain.rules import MAX_TEXT_BYTES as MAX
 from ..domain.rules import slugify
 from .frontmatter import split_frontmatter
 from .model import Draft, relation_kind, split_long
@@ -73,7 +74,7 @@ def parse_notes(path: Path) -> list[Draft]:
                     slug=str(n["slug"]) if i == 0 else f"{str(n['slug'])[:56]}-part-{i + 1}",
                     path=str(n["file"]),
                     lines=(1 if i == 0 else first, last),
-                    excerpt=str(n["text"]) if len(chunks) == 1 else chunk,
+                    excerpt=str(n["text"]) if len(chunks) == 1 and len(str(n["text"]).encode()) <= MAX else chunk,
                     relations=tuple(sorted(relations)) if i == 0 else (),
                     unresolved=tuple(unresolved) if i == 0 else (),
                 )

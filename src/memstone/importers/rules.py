@@ -190,7 +190,7 @@ def _units(body: str, offset: int, *, where: str) -> Iterator[Unit]:
     heading: str | None = None
     current: list[tuple[int, str]] = []
     bullet = False
-    fenced = False
+    fenced = 0  # the line of the open fence (0: none)
     in_block = False
 
     def flush() -> Iterator[Unit]:
@@ -224,7 +224,7 @@ def _units(body: str, offset: int, *, where: str) -> Iterator[Unit]:
         if line.startswith(BLOCK_END):
             raise InvalidInput(f"{where}:{number}: a memstone block closes here but never opened")
         if _FENCE.match(line):
-            fenced = not fenced
+            fenced = 0 if fenced else number
             if not current:
                 bullet = False
             current.append((number, line))
@@ -255,7 +255,7 @@ def _units(body: str, offset: int, *, where: str) -> Iterator[Unit]:
     if in_block:
         raise InvalidInput(f"{where}: a memstone block is never closed", hint="restore its '<!-- memstone:end' line")
     if fenced:
-        raise InvalidInput(f"{where}: a code fence is never closed")
+        raise InvalidInput(f"{where}:{fenced}: the code fence opened here is never closed")
     yield from flush()
 
 

@@ -104,7 +104,9 @@ async def test_import_writes_one_revision_with_evidence_then_reimport_writes_not
     assert dry.count("add") == len(dry.entries) > 8
     assert await svc.resolve(PROJECT) is None  # the dry run wrote nothing
 
-    first = await import_from(svc, "claude-md", root, scope=PROJECT)
+    seen: list[tuple[int, int]] = []
+    first = await import_from(svc, "claude-md", root, scope=PROJECT, progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(i, len(dry.entries)) for i in range(1, len(dry.entries) + 1)]  # progress, entry by entry
     assert len(first.revisions) == 1 and first.revisions[0].revision == 1
     assert first.revisions[0].surface == "import"
     records = await svc.list(scopes=[PROJECT])

@@ -260,6 +260,6 @@ async def test_a_secret_in_mem0_history_refuses_the_import(svc: MemoryService, t
     doc = {"results": [{"id": "m1", "memory": "Uses GitHub", "history": [leaked]}]}
     path = tmp_path / "mem0.json"
     path.write_text(json.dumps(doc, indent=2), "utf-8")
-    with pytest.raises(InvalidInput, match="looks like a secret"):
+    with pytest.raises(InvalidInput, match="refused"):
         await import_from(svc, "mem0", path, scope=PROJECT)
     assert await svc.memories() == ()

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from memstone import InvalidInput, MemoryService
+from memstone.domain.errors import SecretRefusedError
 from memstone.importers import import_from, parse
 
 from .conftest import PROJECT, revision_count, write
@@ -150,9 +151,9 @@ async def test_a_secret_anywhere_refuses_the_whole_import(svc: MemoryService, tm
     root = project(tmp_path)
     with (root / "CLAUDE.md").open("a", encoding="utf-8") as f:
         f.write("\n## Deploy\n\n- The deploy key is AKIAIOSFODNN7EXAMPLQ, use it with `aws s3 sync`\n")
-    with pytest.raises(InvalidInput) as err:
+    with pytest.raises(SecretRefusedError) as err:
         await import_from(svc, "claude-md", root, scope=PROJECT)
-    assert f"{root / 'CLAUDE.md'}:" in str(err.value)
+    assert f"{root / 'CLAUDE.md'}:" in str(err.value) and "AKIA" not in str(err.value)
     assert await svc.resolve(PROJECT) is None and await svc.memories() == ()
 
 

@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
-from ..domain.errors import InvalidInput, MemstoneError
+from ..domain.errors import InvalidInput, MemstoneError, SecretRefusedError
 from ..domain.model import EntryInput, Relation, Revision
 from ..domain.rules import normalize_kind, normalize_slug, normalize_tags, normalize_text, normalize_title
-from ..domain.secrets import find_secrets
+from ..domain.secrets import describe_findings, find_secrets
 from .model import Draft
 
 if TYPE_CHECKING:
@@ -102,11 +102,11 @@ def validate(drafts: Sequence[Draft], closed_kinds: frozenset[str] | None) -> li
             normalize_text(d.excerpt, what="the evidence")
         except InvalidInput as exc:
             raise InvalidInput(f"{d.where}: {exc.message}", hint=exc.hint) from exc
-        found = find_secrets(d.text) or find_secrets(d.excerpt)
+        found = find_secrets(d.excerpt) or find_secrets(d.text)
         if found:
-            raise InvalidInput(
-                f"{d.where}: this looks like a secret ({found[0]}); nothing was imported",
-                hint="remove the credential from the file (memstone refuses to store secrets), then import again",
+            raise SecretRefusedError(
+                f"{d.where}: refused: {describe_findings(found, where='this input')}; nothing was imported",
+                hint="remove the credential from the file (name its environment variable instead), then import again",
             )
         key = (d.scope, clean.slug)
         if key in slugs:

@@ -131,9 +131,21 @@ async def test_an_edited_rule_becomes_a_new_version_of_the_same_entry(svc: Memor
     (root / "CLAUDE.md").write_text(text.replace("under `secrets/`", "under `secrets/` or `.aws/`"), "utf-8")
     result = await import_from(svc, "claude-md", root, scope=PROJECT)
     assert result.count("revise") == 1 and result.count("add") == 0
+    assert result.stale == ()
     history = await svc.history(before.entry_id)
     assert [h.version.text for h in history][-1].endswith("or `.aws/`")
     assert len(history[-1].version.content.sources) == 2  # the old evidence is kept with the new
+
+
+async def test_a_rule_removed_from_the_file_is_reported_not_forgotten(svc: MemoryService, tmp_path: Path) -> None:
+    root = project(tmp_path)
+    await import_from(svc, "claude-md", root, scope=PROJECT)
+    text = (root / "CLAUDE.md").read_text("utf-8")
+    (root / "CLAUDE.md").write_text(text.replace("- Run `pnpm test -- --watch=false` before pushing\n", ""), "utf-8")
+    result = await import_from(svc, "claude-md", root, scope=PROJECT)
+    (gone,) = result.stale
+    assert gone.endswith(f"({root / 'CLAUDE.md'}#L9-L9)") and result.revisions == ()
+    assert any(r.text.startswith("Run `pnpm test") for r in await svc.list(scopes=[PROJECT]))
 
 
 async def test_a_rule_forgotten_in_memstone_is_not_brought_back(svc: MemoryService, tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ def _import_lines(result: ImportResult) -> list[str]:
             f"({d.path}:{d.lines[0]}-{d.lines[1]})"
         )
     lines.extend(f"unresolved link: {u}" for u in result.unresolved)
+    lines.extend(f"no longer in the input (kept; `memstone forget` it if it should go): {s}" for s in result.stale)
     verb = "would add" if result.dry_run else "added"
     lines.append(
         f"{verb} {result.count('add')}, revised {result.count('revise')}, unchanged {result.count('unchanged')}, "

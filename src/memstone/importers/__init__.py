@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .apply import ImportResult, PlannedEntry, Progress, plan, validate, write
+from .apply import ImportResult, PlannedEntry, Progress, plan, stale, validate, write
 from .model import Draft
 
 if TYPE_CHECKING:
@@ -61,10 +61,13 @@ async def import_from(
     """Import ``path`` in format ``fmt`` into ``scope`` (mem0 memories with a user id go to that user's scope)."""
     drafts = validate(parse(fmt, path), await svc.kinds())
     planned = await plan(svc, drafts, scope=scope)
+    gone = await stale(svc, drafts, scope=scope)
     unresolved = tuple(u for d in drafts for u in d.unresolved)
     where = str(Path(path).expanduser().resolve())
     if dry_run:
-        return ImportResult(format=fmt, path=where, dry_run=True, entries=tuple(planned), unresolved=unresolved)
+        return ImportResult(
+            format=fmt, path=where, dry_run=True, entries=tuple(planned), unresolved=unresolved, stale=gone
+        )
     revisions, sources = await write(svc, planned, progress=progress)
     return ImportResult(
         format=fmt,
@@ -74,6 +77,7 @@ async def import_from(
         revisions=revisions,
         sources_written=sources,
         unresolved=unresolved,
+        stale=gone,
     )
 
 

@@ -65,6 +65,7 @@ class ImportResult:
     revisions: tuple[Revision, ...] = ()
     sources_written: int = 0
     unresolved: tuple[str, ...] = field(default=())
+    stale: tuple[str, ...] = field(default=())  # "ent_… (file#L3-L4)": imported before, gone from the input now
 
     def count(self, status: Status) -> int:
         return sum(1 for e in self.entries if e.status == status)
@@ -82,6 +83,7 @@ class ImportResult:
             "revisions": [r.to_dict() for r in self.revisions],
             "entries": [e.to_dict() for e in self.entries],
             "unresolved": list(self.unresolved),
+            "stale": list(self.stale),
         }
 
 
@@ -139,6 +141,24 @@ async def plan(svc: MemoryService, drafts: Sequence[Draft], *, scope: str) -> li
                 status: Status = "unchanged" if same else "revise"
                 planned.append(PlannedEntry(status=status, scope=target, draft=d, entry_id=rec.entry_id))
     return planned
+
+
+async def stale(svc: MemoryService, drafts: Sequence[Draft], *, scope: str) -> tuple[str, ...]:
+    """Live entries an earlier import took from these files that the input no longer holds (never forgotten
+    by an import: the caller decides)."""
+    files = {f"file://{d.path}#" for d in drafts}
+    out = []
+    for target in sorted({d.scope or scope for d in drafts}):
+        existing = await _existing(svc, target)
+        wanted = {d.slug for d in drafts if (d.scope or scope) == target}
+        live = [r for slug, r in existing.items() if r.state == "active" and slug not in wanted]
+        ids = sorted({s for r in live for s in r.version.content.sources})
+        uris = {src.source_id: src.uri or "" for src in (await svc.sources(ids) if ids else ())}
+        for r in live:
+            came = sorted(u for s in r.version.content.sources if (u := uris.get(s, "")).split("#")[0] + "#" in files)
+            if came:
+                out.append(f"{r.entry_id} ({came[-1].removeprefix('file://')})")
+    return tuple(out)
 
 
 async def write(
@@ -244,4 +264,4 @@ async def _evidence(svc: MemoryService, records: Sequence[Record]) -> dict[str, 
     return {r.entry_id: {content[s] for s in r.version.content.sources if s in content} for r in records}
 
 
-__all__ = ["ImportResult", "MemstoneError", "PlannedEntry", "plan", "validate", "write"]
+__all__ = ["ImportResult", "MemstoneError", "PlannedEntry", "plan", "stale", "validate", "write"]

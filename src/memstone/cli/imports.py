@@ -38,7 +38,7 @@ def _import_lines(result: ImportResult) -> list[str]:
         d = e.draft
         flags = "mandatory" if d.mandatory else "important" if d.important else "normal"
         lines.append(
-            f"{e.status:<9}  [{d.kind}] {flags:<9}  {d.title or ''}: {d.text.splitlines()[0][:70]}  "
+            f"{e.status:<9}  [{d.kind}] {flags:<9}  {d.title + ': ' if d.title else ''}{d.text.splitlines()[0][:70]}  "
             f"({d.path}:{d.lines[0]}-{d.lines[1]})"
         )
     lines.extend(f"unresolved link: {u}" for u in result.unresolved)
@@ -176,14 +176,14 @@ def sync_command(
 
     async def body(svc: MemoryService) -> None:
         if watch:
-            try:
-                await watch_folder(svc, directory, scopes=scopes, interval=interval, on_sync=show)
-            except KeyboardInterrupt:  # pragma: no cover - interactive
-                return
+            await watch_folder(svc, directory, scopes=scopes, interval=interval, on_sync=show)
         else:
             show(await sync_folder(svc, directory, scopes=scopes))
 
-    _run(ctx, as_json, body)
+    try:
+        _run(ctx, as_json, body)
+    except KeyboardInterrupt:  # Ctrl-C ends --watch; every sync that ran has been written and saved
+        return
     if conflicted and not watch:
         sys.exit(3)
 

@@ -91,11 +91,14 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
             "revert",
             "recall",
             "export",
-            "import",
             "cite",
             "verify-citation",
         )
     },
+    # Memories from elsewhere: the backup format or --from FORMAT, rule files written back, the sync folder.
+    "import": (".imports", "import_command"),
+    "render": (".imports", "render_command"),
+    "sync": (".imports", "sync_command"),
     # The HTTP API with the Memory Explorer, and its access control.
     "serve": (".serve", "serve"),
     "token": (".serve", "token"),
@@ -181,15 +184,39 @@ async def memory_of(svc: MemoryService, obj: Context, memory: str | None, entry:
     return await svc.resolve(obj.scope)
 
 
+def show_version(ctx: click.Context, value: bool) -> None:
+    """``--version``: memstone's version, then the store's schema version (read with the stdlib, never opened)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from ..agents.settings import store_path
+    from .agents import _schema_version
+
+    path = store_path(ctx.params.get("url"))
+    click.echo(f"memstone, version {__version__}\nstore: {path} (schema version: {_schema_version(path)})")
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, commands=LazyCommands(LAZY_COMMANDS))
-@click.option("--url", envvar="MEMSTONE_URL", help="Store URL (default ~/.memstone/memstone.db; env MEMSTONE_URL).")
+@click.option(
+    "--url",
+    envvar="MEMSTONE_URL",
+    is_eager=True,  # so that `memstone --url X --version` reports X's schema version
+    help="Store URL (default ~/.memstone/memstone.db; env MEMSTONE_URL).",
+)
 @click.option("--scope", envvar="MEMSTONE_SCOPE", help=f"Scope of the default Memory (default {DEFAULT_SCOPE}).")
 @click.option(
     "--embedding",
     envvar="MEMSTONE_EMBEDDING",
     help="Embedding model profile (default: the store's own, or minilm-l6-int8 for a new store; 'none' = FTS only).",
 )
-@click.version_option(__version__, package_name="memstone")  # no importlib.metadata at run time
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, _param, value: show_version(ctx, value),
+    help="Print the version and the store's schema version, and exit.",
+)
 @click.pass_context
 def cli(ctx: click.Context, url: str | None, scope: str | None, embedding: str | None) -> None:
     """memstone: durable, versioned, searchable memory for AI agents."""

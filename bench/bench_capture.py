@@ -122,6 +122,7 @@ def evaluate(projects: list[dict[str, object]], lang: str | None = None) -> dict
     dups: list[str] = []
     merges: list[str] = []
     leaks: list[str] = []
+    unrevised: list[str] = []
     skip_reasons: collections.Counter[str] = collections.Counter()
     reject_reasons: collections.Counter[str] = collections.Counter()
     kind_ok = scope_ok = kind_n = 0
@@ -187,8 +188,9 @@ def evaluate(projects: list[dict[str, object]], lang: str | None = None) -> dict
                 captured = wrote
                 if set(lr.revised) & target:
                     m["corrections_revised_target"] += 1
-                elif lr.added:
-                    m["corrections_added_beside"] += 1
+                else:
+                    m["corrections_added_beside"] += bool(lr.added)
+                    unrevised.append(f"{tag}\n      corrects #{revises} {text_of_seq.get(int(revises), '?')[:90]!r}")
             else:
                 captured = bool(lr.added) or bool(lr.revised)
                 if should and not captured and lr.unchanged:
@@ -285,6 +287,7 @@ def evaluate(projects: list[dict[str, object]], lang: str | None = None) -> dict
         "duplicates": dups,
         "merges": merges,
         "leaks": leaks,
+        "unrevised": unrevised,
     }
 
 
@@ -374,7 +377,7 @@ def report(r: dict[str, object], *, verbose: bool, listing: bool = True) -> None
         print(f"  {cls:<20} {c.get('lines', 0):>4} {c.get('should_store', 0):>5} {c.get('wrote', 0):>5} "
               f"{c.get('captured', 0):>5}")  # fmt: skip
     print(f"\nskipped: {r['skip_reasons']}\nrejected by admission: {r['reject_reasons']}")
-    for key in ("misses", "junk", "duplicates", "merges", "leaks"):
+    for key in ("misses", "junk", "duplicates", "merges", "unrevised", "leaks"):
         items = r[key]
         assert isinstance(items, list)
         if items and (verbose or (listing and key in ("junk", "duplicates", "leaks"))):

@@ -68,7 +68,7 @@ from ._patterns import (
     is_chatter,
     lifecycle_stage,
 )
-from ._text import clean, informative_count, probes, searchable, subject_tokens
+from ._text import clean, informative_count, probes, same_frame, searchable, subject_tokens, typed_subjects
 from .candidates import Candidate, Plan
 
 __all__ = [
@@ -113,6 +113,7 @@ NEAR_CONTAINMENT = 0.75
 CORRECTION_CONTAINMENT = 0.5
 CORRECTION_RESTATES = 0.8  # a correction replaces the text only when it restates this share of it
 NOTE_JACCARD = 0.8
+TYPED_SHARED = 2  # a shared command, path or flag needs this many shared subject tokens (a tool name alone: 3)
 MAX_MERGED_CHARS = 4000
 
 
@@ -152,7 +153,18 @@ _LINE_REF = re.compile(r"\b[\w./\-]+\.[A-Za-z]{1,5}:\d+\b|\b(?:line|lines|ln)\s+
 _PATH = re.compile(
     r"(?:[\w.\-]+/)+[\w.\-]*|\b[\w\-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|kt|swift|rb|c|h|cpp|md|json|yaml|yml|toml|sql)\b"
 )
-_LOCATION = re.compile(r"\b(?:is|are|lives?|sits?|can be found)\s+(?:in|under|at)\s+`?[\w.\-]*/", re.I)
+_LOCATION = re.compile(
+    r"\b(?:is|are|lives?|sits?|can be found|liegt|liegen|steht|stehen|befindet sich|befinden sich)\s+"
+    r"(?:in|under|at|unter|im)\s+`?[\w.\-]*/"
+    r"|^[^，。,]{1,24}(?:在|位于)\s*`?[\w.\-]*/[\w./\-]*`?\s*(?:里|下|中|目录)?[。.]?$",
+    re.I,
+)
+# "There are 14 modules in src …", "The app has these screens: …": an inventory, whatever the paths.
+_INVENTORY_START = re.compile(
+    r"^(?:there (?:are|is)\s+\d+"
+    r"|the [\w\s-]{1,30}?\b(?:has|have|contains|consists of)\s+(?:these|the following|\d+)\b)",
+    re.I,
+)
 _INVENTORY = re.compile(r"\b(?:has|have|contains?|consists of|includes?|there are)\b", re.I)
 
 
@@ -205,6 +217,8 @@ def admit(candidate: Candidate, *, evidence: Mapping[str, str]) -> Admission:
         if len(paths) >= 3 and not _rule_marker(text):
             return no("file_inventory")
         if len(paths) >= 2 and _INVENTORY.search(text) and not _rule_marker(text):
+            return no("file_inventory")
+        if _INVENTORY_START.search(text) and not _rule_marker(text):
             return no("file_inventory")
         # A correction of where something lives is not cheap to recover: the agent just got it wrong.
         if _LOCATION.search(text) and not _rule_marker(text) and c.origin != "correction":
@@ -307,6 +321,13 @@ class _Target:
     _exact: frozenset[str] | None = None
     _search: str | None = None
     _norm: str | None = None
+    _typed: frozenset[str] | None = None
+
+    @property
+    def typed(self) -> frozenset[str]:
+        if self._typed is None:
+            self._typed = typed_subjects(self.text)
+        return self._typed
 
     @property
     def tokens(self) -> frozenset[str]:
@@ -334,6 +355,7 @@ class _Target:
 
     def retext(self, text: str) -> None:
         self.text, self._tokens, self._exact, self._search, self._norm = text, None, None, None, None
+        self._typed = None
 
 
 def _norm(text: str) -> str:
@@ -391,6 +413,7 @@ def _plan_one(cand: Candidate, targets: list[_Target]) -> tuple[Plan, _Target | 
     text = clean(cand.text)
     mine = subject_tokens(text)
     mine_exact = subject_tokens(text, synonyms=False)
+    mine_typed = typed_subjects(text)
     # Prefilter: only entries that contain a probe of one of our subject tokens can share one, so the (slow)
     # tokenization runs on a few entries, not on the whole Memory. Same-slug entries are always compared.
     # Every match below needs two shared subject tokens, except a one-token candidate, so an entry must contain
@@ -400,12 +423,17 @@ def _plan_one(cand: Candidate, targets: list[_Target]) -> tuple[Plan, _Target | 
     single = [alternatives[0] for alternatives in keys if len(alternatives) == 1]
     grouped = [alternatives for alternatives in keys if len(alternatives) > 1]  # a synonym group: any of its words
 
+    replaced_probes = [probes(subject_tokens(r)) for r in cand.replaces]
+
     def candidate_target(t: _Target) -> bool:
         if (t.kind == "working_note") != note:
             return False
         if not keys or (cand.slug is not None and t.slug == cand.slug):
             return True
         search = t.search
+        for rp in replaced_probes:  # a correction is compared with every entry that holds what it replaces
+            if rp and all(any(k in search for k in alternatives) for alternatives in rp):
+                return True
         hits = 0
         for k in single:
             if k in search:
@@ -470,12 +498,22 @@ def _plan_one(cand: Candidate, targets: list[_Target]) -> tuple[Plan, _Target | 
         swap = _swap(mine, t.tokens)
         value = _is_value(swap) and sim.shared >= 3  # "... after 30 minutes" -> "... after 15 minutes"
         matched = value or _near(mine, t.tokens, mine_exact, t.exact)
+        typed = mine_typed & t.typed
+        need = TYPED_SHARED if any(not k.startswith("tool:") for k in typed) else TYPED_SHARED + 1
+        if not matched and typed and sim.shared >= need and swap is None:
+            # Trigger: both name the same command, path, flag or tool and share another subject token.
+            # Why: a restatement or an unmarked change rewords everything but the thing it is about
+            # ("说完成之前必须先把测试全部跑一遍，`pytest -q` 要全绿" / "提交之前一定要跑 `pytest -q`…").
+            # Outcome: the same entry (a no-op, a revision or a correction), never a rival one.
+            matched = True
         if not matched and correction:
             if sim.shared >= 3 and sim.containment >= CORRECTION_CONTAINMENT:
                 matched = True
             else:
                 for r in replaced:
-                    if r and r <= t.tokens and len((mine - r) & t.tokens) >= 1:
+                    if r and r <= t.tokens and (len((mine - r) & t.tokens) >= 1 or same_frame(mine_typed, t.typed)):
+                        # "off kind to k3d, so use `make k3d-up`" corrects the entry that says kind and
+                        # `make kind-up`: the replaced term is there, and the same step with the new value.
                         matched = True
                         break
         if not matched:

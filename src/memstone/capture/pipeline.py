@@ -52,6 +52,7 @@ from .events import (
 from .extractor import ModelExtractor, TokenUsage
 from .queue import QueueItem, ReviewQueue
 from .settings import CaptureMode, CaptureSettings
+from .statements import lesson_candidates
 
 __all__ = [
     "CaptureOutcome",
@@ -203,6 +204,9 @@ class CapturePipeline:
                 candidates.extend(analysis.candidates)
                 skipped.extend(analysis.skipped)
             case TurnStop() | Handoff():
+                candidates.extend(
+                    lesson_candidates(event.final_report if isinstance(event, TurnStop) else event.summary)
+                )
                 if self.working_notes:
                     note, skip = working_note_candidate(event)
                     if note is not None:

@@ -80,13 +80,13 @@ class LineResult:
     unchanged: list[str] = field(default_factory=list)
 
 
-async def run_project(path: Path, workdir: Path) -> dict[str, object]:
+async def run_project(path: Path, workdir: Path, model: str | None = None) -> dict[str, object]:
     rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
     project = rows[0]["project"]
     db = workdir / f"{project}.db"
     scope = f"memstone://orgs/bench/projects/{project}"
     lines: list[LineResult] = []
-    async with memstone.open_service(f"sqlite:///{db}", embedding=None) as svc:
+    async with memstone.open_service(f"sqlite:///{db}", embedding=model) as svc:
         for row in rows:
             event = event_of(row, project)
             t0 = time.perf_counter()
@@ -333,7 +333,8 @@ def report(r: dict[str, object], *, verbose: bool, listing: bool = True) -> None
             else str(v)
         )
 
-    print(f"capture benchmark: {r['lines']} lines, {r['projects']} projects, mode auto, no model\n")
+    model = r.get("model", "none")
+    print(f"capture benchmark: {r['lines']} lines, {r['projects']} projects, mode auto, model {model}\n")
     verbose = verbose and listing
     rows = [
         ("precision (lines that wrote / labelled should_store)", f("precision"), ""),
@@ -421,11 +422,13 @@ def report_languages(by_lang: dict[str, dict[str, object]]) -> None:
         print("  " + "".join(f"{c:>16}" for c in cells))
 
 
-async def run_part(directory: Path, workdir: Path) -> tuple[list[dict[str, object]], dict[str, object]]:
+async def run_part(
+    directory: Path, workdir: Path, model: str | None = None
+) -> tuple[list[dict[str, object]], dict[str, object]]:
     files = sorted(directory.glob("*.jsonl"))
     if not files:
         raise SystemExit(f"no *.jsonl in {directory}")
-    projects = [await run_project(f, workdir) for f in files]
+    projects = [await run_project(f, workdir, model) for f in files]
     result = evaluate(projects)
     langs = sorted({lang_of(lr.row) for p in projects for lr in p["lines"]})  # type: ignore[attr-defined]
     result["by_lang"] = {lang: evaluate(projects, lang) for lang in langs}
@@ -442,7 +445,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, dict[str, object]]:
         for name, directory in parts.items():
             part_dir = workdir / name
             part_dir.mkdir()
-            _, result = await run_part(directory, part_dir)
+            _, result = await run_part(directory, part_dir, args.model)
+            result["model"] = args.model or "none"
             out[name] = result
         if args.cold:
             files = sorted(Path(args.data).glob("*.jsonl"))
@@ -458,6 +462,9 @@ def main() -> None:
         "--heldout", default=str(HERE / "data" / "capture-heldout"), help="held-out part ('' to skip it)"
     )
     parser.add_argument("--json", help="also write the figures to this JSON file")
+    parser.add_argument(
+        "--model", help="open the stores with this embedding profile (e.g. use-multilingual-v3); default none"
+    )
     parser.add_argument("--cold", type=int, default=0, help="also time N fresh processes (hook-like)")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every miss and merge (dev part)")
     parser.add_argument(

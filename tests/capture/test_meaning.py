@@ -9,10 +9,11 @@ import pytest
 from capture_helpers import PROJECT
 
 from memstone import MemoryService
-from memstone.capture import TurnStop, UserPrompt, admit, capture, statement_candidates
+from memstone.capture import TurnStop, UserPrompt, admit, capture, plan_candidates, statement_candidates
 from memstone.capture._language import language, read_sentence
 from memstone.capture._patterns import is_chatter
 from memstone.capture._text import sentences, typed_subjects
+from memstone.capture.admission import SEMANTIC_THRESHOLDS, Semantic, semantic_key
 from memstone.capture.candidates import Candidate
 from memstone.capture.statements import is_mandatory, lesson_candidates
 
@@ -182,3 +183,48 @@ def test_only_workflow_rules_and_the_lifecycle_are_mandatory(text: str, mandator
 def test_locations_and_inventories_are_rejected_in_each_language(text: str) -> None:
     decision = admit(Candidate(kind="fact", text=text, origin="statement"), evidence={"event": text})
     assert decision.reason in ("location_only", "file_inventory")
+
+
+def _unit(*xs: float) -> tuple[float, ...]:
+    norm = sum(x * x for x in xs) ** 0.5
+    return tuple(x / norm for x in xs)
+
+
+def _entry_plans(semantic: Semantic | None, first: str, second: str) -> list[str]:
+    entry = plan_candidates([Candidate(kind="constraint", text=first, origin="statement")], [])[0]
+    assert entry.action == "add"
+    cands = [Candidate(kind="constraint", text=first, origin="statement"),
+             Candidate(kind="constraint", text=second, origin="statement")]  # fmt: skip
+    return [p.action for p in plan_candidates(cands, [], semantic)]
+
+
+RECONCILE = (
+    "Reconcile loops must be idempotent: running one twice on the same object may never create a second resource."
+)
+AGAIN = "Every reconciler has to be safe to run again on the same object without making duplicates."
+
+
+def test_a_close_vector_and_a_shared_subject_token_make_a_paraphrase_the_same_entry() -> None:
+    close = Semantic(
+        vectors={semantic_key(RECONCILE): _unit(1, 0.2), semantic_key(AGAIN): _unit(1, 0.3)}, threshold=0.62
+    )
+    far = Semantic(vectors={semantic_key(RECONCILE): _unit(1, 0), semantic_key(AGAIN): _unit(0, 1)}, threshold=0.62)
+    assert _entry_plans(None, RECONCILE, AGAIN) == ["add", "add"]  # lexically too far apart: the limit without a model
+    assert _entry_plans(far, RECONCILE, AGAIN) == ["add", "add"]
+    assert _entry_plans(close, RECONCILE, AGAIN)[1] in ("unchanged", "revise")
+
+
+def test_a_close_vector_without_a_shared_subject_token_is_another_rule() -> None:
+    a, b = "Never log card numbers.", "Always pin Docker base images by digest."
+    close = Semantic(vectors={semantic_key(a): _unit(1, 0.1), semantic_key(b): _unit(1, 0.1)}, threshold=0.62)
+    assert _entry_plans(close, a, b) == ["add", "add"]
+
+
+async def test_only_calibrated_models_get_the_semantic_rule() -> None:
+    from memstone.capture.pipeline import _semantic
+    from memstone.embedding import load_model
+
+    cand = [Candidate(kind="fact", text="The docs site is Docusaurus under docs/.", origin="statement")]
+    assert await _semantic(load_model("hashing-64"), cand, []) is None  # no threshold was calibrated for it
+    assert await _semantic(None, cand, []) is None
+    assert set(SEMANTIC_THRESHOLDS) == {"use-multilingual-v3", "minilm-l6-int8"}

@@ -53,7 +53,8 @@ _DE_WORDS = _words(
     "der die das den dem des und ist sind nicht wir mit für auf ein eine einen einem zu von bei als im "
     "auch nur wird werden wurde immer nie niemals jeder jede jedes alle aber oder wenn dass weil sonst "
     "kein keine keinen sich es ich du bitte mehr noch schon läuft laufen über unter nach vor ohne statt "
-    "inzwischen mittlerweile gibt hier heute jetzt dürfen darf muss müssen soll sollen "
+    "inzwischen mittlerweile gibt hier heute jetzt dürfen darf muss müssen soll sollen wer will etwas zum zur "
+    "durch vom niemand "
 )
 _EN_WORDS = _words(
     "the a an and is are not we with for on to of at as in also only will be was were always never every "

@@ -7,6 +7,7 @@ import re
 import unicodedata
 
 from ..domain.analyzer import STOPWORDS, analyze
+from ._language import language
 
 _PUNCT = str.maketrans(
     {
@@ -184,6 +185,23 @@ def stem(token: str) -> str:
     return token
 
 
+_UMLAUTS = str.maketrans({"ä": "a", "ö": "o", "ü": "u", "ß": "ss"})
+
+
+@functools.lru_cache(maxsize=65536)
+def stem_de(token: str) -> str:
+    """A crude German suffix strip for subject comparison (never for indexing): umlauts folded, then one of
+    -ungen/-ung, -en, -er, -es, -e, -n, -s dropped, so ``Buchungen``/``Buchung``, ``Beträge``/``Betrag``,
+    ``loggen``/``Log`` meet."""
+    if not token.isalpha() or len(token) <= 3:
+        return token
+    t = token.translate(_UMLAUTS)
+    for suffix in ("ungen", "ung", "en", "er", "es", "e", "n", "s"):
+        if t.endswith(suffix) and len(t) - len(suffix) >= 3:
+            return t[: -len(suffix)]
+    return t
+
+
 def _undouble(token: str) -> str:
     if len(token) > 3 and token[-1] == token[-2] and token[-1] not in "aeiouls":
         return token[:-1]
@@ -262,7 +280,7 @@ def subject_tokens(text: str, *, synonyms: bool = True) -> frozenset[str]:
         and not tok.startswith("u_")
         and (not tok.startswith("b_") or _cjk_subject_bigram(tok))
     ]
-    stems = [stem(tok) for tok in words]
+    stems = [stem_de(tok) for tok in words] if language(text) == "de" else [stem(tok) for tok in words]
     if not synonyms or not any(st in _SYNONYMS for st in stems):
         return frozenset(stems)
     code = _code_words(text)

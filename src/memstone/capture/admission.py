@@ -73,7 +73,9 @@ from .candidates import Candidate, Plan
 
 __all__ = [
     "REASONS",
+    "SEMANTIC_THRESHOLDS",
     "Admission",
+    "Semantic",
     "Similarity",
     "admit",
     "plan_candidates",
@@ -309,6 +311,49 @@ def _near(
     )
 
 
+# Cosine similarity above which two statements sharing a subject token are the same statement, per embedding
+# profile. Calibrated on the dev part of bench/data/capture only (bench/calibrate_capture_semantic.py): the
+# lowest value with no unrelated pair of the same project above it (USE: highest unrelated 0.604, 24 of 46
+# related pairs caught; MiniLM: 0.745, 19 of 46). Uncalibrated profiles get no semantic rule.
+SEMANTIC_THRESHOLDS: dict[str, float] = {"use-multilingual-v3": 0.62, "minilm-l6-int8": 0.75}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Semantic:
+    """Unit vectors of the texts one capture compares (keyed by :func:`semantic_key`), and the threshold."""
+
+    vectors: Mapping[str, tuple[float, ...]]
+    threshold: float
+
+    def cosine(self, a: str, b: str) -> float | None:
+        va, vb = self.vectors.get(semantic_key(a)), self.vectors.get(semantic_key(b))
+        if va is None or vb is None:
+            return None
+        return sum(x * y for x, y in zip(va, vb, strict=False))
+
+
+def semantic_key(text: str) -> str:
+    """The key a text's vector is stored under in :class:`Semantic` (cleaned, whitespace collapsed)."""
+    return " ".join(clean(text).split())
+
+
+def semantic_texts(candidates: Sequence[Candidate], live: Sequence[EntryVersion], limit: int = 64) -> list[str]:
+    """The texts to embed for :class:`Semantic`: the candidates, and the live entries sharing a subject token
+    with one of them (at most ``limit`` texts: the semantic rule needs a shared token anyway)."""
+    cands = [clean(c.text) for c in candidates if c.kind != "working_note"]
+    subjects: frozenset[str] = frozenset().union(*(subject_tokens(t) for t in cands)) if cands else frozenset()
+    keys = [k[0] for k in probes(subjects)]
+    out = list(dict.fromkeys(semantic_key(t) for t in cands))
+    for v in live:
+        if len(out) >= limit:
+            break
+        if v.kind == "working_note" or not any(k in searchable(v.text) for k in keys):
+            continue
+        if subject_tokens(v.text) & subjects:
+            out.append(semantic_key(v.text))
+    return list(dict.fromkeys(out))
+
+
 @dataclass(slots=True)
 class _Target:
     entry_id: EntryId | None
@@ -362,11 +407,14 @@ def _norm(text: str) -> str:
     return " ".join(clean(text).casefold().split()).rstrip(".")
 
 
-def plan_candidates(candidates: Sequence[Candidate], live: Sequence[EntryVersion]) -> list[Plan]:
+def plan_candidates(
+    candidates: Sequence[Candidate], live: Sequence[EntryVersion], semantic: Semantic | None = None
+) -> list[Plan]:
     """Decide add / revise / unchanged for each admitted candidate, against the live entries and each other.
 
     Two candidates that land on the same entry in one batch fold into one revision, because one write may
-    change an entry only once.
+    change an entry only once. With ``semantic`` (an embedding model is loaded), a candidate that shares a
+    subject token with an entry and is at least ``semantic.threshold`` similar to it is the same statement too.
     """
     targets = [
         _Target(
@@ -381,7 +429,7 @@ def plan_candidates(candidates: Sequence[Candidate], live: Sequence[EntryVersion
     ]
     plans: list[Plan] = []
     for cand in candidates:
-        plan, target = _plan_one(cand, targets)
+        plan, target = _plan_one(cand, targets, semantic)
         if target is not None and target.plan_index is not None and plan.action != "unchanged":
             # Fold into the earlier plan of this batch that created or revised the same target.
             earlier = plans[target.plan_index]
@@ -408,7 +456,7 @@ def plan_candidates(candidates: Sequence[Candidate], live: Sequence[EntryVersion
     return plans
 
 
-def _plan_one(cand: Candidate, targets: list[_Target]) -> tuple[Plan, _Target | None]:
+def _plan_one(cand: Candidate, targets: list[_Target], semantic: Semantic | None) -> tuple[Plan, _Target | None]:
     note = cand.kind == "working_note"
     text = clean(cand.text)
     mine = subject_tokens(text)
@@ -419,7 +467,7 @@ def _plan_one(cand: Candidate, targets: list[_Target]) -> tuple[Plan, _Target | 
     # Every match below needs two shared subject tokens, except a one-token candidate, so an entry must contain
     # that many probes (counted per token) to be worth tokenizing.
     keys = probes(mine)
-    need = min(2, len(keys))
+    need = min(1 if semantic is not None else 2, len(keys))
     single = [alternatives[0] for alternatives in keys if len(alternatives) == 1]
     grouped = [alternatives for alternatives in keys if len(alternatives) > 1]  # a synonym group: any of its words
 
@@ -506,6 +554,13 @@ def _plan_one(cand: Candidate, targets: list[_Target]) -> tuple[Plan, _Target | 
             # ("说完成之前必须先把测试全部跑一遍，`pytest -q` 要全绿" / "提交之前一定要跑 `pytest -q`…").
             # Outcome: the same entry (a no-op, a revision or a correction), never a rival one.
             matched = True
+        if not matched and semantic is not None and sim.shared >= 1 and swap is None:
+            # Trigger: a model is loaded, the two share a subject token, and their vectors are this close.
+            # Why: paraphrases with words outside the synonym list ("reconcile loops must be idempotent" /
+            # "every reconciler has to be safe to run again") share too few words for the lexical rules.
+            # Outcome: the same entry; the subject token keeps two different rules of one area apart.
+            cos = semantic.cosine(text, t.text)
+            matched = cos is not None and cos >= semantic.threshold
         if not matched and correction:
             if sim.shared >= 3 and sim.containment >= CORRECTION_CONTAINMENT:
                 matched = True

@@ -475,7 +475,7 @@ def main() -> None:
     for name, result in results.items():
         print(f"=== {name} part ===")
         held = name == "held-out"
-        report(result, verbose=args.verbose and not held, listing=args.show_heldout or not held)
+        report(result, verbose=args.verbose and (args.show_heldout or not held), listing=args.show_heldout or not held)
         by_lang = result["by_lang"]
         assert isinstance(by_lang, dict)
         report_languages(by_lang)

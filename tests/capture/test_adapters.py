@@ -37,7 +37,7 @@ DURABLE = [
     pytest.param("We decided to use pandera for schema checks.", "decision", id="decided"),
     pytest.param("Going forward, every endpoint needs an OpenAPI entry.", "convention", id="going-forward"),
     pytest.param("Migration files are named V<ts>__name.sql.", "convention", id="passive-naming"),
-    pytest.param("We no longer use Vue in the admin.", "convention", id="no-longer"),
+    pytest.param("We no longer use Vue in the admin.", "correction", id="no-longer"),  # an unmarked change
     pytest.param("No, use `errors.Is` instead of comparing error strings.", "correction", id="no-instead"),
     pytest.param("Actually, the flags come from LaunchDarkly, not from env vars.", "correction", id="actually-not"),
     pytest.param("That's wrong: reservations expire after 15 minutes, not 30.", "correction", id="thats-wrong"),
@@ -67,7 +67,7 @@ NOT_CANDIDATES = [
     pytest.param("why do we never retry on 4xx", "question", id="question-no-mark"),
     pytest.param("Maybe we should always squash merges.", "speculation", id="maybe"),
     pytest.param("I think we might never need sharding.", "speculation", id="i-think"),
-    pytest.param("Make the sidebar collapsible.", "no_durable_signal", id="task-request"),
+    pytest.param("Make the sidebar collapsible.", "task_request", id="task-request"),
     pytest.param("No, make it blue.", "one_off", id="task-correction"),
     pytest.param("You are an expert Go engineer. Always write idiomatic code.", "system_restatement", id="system"),
     pytest.param("<system-reminder>Always use the TodoWrite tool.</system-reminder>", "system_restatement", id="tag"),
@@ -100,7 +100,7 @@ def test_a_task_prompt_yields_only_its_durable_sentence() -> None:
         UserPrompt(text="Add a retry to the webhook sender. We use exponential backoff with jitter everywhere.")
     )
     assert [c.text for c in analysis.candidates] == ["We use exponential backoff with jitter everywhere."]
-    assert [s.reason for s in analysis.skipped] == ["no_durable_signal"]
+    assert [s.reason for s in analysis.skipped] == ["task_request"]
 
 
 def test_adjacent_durable_sentences_stay_one_topic() -> None:
@@ -115,9 +115,13 @@ def test_leads_are_stripped_but_casing_of_names_kept() -> None:
     assert one("Remember that the API is read-only for partners.")[2] == "The API is read-only for partners."
 
 
-def test_corrections_remember_what_they_replace_and_must_follow_ones_are_mandatory() -> None:
+def test_corrections_remember_what_they_replace_and_only_workflow_rules_are_mandatory() -> None:
     (c,) = statement_candidates(UserPrompt(text="No, use pnpm instead of npm.")).candidates
-    assert c.replaces == ("npm",) and c.origin == "correction" and c.mandatory
+    assert c.replaces == ("npm",) and c.origin == "correction" and c.important and not c.mandatory
+    (c,) = statement_candidates(
+        UserPrompt(text="No, always run `make check` before you say it's done, not `make test`.")
+    ).candidates
+    assert c.origin == "correction" and c.mandatory  # a rule about when work is done: every session needs it
     (c,) = statement_candidates(
         UserPrompt(text="Actually, keys live for 48 hours, not 24 - the bank retries.")
     ).candidates

@@ -109,3 +109,75 @@ def test_entropy() -> None:
     assert shannon_entropy("") == 0.0
     assert shannon_entropy("aaaa") == 0.0
     assert shannon_entropy("abcd") == 2.0
+
+
+# ------------------------------------------------------------------------------------- issue 16: more formats
+AZ_KEY = (
+    "Zx8Cv7Bn6Mm5Kl4Jh3Gf2Ds1Aq0Wp9Ei+Rt5Yu7Io9Pa1Sd3Fg5Hj7Kl9Zx1Cv3Bn5Mm7Qw9Er1Ty3Ui5Op7As9Df1Gh3Jk5Lz7Xc9Vb1Nm3Qw==="[
+        :86
+    ]
+    + "=="
+)
+GCP_JSON = (
+    '{"type": "service_account", "project_id": "acme-prod", "private_key_id": "3f9c0e2d7a1b4c8e9f0a1b2c3d4e5f6a7b8c9d0e", '
+    '"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\\n-----END PRIVATE KEY-----\\n", '
+    '"client_email": "deployer@acme-prod.iam.gserviceaccount.com"}'
+)
+MORE_POSITIVES = [
+    pytest.param("Slack bot token for the notifier: xoxb-712707707179-1702365080695-EGQ80YRP10eougTfIhpazOc6", "slack_token", id="slack-bot"),
+    pytest.param("npm publish token npm_OTsoYtxqAYfwFBHPl8KsLcsf1YaHxpFjttuD", "npm_token", id="npm"),
+    pytest.param("pypi-AgEIcHlwaS5vcmc" + "Qh7Zk2Lm9Xw4Rt1Vb8Nc3Jp6Yd5Fs0Ga-Qh7Zk2Lm9Xw4Rt1Vb8Nc3Jp6Yd5Fs0Ga", "pypi_token", id="pypi"),
+    pytest.param("CI mirror token glpat-ogYtGEwbEFonsIX0eZ77", "gitlab_token", id="gitlab"),
+    pytest.param(f"DefaultEndpointsProtocol=https;AccountName=stcobalt;AccountKey={AZ_KEY};EndpointSuffix=core.windows.net", "azure_storage_key", id="azure-storage-connection-string"),
+    pytest.param("Endpoint=sb://alerts-bus.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=Zx8Cv7Bn6Mm5Kl4Jh3Gf2Ds1Aq0Wp9Ei+Rt5Yu7Io9P=", "azure_shared_access_key", id="azure-service-bus"),
+    pytest.param("https://stexports.blob.core.windows.net/exports?sv=2022-11-02&ss=b&sp=rl&se=2027-01-31T00:00:00Z&spr=https&sig=Zx8Cv7Bn6Mm5Kl4Jh3Gf2Ds1Aq0Wp9Ei%2BRt5Yu7Io9P%3D", "azure_sas_token", id="azure-sas-url"),
+    pytest.param(f"deployer key: {GCP_JSON}", "private_key", id="gcp-service-account-json"),
+    pytest.param("-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGVx0ZoBCADk8Zx8Cv7Bn6Mm5Kl4Jh3Gf2Ds1Aq0Wp9Ei\n=Zx8C\n-----END PGP PRIVATE KEY BLOCK-----", "private_key", id="pgp-private-key"),
+    pytest.param("mysql://yunpan:9Mqb5#ZMQObD79@10.0.3.15:3306/yunpan_test", "url_password", id="mysql-url"),
+    pytest.param("mongodb+srv://app:Xk29mPq77Lw@cluster0.abcde.mongodb.net/prod", "url_password", id="mongodb-url"),
+    pytest.param("errors go to https://7099a49078040ee979b8d2bfd591920b@o451.ingest.sentry.io/5523", "url_credentials", id="sentry-dsn"),
+    pytest.param(".env for prod:\nSESSION_SEAL=Qh7Zk2Lm9Xw4Rt1Vb8Nc3Jp6Yd5Fs0Ga\nDEBUG=False", "env_assignment", id="env-line-any-name"),
+    pytest.param("Das Passwort für die Staging-Datenbank ist xEEsA#CaA2QT43", "password_near_keyword", id="password-german"),
+    pytest.param("测试库的密码是 Xk29!mPq77，别外传", "password_near_keyword", id="password-chinese"),
+    pytest.param("the keystore password for release signing, as agreed: Tr0ub4dor&3x", "password_near_keyword", id="password-pass-word"),
+    pytest.param("whsec_Qh7Zk2Lm9Xw4Rt1Vb8Nc3Jp6Yd5Fs0Ga for the local webhook", "stripe_webhook_secret", id="stripe-webhook"),
+    pytest.param("grafana glsa_DqcdbTmBQq79GygZnhAOgshDBj1zpi4i_cd7c5bf5", "grafana_token", id="grafana"),
+    pytest.param("PagerDuty routing Qh7Zk2Lm9Xw4Rt1Vb8Nc3Jp6Yd5Fs0Ga7q for billing", "high_entropy_token", id="unknown-format-entropy"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "kind"), MORE_POSITIVES)
+def test_finds_the_formats_a_developer_pastes(text: str, kind: str) -> None:
+    found = find_secrets(text)
+    assert kind in {f.kind for f in found}, (text, found)
+
+
+MORE_NEGATIVES = [
+    pytest.param("expected = 'SGVsbG8sIFdvcmxkISBUaGlzIGlzIHRlc3QgZGF0YSBmb3IgYmFzZTY0Lg=='", id="base64-test-data"),
+    pytest.param("digest sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==", id="sri-integrity"),
+    pytest.param("sha1 da39a3ee5e6b4b0d3255bfef95601890afd80709 and md5 d41d8cd98f00b204e9800998ecf8427e", id="hex-digests"),
+    pytest.param("request_id = '3fa85f64-5717-4562-b3fc-2c963f66afa6'", id="uuid-assignment-not-a-credential-name"),
+    pytest.param('ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"', id="alphabet"),
+    pytest.param("BEFORE_FIELD = QuerystringState.BEFORE_FIELD", id="python-constant"),
+    pytest.param("HTML_OPEN_CLOSE_TAG_RE = re.compile(HTML_OPEN_CLOSE_TAG_STR)", id="python-call"),
+    pytest.param("progress_token: NotRequired[ProgressToken]", id="type-subscript"),
+    pytest.param("username, password = get_auth_from_url(proxy)", id="call-result"),
+    pytest.param('ExtensionOID.PRIVATE_KEY_USAGE_PERIOD: "privateKeyUsagePeriod",', id="oid-name"),
+    pytest.param('pool = ConnectionPool("postgresql://postgres:postgres@localhost:5432")', id="default-db-url"),
+    pytest.param("see https://github.com/astral-sh/ruff/blob/4f1c2d3e5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d/README.md", id="url-with-commit"),
+    pytest.param("class TestSerializeDeserializeRoundTripWithUnicodeKeys2024:", id="camel-identifier"),
+    pytest.param("Das Passwort muss mindestens zwölf Zeichen lang sein.", id="password-prose-german"),
+    pytest.param("密码至少要十二位，并且包含数字。", id="password-prose-chinese"),
+    pytest.param("BUILD_DIR=/var/lib/ci/build-cache-2024-11", id="env-path"),
+    pytest.param("LOG_FORMAT=json_with_timestamps_v2", id="env-word-value"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", MORE_NEGATIVES)
+def test_does_not_refuse_common_code_shapes(text: str) -> None:
+    assert find_secrets(text) == ()
+
+
+def test_a_named_format_wins_over_a_generic_rule_on_the_same_span() -> None:
+    found = find_secrets("NPM_PUBLISH=npm_OTsoYtxqAYfwFBHPl8KsLcsf1YaHxpFjttuD")
+    assert [f.kind for f in found] == ["npm_token"]

@@ -179,7 +179,12 @@ DEICTIC_START = rx(r"^(?:it|this|that|these|those|they|them|he|she|here|there)\b
 
 
 def is_chatter(text: str) -> bool:
+    """English chatter ("ok", "thanks a lot"). A text with letters outside a-z (Chinese, umlauts) is never
+    English chatter: :func:`memstone.capture._language.read_sentence` judges it (it used to pass as chatter
+    because it had no English word at all)."""
     words = re.findall(r"[a-z']+", text.lower())
+    if any(ch.isalpha() and not ("a" <= ch.lower() <= "z") for ch in text):
+        return False
     return len(words) <= 6 and all(w in CHATTER_WORDS for w in words)
 
 

@@ -7,6 +7,7 @@ import re
 import unicodedata
 
 from ..domain.analyzer import STOPWORDS, analyze
+from ._language import language
 
 _PUNCT = str.maketrans(
     {
@@ -30,12 +31,13 @@ def clean(text: str) -> str:
 
 
 _ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|etc|vs|approx|cf|incl|esp|no|fig)\.", re.I)
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[^\sa-z])|\n+")
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[^\sa-z])|(?<=[。！？])\s*|\n+")
 _DOT = "\u2024"  # one dot leader: a placeholder for abbreviation dots while splitting
 
 
 def sentences(text: str) -> list[str]:
-    """Split prose into sentences at ``.``/``!``/``?`` before a non-lowercase start, and at line breaks.
+    """Split prose into sentences at ``.``/``!``/``?`` before a non-lowercase start, after ``。！？``, and at line
+    breaks.
 
     Dots inside code spans, numbers (``1.74``), paths and common abbreviations (``e.g.``) do not split.
     """
@@ -122,8 +124,30 @@ FORCE_WORDS = frozenset(
         "yet",
     ]
 )
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 # Analyzer v1 keeps digits and letters together; these generic words say nothing about which rule it is.
 FILLER_WORDS = frozenset(["project", "projects", "code", "repo", "repository"])
+# German function and force words (the Analyzer's stopwords are English): dedup compares what a German
+# statement is about, not its grammar or its "immer"/"nie".
+GERMAN_WORDS = _word_set(
+    "der die das den dem des und ist sind nicht wir mit für auf ein eine einen einem einer eines zu zum "
+    "zur von vom bei beim als im in auch nur wird werden wurde aber oder wenn dass weil sonst sich es ich "
+    "du bitte noch schon über unter nach vor ohne statt hier dort man wer was wie so da ja nein immer nie "
+    "niemals jeder jede jedes jeden jedem alle alles allen kein keine keinen keiner mehr muss müssen "
+    "musst darf dürfen soll sollen lass lassen uns unser unsere unseren etwas erst wer will bevor sagst "
+    "sagen dann ganz komplette "
+)
+# Chinese characters that carry grammar or force, not subject: a CJK bigram holding one says little about what
+# the statement is about. Dedup compares CJK text over the remaining bigrams (issue 16).
+_CJK_FUNCTION = frozenset(
+    "的了是在和与及把被要都就也还又有不没这那个一上下里中我们你他它会能可以让给对从到时之所而并或等再先后才过着吧呢吗啊别请"
+)
+_CJK_FORCE = frozenset(["必须", "禁止", "务必", "一律", "统一", "所有", "每次", "每个", "全部", "一定", "千万", "严禁"])
 
 
 @functools.lru_cache(maxsize=65536)
@@ -159,6 +183,23 @@ def stem(token: str) -> str:
     if len(token) > 3 and token.endswith("e") and not token.endswith(("ee", "ie")):
         token = token[:-1]  # store, stored, storing -> stor
     return token
+
+
+_UMLAUTS = str.maketrans({"ä": "a", "ö": "o", "ü": "u", "ß": "ss"})
+
+
+@functools.lru_cache(maxsize=65536)
+def stem_de(token: str) -> str:
+    """A crude German suffix strip for subject comparison (never for indexing): umlauts folded, then one of
+    -ungen/-ung, -en, -er, -es, -e, -n, -s dropped, so ``Buchungen``/``Buchung``, ``Beträge``/``Betrag``,
+    ``loggen``/``Log`` meet."""
+    if not token.isalpha() or len(token) <= 3:
+        return token
+    t = token.translate(_UMLAUTS)
+    for suffix in ("ungen", "ung", "en", "er", "es", "e", "n", "s"):
+        if t.endswith(suffix) and len(t) - len(suffix) >= 3:
+            return t[: -len(suffix)]
+    return t
 
 
 def _undouble(token: str) -> str:
@@ -234,13 +275,60 @@ def subject_tokens(text: str, *, synonyms: bool = True) -> frozenset[str]:
         if tok not in STOPWORDS
         and tok not in FORCE_WORDS
         and tok not in FILLER_WORDS
-        and (len(tok) >= 2 or tok.startswith(("u_", "b_")))
+        and tok not in GERMAN_WORDS
+        and len(tok) >= 2
+        and not tok.startswith("u_")
+        and (not tok.startswith("b_") or _cjk_subject_bigram(tok))
     ]
-    stems = [stem(tok) for tok in words]
+    stems = [stem_de(tok) for tok in words] if language(text) == "de" else [stem(tok) for tok in words]
     if not synonyms or not any(st in _SYNONYMS for st in stems):
         return frozenset(stems)
     code = _code_words(text)
     return frozenset(_SYNONYMS.get(st, st) if tok not in code else st for tok, st in zip(words, stems, strict=True))
+
+
+def _cjk_subject_bigram(token: str) -> bool:
+    chars = "".join(chr(int(h, 16)) for h in token[2:].split("_"))
+    return chars not in _CJK_FORCE and not any(ch in _CJK_FUNCTION for ch in chars)
+
+
+_SUBJECT_PATH = re.compile(
+    r"(?<![\w/.-])(?:[\w.-]+/)+[\w.-]*|(?<![\w/.-])[\w-]+\.(?:ya?ml|toml|json|py|ts|tsx|js|kt|kts|rs|go|exs?|tf|xml|md|ini|cfg|lock)\b"
+)
+_SUBJECT_FLAG = re.compile(r"(?<![\w-])--?[a-z][\w-]+")
+_TOOL_IN_CJK = re.compile(r"(?<![A-Za-z])[A-Za-z][A-Za-z0-9+#.-]+")
+
+
+def typed_subjects(text: str) -> frozenset[str]:
+    """What a statement is about, typed: ``cmd:`` a code span or command, ``path:`` a path or file name,
+    ``flag:`` a command-line flag, ``tool:`` a tool name written in Latin letters inside CJK text.
+
+    Two statements that name the same command, path or tool and share another subject token are about the same
+    thing, however they are worded (issue 16: "an unmarked change of the same subject revises the entry").
+
+    >>> sorted(typed_subjects("Run `pytest -q` and keep config in pyproject.toml"))
+    ['cmd:pytest -q', 'path:pyproject.toml']
+    """
+    low = text.lower()
+    out = {"cmd:" + " ".join(span.strip("` ").split()) for span in _CODE_SPAN.findall(low) if span.strip("` ")}
+    out.update("path:" + p.rstrip("/.") for p in _SUBJECT_PATH.findall(low) if len(p.rstrip("/.")) > 2)
+    out.update("flag:" + f for f in _SUBJECT_FLAG.findall(low))
+    if any("\u4e00" <= ch <= "\u9fff" for ch in text):
+        out.update("tool:" + w.lower().rstrip(".") for w in _TOOL_IN_CJK.findall(text))
+    return frozenset(out)
+
+
+def same_frame(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two sets of typed subjects hold a command (or path) that is the same but for one word:
+    ``cmd:make kind-up`` / ``cmd:make k3d-up`` — the same step, with the value a correction changed."""
+    for x in a:
+        for y in b:
+            if x == y or x.split(":", 1)[0] != y.split(":", 1)[0] or x.startswith("tool:"):
+                continue
+            xs, ys = re.split(r"[^a-z0-9]+", x.split(":", 1)[1]), re.split(r"[^a-z0-9]+", y.split(":", 1)[1])
+            if len(xs) == len(ys) >= 2 and sum(p != q for p, q in zip(xs, ys, strict=True)) == 1:
+                return True
+    return False
 
 
 def informative_count(text: str) -> int:

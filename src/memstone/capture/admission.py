@@ -68,12 +68,14 @@ from ._patterns import (
     is_chatter,
     lifecycle_stage,
 )
-from ._text import clean, informative_count, probes, searchable, subject_tokens
+from ._text import clean, informative_count, probes, same_frame, searchable, subject_tokens, typed_subjects
 from .candidates import Candidate, Plan
 
 __all__ = [
     "REASONS",
+    "SEMANTIC_THRESHOLDS",
     "Admission",
+    "Semantic",
     "Similarity",
     "admit",
     "plan_candidates",
@@ -113,6 +115,7 @@ NEAR_CONTAINMENT = 0.75
 CORRECTION_CONTAINMENT = 0.5
 CORRECTION_RESTATES = 0.8  # a correction replaces the text only when it restates this share of it
 NOTE_JACCARD = 0.8
+TYPED_SHARED = 2  # a shared command, path or flag needs this many shared subject tokens (a tool name alone: 3)
 MAX_MERGED_CHARS = 4000
 
 
@@ -152,7 +155,18 @@ _LINE_REF = re.compile(r"\b[\w./\-]+\.[A-Za-z]{1,5}:\d+\b|\b(?:line|lines|ln)\s+
 _PATH = re.compile(
     r"(?:[\w.\-]+/)+[\w.\-]*|\b[\w\-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|kt|swift|rb|c|h|cpp|md|json|yaml|yml|toml|sql)\b"
 )
-_LOCATION = re.compile(r"\b(?:is|are|lives?|sits?|can be found)\s+(?:in|under|at)\s+`?[\w.\-]*/", re.I)
+_LOCATION = re.compile(
+    r"\b(?:is|are|lives?|sits?|can be found|liegt|liegen|steht|stehen|befindet sich|befinden sich)\s+"
+    r"(?:in|under|at|unter|im)\s+`?[\w.\-]*/"
+    r"|^[^，。,]{1,24}(?:在|位于)\s*`?[\w.\-]*/[\w./\-]*`?\s*(?:里|下|中|目录)?[。.]?$",
+    re.I,
+)
+# "There are 14 modules in src …", "The app has these screens: …": an inventory, whatever the paths.
+_INVENTORY_START = re.compile(
+    r"^(?:there (?:are|is)\s+\d+"
+    r"|the [\w\s-]{1,30}?\b(?:has|have|contains|consists of)\s+(?:these|the following|\d+)\b)",
+    re.I,
+)
 _INVENTORY = re.compile(r"\b(?:has|have|contains?|consists of|includes?|there are)\b", re.I)
 
 
@@ -205,6 +219,8 @@ def admit(candidate: Candidate, *, evidence: Mapping[str, str]) -> Admission:
         if len(paths) >= 3 and not _rule_marker(text):
             return no("file_inventory")
         if len(paths) >= 2 and _INVENTORY.search(text) and not _rule_marker(text):
+            return no("file_inventory")
+        if _INVENTORY_START.search(text) and not _rule_marker(text):
             return no("file_inventory")
         # A correction of where something lives is not cheap to recover: the agent just got it wrong.
         if _LOCATION.search(text) and not _rule_marker(text) and c.origin != "correction":
@@ -295,6 +311,49 @@ def _near(
     )
 
 
+# Cosine similarity above which two statements sharing a subject token are the same statement, per embedding
+# profile. Calibrated on the dev part of bench/data/capture only (bench/calibrate_capture_semantic.py): the
+# lowest value with no unrelated pair of the same project above it (USE: highest unrelated 0.604, 24 of 46
+# related pairs caught; MiniLM: 0.745, 19 of 46). Uncalibrated profiles get no semantic rule.
+SEMANTIC_THRESHOLDS: dict[str, float] = {"use-multilingual-v3": 0.62, "minilm-l6-int8": 0.75}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Semantic:
+    """Unit vectors of the texts one capture compares (keyed by :func:`semantic_key`), and the threshold."""
+
+    vectors: Mapping[str, tuple[float, ...]]
+    threshold: float
+
+    def cosine(self, a: str, b: str) -> float | None:
+        va, vb = self.vectors.get(semantic_key(a)), self.vectors.get(semantic_key(b))
+        if va is None or vb is None:
+            return None
+        return sum(x * y for x, y in zip(va, vb, strict=False))
+
+
+def semantic_key(text: str) -> str:
+    """The key a text's vector is stored under in :class:`Semantic` (cleaned, whitespace collapsed)."""
+    return " ".join(clean(text).split())
+
+
+def semantic_texts(candidates: Sequence[Candidate], live: Sequence[EntryVersion], limit: int = 64) -> list[str]:
+    """The texts to embed for :class:`Semantic`: the candidates, and the live entries sharing a subject token
+    with one of them (at most ``limit`` texts: the semantic rule needs a shared token anyway)."""
+    cands = [clean(c.text) for c in candidates if c.kind != "working_note"]
+    subjects: frozenset[str] = frozenset().union(*(subject_tokens(t) for t in cands)) if cands else frozenset()
+    keys = [k[0] for k in probes(subjects)]
+    out = list(dict.fromkeys(semantic_key(t) for t in cands))
+    for v in live:
+        if len(out) >= limit:
+            break
+        if v.kind == "working_note" or not any(k in searchable(v.text) for k in keys):
+            continue
+        if subject_tokens(v.text) & subjects:
+            out.append(semantic_key(v.text))
+    return list(dict.fromkeys(out))
+
+
 @dataclass(slots=True)
 class _Target:
     entry_id: EntryId | None
@@ -307,6 +366,13 @@ class _Target:
     _exact: frozenset[str] | None = None
     _search: str | None = None
     _norm: str | None = None
+    _typed: frozenset[str] | None = None
+
+    @property
+    def typed(self) -> frozenset[str]:
+        if self._typed is None:
+            self._typed = typed_subjects(self.text)
+        return self._typed
 
     @property
     def tokens(self) -> frozenset[str]:
@@ -334,17 +400,21 @@ class _Target:
 
     def retext(self, text: str) -> None:
         self.text, self._tokens, self._exact, self._search, self._norm = text, None, None, None, None
+        self._typed = None
 
 
 def _norm(text: str) -> str:
     return " ".join(clean(text).casefold().split()).rstrip(".")
 
 
-def plan_candidates(candidates: Sequence[Candidate], live: Sequence[EntryVersion]) -> list[Plan]:
+def plan_candidates(
+    candidates: Sequence[Candidate], live: Sequence[EntryVersion], semantic: Semantic | None = None
+) -> list[Plan]:
     """Decide add / revise / unchanged for each admitted candidate, against the live entries and each other.
 
     Two candidates that land on the same entry in one batch fold into one revision, because one write may
-    change an entry only once.
+    change an entry only once. With ``semantic`` (an embedding model is loaded), a candidate that shares a
+    subject token with an entry and is at least ``semantic.threshold`` similar to it is the same statement too.
     """
     targets = [
         _Target(
@@ -359,7 +429,7 @@ def plan_candidates(candidates: Sequence[Candidate], live: Sequence[EntryVersion
     ]
     plans: list[Plan] = []
     for cand in candidates:
-        plan, target = _plan_one(cand, targets)
+        plan, target = _plan_one(cand, targets, semantic)
         if target is not None and target.plan_index is not None and plan.action != "unchanged":
             # Fold into the earlier plan of this batch that created or revised the same target.
             earlier = plans[target.plan_index]
@@ -386,19 +456,22 @@ def plan_candidates(candidates: Sequence[Candidate], live: Sequence[EntryVersion
     return plans
 
 
-def _plan_one(cand: Candidate, targets: list[_Target]) -> tuple[Plan, _Target | None]:
+def _plan_one(cand: Candidate, targets: list[_Target], semantic: Semantic | None) -> tuple[Plan, _Target | None]:
     note = cand.kind == "working_note"
     text = clean(cand.text)
     mine = subject_tokens(text)
     mine_exact = subject_tokens(text, synonyms=False)
+    mine_typed = typed_subjects(text)
     # Prefilter: only entries that contain a probe of one of our subject tokens can share one, so the (slow)
     # tokenization runs on a few entries, not on the whole Memory. Same-slug entries are always compared.
     # Every match below needs two shared subject tokens, except a one-token candidate, so an entry must contain
     # that many probes (counted per token) to be worth tokenizing.
     keys = probes(mine)
-    need = min(2, len(keys))
+    need = min(1 if semantic is not None else 2, len(keys))
     single = [alternatives[0] for alternatives in keys if len(alternatives) == 1]
     grouped = [alternatives for alternatives in keys if len(alternatives) > 1]  # a synonym group: any of its words
+
+    replaced_probes = [probes(subject_tokens(r)) for r in cand.replaces]
 
     def candidate_target(t: _Target) -> bool:
         if (t.kind == "working_note") != note:
@@ -406,6 +479,9 @@ def _plan_one(cand: Candidate, targets: list[_Target]) -> tuple[Plan, _Target | 
         if not keys or (cand.slug is not None and t.slug == cand.slug):
             return True
         search = t.search
+        for rp in replaced_probes:  # a correction is compared with every entry that holds what it replaces
+            if rp and all(any(k in search for k in alternatives) for alternatives in rp):
+                return True
         hits = 0
         for k in single:
             if k in search:
@@ -470,12 +546,29 @@ def _plan_one(cand: Candidate, targets: list[_Target]) -> tuple[Plan, _Target | 
         swap = _swap(mine, t.tokens)
         value = _is_value(swap) and sim.shared >= 3  # "... after 30 minutes" -> "... after 15 minutes"
         matched = value or _near(mine, t.tokens, mine_exact, t.exact)
+        typed = mine_typed & t.typed
+        need = TYPED_SHARED if any(not k.startswith("tool:") for k in typed) else TYPED_SHARED + 1
+        if not matched and typed and sim.shared >= need and swap is None:
+            # Trigger: both name the same command, path, flag or tool and share another subject token.
+            # Why: a restatement or an unmarked change rewords everything but the thing it is about
+            # ("说完成之前必须先把测试全部跑一遍，`pytest -q` 要全绿" / "提交之前一定要跑 `pytest -q`…").
+            # Outcome: the same entry (a no-op, a revision or a correction), never a rival one.
+            matched = True
+        if not matched and semantic is not None and sim.shared >= 1 and swap is None:
+            # Trigger: a model is loaded, the two share a subject token, and their vectors are this close.
+            # Why: paraphrases with words outside the synonym list ("reconcile loops must be idempotent" /
+            # "every reconciler has to be safe to run again") share too few words for the lexical rules.
+            # Outcome: the same entry; the subject token keeps two different rules of one area apart.
+            cos = semantic.cosine(text, t.text)
+            matched = cos is not None and cos >= semantic.threshold
         if not matched and correction:
             if sim.shared >= 3 and sim.containment >= CORRECTION_CONTAINMENT:
                 matched = True
             else:
                 for r in replaced:
-                    if r and r <= t.tokens and len((mine - r) & t.tokens) >= 1:
+                    if r and r <= t.tokens and (len((mine - r) & t.tokens) >= 1 or same_frame(mine_typed, t.typed)):
+                        # "off kind to k3d, so use `make k3d-up`" corrects the entry that says kind and
+                        # `make kind-up`: the replaced term is there, and the same step with the new value.
                         matched = True
                         break
         if not matched:

@@ -24,14 +24,15 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..domain.errors import InvalidInput, RevisionConflictError
+from ..domain.errors import InvalidInput, MemstoneError, RevisionConflictError
 from ..domain.ids import EntryId, EntryVersionId, MemoryId, SourceId, new_ulid
 from ..domain.model import ArtifactRef, EntryInput, EntryVersion, Revision, Source, Surface
 from ..domain.secrets import SecretFinding, describe_findings, find_secrets
+from ..ports import EmbeddingModel
 from ..service import MemoryService, utc_now
 from ._text import clean
 from .adapters import build_file_candidates, git_change_flags, statement_candidates, working_note_candidate
-from .admission import Admission, admit, plan_candidates
+from .admission import SEMANTIC_THRESHOLDS, Admission, Semantic, admit, plan_candidates, semantic_texts
 from .candidates import Candidate, Plan, ReviewFlag, Skip
 from .events import (
     Bootstrap,
@@ -52,6 +53,7 @@ from .events import (
 from .extractor import ModelExtractor, TokenUsage
 from .queue import QueueItem, ReviewQueue
 from .settings import CaptureMode, CaptureSettings
+from .statements import lesson_candidates
 
 __all__ = [
     "CaptureOutcome",
@@ -179,9 +181,11 @@ class CapturePipeline:
         working_notes: bool = True,
         extractor: ModelExtractor | None = None,
         source_lookup: SourceLookup | None = None,
+        embedding: EmbeddingModel | None = None,
     ) -> None:
         self.working_notes = working_notes
         self.extractor = extractor
+        self.embedding = embedding
         self._source_lookup = source_lookup
 
     async def propose(
@@ -203,6 +207,9 @@ class CapturePipeline:
                 candidates.extend(analysis.candidates)
                 skipped.extend(analysis.skipped)
             case TurnStop() | Handoff():
+                candidates.extend(
+                    lesson_candidates(event.final_report if isinstance(event, TurnStop) else event.summary)
+                )
                 if self.working_notes:
                     note, skip = working_note_candidate(event)
                     if note is not None:
@@ -300,6 +307,34 @@ def _scan(event: TaskEvent, drafts: Sequence[SourceDraft]) -> tuple[str, tuple[S
     return None
 
 
+def _service_model(service: MemoryService) -> EmbeddingModel | None:
+    indexer = service.indexer
+    return indexer.model if indexer is not None else None
+
+
+async def _semantic(
+    model: EmbeddingModel | None, candidates: Sequence[Candidate], live: Sequence[EntryVersion]
+) -> Semantic | None:
+    """Vectors for near-duplicate matching by meaning, when a calibrated model is loaded; None otherwise.
+
+    Trigger: the service (or the pipeline) has an embedding model whose profile has a calibrated threshold.
+    Why: the lexical matcher misses paraphrases in other words; the hook path has no model and stays lexical.
+    Outcome: the candidates and the live entries that share a subject token with them are embedded once; a
+    model that fails costs nothing but the semantic rule (capture never fails on it).
+    """
+    threshold = SEMANTIC_THRESHOLDS.get(model.profile.profile_id) if model is not None else None
+    if model is None or threshold is None or not candidates:
+        return None
+    texts = semantic_texts(candidates, live)
+    try:
+        result = await model.embed(tuple(texts))
+    except (MemstoneError, ValueError, OSError, RuntimeError, ImportError):
+        return None
+    if len(result.vectors) != len(texts):
+        return None
+    return Semantic(vectors=dict(zip(texts, result.vectors, strict=True)), threshold=threshold)
+
+
 async def _current(service: MemoryService, scope: str | None, memory_id: MemoryId | None) -> Revision | None:
     if memory_id is not None:
         return await service.head(memory_id)
@@ -362,6 +397,7 @@ async def _write(
     author: str | None,
     surface: Surface,
     known: tuple[Revision | None, Sequence[EntryVersion]] | None = None,
+    semantic: Semantic | None = None,
 ) -> tuple[Revision | None, list[CaptureOutcome]]:
     """Plan against the current head and write; a stale head (another writer) re-reads and re-plans.
 
@@ -373,7 +409,7 @@ async def _write(
         else:
             head = await _current(service, scope, memory_id)
             live = await service.entries(head) if head is not None else []
-        plans = plan_candidates(candidates, live)
+        plans = plan_candidates(candidates, live, semantic)
         inputs, used = _inputs(plans, live, evidence_ids)
         if not inputs:
             return None, [_outcome(p, head) for p in plans]
@@ -523,7 +559,14 @@ async def capture(
 
     # Which Sources to record: all of them ("always"), or only those that back something ("when_used").
     planned: list[
-        tuple[str | None, MemoryId | None, CaptureMode, list[Plan], tuple[Revision | None, list[EntryVersion]]]
+        tuple[
+            str | None,
+            MemoryId | None,
+            CaptureMode,
+            list[Plan],
+            tuple[Revision | None, list[EntryVersion]],
+            Semantic | None,
+        ]
     ] = []
     needed: set[str] = {"event"} if proposal.flags else set()
     for index, (group_scope, group_memory, group_mode, cands) in enumerate(groups):
@@ -533,8 +576,9 @@ async def capture(
         if index > 0:  # the user scope: its own Memory
             group_head = await _current(service, group_scope, group_memory)
             group_live = await service.entries(group_head) if group_head is not None else []
-        plans = plan_candidates(cands, group_live)
-        planned.append((group_scope, group_memory, group_mode, plans, (group_head, group_live)))
+        semantic = await _semantic(pipeline.embedding or _service_model(service), cands, group_live)
+        plans = plan_candidates(cands, group_live, semantic)
+        planned.append((group_scope, group_memory, group_mode, plans, (group_head, group_live), semantic))
         needed.update(k for p in plans if p.action != "unchanged" for k in p.candidate.evidence)
     record_all = settings.record_sources == "always"
     recorded: dict[str, Source] = {}
@@ -544,7 +588,7 @@ async def capture(
     evidence_ids = {k: s.source_id for k, s in recorded.items()}
 
     revisions: list[Revision] = []
-    for group_scope, group_memory, group_mode, plans, known in planned:
+    for group_scope, group_memory, group_mode, plans, known, semantic in planned:
         cands = [p.candidate for p in plans]
         if group_mode == "review":
             assert queue is not None
@@ -559,6 +603,7 @@ async def capture(
             author=author,
             surface=surface,
             known=known,
+            semantic=semantic,
         )
         outcomes.extend(written)
         if rev is not None and any(o.action in ("added", "revised") for o in written):

@@ -1,0 +1,70 @@
+"""Calibrate the semantic near-duplicate threshold on the DEV part of the capture data only.
+
+``python bench/calibrate_capture_semantic.py [--model use-multilingual-v3]``
+
+For every pair of should-store user lines of one project (secrets left out) it computes the cosine of their
+vectors and the number of subject tokens they share, and splits the pairs into *related* (one restates or
+corrects the other, by the labels) and *unrelated*. It prints, for thresholds from 0.50 to 0.80, how many related
+pairs a rule "cosine ≥ t and ≥ 1 shared subject token" catches and how many unrelated pairs it would merge.
+The threshold in ``memstone.capture.admission.SEMANTIC_THRESHOLDS`` is the lowest one with no unrelated pair.
+It never reads ``bench/data/capture-heldout``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+from pathlib import Path
+
+from memstone.capture._text import subject_tokens
+from memstone.embedding import load_model
+
+DEV = Path(__file__).resolve().parent / "data" / "capture"
+
+
+def related(a: dict[str, object], b: dict[str, object]) -> bool:
+    la, lb = a["label"], b["label"]
+    assert isinstance(la, dict) and isinstance(lb, dict)
+    links = {la.get("duplicate_of"), la.get("revises")} - {None}
+    links_b = {lb.get("duplicate_of"), lb.get("revises")} - {None}
+    return a["seq"] in links_b or b["seq"] in links or bool(links & links_b)
+
+
+async def main_async(model_name: str) -> None:
+    model = load_model(model_name)
+    by_project: dict[str, list[dict[str, object]]] = {}
+    for path in sorted(DEV.glob("*.jsonl")):
+        for line in path.read_text("utf-8").splitlines():
+            row = json.loads(line)
+            label = row["label"]
+            if label["should_store"] and row["role"] == "user" and not row.get("secrets"):
+                by_project.setdefault(row["project"], []).append(row)
+    pairs: list[tuple[float, int, bool]] = []
+    for rows in by_project.values():
+        vectors = (await model.embed(tuple(str(r["text"]) for r in rows))).vectors
+        vec = {int(r["seq"]): v for r, v in zip(rows, vectors, strict=True)}  # type: ignore[call-overload]
+        for a, b in itertools.combinations(rows, 2):
+            cos = sum(x * y for x, y in zip(vec[int(a["seq"])], vec[int(b["seq"])], strict=True))  # type: ignore[call-overload]
+            shared = len(subject_tokens(str(a["text"])) & subject_tokens(str(b["text"])))
+            pairs.append((cos, shared, related(a, b)))
+    n_rel = sum(1 for p in pairs if p[2])
+    print(f"{model_name}: {len(pairs)} pairs of {len(by_project)} dev projects, {n_rel} related\n")
+    print("  threshold  related caught  unrelated merged   (cosine ≥ t and ≥ 1 shared subject token)")
+    for t in (0.50, 0.55, 0.60, 0.62, 0.65, 0.70, 0.75, 0.80):
+        caught = sum(1 for c, s, r in pairs if r and c >= t and s >= 1)
+        wrong = sum(1 for c, s, r in pairs if not r and c >= t and s >= 1)
+        print(f"  {t:9.2f}  {caught:>6} of {n_rel:<5}  {wrong:>8}")
+    top = max((c for c, s, r in pairs if not r and s >= 1), default=0.0)
+    print(f"\nhighest unrelated pair with a shared subject token: {top:.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="use-multilingual-v3", help="embedding profile")
+    asyncio.run(main_async(parser.parse_args().model))
+
+
+if __name__ == "__main__":
+    main()

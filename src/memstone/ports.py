@@ -14,6 +14,7 @@ from .domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
 from .domain.model import (
     ArtifactRef,
     Change,
+    EntryInput,
     EntryVersion,
     ManifestEntry,
     MemoryHit,
@@ -74,11 +75,15 @@ class EmbeddingModel(Protocol):
 
 
 class CandidatePipeline(Protocol):
-    """Generates untrusted entry candidates from persisted evidence."""
+    """Generates untrusted entry candidates from persisted evidence (``remember(mode="extract")``).
 
-    async def extract(
+    The candidates are proposals: the service validates them, refuses secrets and commits them through its one
+    write path, exactly as if a caller had passed them as entries.
+    """
+
+    async def candidates(
         self, evidence: Sequence[Source], current_entries: Sequence[EntryVersion]
-    ) -> Sequence[object]: ...
+    ) -> tuple[EntryInput, ...]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -290,6 +290,28 @@ class CapturePipeline:
         out.extend(p for p in plan_candidates(admitted, current_entries) if p.action != "unchanged")
         return tuple(out)
 
+    async def candidates(
+        self, evidence: Sequence[Source], current_entries: Sequence[EntryVersion]
+    ) -> tuple[EntryInput, ...]:
+        """The ``CandidatePipeline`` port: the entries the evidence calls for, each citing the Source it came from.
+
+        Adds come back as new entries, revisions as new versions of the live entry they revise; near-duplicates of
+        live entries are left out. The service validates and commits them like any other write.
+        """
+        out: list[EntryInput] = []
+        seen: set[tuple[str | None, str]] = set()
+        for source in evidence:
+            plans = [p for p in await self.extract([source], current_entries) if isinstance(p, Plan)]
+            keys = {"event": source.source_id}
+            if source.kind == "build-file" and source.uri:
+                keys[source.uri] = source.source_id  # a file snapshot is cited as "file:<path>"
+            for _, item in _inputs(plans, current_entries, keys)[0]:
+                key = (str(item.entry) if item.entry is not None else None, item.text)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(item)
+        return tuple(out)
+
 
 # ============================================================================================ capture
 def _scan(event: TaskEvent, drafts: Sequence[SourceDraft]) -> tuple[str, tuple[SecretFinding, ...]] | None:

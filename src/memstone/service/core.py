@@ -48,6 +48,7 @@ from ..domain.rules import (
 from ..domain.scopes import canonical_scope
 from ..indexing import VectorIndexer
 from ..ports import (
+    CandidatePipeline,
     EmbeddingModel,
     HeadQuery,
     KindsQuery,
@@ -126,8 +127,10 @@ class ServiceCore:
         surface: Surface = "api",
         closed_kinds: frozenset[str] | None = None,
         embedding: EmbeddingModel | None = None,
+        candidates: CandidatePipeline | None = None,
     ) -> None:
         self.backend = backend
+        self.candidates = candidates
         self._clock = clock
         self._new_id = new_id
         self._author = author

@@ -18,7 +18,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 from ..domain.ids import new_ulid
 from ..domain.model import Surface
 from ..indexing import VectorIndexer
-from ..ports import EmbeddingModel, MemoryBackend
+from ..ports import CandidatePipeline, EmbeddingModel, MemoryBackend
 from .core import HistoryItem, ServiceCore, utc_now
 from .policy import Actor, Policy, UserOrg
 from .recall import Recall
@@ -69,6 +69,7 @@ class MemoryService:
         surface: Surface = "api",
         closed_kinds: frozenset[str] | None = None,
         embedding: EmbeddingModel | None = None,
+        candidates: CandidatePipeline | None = None,
     ) -> None:
         core = ServiceCore(
             backend,
@@ -78,6 +79,7 @@ class MemoryService:
             surface=surface,
             closed_kinds=closed_kinds,
             embedding=embedding,
+            candidates=candidates,
         )
         self._compose(core)
 
@@ -205,8 +207,12 @@ async def open_service(
     surface: Surface = "api",
     closed_kinds: Iterable[str] | None = None,
     embedding: EmbeddingModel | str | _Unset | None = UNSET,
+    candidates: CandidatePipeline | None = None,
 ) -> AsyncIterator[MemoryService]:
     """Open a store by URL (default ``MEMSTONE_URL`` or ``~/.memstone/memstone.db``) and yield its service.
+
+    ``candidates`` is the pipeline ``remember(mode="extract")`` runs over evidence (the CLI, the servers and the
+    hooks pass capture's ``CapturePipeline``); without one, extract is not supported.
 
     >>> async with open_service("sqlite:///memories.db") as svc:   # doctest: +SKIP
     ...     rev = await svc.remember(entries=[EntryInput(kind="fact", text="We deploy with uv.")])
@@ -227,6 +233,7 @@ async def open_service(
         surface=surface,
         closed_kinds=frozenset(closed_kinds) if closed_kinds is not None else None,
         embedding=model,
+        candidates=candidates,
     )
     try:
         yield service

@@ -89,8 +89,30 @@ class Writes:
                 raise InvalidInput("extract takes evidence, not entries")
             if not sources and not artifacts:
                 raise InvalidInput("nothing to remember: give entries, or sources/artifacts to extract from")
-            raise CapabilityNotSupportedError(
-                "extract", "no candidate pipeline is configured", hint="pass explicit entries with mode='append'"
+            pipeline = self._core.candidates
+            if pipeline is None:
+                raise CapabilityNotSupportedError(
+                    "extract", "no candidate pipeline is configured", hint="pass explicit entries with mode='append'"
+                )
+            # Trigger: evidence without entries. Why: the pipeline's output is untrusted; it must pass the same
+            # validation, secret refusal and grants as any caller's entries. Outcome: an ordinary append.
+            evidence = await self._core.sources([s if isinstance(s, str) else s.source_id for s in sources])
+            if memory is None and scope is not None:
+                memory = await self._core.resolve(canonical_scope(scope))
+            base_now = await self._core._base(memory)
+            live = await self._core.entries(base_now) if base_now is not None else []
+            proposed = list(await pipeline.candidates(evidence, live))
+            if not proposed:
+                return base_now
+            return await self.remember(
+                memory,
+                entries=proposed,
+                sources=sources,
+                artifacts=artifacts,
+                mode="append",
+                scope=scope,
+                author=author,
+                surface=surface,
             )
         if not entries:
             raise InvalidInput("append needs at least one entry")

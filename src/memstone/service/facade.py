@@ -225,7 +225,7 @@ async def open_service(
         new_id=new_id,
         author=author,
         surface=surface,
-        closed_kinds=frozenset(closed_kinds) if closed_kinds is not None else None,
+        closed_kinds=frozenset(k.strip().lower() for k in closed_kinds) if closed_kinds is not None else None,
         embedding=model,
     )
     try:

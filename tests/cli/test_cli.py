@@ -582,9 +582,13 @@ def test_vector_search_without_an_embedding_model_exits_5(run: Cli, mode: str) -
 
 
 def test_a_file_that_is_not_a_database_exits_1(run: Cli, db: Path) -> None:
-    db.write_bytes(b"this is not a sqlite database, just some bytes" * 100)
-    assert "not a database" in run("memories", code=1).stderr
-    assert run.json("memories", code=1)["error"]["code"] == "backend_unavailable"
+    junk = b"this is not a sqlite database, just some bytes" * 100
+    db.write_bytes(junk)
+    assert f"not a database: {db}" in run("memories", code=1).stderr  # names the file
+    error = run.json("list", code=1)["error"]
+    assert error["code"] == "backend_unavailable"
+    assert error["message"] == f"not a database: {db}" and "--url" in error["hint"]
+    assert db.read_bytes() == junk  # nothing was changed
 
 
 # ---------------------------------------------------------------------------------------------- wiring, help

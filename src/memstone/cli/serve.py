@@ -7,11 +7,13 @@ principals, their API tokens (stored as SHA-256 hashes, shown once) and their gr
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
+import socket
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -30,7 +32,7 @@ def _emit(as_json: bool, payload: object, human: str) -> None:
     click.echo(json.dumps(payload, ensure_ascii=False, indent=2) if as_json else human)
 
 
-def _fail(as_json: bool, exc: MemstoneError) -> None:
+def _fail(as_json: bool, exc: MemstoneError) -> NoReturn:
     if as_json:
         click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, indent=2))
     else:
@@ -59,6 +61,24 @@ def extra_mounts(settings: Settings) -> dict[str, MountFactory]:
 
 
 # ---------------------------------------------------------------------------------------------- serve
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, bound before the server starts, so a taken port is a clear error.
+
+    >>> listen_socket("127.0.0.1", 0).getsockname()[1] > 0  # doctest: +SKIP
+    True
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host.strip("[]"), port), family=family)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise InvalidInput(
+                f"port {port} on {host} is taken: another process is listening there",
+                hint="stop that process, or choose another port with --port (--port 0 picks a free one)",
+            ) from exc
+        raise InvalidInput(f"cannot listen on {host}:{port}: {exc.strerror or exc}", hint="check --host") from exc
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind; not 127.0.0.1 needs tokens.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free).")
@@ -94,12 +114,16 @@ def serve(ctx: click.Context, host: str, port: int, auth: str | None, as_json: b
             await principals.aclose()
 
     _run(as_json, preflight)
+    try:
+        sock = listen_socket(host, port)
+    except InvalidInput as exc:
+        _fail(as_json, exc)
     app = create_app(settings, extra_mounts=extra_mounts(settings))
     config = uvicorn.Config(app, host=host, port=port, lifespan="on", log_level="warning", ws="none")
     server = uvicorn.Server(config)
 
     async def main() -> None:
-        task = asyncio.create_task(server.serve())
+        task = asyncio.create_task(server.serve(sockets=[sock]))
         while not server.started and not task.done():
             await asyncio.sleep(0.05)
         if server.started:

@@ -251,6 +251,7 @@ def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
         "schema_version": _schema_version(path),
         "project_scope": settings.project_scope,
         "user_scope": settings.user_scope,
+        "notes": [],
     }
     problems: list[str] = []
 
@@ -272,8 +273,14 @@ def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
             report["model"] = model
             backlog = await svc.backend.vector_backlog()
             report["vectors_missing"] = backlog
+            # Trigger: entries without a vector. Why: hooks write without a model by design (the model costs more
+            # than a hook's budget) and the MCP server's backfill or `memstone embed --backfill` fills them in;
+            # that is the normal state, not a fault (issue 11). Outcome: a note, never a problem.
             if backlog and profile is not None:
-                problems.append(f"{backlog} entries have no vector yet (memstone embed --backfill)")
+                report["notes"].append(
+                    f"{backlog} entries wait for a vector (hooks write without the model; the MCP server fills "
+                    "them in, or run memstone embed --backfill)"
+                )
             report["memories"] = len(await svc.memories())
 
     try:
@@ -327,6 +334,7 @@ def _doctor_text(report: dict[str, Any]) -> str:
     for a in report["agents"]:
         mark = "installed" if a["installed"] else "not installed"
         lines.append(f"  {a['agent']:<12} {a['where']:<8} {mark:<14} {a['path']} ({a['what']})")
+    lines.extend(f"note: {n}" for n in report["notes"])
     lines.extend(f"problem: {p}" for p in report["problems"])
     lines.append("ok" if not report["problems"] else f"{len(report['problems'])} problem(s)")
     return "\n".join(lines)

@@ -164,7 +164,8 @@ def _settings_dict(settings: Any) -> dict[str, Any]:
 @click.option(
     "--command",
     "command",
-    help="How the agent should start memstone (default: the absolute path of this memstone).",
+    help="How the agent should start memstone (default: the absolute path of this memstone; `memstone` on PATH "
+    "with --project).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.pass_context
@@ -177,7 +178,18 @@ def install(ctx: click.Context, agent: str, where: str, uninstall: bool, command
     from .errors import exit_code
 
     try:
-        launcher = Launcher.current(url=_root_option(ctx, "url"), command=command)
+        url = _root_option(ctx, "url")
+        if where == "project":
+            # Trigger: --project. Why: the team commits these files, so a path of this machine or a --url taken
+            # from this shell's MEMSTONE_URL must not land in them (issue 11). Outcome: `memstone` on PATH; an
+            # explicit --url goes to the agent's local settings file only.
+            launcher = Launcher.portable(command=command)
+            explicit = ctx.find_root().get_parameter_source("url") == click.core.ParameterSource.COMMANDLINE
+            machine_env = {"MEMSTONE_URL": url} if url and explicit else None
+            if uninstall and agent == "claude-code":
+                machine_env = {"MEMSTONE_URL": url if url and explicit else ""}  # "": whatever install wrote
+        else:
+            launcher, machine_env = Launcher.current(url=url, command=command), None
         changes = run_install(
             check_agent(agent),
             "project" if where == "project" else "user",
@@ -185,6 +197,7 @@ def install(ctx: click.Context, agent: str, where: str, uninstall: bool, command
             project=project_root_of(Path.cwd()),
             launcher=launcher,
             uninstall=uninstall,
+            machine_env=machine_env,
         )
     except MemstoneError as exc:
         if as_json:

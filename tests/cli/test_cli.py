@@ -61,6 +61,12 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # These tests pin the no-model behaviour (FTS only); tests/cli/test_cli_vectors.py runs the real model.
     monkeypatch.setenv("MEMSTONE_EMBEDDING", "none")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    # Run from the home folder: outside any project, so the default scope is the user scope (DEFAULT_SCOPE).
+    # tests/cli/test_default_scopes.py runs the CLI inside a Git project.
+    (tmp_path / "home").mkdir(exist_ok=True)
+    monkeypatch.chdir(tmp_path / "home")
+    for name in ("MEMSTONE_PROJECT_SCOPE", "MEMSTONE_USER_SCOPE"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

@@ -46,7 +46,7 @@ def hook(ctx: click.Context, event: str, agent: str, as_json: bool) -> None:
     stdin = sys.stdin
     raw = stdin.buffer.read().decode("utf-8", "replace") if stdin is not None and not stdin.isatty() else ""
     # Capture (Sources + the pipeline) runs after the answer, in a detached child, unless told to stay in front.
-    background = hasattr(os, "fork") and os.environ.get("MEMSTONE_HOOK_FOREGROUND", "") in ("", "0")
+    background = hasattr(os, "fork") and not _hook_foreground()
     background = background and not as_json
     result = run_hook(
         event, agent, raw, url=_root_option(ctx, "url"), scope=_root_option(ctx, "scope"), defer_capture=background
@@ -61,6 +61,18 @@ def hook(ctx: click.Context, event: str, agent: str, as_json: bool) -> None:
     if result.timed_out:
         os._exit(0)  # a store call may still hold the worker thread; do not wait for it
     ctx.exit(0)
+
+
+def _hook_foreground() -> bool:
+    """``MEMSTONE_HOOK_FOREGROUND=1``: capture before answering. A bad setting never fails a hook (it is logged
+    by run_hook, which resolves the same config)."""
+    from ..config import Config
+    from ..domain.errors import MemstoneError
+
+    try:
+        return Config.load(derive=False).integer("hook_foreground") != 0
+    except MemstoneError:
+        return False
 
 
 def _hook_report(result: Any) -> dict[str, Any]:
@@ -119,7 +131,7 @@ def mcp(
     cwd = project_dir or next((Path(os.environ[v]) for v in hosts if os.environ.get(v)), Path.cwd())
 
     async def main() -> None:
-        settings = AgentSettings.load(url=obj.url, cwd=cwd, scope=_root_option(ctx, "scope"))
+        settings = AgentSettings.from_config(obj.config_at(cwd))
         async with open_service(
             settings.url, surface="agent-session", author=settings.author, embedding=obj.model_option()
         ) as svc:
@@ -188,7 +200,9 @@ def install(ctx: click.Context, agent: str, where: str, uninstall: bool, command
             machine_env = {"MEMSTONE_URL": url} if url and explicit else None
             if uninstall and agent == "claude-code":
                 machine_env = {"MEMSTONE_URL": url if url and explicit else ""}  # "": whatever install wrote
-        else:
+        else:  # the user's own files: this machine's memstone, and its store when one is set (env or file)
+            config = ctx.find_root().obj.config
+            url = url or (config.url if config.source("url") in ("environment", "file") else None)
             launcher, machine_env = Launcher.current(url=url, command=command), None
         changes = run_install(
             check_agent(agent),
@@ -257,7 +271,11 @@ def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
     from ..service import open_service
 
     obj = ctx.obj
-    settings = AgentSettings.load(url=obj.url, cwd=Path.cwd(), scope=_root_option(ctx, "scope"))
+    try:
+        settings = AgentSettings.from_config(obj.config)
+    except MemstoneError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
     path = store_path(settings.url)
     report: dict[str, Any] = {
         "store": path,

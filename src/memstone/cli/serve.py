@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
-import os
 import socket
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
@@ -21,6 +20,7 @@ from ..domain.errors import InvalidInput, MemstoneError
 from .errors import exit_code
 
 if TYPE_CHECKING:
+    from ..agents.settings import AgentSettings
     from ..api.http.app import MountFactory
     from ..api.http.settings import Settings
     from ..auth.store import PrincipalStore
@@ -53,11 +53,11 @@ def _url(ctx: click.Context) -> str | None:
     return getattr(obj, "url", None)
 
 
-def extra_mounts(settings: Settings) -> dict[str, MountFactory]:
+def extra_mounts(settings: Settings, agent: AgentSettings | None = None) -> dict[str, MountFactory]:
     """The apps mounted beside the API on the same port: the MCP streamable-HTTP endpoint at "/mcp"."""
     from ..api.mcp.server import mcp_mount
 
-    return {"/mcp": mcp_mount(host=settings.host)}
+    return {"/mcp": mcp_mount(settings=agent, host=settings.host)}
 
 
 # ---------------------------------------------------------------------------------------------- serve
@@ -80,8 +80,8 @@ def listen_socket(host: str, port: int) -> socket.socket:
 
 
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind; not 127.0.0.1 needs tokens.")
-@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free).")
+@click.option("--host", help="Address to bind (default 127.0.0.1; env MEMSTONE_HOST); not 127.0.0.1 needs tokens.")
+@click.option("--port", type=click.IntRange(0, 65535), help="Port (default 8765; env MEMSTONE_PORT; 0: any free).")
 @click.option(
     "--auth",
     type=click.Choice(["local", "token"]),
@@ -89,7 +89,7 @@ def listen_socket(host: str, port: int) -> socket.socket:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the URLs as JSON once the server listens.")
 @click.pass_context
-def serve(ctx: click.Context, host: str, port: int, auth: str | None, as_json: bool) -> None:
+def serve(ctx: click.Context, host: str | None, port: int | None, auth: str | None, as_json: bool) -> None:
     """Serve the HTTP API and the Memory Explorer (and /mcp, when mounted) on one port until stopped (Ctrl-C)."""
     import uvicorn
 
@@ -97,14 +97,11 @@ def serve(ctx: click.Context, host: str, port: int, auth: str | None, as_json: b
     from ..api.http.settings import Settings
 
     obj = ctx.find_root().obj
-    settings = Settings.from_env(
-        url=getattr(obj, "url", None),
-        host=host,
-        port=port,
-        auth=auth,
-        default_scope=getattr(obj, "scope", None),
-        embedding=getattr(obj, "embedding", None),
-    )
+    try:
+        settings = Settings.from_config(obj.config, host=host, port=port, auth=auth, embedding=obj.embedding)
+    except MemstoneError as exc:
+        _fail(as_json, exc)
+    host, port = settings.host, settings.port
 
     async def preflight() -> None:
         principals = await open_principals(settings.url)
@@ -118,7 +115,10 @@ def serve(ctx: click.Context, host: str, port: int, auth: str | None, as_json: b
         sock = listen_socket(host, port)
     except InvalidInput as exc:
         _fail(as_json, exc)
-    app = create_app(settings, extra_mounts=extra_mounts(settings))
+    from ..agents.settings import AgentSettings
+
+    agent = AgentSettings.from_config(obj.config)  # /mcp addresses the scopes the CLI and the hooks do
+    app = create_app(settings, extra_mounts=extra_mounts(settings, agent))
     config = uvicorn.Config(app, host=host, port=port, lifespan="on", log_level="warning", ws="none")
     server = uvicorn.Server(config)
 
@@ -134,7 +134,7 @@ def serve(ctx: click.Context, host: str, port: int, auth: str | None, as_json: b
                 "explorer": base + "/memory/explorer/",
                 "api": base + "/api/openapi.json",
                 "mode": settings.auth_mode,
-                "store": settings.url or os.environ.get("MEMSTONE_URL") or "~/.memstone/memstone.db",
+                "store": settings.url,
             }
             human = (
                 f"memstone serving {urls['store']} at {urls['url']} ({settings.auth_mode} mode)\n"

@@ -212,8 +212,9 @@ async def open_service(
     ...     rev = await svc.remember(entries=[EntryInput(kind="fact", text="We deploy with uv.")])
     """
     from ..backends import open_store
+    from ..config import Config
 
-    backend = await open_store(url)
+    backend = await open_store(url or Config.load(derive=False).url)
     try:
         model = await _choose_model(backend, embedding)
     except BaseException:

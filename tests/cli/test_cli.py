@@ -482,6 +482,7 @@ JSON_COMMANDS = [
     pytest.param(lambda e, m: ["rebuild-projections"], id="rebuild-projections"),
     pytest.param(lambda e, m: ["--embedding", "hashing-64", "embed", "--backfill"], id="embed"),
     pytest.param(lambda e, m: ["reembed", "--profile", "hashing-32"], id="reembed"),
+    pytest.param(lambda e, m: ["config", "show"], id="config"),
 ]
 
 

@@ -111,6 +111,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     # The HTTP API with the Memory Explorer, and its access control.
     "serve": (".serve", "serve"),
     "token": (".serve", "token"),
+    # Every setting with its source (memstone.config).
+    "config": (".config", "config"),
 }
 
 

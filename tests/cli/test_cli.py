@@ -139,9 +139,12 @@ def test_remember_text_dash_reads_stdin(run: Cli) -> None:
 
 def test_remember_identical_text_writes_no_new_revision(run: Cli) -> None:
     run.add("We deploy with uv.")
-    again = run.json("remember", "--kind", "fact", "--text", "We deploy with uv.")["revision"]
+    out = run.json("remember", "--kind", "fact", "--text", "We deploy with uv.")
+    again = out["revision"]
     assert again["revision"] == 1
     assert again["entry_count"] == 1
+    assert out["status"] == "unchanged" and out["entries"] == []  # the old write's ids are not this one's
+    assert "added" not in run("remember", "--kind", "fact", "--text", "We deploy with uv.").stdout
 
 
 def test_remember_revise_adds_a_version_and_keeps_the_old_one(run: Cli) -> None:

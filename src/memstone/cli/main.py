@@ -352,14 +352,20 @@ def remember(
             reason=reason,
         )
 
+        bases: list[int] = []
+
         async def once() -> Revision | None:
             base = await memory_of(svc, ctx.obj, memory)
+            bases.append(base.revision if base is not None else 0)
             if base is None:
                 return await svc.remember(None, entries=[item], scope=ctx.obj.scope)
             return await svc.remember(base, entries=[item])
 
         rev = await with_retry(once)
-        added = [c.entry_id for c in rev.changes if c.op == "add"] if rev else []
+        # Trigger: a text identical to a live entry returns the head unchanged. Why: its changes are an older
+        # write's, not this one's. Outcome: status unchanged and no entry ids.
+        written = rev is not None and rev.revision != bases[-1]
+        added = [c.entry_id for c in rev.changes if c.op == "add"] if rev and written else []
         line = f"{rev_line(rev)}; added {', '.join(added)}" if added else rev_line(rev)
         emit(
             as_json,

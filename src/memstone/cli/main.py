@@ -113,6 +113,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "token": (".serve", "token"),
     # Every setting with its source (memstone.config).
     "config": (".config", "config"),
+    # The capture review queue (memstone.capture).
+    "review": (".review", "review"),
 }
 
 

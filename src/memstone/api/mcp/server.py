@@ -43,6 +43,7 @@ from ...domain.model import KNOWN_KINDS, EntryInput, EntryPatch, Revision
 from ...service import MemoryService
 from ...service.policy import Actor, UserOrg
 from .errors import MemstoneMCPServer, stale_version, tool_errors
+from .review import register_review_tools
 from .schemas import (
     ChangesOut,
     EntryRef,
@@ -626,6 +627,8 @@ def build_server(
             if rev.revision == head.revision:
                 return WriteOut(status="unchanged", entries=[], revisions=[RevisionRef.of(rev)], note="already linked")
             return WriteOut(status="related", entries=WriteOut.entries_of(rev.changes), revisions=[RevisionRef.of(rev)])
+
+    register_review_tools(tool, here, settings.url)  # memory_review_list / _accept / _reject (api/mcp/review.py)
 
     # ------------------------------------------------------------------------------------------ resources
     @mcp.resource(

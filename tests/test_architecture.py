@@ -252,3 +252,49 @@ def test_no_module_is_over_600_lines_in_the_service() -> None:
     service = PACKAGE_DIR / "service"
     long = {p.name: n for p in service.glob("*.py") if (n := len(p.read_text("utf-8").splitlines())) > 600}
     assert long == {}
+
+
+# ---------------------------------------------------------------------------------------------- configuration
+def memstone_env_reads(source: str) -> list[int]:
+    """Lines that read a ``MEMSTONE_*`` variable: ``environ[…]``, ``environ.get(…)``, ``getenv(…)``, any
+    ``<mapping>.get("MEMSTONE_…")`` / ``<mapping>["MEMSTONE_…"]``, or click's ``envvar="MEMSTONE_…"``."""
+
+    def is_ours(node: ast.AST | None) -> bool:
+        return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("MEMSTONE_")
+
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Subscript) and is_ours(node.slice):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in ("get", "getenv", "pop", "setdefault") and node.args and is_ours(node.args[0]):
+                lines.append(node.lineno)
+            if any(k.arg == "envvar" and is_ours(k.value) for k in node.keywords):
+                lines.append(node.lineno)
+    return lines
+
+
+@pytest.mark.parametrize(("module", "path"), [pytest.param(m, p, id=m) for m, p, _ in MODULES])
+def test_only_the_config_module_reads_memstone_variables(module: str, path: Path) -> None:
+    if module == "memstone.config":
+        return  # the one module that does (through its SETTINGS table)
+    assert memstone_env_reads(path.read_text("utf-8")) == [], f"{module} reads a MEMSTONE_ variable itself"
+
+
+@pytest.mark.parametrize(
+    ("source", "reads"),
+    [
+        pytest.param('os.environ.get("MEMSTONE_URL")', True, id="environ-get"),
+        pytest.param('os.environ["MEMSTONE_URL"]', True, id="environ-subscript"),
+        pytest.param('os.getenv("MEMSTONE_AUTHOR")', True, id="getenv"),
+        pytest.param('env.get("MEMSTONE_SCOPE") or x', True, id="mapping-get"),
+        pytest.param('click.option("--url", envvar="MEMSTONE_URL")', True, id="click-envvar"),
+        pytest.param('"""Set MEMSTONE_URL to choose the store."""', False, id="docstring"),
+        pytest.param('machine_env = {"MEMSTONE_URL": url}', False, id="writing-a-file"),
+        pytest.param('os.environ.get("CLAUDE_PROJECT_DIR")', False, id="other-variable"),
+    ],
+)
+def test_the_config_read_checker(source: str, reads: bool) -> None:
+    assert bool(memstone_env_reads(source)) is reads

@@ -61,6 +61,12 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # These tests pin the no-model behaviour (FTS only); tests/cli/test_cli_vectors.py runs the real model.
     monkeypatch.setenv("MEMSTONE_EMBEDDING", "none")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    # Run from the home folder: outside any project, so the default scope is the user scope (DEFAULT_SCOPE).
+    # tests/cli/test_default_scopes.py runs the CLI inside a Git project.
+    (tmp_path / "home").mkdir(exist_ok=True)
+    monkeypatch.chdir(tmp_path / "home")
+    for name in ("MEMSTONE_PROJECT_SCOPE", "MEMSTONE_USER_SCOPE"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture
@@ -133,9 +139,12 @@ def test_remember_text_dash_reads_stdin(run: Cli) -> None:
 
 def test_remember_identical_text_writes_no_new_revision(run: Cli) -> None:
     run.add("We deploy with uv.")
-    again = run.json("remember", "--kind", "fact", "--text", "We deploy with uv.")["revision"]
+    out = run.json("remember", "--kind", "fact", "--text", "We deploy with uv.")
+    again = out["revision"]
     assert again["revision"] == 1
     assert again["entry_count"] == 1
+    assert out["status"] == "unchanged" and out["entries"] == []  # the old write's ids are not this one's
+    assert "added" not in run("remember", "--kind", "fact", "--text", "We deploy with uv.").stdout
 
 
 def test_remember_revise_adds_a_version_and_keeps_the_old_one(run: Cli) -> None:
@@ -476,6 +485,7 @@ JSON_COMMANDS = [
     pytest.param(lambda e, m: ["rebuild-projections"], id="rebuild-projections"),
     pytest.param(lambda e, m: ["--embedding", "hashing-64", "embed", "--backfill"], id="embed"),
     pytest.param(lambda e, m: ["reembed", "--profile", "hashing-32"], id="reembed"),
+    pytest.param(lambda e, m: ["config", "show"], id="config"),
 ]
 
 
@@ -485,7 +495,7 @@ def test_the_json_cases_cover_every_command() -> None:
 
     record_commands = {c.name for c in vars(records).values() if isinstance(c, click.Command)}
     agent_commands = {c.name for c in AGENT_COMMANDS}
-    serving_commands = {"serve", "token"}  # their --json cases live in test_serve.py
+    serving_commands = {"serve", "token", "review"}  # their --json cases: test_serve.py, test_cli_review.py
     import_commands = {"import", "render", "sync"}  # tests/importers/test_cli_imports.py
     covered = {p.id for p in JSON_COMMANDS} | record_commands | agent_commands | serving_commands | import_commands
     assert covered == set(cli.commands)
@@ -582,9 +592,13 @@ def test_vector_search_without_an_embedding_model_exits_5(run: Cli, mode: str) -
 
 
 def test_a_file_that_is_not_a_database_exits_1(run: Cli, db: Path) -> None:
-    db.write_bytes(b"this is not a sqlite database, just some bytes" * 100)
-    assert "not a database" in run("memories", code=1).stderr
-    assert run.json("memories", code=1)["error"]["code"] == "backend_unavailable"
+    junk = b"this is not a sqlite database, just some bytes" * 100
+    db.write_bytes(junk)
+    assert f"not a database: {db}" in run("memories", code=1).stderr  # names the file
+    error = run.json("list", code=1)["error"]
+    assert error["code"] == "backend_unavailable"
+    assert error["message"] == f"not a database: {db}" and "--url" in error["hint"]
+    assert db.read_bytes() == junk  # nothing was changed
 
 
 # ---------------------------------------------------------------------------------------------- wiring, help

@@ -45,6 +45,12 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("MEMSTONE_EMBEDDING", "none")
+    # Run from the home folder: outside any project, so the default scope is the user scope (DEFAULT_SCOPE).
+    # tests/cli/test_default_scopes.py runs the CLI inside a Git project.
+    (tmp_path / "home").mkdir(exist_ok=True)
+    monkeypatch.chdir(tmp_path / "home")
+    for name in ("MEMSTONE_PROJECT_SCOPE", "MEMSTONE_USER_SCOPE"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

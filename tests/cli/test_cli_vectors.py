@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,3 +58,24 @@ def test_writes_without_a_model_then_backfill_then_migration(run) -> None:  # ty
     # The store now records the multilingual profile: opening it with the old model is refused by name.
     refused = run("--embedding", "minilm-l6-int8", "search", "x", code=2)
     assert refused["error"]["code"] == "profile_mismatch"  # type: ignore[index]
+
+
+def test_embedding_writes_nothing_into_the_home_folder(tmp_path: Path) -> None:
+    """onnxruntime's telemetry is off: a real embed and search leave HOME empty (issue 11)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMSTONE_", "ORT_", "XDG_"))}
+    env["HOME"] = str(home)
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+    for args in (("remember", "--kind", "fact", "--text", "Backups run nightly"), ("search", "snapshot schedule")):
+        done = subprocess.run(
+            [sys.executable, "-m", "memstone.cli.main", "--url", url, *args, "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["mode"] == "hybrid"  # the model really ran
+    assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -159,3 +160,14 @@ def test_serve_in_token_mode_needs_a_token(url: str) -> None:
             assert me.json()["principal"]["user"] == "alice"
     finally:
         _stop(proc)
+
+
+def test_serve_on_a_taken_port_says_so_and_exits_2(url: str) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        out = run(url, "--embedding", "none", "serve", "--port", str(port), "--json", code=2)
+        assert out["error"]["code"] == "invalid_input"
+        assert f"port {port} on 127.0.0.1 is taken" in out["error"]["message"]
+        assert "--port" in out["error"]["hint"]
+        human = CliRunner().invoke(cli, ["--url", url, "--embedding", "none", "serve", "--port", str(port)])
+        assert human.exit_code == 2 and f"port {port} on 127.0.0.1 is taken" in human.stderr

@@ -75,7 +75,7 @@ async def test_the_kind_policy_is_recorded_once_in_store_meta(tmp_path: Path) ->
         await svc.remember(None, scope=SCOPE, entries=[EntryInput(kind="LESSON", text="learned")])
     conn = apsw.Connection(str(path))
     (value,) = conn.execute("SELECT value FROM store_meta WHERE key = 'kinds'").fetchall()[0]
-    assert json.loads(value) == ["LESSON", "PATTERN"]
+    assert json.loads(value) == ["lesson", "pattern"]
     conn.close()
     open_path = tmp_path / "open.db"
     async with open_service(f"sqlite:///{open_path}", embedding=None) as svc:

@@ -159,3 +159,27 @@ def test_json_shows_what_the_hook_did(hook_env: dict[str, str], project: Path, s
     assert report["stdout"]["continue"] is True and MANDATORY in report["stdout"]["additional_context"]
     assert report["event"]["agent"] == "cursor" and report["event"]["native_event"] == "beforeSubmitPrompt"
     assert report["capture"]["sources"] and report["error"] is None
+
+
+def test_doctor_reports_entries_hooks_wrote_without_vectors_as_normal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memstone.domain.model import EntryInput
+
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+
+    async def write() -> None:
+        async with open_service(url, embedding="hashing-64") as svc:  # a store with a vector profile
+            await svc.remember(None, scope=USER, entries=[EntryInput(kind="fact", text="embedded")])
+        async with open_service(url, embedding=None) as svc:  # what a hook does: no model, no vector
+            await svc.remember(None, scope=USER, entries=[EntryInput(kind="fact", text="from a hook")])
+
+    asyncio.run(write())
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner(env={"HOME": str(tmp_path), "MEMSTONE_USER_SCOPE": USER})
+    result = runner.invoke(cli, ["--url", url, "doctor", "--json"])
+    report = json.loads(result.output)
+    assert report["embedding_profile"] == "hashing-64" and report["vectors_missing"] == 1
+    assert report["problems"] == [] and result.exit_code == 0
+    assert "embed --backfill" in report["notes"][0]
+    assert "note: 1 entries wait for a vector" in runner.invoke(cli, ["--url", url, "doctor"]).output

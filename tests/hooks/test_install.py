@@ -182,3 +182,56 @@ def test_the_cli_installs_into_the_project_root_and_reports(
     result = runner.invoke(cli, ["install", "--agent", "codex", "--project", "--uninstall"])
     assert result.exit_code == 0 and "restored" in result.output
     assert not (project / ".codex").exists()
+
+
+def _commands(doc: object) -> list[str]:
+    """Every ``command`` string in a JSON document (hook handlers and MCP servers)."""
+    if isinstance(doc, dict):
+        found = [doc["command"]] if isinstance(doc.get("command"), str) else []
+        return found + [c for v in doc.values() for c in _commands(v)]
+    if isinstance(doc, list):
+        return [c for v in doc for c in _commands(v)]
+    return []
+
+
+def test_a_project_install_writes_only_portable_commands(
+    dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    home, project = dirs
+    monkeypatch.chdir(project)
+    # What a developer's machine has: MEMSTONE_URL in the shell, memstone run by its absolute path.
+    monkeypatch.setattr("sys.argv", [str(tmp_path / "venv" / "bin" / "memstone")])
+    env = {"HOME": str(home), "MEMSTONE_URL": f"sqlite:///{tmp_path}/private/m.db"}
+    result = CliRunner(env=env).invoke(cli, ["install", "--agent", "claude-code", "--project"])
+    assert result.exit_code == 0, result.output
+    committed = [project / ".claude" / "settings.json", project / ".mcp.json"]
+    for path in committed:
+        text = path.read_text("utf-8")
+        assert str(tmp_path) not in text and "--url" not in text and "MEMSTONE_URL" not in text, text
+    hooks = json.loads(committed[0].read_text("utf-8"))
+    assert set(_commands(hooks)) == {f"memstone hook {spec.event} --agent claude-code" for spec in HOOKS["claude-code"]}
+    assert json.loads(committed[1].read_text("utf-8"))["mcpServers"]["memstone"] == {
+        "command": "memstone",
+        "args": ["mcp"],
+    }
+    assert not (project / ".claude" / "settings.local.json").exists()
+
+
+def test_an_explicit_url_goes_to_the_local_settings_file_only(
+    dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    home, project = dirs
+    monkeypatch.chdir(project)
+    url = f"sqlite:///{tmp_path}/team/m.db"
+    runner = CliRunner(env={"HOME": str(home)})
+    result = runner.invoke(cli, ["--url", url, "install", "--agent", "claude-code", "--project", "--json"])
+    assert result.exit_code == 0, result.output
+    local = json.loads((project / ".claude" / "settings.local.json").read_text("utf-8"))
+    assert local == {"env": {"MEMSTONE_URL": url}}
+    for path in (project / ".claude" / "settings.json", project / ".mcp.json"):
+        assert url not in path.read_text("utf-8") and str(tmp_path) not in path.read_text("utf-8")
+    assert runner.invoke(cli, ["install", "--agent", "claude-code", "--project", "--uninstall"]).exit_code == 0
+    assert sorted(p.name for p in project.iterdir()) == [".git"]  # every file and folder install made is gone
+    refused = runner.invoke(cli, ["--url", url, "install", "--agent", "codex", "--project", "--json"])
+    assert refused.exit_code == 2 and "would be committed" in json.loads(refused.output)["error"]["message"]
+    assert sorted(p.name for p in project.iterdir()) == [".git"]

@@ -28,6 +28,9 @@ TOOLS = {
     "memory_forget": (False, True, True),
     "memory_reactivate": (False, False, True),
     "memory_relate": (False, False, True),
+    "memory_review_list": (True, False, True),
+    "memory_review_accept": (False, False, False),
+    "memory_review_reject": (False, False, False),
 }
 
 

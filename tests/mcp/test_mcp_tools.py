@@ -177,3 +177,61 @@ async def test_writes_to_a_project_need_a_project(service: MemoryService, settin
     async with Client(build_server(service, replace(settings, project_scope=None))) as client:
         message = await error(client, "memory_remember", text="A fact about nothing in particular.")
         assert "no project scope" in message and "scope='user'" in message
+
+
+# ---------------------------------------------------------------------------------------------- argument errors
+async def test_the_text_limit_is_8192_utf8_bytes_as_everywhere(server: MCPServer, service: MemoryService) -> None:
+    from memstone.domain.errors import InvalidInput
+    from memstone.domain.model import EntryInput
+
+    async with Client(server) as client:
+        ascii_full = "a" * 8190 + " b"  # 8192 bytes, more than the 8000 characters the tool used to allow
+        assert (await call(client, "memory_remember", text=ascii_full))["status"] == "created"
+        wide = "é" * 4096  # 8192 bytes in 4096 characters
+        created = await call(client, "memory_remember", text=wide)
+        assert created["status"] == "created"
+        eid = created["entries"][0]["id"]
+        over = await error(client, "memory_remember", text="é" * 4097)
+        with pytest.raises(InvalidInput) as library:
+            await service.remember(None, scope=PROJECT, entries=[EntryInput(kind="fact", text="é" * 4097)])
+        assert library.value.message in over and "[code: invalid_input]" in over
+        assert library.value.message in await error(client, "memory_update", id=eid, text="é" * 4097)
+        updated = await call(client, "memory_update", id=eid, text="c" * 8192)
+        assert updated["entries"][0]["op"] == "revise"
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "says"),
+    [
+        pytest.param("memory_remember", {"text": ""}, "memory_remember: text must not be empty", id="empty-text"),
+        pytest.param("memory_remember", {"text": "x", "tags": 5}, "tags must be a list, got int", id="tags-type"),
+        pytest.param("memory_search", {"query": "x", "limit": 500}, "limit must be at most 50, got 500", id="limit"),
+        pytest.param("memory_remember", {"text": "x", "kind": "guess"}, "kind must be one of", id="kind"),
+        pytest.param("memory_history", {"id": "nope"}, "id does not have the expected form", id="id-form"),
+        pytest.param("memory_forget", {}, "ids is required", id="missing"),
+    ],
+)
+async def test_argument_errors_are_the_projects_messages_not_pydantics(
+    server: MCPServer, tool: str, args: dict[str, Any], says: str
+) -> None:
+    async with Client(server) as client:
+        message = await error(client, tool, **args)
+    assert message.startswith(f"Error executing tool {tool}: invalid input: ")
+    assert says in message and message.endswith("[code: invalid_input]")
+    assert "pydantic" not in message and "validation error" not in message and "input_value" not in message
+
+
+async def test_a_secret_in_an_invalid_argument_is_not_echoed(server: MCPServer) -> None:
+    secret = "ghp_" + "a1B2c3D4" * 5
+    async with Client(server) as client:
+        message = await error(client, "memory_remember", text="x", slug=secret * 3)
+    assert "slug is" in message and secret not in message
+
+
+async def test_kinds_are_case_normalized(server: MCPServer, service: MemoryService) -> None:
+    async with Client(server) as client:
+        out = await call(client, "memory_remember", text="Retry flaky network calls with backoff.", kind="LESSON")
+        (record,) = await service.records([out["entries"][0]["id"]])
+        assert record.kind == "lesson"
+        found = await call(client, "memory_list", kinds=["Lesson"])
+        assert [m["id"] for m in found["memories"]] == [out["entries"][0]["id"]]

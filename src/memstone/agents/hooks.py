@@ -37,13 +37,15 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..domain.errors import InvalidInput
+from ..config import DEFAULT_URL, Config
+from ..domain.errors import InvalidInput, MemstoneError
 from ..domain.scopes import ANONYMOUS
 from .payloads import HookEvent, check_agent, check_event, fallback_output, output, parse_payload
 from .project import current_branch
-from .settings import DEFAULT_URL, AgentSettings, store_dir
+from .settings import AgentSettings, store_dir
 from .state import SessionState, drop_state, load_state, log_failure, prune_states, save_state
 
 if TYPE_CHECKING:
@@ -118,7 +120,7 @@ def run_hook(
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
         elapsed = (time.perf_counter() - started) * 1000
-        log_failure(store_dir(url, env) / "hooks.log", agent=agent, event=event, error=exc, elapsed_ms=elapsed)
+        log_failure(_log_dir(url, env) / "hooks.log", agent=agent, event=event, error=exc, elapsed_ms=elapsed)
         fallback = fallback_output(agent, event)
         return HookResult(
             stdout=json.dumps(fallback) if fallback is not None else "",
@@ -127,6 +129,14 @@ def run_hook(
             timed_out=isinstance(exc, TimeoutError),
             elapsed_ms=elapsed,
         )
+
+
+def _log_dir(url: str | None, env: Mapping[str, str]) -> Path:
+    """Where a failure is logged: the store's folder, even when the settings themselves did not resolve."""
+    try:
+        return store_dir(url or Config.load(env=env, cwd=Path.home()).url)
+    except MemstoneError:
+        return store_dir(url)
 
 
 def _wants_capture(ev: HookEvent) -> bool:

@@ -9,7 +9,9 @@ receipt under ``~/.memstone/installs/``; when the file still holds exactly what 
 those bytes (or removes the file and the folders we created). When someone edited the file since, only our
 entries are taken out (the user's edits are kept; JSON is re-serialized with the file's own indentation).
 
-Files, per agent (``--user``: under the home folder; ``--project``: under the project's root):
+Files, per agent (``--user``: under the home folder; ``--project``: under the project's root). A project's files
+are committed by the team, so they hold only portable commands (``memstone`` on PATH, no ``--url``); what is this
+machine's (``--url``) goes to Claude Code's uncommitted ``.claude/settings.local.json`` (the others have none):
 
 ============  ==========================================  ==========================================
 agent         hooks                                       MCP server
@@ -23,24 +25,21 @@ cursor        ``.cursor/hooks.json``                      ``.cursor/mcp.json``
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import hashlib
 import json
-import os
 import re
 import shlex
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from ..domain.errors import InvalidInput
 from .payloads import NATIVE_EVENTS, Agent, Event
+from .receipts import ConfigFile, FileChange, decode_text, install_file, read_bytes, receipts_dir, uninstall_file
 
 Where = Literal["user", "project"]
-Action = Literal["created", "updated", "unchanged", "restored", "removed", "absent"]
 SERVER_NAME = "memstone"
 _OURS = re.compile(r"memstone\S*\s.*\bhook\s+\S+.*--agent\b")
 JsonDoc = dict[str, object]
@@ -109,23 +108,19 @@ class Launcher:
             return cls(program=str(argv0.resolve()), prefix=extra)
         return cls(program=sys.executable, prefix=("-m", "memstone.cli.main", *extra))
 
+    @classmethod
+    def portable(cls, *, command: str | None = None) -> Launcher:
+        """What a file a team commits may hold: ``memstone`` on PATH (or ``command``), never a path or ``--url``."""
+        parts = shlex.split(command) if command else ["memstone"]
+        if not parts:
+            raise InvalidInput("--command is empty")
+        return cls(program=parts[0], prefix=tuple(parts[1:]))
+
     def argv(self, *args: str) -> list[str]:
         return [self.program, *self.prefix, *args]
 
     def shell(self, *args: str) -> str:
         return " ".join(shlex.quote(a) for a in self.argv(*args))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FileChange:
-    """What install or uninstall did to one file."""
-
-    path: Path
-    action: Action
-    what: str
-
-    def to_dict(self) -> dict[str, object]:
-        return {"path": str(self.path), "action": self.action, "what": self.what}
 
 
 # ------------------------------------------------------------------------------------------------ JSON edits
@@ -346,17 +341,6 @@ def toml_remove(text: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ files
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ConfigFile:
-    """One file an agent reads, and how to add, remove and detect our part of it."""
-
-    path: Path
-    what: str
-    add: Callable[[str | None], str | None]
-    remove: Callable[[str], str | None]
-    present: Callable[[str], bool]
-
-
 def _json_file(path: Path, what: str, edits: Sequence[tuple[str, Launcher, Agent]]) -> ConfigFile:
     where = str(path)
 
@@ -391,6 +375,37 @@ def _json_file(path: Path, what: str, edits: Sequence[tuple[str, Launcher, Agent
     return ConfigFile(path=path, what=what, add=add, remove=remove, present=present)
 
 
+def _env_file(path: Path, what: str, env: Mapping[str, str]) -> ConfigFile:
+    """A settings file's ``env`` object carrying ``env`` (Claude Code's ``settings.local.json``)."""
+    where = str(path)
+
+    def add(text: str | None) -> str | None:
+        doc = _load_json(text, where)
+        _obj(doc, "env", where).update(env)
+        return text if text is not None and _load_json(text, where) == doc else _dump_json(doc, text)
+
+    def remove(text: str) -> str | None:
+        doc = _load_json(text, where)
+        values = doc.get("env")
+        ours = [k for k, v in env.items() if isinstance(values, dict) and k in values and v in ("", values[k])]
+        if not isinstance(values, dict) or not ours:
+            return text
+        for k in ours:  # an empty value (an uninstall without --url) takes the key whatever it holds
+            del values[k]
+        if not values:
+            del doc["env"]
+        return _dump_json(doc, text)
+
+    def present(text: str) -> bool:
+        try:
+            values = _load_json(text, where).get("env")
+        except InvalidInput:
+            return False
+        return isinstance(values, dict) and all(k in values and v in ("", values[k]) for k, v in env.items())
+
+    return ConfigFile(path=path, what=what, add=add, remove=remove, present=present)
+
+
 def _toml_file(path: Path, what: str, launcher: Launcher) -> ConfigFile:
     return ConfigFile(
         path=path,
@@ -409,16 +424,37 @@ def project_root_of(cwd: Path) -> Path:
     return cwd
 
 
-def config_files(agent: Agent, where: Where, *, home: Path, project: Path, launcher: Launcher) -> list[ConfigFile]:
-    """The files ``install --agent`` writes for ``agent`` at ``where``."""
+def config_files(
+    agent: Agent,
+    where: Where,
+    *,
+    home: Path,
+    project: Path,
+    launcher: Launcher,
+    machine_env: Mapping[str, str] | None = None,
+) -> list[ConfigFile]:
+    """The files ``install --agent`` writes for ``agent`` at ``where``.
+
+    ``machine_env`` (e.g. ``MEMSTONE_URL``) is this machine's, not the team's: in a project it goes only to the
+    agent's local, uncommitted settings file (Claude Code's ``.claude/settings.local.json``).
+    """
     base = home if where == "user" else project
+    if machine_env and any(machine_env.values()) and where == "project" and agent != "claude-code":
+        raise InvalidInput(
+            f"{agent} has no local settings file in a project: {', '.join(machine_env)} would be committed",
+            hint="drop --url and set MEMSTONE_URL in the agent's environment, or install with --user",
+        )
     match agent:
         case "claude-code":
             mcp_path = home / ".claude.json" if where == "user" else project / ".mcp.json"
-            return [
+            files = [
                 _json_file(base / ".claude" / "settings.json", "hooks", [("hooks", launcher, agent)]),
                 _json_file(mcp_path, "MCP server", [("mcp", launcher, agent)]),
             ]
+            if machine_env is not None and where == "project":
+                local = base / ".claude" / "settings.local.json"
+                files.append(_env_file(local, "this machine's settings (not committed)", machine_env))
+            return files
         case "codex":
             return [
                 _json_file(base / ".codex" / "hooks.json", "hooks", [("hooks", launcher, agent)]),
@@ -434,154 +470,27 @@ def config_files(agent: Agent, where: Where, *, home: Path, project: Path, launc
             ]
 
 
-# ------------------------------------------------------------------------------------------------ receipts
-@dataclass(slots=True, kw_only=True)
-class Receipt:
-    """What a file was before our first change, and a hash of what we last wrote."""
-
-    original: bytes | None
-    written: str
-    created_dirs: list[str] = field(default_factory=list)
-
-
-def _receipt_path(receipts: Path, path: Path) -> Path:
-    return receipts / (hashlib.sha256(str(path).encode("utf-8")).hexdigest()[:24] + ".json")
-
-
-def _read_receipt(receipts: Path, path: Path) -> Receipt | None:
-    try:
-        data = json.loads(_receipt_path(receipts, path).read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-    original = data.get("original")
-    return Receipt(
-        original=base64.b64decode(original) if isinstance(original, str) else None,
-        written=str(data.get("written", "")),
-        created_dirs=[str(d) for d in data.get("created_dirs", [])],
-    )
-
-
-def _write_receipt(receipts: Path, path: Path, receipt: Receipt) -> None:
-    receipts.mkdir(parents=True, exist_ok=True)
-    data = {
-        "path": str(path),
-        "original": base64.b64encode(receipt.original).decode("ascii") if receipt.original is not None else None,
-        "written": receipt.written,
-        "created_dirs": receipt.created_dirs,
-    }
-    _atomic_write(_receipt_path(receipts, path), json.dumps(data, indent=2).encode("utf-8"))
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = None
-    if mode is not None:
-        os.chmod(tmp, mode)
-    os.replace(tmp, path)
-
-
-def _missing_dirs(path: Path) -> list[Path]:
-    out = []
-    for parent in path.parents:
-        if parent.exists():
-            break
-        out.append(parent)
-    return out
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-
-
-def _decode(data: bytes, path: Path) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{path} is not UTF-8 text; nothing was changed") from exc
-
-
-def install_file(cfg: ConfigFile, receipts: Path) -> FileChange:
-    before = _read(cfg.path)
-    text = _decode(before, cfg.path) if before is not None else None
-    new = cfg.add(text)
-    if new is None or (text is not None and new == text):
-        return FileChange(path=cfg.path, action="unchanged", what=cfg.what)
-    data = new.encode("utf-8")
-    receipt = _read_receipt(receipts, cfg.path)
-    created = [str(d) for d in _missing_dirs(cfg.path)]
-    if receipt is None:
-        receipt = Receipt(original=before, written=_sha(data), created_dirs=created)
-    else:
-        receipt.written = _sha(data)
-        receipt.created_dirs.extend(d for d in created if d not in receipt.created_dirs)
-    cfg.path.parent.mkdir(parents=True, exist_ok=True)
-    _write_receipt(receipts, cfg.path, receipt)
-    _atomic_write(cfg.path, data)
-    return FileChange(path=cfg.path, action="created" if before is None else "updated", what=cfg.what)
-
-
-def uninstall_file(cfg: ConfigFile, receipts: Path) -> FileChange:
-    current = _read(cfg.path)
-    receipt = _read_receipt(receipts, cfg.path)
-    receipt_file = _receipt_path(receipts, cfg.path)
-    if current is None:
-        receipt_file.unlink(missing_ok=True)
-        return FileChange(path=cfg.path, action="absent", what=cfg.what)
-    if receipt is not None and _sha(current) == receipt.written:
-        # Trigger: the file holds exactly what install wrote. Why: uninstall must leave it as it was, byte for
-        # byte. Outcome: restore the original bytes (or remove the file and the folders install created).
-        if receipt.original is None:
-            cfg.path.unlink()
-            for d in receipt.created_dirs:
-                try:
-                    Path(d).rmdir()
-                except OSError:
-                    break
-        else:
-            _atomic_write(cfg.path, receipt.original)
-        receipt_file.unlink(missing_ok=True)
-        return FileChange(path=cfg.path, action="restored", what=cfg.what)
-    text = _decode(current, cfg.path)
-    new = cfg.remove(text)
-    receipt_file.unlink(missing_ok=True)
-    if new == text:
-        return FileChange(path=cfg.path, action="unchanged", what=cfg.what)
-    if new is None:
-        cfg.path.unlink()
-    else:
-        _atomic_write(cfg.path, new.encode("utf-8"))
-    return FileChange(path=cfg.path, action="removed", what=cfg.what)
-
-
-def receipts_dir(home: Path) -> Path:
-    return home / ".memstone" / "installs"
-
-
 def install(
-    agent: Agent, where: Where, *, home: Path, project: Path, launcher: Launcher, uninstall: bool = False
+    agent: Agent,
+    where: Where,
+    *,
+    home: Path,
+    project: Path,
+    launcher: Launcher,
+    uninstall: bool = False,
+    machine_env: Mapping[str, str] | None = None,
 ) -> list[FileChange]:
     """Install (or with ``uninstall=True`` remove) memstone's hooks and MCP server for one agent.
 
     >>> install("codex", "user", home=Path.home(), project=Path.cwd(), launcher=Launcher.current())  # doctest: +SKIP
     """
     receipts = receipts_dir(home)
-    files = config_files(agent, where, home=home, project=project, launcher=launcher)
+    files = config_files(agent, where, home=home, project=project, launcher=launcher, machine_env=machine_env)
     # Parse every file before touching any, so a broken file changes nothing at all.
     for cfg in files:
-        data = _read(cfg.path)
+        data = read_bytes(cfg.path)
         if data is not None:
-            text = _decode(data, cfg.path)
+            text = decode_text(data, cfg.path)
             if uninstall:
                 cfg.remove(text)
             else:
@@ -599,7 +508,7 @@ def status(agent: Agent, where: Where, *, home: Path, project: Path) -> list[tup
     """Which of the agent's files carry memstone's part: (path, what, installed)."""
     out = []
     for cfg in config_files(agent, where, home=home, project=project, launcher=Launcher(program="memstone")):
-        data = _read(cfg.path)
+        data = read_bytes(cfg.path)
         try:
             present = data is not None and cfg.present(data.decode("utf-8"))
         except UnicodeDecodeError:

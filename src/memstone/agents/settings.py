@@ -1,16 +1,8 @@
-"""Agent settings: which store, which scopes, which budgets. Read once, in a composition root, from env and cwd.
+"""Agent settings: which store, which scopes, which budgets, resolved once from :class:`memstone.config.Config`.
 
-A stdlib dataclass rather than pydantic-settings, because the hook path must not import pydantic. Precedence:
-argument > environment (``MEMSTONE_…``) > derived (the project of the working directory) > default.
-
-=================================  ===============================================================
-``MEMSTONE_URL``                   the store (default ``~/.memstone/memstone.db``)
-``MEMSTONE_PROJECT_SCOPE``         the project scope URI (default: derived from the working directory)
-``MEMSTONE_USER_SCOPE``            the user scope URI (default ``memstone://users/anonymous``)
-``MEMSTONE_AUTHOR``                the author recorded on writes
-``MEMSTONE_HOOK_BUDGET_TOKENS``    session-start injection budget (default 1500 tokens)
-``MEMSTONE_HOOK_PROMPT_TOKENS``    per-prompt injection budget (default 400 tokens; 0 turns it off)
-=================================  ===============================================================
+A stdlib dataclass rather than pydantic, because the hook path must not import pydantic. Every value comes from
+the config module (argument > environment > file > derived > default; ``memstone config show`` prints them), so
+the MCP server, the hooks, the CLI and the Explorer address the same project and user scopes by default.
 """
 
 from __future__ import annotations
@@ -21,17 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from ..config import DEFAULT_URL, Config
 from ..domain.errors import InvalidInput
 from ..domain.scopes import ANONYMOUS, canonical_scope, parse_scope
-from .project import project_scope
 
-DEFAULT_URL = "sqlite:///~/.memstone/memstone.db"
 ScopeChoice = Literal["project", "user", "all"]
 
 
-def store_path(url: str | None, env: Mapping[str, str] | None = None) -> str:
+def store_path(url: str | None) -> str:
     """The SQLite file a store URL names (``:memory:`` for an in-memory store), without opening it."""
-    target = url or (env if env is not None else os.environ).get("MEMSTONE_URL") or DEFAULT_URL
+    target = url or DEFAULT_URL
     rest = target[len("sqlite://") :] if target.startswith("sqlite://") else target
     if rest in (":memory:", "/:memory:"):
         return ":memory:"
@@ -40,25 +31,12 @@ def store_path(url: str | None, env: Mapping[str, str] | None = None) -> str:
     return os.path.abspath(os.path.expanduser(rest)) if rest else rest
 
 
-def store_dir(url: str | None, env: Mapping[str, str] | None = None) -> Path:
+def store_dir(url: str | None) -> Path:
     """The folder of the store's file: where hook logs and session state live (``~/.memstone`` for memory)."""
-    path = store_path(url, env)
+    path = store_path(url)
     if path in (":memory:", ""):
         return Path("~/.memstone").expanduser()
     return Path(path).parent
-
-
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise InvalidInput(f"{name} must be an integer, got {raw!r}") from None
-    if value < 0:
-        raise InvalidInput(f"{name} must not be negative, got {value}")
-    return value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,33 +61,35 @@ class AgentSettings:
         scope: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> AgentSettings:
-        """Resolve settings: ``scope`` (a project or user scope URI, e.g. the CLI's ``--scope``) pins that tier.
+        """Resolve settings (a composition root's shorthand for ``from_config(Config.load(...))``).
 
         >>> AgentSettings.load(cwd="/work/main").project_scope  # doctest: +SKIP
         'memstone://orgs/local/projects/main-3f2a9c1d'
         """
-        env = os.environ if env is None else env
-        url = url or env.get("MEMSTONE_URL") or None
-        project = env.get("MEMSTONE_PROJECT_SCOPE") or None
-        user = env.get("MEMSTONE_USER_SCOPE") or ANONYMOUS
+        return cls.from_config(Config.load({"url": url, "scope": scope}, env=env, cwd=cwd))
+
+    @classmethod
+    def from_config(cls, config: Config) -> AgentSettings:
+        """The agent settings of a resolved config. A given ``scope`` (a project or user scope) pins that tier."""
+        project = config.get("project_scope")
+        user = config.get("user_scope") or ANONYMOUS
+        scope = config.pinned_scope()
         if scope:
             tier = parse_scope(scope).tier
-            if tier == "org":
+            if tier == "org" and config.source("scope") == "argument":
                 raise InvalidInput(f"{scope} is an org scope", hint="agents use a project scope and a user scope")
             if tier == "project":
                 project = scope
-            else:
+            elif tier == "user":
                 user = scope
-        if project is None:
-            project = project_scope(cwd if cwd is not None else os.getcwd())
         return cls(
-            url=url,
+            url=config.url,
             project_scope=canonical_scope(project) if project else None,
             user_scope=canonical_scope(user),
-            author=env.get("MEMSTONE_AUTHOR") or None,
-            session_budget_tokens=_int(env, "MEMSTONE_HOOK_BUDGET_TOKENS", 1500),
-            prompt_budget_tokens=_int(env, "MEMSTONE_HOOK_PROMPT_TOKENS", 400),
-            home=store_dir(url, env),
+            author=config.get("author"),
+            session_budget_tokens=config.integer("hook_budget_tokens"),
+            prompt_budget_tokens=config.integer("hook_prompt_tokens"),
+            home=store_dir(config.url),
         )
 
     def scopes(self, which: ScopeChoice = "all") -> tuple[str, ...]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 from ..domain.errors import InvalidInput
 from .base import DatabaseMemoryBackend
 
@@ -11,8 +9,9 @@ DEFAULT_URL = "sqlite:///~/.memstone/memstone.db"
 
 
 def default_url() -> str:
-    """``MEMSTONE_URL`` if set, else the embedded default ``~/.memstone/memstone.db``."""
-    return os.environ.get("MEMSTONE_URL") or DEFAULT_URL
+    """The embedded default ``~/.memstone/memstone.db``. ``MEMSTONE_URL`` is resolved by the composition root
+    (memstone.config), which passes the URL down."""
+    return DEFAULT_URL
 
 
 async def open_store(url: str | None = None) -> DatabaseMemoryBackend:

@@ -46,7 +46,7 @@ def hook(ctx: click.Context, event: str, agent: str, as_json: bool) -> None:
     stdin = sys.stdin
     raw = stdin.buffer.read().decode("utf-8", "replace") if stdin is not None and not stdin.isatty() else ""
     # Capture (Sources + the pipeline) runs after the answer, in a detached child, unless told to stay in front.
-    background = hasattr(os, "fork") and os.environ.get("MEMSTONE_HOOK_FOREGROUND", "") in ("", "0")
+    background = hasattr(os, "fork") and not _hook_foreground()
     background = background and not as_json
     result = run_hook(
         event, agent, raw, url=_root_option(ctx, "url"), scope=_root_option(ctx, "scope"), defer_capture=background
@@ -61,6 +61,18 @@ def hook(ctx: click.Context, event: str, agent: str, as_json: bool) -> None:
     if result.timed_out:
         os._exit(0)  # a store call may still hold the worker thread; do not wait for it
     ctx.exit(0)
+
+
+def _hook_foreground() -> bool:
+    """``MEMSTONE_HOOK_FOREGROUND=1``: capture before answering. A bad setting never fails a hook (it is logged
+    by run_hook, which resolves the same config)."""
+    from ..config import Config
+    from ..domain.errors import MemstoneError
+
+    try:
+        return Config.load(derive=False).integer("hook_foreground") != 0
+    except MemstoneError:
+        return False
 
 
 def _hook_report(result: Any) -> dict[str, Any]:
@@ -119,7 +131,7 @@ def mcp(
     cwd = project_dir or next((Path(os.environ[v]) for v in hosts if os.environ.get(v)), Path.cwd())
 
     async def main() -> None:
-        settings = AgentSettings.load(url=obj.url, cwd=cwd, scope=_root_option(ctx, "scope"))
+        settings = AgentSettings.from_config(obj.config_at(cwd))
         async with open_service(
             settings.url, surface="agent-session", author=settings.author, embedding=obj.model_option()
         ) as svc:
@@ -164,7 +176,8 @@ def _settings_dict(settings: Any) -> dict[str, Any]:
 @click.option(
     "--command",
     "command",
-    help="How the agent should start memstone (default: the absolute path of this memstone).",
+    help="How the agent should start memstone (default: the absolute path of this memstone; `memstone` on PATH "
+    "with --project).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.pass_context
@@ -177,7 +190,20 @@ def install(ctx: click.Context, agent: str, where: str, uninstall: bool, command
     from .errors import exit_code
 
     try:
-        launcher = Launcher.current(url=_root_option(ctx, "url"), command=command)
+        url = _root_option(ctx, "url")
+        if where == "project":
+            # Trigger: --project. Why: the team commits these files, so a path of this machine or a --url taken
+            # from this shell's MEMSTONE_URL must not land in them (issue 11). Outcome: `memstone` on PATH; an
+            # explicit --url goes to the agent's local settings file only.
+            launcher = Launcher.portable(command=command)
+            explicit = ctx.find_root().get_parameter_source("url") == click.core.ParameterSource.COMMANDLINE
+            machine_env = {"MEMSTONE_URL": url} if url and explicit else None
+            if uninstall and agent == "claude-code":
+                machine_env = {"MEMSTONE_URL": url if url and explicit else ""}  # "": whatever install wrote
+        else:  # the user's own files: this machine's memstone, and its store when one is set (env or file)
+            config = ctx.find_root().obj.config
+            url = url or (config.url if config.source("url") in ("environment", "file") else None)
+            launcher, machine_env = Launcher.current(url=url, command=command), None
         changes = run_install(
             check_agent(agent),
             "project" if where == "project" else "user",
@@ -185,6 +211,7 @@ def install(ctx: click.Context, agent: str, where: str, uninstall: bool, command
             project=project_root_of(Path.cwd()),
             launcher=launcher,
             uninstall=uninstall,
+            machine_env=machine_env,
         )
     except MemstoneError as exc:
         if as_json:
@@ -244,13 +271,18 @@ def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
     from ..service import open_service
 
     obj = ctx.obj
-    settings = AgentSettings.load(url=obj.url, cwd=Path.cwd(), scope=_root_option(ctx, "scope"))
+    try:
+        settings = AgentSettings.from_config(obj.config)
+    except MemstoneError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
     path = store_path(settings.url)
     report: dict[str, Any] = {
         "store": path,
         "schema_version": _schema_version(path),
         "project_scope": settings.project_scope,
         "user_scope": settings.user_scope,
+        "notes": [],
     }
     problems: list[str] = []
 
@@ -272,8 +304,14 @@ def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
             report["model"] = model
             backlog = await svc.backend.vector_backlog()
             report["vectors_missing"] = backlog
+            # Trigger: entries without a vector. Why: hooks write without a model by design (the model costs more
+            # than a hook's budget) and the MCP server's backfill or `memstone embed --backfill` fills them in;
+            # that is the normal state, not a fault (issue 11). Outcome: a note, never a problem.
             if backlog and profile is not None:
-                problems.append(f"{backlog} entries have no vector yet (memstone embed --backfill)")
+                report["notes"].append(
+                    f"{backlog} entries wait for a vector (hooks write without the model; the MCP server fills "
+                    "them in, or run memstone embed --backfill)"
+                )
             report["memories"] = len(await svc.memories())
 
     try:
@@ -327,6 +365,7 @@ def _doctor_text(report: dict[str, Any]) -> str:
     for a in report["agents"]:
         mark = "installed" if a["installed"] else "not installed"
         lines.append(f"  {a['agent']:<12} {a['where']:<8} {mark:<14} {a['path']} ({a['what']})")
+    lines.extend(f"note: {n}" for n in report["notes"])
     lines.extend(f"problem: {p}" for p in report["problems"])
     lines.append("ok" if not report["problems"] else f"{len(report['problems'])} problem(s)")
     return "\n".join(lines)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
-import os
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, MutableMapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -15,6 +16,7 @@ from .. import __version__
 from .agents import AGENT_COMMANDS
 
 if TYPE_CHECKING:
+    from ..config import Config
     from ..domain.model import Revision
     from ..service import MemoryService
 
@@ -24,7 +26,14 @@ if TYPE_CHECKING:
 # first lookup (LazyCommands).
 
 T = TypeVar("T")
-DEFAULT_SCOPE = "memstone://users/anonymous"
+DEFAULT_SCOPE = "memstone://users/anonymous"  # outside any project (the home folder, /), with no user scope set
+
+
+class _Unset:
+    pass
+
+
+_UNSET_EMBEDDING = _Unset()
 
 
 class LazyCommands(MutableMapping[str, click.Command]):
@@ -102,14 +111,56 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     # The HTTP API with the Memory Explorer, and its access control.
     "serve": (".serve", "serve"),
     "token": (".serve", "token"),
+    # Every setting with its source (memstone.config).
+    "config": (".config", "config"),
+    # The capture review queue (memstone.capture).
+    "review": (".review", "review"),
 }
 
 
 class Context:
+    """The group's options, resolved by memstone.config on first use (so ``memstone hook`` never fails on them)."""
+
     def __init__(self, url: str | None, scope: str | None, embedding: str | None = None) -> None:
-        self.url = url
-        self.scope = scope or os.environ.get("MEMSTONE_SCOPE") or DEFAULT_SCOPE
-        self.embedding = embedding
+        self._arguments = {"url": url, "scope": scope, "embedding": embedding}
+        self._config: Config | None = None
+        self._embedding: str | _Unset | None = _UNSET_EMBEDDING
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            from ..config import Config
+
+            self._config = Config.load(self._arguments)
+        return self._config
+
+    def config_at(self, cwd: Path) -> Config:
+        """The same options resolved for another directory (``memstone mcp --project DIR``)."""
+        from ..config import Config
+
+        return Config.load(self._arguments, cwd=cwd)
+
+    @property
+    def url(self) -> str:
+        return self.config.url
+
+    @property
+    def scope(self) -> str:
+        """The default Memory's scope: ``--scope``, else the project of the working directory, else the user's."""
+        return self.config.default_scope
+
+    @property
+    def read_scopes(self) -> list[str]:
+        """What a read covers by default: ``--scope`` alone, else the project scope and the user scope."""
+        return list(self.config.read_scopes)
+
+    @property
+    def embedding(self) -> str | None:
+        return self.config.get("embedding") if isinstance(self._embedding, _Unset) else self._embedding
+
+    @embedding.setter
+    def embedding(self, value: str | None) -> None:
+        self._embedding = value
 
     def model_option(self) -> Any:
         """The ``embedding=`` argument for open_service: the store's profile unless told otherwise."""
@@ -143,7 +194,7 @@ def run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Corou
 
     async def main() -> None:
         async with open_service(
-            obj.url, surface="human", author=os.environ.get("MEMSTONE_AUTHOR"), embedding=obj.model_option()
+            obj.url, surface="human", author=obj.config.get("author"), embedding=obj.model_option()
         ) as svc:
             await body(svc)
 
@@ -189,9 +240,14 @@ def show_version(ctx: click.Context, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
     from ..agents.settings import store_path
+    from ..config import Config
+    from ..domain.errors import MemstoneError
     from .agents import _schema_version
 
-    path = store_path(ctx.params.get("url"))
+    url: str | None = ctx.params.get("url")
+    with contextlib.suppress(MemstoneError):  # a bad setting elsewhere must not hide the version
+        url = Config.load({"url": url}, derive=False).url  # --url, else MEMSTONE_URL, else the default
+    path = store_path(url)
     click.echo(f"memstone, version {__version__}\nstore: {path} (schema version: {_schema_version(path)})")
     ctx.exit()
 
@@ -199,15 +255,18 @@ def show_version(ctx: click.Context, value: bool) -> None:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, commands=LazyCommands(LAZY_COMMANDS))
 @click.option(
     "--url",
-    envvar="MEMSTONE_URL",
     is_eager=True,  # so that `memstone --url X --version` reports X's schema version
     help="Store URL (default ~/.memstone/memstone.db; env MEMSTONE_URL).",
 )
-@click.option("--scope", envvar="MEMSTONE_SCOPE", help=f"Scope of the default Memory (default {DEFAULT_SCOPE}).")
+@click.option(
+    "--scope",
+    help="Scope of the default Memory (default: the project of the working directory, else the user scope; env "
+    "MEMSTONE_SCOPE). Reads without it cover the project and the user scope.",
+)
 @click.option(
     "--embedding",
-    envvar="MEMSTONE_EMBEDDING",
-    help="Embedding model profile (default: the store's own, or minilm-l6-int8 for a new store; 'none' = FTS only).",
+    help="Embedding model profile (default: the store's own, or minilm-l6-int8 for a new store; 'none' = FTS only; "
+    "env MEMSTONE_EMBEDDING).",
 )
 @click.option(
     "--version",
@@ -295,14 +354,20 @@ def remember(
             reason=reason,
         )
 
+        bases: list[int] = []
+
         async def once() -> Revision | None:
             base = await memory_of(svc, ctx.obj, memory)
+            bases.append(base.revision if base is not None else 0)
             if base is None:
                 return await svc.remember(None, entries=[item], scope=ctx.obj.scope)
             return await svc.remember(base, entries=[item])
 
         rev = await with_retry(once)
-        added = [c.entry_id for c in rev.changes if c.op == "add"] if rev else []
+        # Trigger: a text identical to a live entry returns the head unchanged. Why: its changes are an older
+        # write's, not this one's. Outcome: status unchanged and no entry ids.
+        written = rev is not None and rev.revision != bases[-1]
+        added = [c.entry_id for c in rev.changes if c.op == "add"] if rev and written else []
         line = f"{rev_line(rev)}; added {', '.join(added)}" if added else rev_line(rev)
         emit(
             as_json,
@@ -404,7 +469,7 @@ def search(
                 emit(as_json, {"mode": mode, "requested_mode": mode, "fallback_reason": None, "hits": []}, "no matches")
                 return
         elif not refs and not scopes:
-            scopes = [ctx.obj.scope]
+            scopes = ctx.obj.read_scopes
         result = await svc.search(
             query,
             memories=refs,

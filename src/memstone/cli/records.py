@@ -56,9 +56,9 @@ async def _write(svc: MemoryService, ctx: click.Context, entry: str, op: Callabl
 
 
 def _selection(ctx: click.Context, scopes: Sequence[str], memories: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Explicit ``--scope``/``--memory`` values, else the group's scope."""
+    """Explicit ``--scope``/``--memory`` values, else the group's read scopes (project and user, or --scope)."""
     if not scopes and not memories:
-        return [ctx.obj.scope], []
+        return ctx.obj.read_scopes, []
     return list(scopes), list(memories)
 
 

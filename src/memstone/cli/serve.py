@@ -7,11 +7,12 @@ principals, their API tokens (stored as SHA-256 hashes, shown once) and their gr
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
-import os
+import socket
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -19,6 +20,7 @@ from ..domain.errors import InvalidInput, MemstoneError
 from .errors import exit_code
 
 if TYPE_CHECKING:
+    from ..agents.settings import AgentSettings
     from ..api.http.app import MountFactory
     from ..api.http.settings import Settings
     from ..auth.store import PrincipalStore
@@ -30,7 +32,7 @@ def _emit(as_json: bool, payload: object, human: str) -> None:
     click.echo(json.dumps(payload, ensure_ascii=False, indent=2) if as_json else human)
 
 
-def _fail(as_json: bool, exc: MemstoneError) -> None:
+def _fail(as_json: bool, exc: MemstoneError) -> NoReturn:
     if as_json:
         click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, indent=2))
     else:
@@ -51,17 +53,35 @@ def _url(ctx: click.Context) -> str | None:
     return getattr(obj, "url", None)
 
 
-def extra_mounts(settings: Settings) -> dict[str, MountFactory]:
+def extra_mounts(settings: Settings, agent: AgentSettings | None = None) -> dict[str, MountFactory]:
     """The apps mounted beside the API on the same port: the MCP streamable-HTTP endpoint at "/mcp"."""
     from ..api.mcp.server import mcp_mount
 
-    return {"/mcp": mcp_mount(host=settings.host)}
+    return {"/mcp": mcp_mount(settings=agent, host=settings.host)}
 
 
 # ---------------------------------------------------------------------------------------------- serve
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, bound before the server starts, so a taken port is a clear error.
+
+    >>> listen_socket("127.0.0.1", 0).getsockname()[1] > 0  # doctest: +SKIP
+    True
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host.strip("[]"), port), family=family)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise InvalidInput(
+                f"port {port} on {host} is taken: another process is listening there",
+                hint="stop that process, or choose another port with --port (--port 0 picks a free one)",
+            ) from exc
+        raise InvalidInput(f"cannot listen on {host}:{port}: {exc.strerror or exc}", hint="check --host") from exc
+
+
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind; not 127.0.0.1 needs tokens.")
-@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free).")
+@click.option("--host", help="Address to bind (default 127.0.0.1; env MEMSTONE_HOST); not 127.0.0.1 needs tokens.")
+@click.option("--port", type=click.IntRange(0, 65535), help="Port (default 8765; env MEMSTONE_PORT; 0: any free).")
 @click.option(
     "--auth",
     type=click.Choice(["local", "token"]),
@@ -69,7 +89,7 @@ def extra_mounts(settings: Settings) -> dict[str, MountFactory]:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the URLs as JSON once the server listens.")
 @click.pass_context
-def serve(ctx: click.Context, host: str, port: int, auth: str | None, as_json: bool) -> None:
+def serve(ctx: click.Context, host: str | None, port: int | None, auth: str | None, as_json: bool) -> None:
     """Serve the HTTP API and the Memory Explorer (and /mcp, when mounted) on one port until stopped (Ctrl-C)."""
     import uvicorn
 
@@ -77,14 +97,11 @@ def serve(ctx: click.Context, host: str, port: int, auth: str | None, as_json: b
     from ..api.http.settings import Settings
 
     obj = ctx.find_root().obj
-    settings = Settings.from_env(
-        url=getattr(obj, "url", None),
-        host=host,
-        port=port,
-        auth=auth,
-        default_scope=getattr(obj, "scope", None),
-        embedding=getattr(obj, "embedding", None),
-    )
+    try:
+        settings = Settings.from_config(obj.config, host=host, port=port, auth=auth, embedding=obj.embedding)
+    except MemstoneError as exc:
+        _fail(as_json, exc)
+    host, port = settings.host, settings.port
 
     async def preflight() -> None:
         principals = await open_principals(settings.url)
@@ -94,12 +111,19 @@ def serve(ctx: click.Context, host: str, port: int, auth: str | None, as_json: b
             await principals.aclose()
 
     _run(as_json, preflight)
-    app = create_app(settings, extra_mounts=extra_mounts(settings))
+    try:
+        sock = listen_socket(host, port)
+    except InvalidInput as exc:
+        _fail(as_json, exc)
+    from ..agents.settings import AgentSettings
+
+    agent = AgentSettings.from_config(obj.config)  # /mcp addresses the scopes the CLI and the hooks do
+    app = create_app(settings, extra_mounts=extra_mounts(settings, agent))
     config = uvicorn.Config(app, host=host, port=port, lifespan="on", log_level="warning", ws="none")
     server = uvicorn.Server(config)
 
     async def main() -> None:
-        task = asyncio.create_task(server.serve())
+        task = asyncio.create_task(server.serve(sockets=[sock]))
         while not server.started and not task.done():
             await asyncio.sleep(0.05)
         if server.started:
@@ -110,7 +134,7 @@ def serve(ctx: click.Context, host: str, port: int, auth: str | None, as_json: b
                 "explorer": base + "/memory/explorer/",
                 "api": base + "/api/openapi.json",
                 "mode": settings.auth_mode,
-                "store": settings.url or os.environ.get("MEMSTONE_URL") or "~/.memstone/memstone.db",
+                "store": settings.url,
             }
             human = (
                 f"memstone serving {urls['store']} at {urls['url']} ({settings.auth_mode} mode)\n"

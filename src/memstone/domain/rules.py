@@ -69,8 +69,8 @@ def normalize_kind(value: object, *, closed_kinds: frozenset[str] | None = None)
             f"invalid kind {value!r}",
             hint="a kind is a word such as fact, preference, decision, constraint, convention, lesson",
         )
-    kind = value.strip()
-    if closed_kinds is not None and kind not in closed_kinds:
+    kind = value.strip().lower()  # `LESSON` and `lesson` are one kind (issue 11), in a closed set too
+    if closed_kinds is not None and kind not in {k.lower() for k in closed_kinds}:
         raise InvalidInput(
             f"kind {kind!r} is not allowed in this store",
             hint=f"this store accepts only: {', '.join(sorted(closed_kinds))}",

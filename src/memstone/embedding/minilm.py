@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..domain.errors import BackendUnavailable, CapabilityNotSupportedError, InvalidInput, ProfileMismatchError
 from ..ports import EmbeddingProfile, EmbeddingResult, InferenceUsage
+from ._runtime import telemetry_off
 from ._text import check_texts
 from .profiles import MINILM_PROFILE
 
@@ -127,6 +128,7 @@ class MiniLMEmbedder:
         with self._lock:
             if self._session is not None:
                 return self._session
+            telemetry_off()
             try:
                 ort = importlib.import_module("onnxruntime")
                 importlib.import_module("numpy")

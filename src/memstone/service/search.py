@@ -132,7 +132,7 @@ class Search:
             query_vector=query_vector,
             weights=weights,
             exact=exact,
-            kinds=tuple(kinds),
+            kinds=tuple(k.strip().lower() for k in kinds),
             tags=normalize_tags(tags),
             important=important,
             mandatory=mandatory,

@@ -513,7 +513,8 @@ class MemoryBackendConformance(RecordsConformance):
     async def test_unknown_kinds_are_preserved(self, svc: MemoryService) -> None:
         r1 = await svc.remember(None, entries=[fact("custom", kind="runbook_step"), fact("xema", kind="LESSON")])
         assert r1 is not None
-        assert sorted(e.kind for e in await svc.entries(r1)) == ["LESSON", "runbook_step"]
+        # Kept, case-normalized: `LESSON` and `lesson` are one kind (issue 11).
+        assert sorted(e.kind for e in await svc.entries(r1)) == ["lesson", "runbook_step"]
 
     async def test_evidence_must_come_from_the_operation(self, svc: MemoryService) -> None:
         src = await svc.record_source("user_note", "We always deploy with uv.")

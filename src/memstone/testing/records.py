@@ -312,6 +312,9 @@ class RecordsConformance:
         found = await svc.lookup(ORG, kind="LESSON", slug="retry")
         assert found.text == "retry with backoff" and found.scope == ORG and found.state == "active"
         assert (await svc.lookup(rev.memory_id, kind="PATTERN", slug="retry")).text == "x"
+        assert (await svc.lookup(ORG, kind="lesson", slug="retry")).entry_id == found.entry_id  # one kind
+        with pytest.raises(AlreadyExists):  # `lesson` and `LESSON` are one kind: one live slug "retry"
+            await svc.remember(rev, entries=[entry("another retry", "lesson", slug="retry")])
         with pytest.raises(NotFound):
             await svc.lookup(ORG, kind="LESSON", slug="nope")
         with pytest.raises(NotFound):
@@ -851,12 +854,15 @@ class RecordsConformance:
     async def test_a_closed_kind_store_refuses_other_kinds_by_name(self, empty_store_url: str, tmp_path: Path) -> None:
         xema = ("LESSON", "PATTERN", "CORRECTION", "PREFERENCE")
         async with open_service(empty_store_url, embedding=None, closed_kinds=xema) as svc:
-            assert await svc.kinds() == frozenset(xema)
+            assert await svc.kinds() == frozenset(k.lower() for k in xema)  # kinds are case-normalized
             rev = await svc.remember(None, scope=ORG, entries=[entry("learned", "LESSON")])
             assert rev is not None
+            rev = await svc.remember(rev, entries=[entry("in any case", "Lesson")])
+            assert rev is not None
+            assert {r.kind for r in await svc.list(scopes=[ORG], kinds=["LESSON"])} == {"lesson"}
             with pytest.raises(InvalidInput, match="'fact' is not allowed") as info:
                 await svc.remember(rev, entries=[entry("ok", "PATTERN"), entry("no", "fact")])
-            assert "LESSON" in str(info.value)
+            assert "lesson" in str(info.value)
             assert await svc.head(rev.memory_id) == rev  # refused before anything was written
             with pytest.raises(InvalidInput, match="not allowed"):
                 await svc.remember(None, scope=USER, entries=[entry("no", "decision")])
@@ -866,7 +872,7 @@ class RecordsConformance:
         # The set was persisted at creation: reopening without closed_kinds still refuses, and a service that
         # asks for another set is refused by name.
         async with open_service(empty_store_url, embedding=None) as again:
-            assert await again.kinds() == frozenset(xema)
+            assert await again.kinds() == frozenset(k.lower() for k in xema)
             head = await again.resolve(ORG)
             with pytest.raises(InvalidInput, match="not allowed"):
                 await again.remember(head, entries=[entry("no", "fact")])

@@ -437,3 +437,39 @@ class ScopeOut(Open):
 class ScopesOut(Open):
     default_scope: str
     items: list[ScopeOut]
+
+
+# ---------------------------------------------------------------------------------------------- capture review queue
+REVIEW_ITEM_ID = r"^cap_[0-9A-Za-z]{1,64}$"
+
+
+class ReviewQuery(Strict):
+    status: Literal["pending", "accepted", "rejected", "all"] = "pending"
+
+
+class ReviewRejectIn(Strict):
+    note: str | None = Field(default=None, max_length=2000)
+
+
+class ReviewItemOut(Open):
+    item_id: str
+    item_type: Literal["candidate", "flag"]
+    status: Literal["pending", "accepted", "rejected"]
+    scope: str | None
+    memory_id: str | None
+    created_at: str
+    candidate: dict[str, object] | None
+    flag: dict[str, object] | None
+    decided_at: str | None
+    decided_by: str | None
+    note: str | None
+    result_entry: str | None
+
+
+class ReviewListOut(Open):
+    items: list[ReviewItemOut]
+
+
+class ReviewDecisionOut(Open):
+    item: ReviewItemOut
+    entries: list[str]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import ipaddress
-import os
 from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...config import Config
 from ...domain.scopes import ANONYMOUS, canonical_scope
 
 AuthMode = Literal["local", "token"]
@@ -27,7 +27,10 @@ def is_loopback(host: str) -> bool:
 
 
 class Settings(BaseModel):
-    """What the HTTP server needs. Precedence (see :meth:`from_env`): argument > environment > default.
+    """What the HTTP server needs. Precedence (memstone.config): argument > environment > file > default.
+
+    ``default_scope`` (unset: anonymous) is, from a config, the project of the working directory (else the user
+    scope), the same scope the CLI, the MCP server and the hooks address.
 
     ``auth`` is ``local`` (no token; only on a loopback address) or ``token`` (every request carries an API
     token). Unset, it is ``local`` on a loopback address and ``token`` anywhere else.
@@ -64,23 +67,24 @@ class Settings(BaseModel):
         return canonical_scope(self.default_scope)
 
     @classmethod
+    def from_config(cls, config: Config, **overrides: object) -> Settings:
+        """Settings from a resolved :class:`memstone.config.Config`, then ``overrides`` (None values are ignored)."""
+        values: dict[str, object] = {
+            "url": config.url,
+            "host": config.get("host"),
+            "port": config.get("port"),
+            "auth": config.get("auth"),
+            "default_scope": config.default_scope,
+            "embedding": config.get("embedding"),
+            "author": config.get("author"),
+        }
+        values.update(overrides)
+        return cls.model_validate({k: v for k, v in values.items() if v is not None})
+
+    @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
-        """Settings from ``MEMSTONE_*`` variables, then ``overrides`` (None values are ignored)."""
-        source = os.environ if env is None else env
-        values: dict[str, object] = {}
-        for key, var in (
-            ("url", "MEMSTONE_URL"),
-            ("host", "MEMSTONE_HOST"),
-            ("port", "MEMSTONE_PORT"),
-            ("auth", "MEMSTONE_AUTH"),
-            ("default_scope", "MEMSTONE_SCOPE"),
-            ("embedding", "MEMSTONE_EMBEDDING"),
-            ("author", "MEMSTONE_AUTHOR"),
-        ):
-            if source.get(var):
-                values[key] = source[var]
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls.model_validate(values)
+        """Settings from ``MEMSTONE_*`` variables (through memstone.config), then ``overrides``."""
+        return cls.from_config(Config.load(env=env), **overrides)
 
 
 __all__ = ["AuthMode", "Settings", "is_loopback"]

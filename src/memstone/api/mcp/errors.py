@@ -6,10 +6,14 @@ tool body runs inside :func:`tool_errors`. Each message says what happened, then
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import Any
 
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, InputRequiredResult
+from pydantic import ValidationError
 
 from ...domain.errors import (
     BackendUnavailable,
@@ -65,6 +69,94 @@ def stale_version(entry_id: str, expected: int, current: int) -> ToolError:
     )
 
 
+_TYPE_NAMES = {
+    "list_type": "a list",
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "an integer",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "dict_type": "an object",
+}
+
+
+def _field(loc: Sequence[object]) -> str:
+    return ".".join(str(part) for part in loc) or "the arguments"
+
+
+def _describe(err: Mapping[str, Any]) -> str:
+    """One pydantic error in the project's words. Text values are never echoed (they may hold a secret)."""
+    field, kind, ctx = _field(err.get("loc", ())), str(err.get("type", "")), err.get("ctx") or {}
+    value = err.get("input")
+    shown = repr(value) if isinstance(value, (int, float, bool)) or value is None else type(value).__name__
+    if kind == "missing":
+        return f"{field} is required"
+    if kind == "extra_forbidden":
+        return f"{field} is not an argument of this tool"
+    if kind == "string_too_short":
+        return f"{field} must not be empty" if ctx.get("min_length") == 1 else f"{field} is too short"
+    if kind == "string_too_long":
+        size = len(value) if isinstance(value, str) else "?"
+        return f"{field} is {size} characters; the limit is {ctx.get('max_length')}"
+    if kind in ("too_short", "too_long"):
+        return (
+            f"{field} must hold {'at least' if kind == 'too_short' else 'at most'} "
+            + str(ctx.get("min_length" if kind == "too_short" else "max_length"))
+            + " items"
+        )
+    if kind == "string_pattern_mismatch":
+        return f"{field} does not have the expected form ({ctx.get('pattern')})"
+    if kind == "literal_error":
+        got = repr(value)[:40] if isinstance(value, str) else shown
+        return f"{field} must be one of {ctx.get('expected')}, got {got}"
+    bounds = {"less_than_equal": "at most", "less_than": "less than", "greater_than_equal": "at least",
+              "greater_than": "more than"}  # fmt: skip
+    if kind in bounds:
+        limit = next((ctx[k] for k in ("le", "lt", "ge", "gt") if k in ctx), "?")
+        return f"{field} must be {bounds[kind]} {limit}, got {shown}"
+    if kind in _TYPE_NAMES:
+        return f"{field} must be {_TYPE_NAMES[kind]}, got {type(value).__name__}"
+    return f"{field}: {str(err.get('msg', 'invalid value')).lower()}"
+
+
+def invalid_arguments(tool: str, exc: ValidationError) -> InvalidInput:
+    """A tool-argument ValidationError as the project's InvalidInput (not pydantic's text, which echoes values)."""
+    problems = "; ".join(dict.fromkeys(_describe(e) for e in exc.errors(include_url=False)))
+    return InvalidInput(
+        f"{tool}: {problems}",
+        hint="the tool's input schema lists every argument with its type and limits",
+    )
+
+
+def argument_errors(tool: str, exc: ToolError) -> ToolError:
+    """The SDK's ToolError for arguments that failed validation, in the project's words; others unchanged."""
+    cause = exc.__cause__
+    if not isinstance(cause, ValidationError):
+        return exc
+    error = invalid_arguments(tool, cause)
+    mapped = ToolError(f"Error executing tool {tool}: {tool_message(error)}")
+    mapped.__cause__ = error
+    return mapped
+
+
+class MemstoneMCPServer(MCPServer):
+    """The SDK's server, whose argument-validation errors are the project's InvalidInput messages (issue 11)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            mapped = argument_errors(name, exc)
+            if mapped is exc:
+                raise
+            raise mapped from mapped.__cause__
+
+
 @contextmanager
 def tool_errors() -> Iterator[None]:
     """Turn a memstone error raised inside a tool into a ToolError with advice."""
@@ -74,4 +166,12 @@ def tool_errors() -> Iterator[None]:
         raise ToolError(tool_message(exc)) from exc
 
 
-__all__ = ["ADVICE", "stale_version", "tool_errors", "tool_message"]
+__all__ = [
+    "ADVICE",
+    "MemstoneMCPServer",
+    "argument_errors",
+    "invalid_arguments",
+    "stale_version",
+    "tool_errors",
+    "tool_message",
+]

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ...capture.queue import QueueItem
 from ...domain.history import EntryDiff
 from ...domain.model import Change, MemoryHit, Revision, RevisionChanges
 from ...domain.records import Record
@@ -335,6 +336,48 @@ class RecallOut(BaseModel):
     note: str
 
 
+class ReviewItemOut(BaseModel):
+    """One item of the capture review queue: a queued candidate (its proposed text and kind) or a review flag."""
+
+    id: str
+    type: Literal["candidate", "flag"]
+    status: Literal["pending", "accepted", "rejected"]
+    scope: str | None
+    kind: str | None
+    text: str | None
+    queued_at: str
+    result_entry: str | None = None
+    note: str | None = None
+
+    @classmethod
+    def of(cls, item: QueueItem) -> ReviewItemOut:
+        c = item.candidate
+        return cls(
+            id=item.item_id,
+            type=item.item_type,
+            status=item.status,
+            scope=item.scope,
+            kind=c.kind if c else None,
+            text=c.text if c else (item.flag.reason if item.flag else None),
+            queued_at=item.created_at,
+            result_entry=item.result_entry,
+            note=item.note,
+        )
+
+
+class ReviewListOut(BaseModel):
+    items: list[ReviewItemOut]
+    count: int
+
+
+class ReviewDecisionOut(BaseModel):
+    """The decided item, and the entries accepting it wrote (none for a reject or a no-op)."""
+
+    item: ReviewItemOut
+    entries: list[str] = Field(default_factory=list)
+    note: str | None = None
+
+
 __all__ = [
     "ChangesOut",
     "EntryRef",
@@ -346,6 +389,9 @@ __all__ = [
     "MemoryBrief",
     "MemoryOut",
     "RecallOut",
+    "ReviewDecisionOut",
+    "ReviewItemOut",
+    "ReviewListOut",
     "RevisionChangesOut",
     "RevisionRef",
     "SearchOut",

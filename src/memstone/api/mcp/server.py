@@ -42,7 +42,8 @@ from ...domain.errors import MemstoneError, RevisionConflictError, StaleEntryErr
 from ...domain.model import KNOWN_KINDS, EntryInput, EntryPatch, Revision
 from ...service import MemoryService
 from ...service.policy import Actor, UserOrg
-from .errors import stale_version, tool_errors
+from .errors import MemstoneMCPServer, stale_version, tool_errors
+from .review import register_review_tools
 from .schemas import (
     ChangesOut,
     EntryRef,
@@ -106,7 +107,12 @@ def _ids(value: object) -> object:
     return value
 
 
-Kind = Literal[
+def _kind(value: object) -> object:
+    """``LESSON`` and ``lesson`` are one kind (issue 11), as on every other surface."""
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+KindName = Literal[
     "fact",
     "preference",
     "decision",
@@ -118,7 +124,8 @@ Kind = Literal[
     "procedure",
     "working_note",
 ]
-assert set(Kind.__args__) == set(KNOWN_KINDS)  # type: ignore[attr-defined]
+assert set(KindName.__args__) == set(KNOWN_KINDS)  # type: ignore[attr-defined]
+Kind = Annotated[KindName, BeforeValidator(_kind)]
 Tags = Annotated[
     list[str] | None,
     BeforeValidator(_tags),
@@ -198,7 +205,7 @@ def build_server(
     """
     from ... import __version__
 
-    mcp: MCPServer = MCPServer("memstone", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    mcp: MCPServer = MemstoneMCPServer("memstone", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     def tool(name: str, title: str, annotations: ToolAnnotations) -> Callable[[ToolFn], ToolFn]:
         """Register a tool whose description is its docstring, dedented (the model reads every character)."""
@@ -446,9 +453,9 @@ def build_server(
         text: Annotated[
             str,
             Field(
-                description="One self-contained memory in Markdown: name the subject, keep the rationale.",
+                description="One self-contained memory in Markdown (at most 8192 UTF-8 bytes): name the subject, "
+                "keep the rationale.",
                 min_length=1,
-                max_length=8000,
             ),
         ],
         kind: Annotated[Kind, Field(description="fact, decision, convention, constraint, correction, …")] = "fact",
@@ -509,7 +516,9 @@ def build_server(
     async def memory_update(
         ctx: Context,
         id: EntryIdArg,
-        text: Annotated[str | None, Field(description="New full text (omit to keep).", max_length=8000)] = None,
+        text: Annotated[
+            str | None, Field(description="New full text, at most 8192 UTF-8 bytes (omit to keep).")
+        ] = None,
         title: Annotated[str | None, Field(description="New title (empty string clears it).", max_length=200)] = None,
         kind: Annotated[Kind | None, Field(description="New kind (omit to keep).")] = None,
         tags: Tags = None,
@@ -618,6 +627,8 @@ def build_server(
             if rev.revision == head.revision:
                 return WriteOut(status="unchanged", entries=[], revisions=[RevisionRef.of(rev)], note="already linked")
             return WriteOut(status="related", entries=WriteOut.entries_of(rev.changes), revisions=[RevisionRef.of(rev)])
+
+    register_review_tools(tool, here, settings.url)  # memory_review_list / _accept / _reject (api/mcp/review.py)
 
     # ------------------------------------------------------------------------------------------ resources
     @mcp.resource(

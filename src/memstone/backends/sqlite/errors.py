@@ -11,7 +11,8 @@ from ...domain.errors import BackendError, BackendUnavailable, IntegrityError, M
 
 
 @contextmanager
-def translated(memory_id: str = "", *, base: int = 0) -> Iterator[None]:
+def translated(memory_id: str = "", *, base: int = 0, path: str = "") -> Iterator[None]:
+    """Translate apsw errors; ``path`` (the store file, given when opening) is named in file errors."""
     try:
         yield
     except MemstoneError:
@@ -28,7 +29,15 @@ def translated(memory_id: str = "", *, base: int = 0) -> Iterator[None]:
         if memory_id:
             raise RevisionConflictError(memory_id, expected=base) from exc
         raise BackendError(f"constraint failed: {exc}", orig=exc) from exc
-    except (apsw.CantOpenError, apsw.NotADBError, apsw.CorruptError) as exc:
+    except apsw.NotADBError as exc:
+        raise BackendUnavailable(
+            f"not a database: {path or 'the store file'}",
+            orig=exc,
+            hint="check --url (or MEMSTONE_URL): that file is not a memstone store; nothing was changed",
+        ) from exc
+    except (apsw.CantOpenError, apsw.CorruptError) as exc:
+        if path:
+            raise BackendUnavailable(f"cannot use the database file {path}: {exc}", orig=exc) from exc
         raise BackendUnavailable(f"cannot use the database file: {exc}", orig=exc) from exc
     except apsw.Error as exc:
         raise BackendError(f"SQLite error: {exc}", orig=exc) from exc

@@ -261,7 +261,7 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
             raise BackendUnavailable(f"SQLite {apsw.sqlite_lib_version()} is older than 3.38.0")
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        with translated():
+        with translated(path=self.path):
             conn = apsw.Connection(self.path)
             conn.set_busy_timeout(self._busy_timeout_ms)
             self._conn = conn

@@ -585,6 +585,34 @@ function typing(target) {
   return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
 }
 
+// ------------------------------------------------------------------------------------------------- review queue
+async function openReview() {
+  const dialog = $("review-dialog");
+  const list = $("review-items");
+  const decide = async (item, verb) => {
+    try {
+      const { data } = await api("POST", `/api/capture/queue/${item.item_id}/${verb}`, verb === "reject" ? { body: {} } : {});
+      toast(verb === "accept" ? `Accepted${data.entries.length ? `: ${data.entries.join(", ")}` : ""}` : "Rejected");
+      await openReview();
+      if (verb === "accept") await loadCatalogue();
+    } catch (err) { toast(explain(err), { error: true }); }
+  };
+  let items = [];
+  try {
+    items = (await api("GET", "/api/capture/queue")).data.items;
+  } catch (err) { toast(explain(err), { error: true }); return; }
+  list.replaceChildren(
+    ...(items.length ? items.map((item) => h("li", { class: "review-item", "data-id": item.item_id },
+      h("span", { class: "badge" }, item.candidate ? item.candidate.kind : item.item_type),
+      h("span", { class: "review-text" }, item.candidate ? item.candidate.text : (item.flag?.entry_excerpt || "")),
+      h("span", { class: "review-scope" }, item.scope || ""),
+      h("button", { type: "button", class: "primary", onclick: () => decide(item, "accept") }, "Accept"),
+      h("button", { type: "button", onclick: () => decide(item, "reject") }, "Reject"),
+    )) : [h("li", { class: "review-empty" }, "Nothing waits for review.")]),
+  );
+  if (!dialog.open) dialog.showModal();
+}
+
 function wire() {
   document.addEventListener("click", (e) => {
     const a = e.target instanceof Element ? e.target.closest("a[data-nav]") : null;
@@ -617,6 +645,7 @@ function wire() {
   $("f-tag").addEventListener("change", onFilter);
   $("more").addEventListener("click", () => loadCatalogue({ reset: false }));
   $("new").addEventListener("click", () => openEditor(null));
+  $("review").addEventListener("click", openReview);
   $("scope").addEventListener("change", () => navigate(address($("scope").value)));
   document.addEventListener("keydown", (e) => {
     if (e.defaultPrevented || e.metaKey || e.ctrlKey || e.altKey || typing(e.target)) return;

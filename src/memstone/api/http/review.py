@@ -1,0 +1,84 @@
+"""The capture review queue over HTTP: list, accept and reject, through memstone.capture's public API.
+
+A caller sees only the items of scopes it may read, and decides only those it may write (the service's policy,
+as on every route); in local mode that is every item.
+"""
+
+from __future__ import annotations
+
+from starlette.responses import JSONResponse, Response
+
+from ...capture import QueueItem, ReviewQueue, accept, reject
+from ...capture.settings import capture_files
+from ...domain.errors import InvalidInput, NotFound
+from . import schemas as s
+from .routing import Call, Operation, Param
+
+ITEM = Param("item_id", "path", {"type": "string", "pattern": s.REVIEW_ITEM_ID}, "A queued item id (cap_…).")
+
+
+def _ok(model: type[s.Open], data: object) -> Response:
+    return JSONResponse(model.model_validate(data).model_dump(mode="json"))
+
+
+def _queue(call: Call) -> ReviewQueue:
+    url = call.gate.state.settings.url
+    files = capture_files(url) if url else None
+    if files is None:
+        raise InvalidInput("this store has no review queue (an in-memory store)", hint="serve a store file")
+    return ReviewQueue(files.queue)
+
+
+async def _decidable(call: Call, queue: ReviewQueue) -> QueueItem:
+    item_id = call.path["item_id"]
+    item = queue.get(item_id)
+    policy = call.gate.service.policy
+    if not await policy.readable(item.scope):
+        raise NotFound(f"no queued capture item {item_id}", hint="GET /api/capture/queue lists what you can see")
+    if item.scope is not None:
+        await policy.require_named(item.scope, "write")
+    return item
+
+
+async def review_list(call: Call) -> Response:
+    status = call.q(s.ReviewQuery).status
+    policy = call.gate.service.policy
+    found = _queue(call).items(status=None if status == "all" else status)
+    items = [i.to_dict() for i in found if await policy.readable(i.scope)]
+    return _ok(s.ReviewListOut, {"items": items})
+
+
+async def review_accept(call: Call) -> Response:
+    queue = _queue(call)
+    item = await _decidable(call, queue)
+    done = await accept(call.gate.service, queue, item.item_id, decided_by=call.gate.author, surface="api")
+    return _ok(s.ReviewDecisionOut, {"item": queue.get(item.item_id).to_dict(), "entries": list(done.entries())})
+
+
+async def review_reject(call: Call) -> Response:
+    queue = _queue(call)
+    item = await _decidable(call, queue)
+    note = call.b(s.ReviewRejectIn).note
+    done = reject(queue, item.item_id, decided_by=call.gate.author, note=note)
+    return _ok(s.ReviewDecisionOut, {"item": done.to_dict(), "entries": []})
+
+
+def review_operations() -> list[Operation]:
+    """The review queue's operations (appended to the /api table)."""
+    tags = ("capture",)
+    return [
+        Operation("GET", "/api/capture/queue", "listReviewQueue", "The capture review queue (default: pending)",
+                  "lists only items of scopes you can read", review_list, query=s.ReviewQuery,
+                  response=s.ReviewListOut, errors=(401, 422), tags=tags),
+        Operation("POST", "/api/capture/queue/{item_id}/accept", "acceptReviewItem",
+                  "Accept a queued candidate: write it now (re-planned against the head)",
+                  "write on the item's scope", review_accept, params=(ITEM,), response=s.ReviewDecisionOut,
+                  errors=(401, 403, 404, 422), tags=tags),
+        Operation("POST", "/api/capture/queue/{item_id}/reject", "rejectReviewItem",
+                  "Reject a queued candidate: nothing is written", "write on the item's scope", review_reject,
+                  body=s.ReviewRejectIn, body_required=False, params=(ITEM,), response=s.ReviewDecisionOut,
+                  errors=(401, 403, 404, 422), tags=tags),
+    ]  # fmt: skip
+
+
+__all__ = ["review_operations"]

@@ -1,0 +1,143 @@
+"""``memstone review list|accept|reject``: the capture review queue, through memstone.capture's public API.
+
+Capture in ``review`` mode (``CaptureSettings.with_mode(scope, "review")``) queues candidates instead of writing
+them; these commands list the queue, accept an item (re-planned against the current head and written, as
+``auto`` would have done now) or reject it (nothing is written, and the same statement is not queued again).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from ..capture import QueueItem, ReviewQueue
+    from ..service import MemoryService
+
+
+def _queue(url: str) -> ReviewQueue:
+    from ..capture import ReviewQueue
+    from ..capture.settings import capture_files
+    from ..domain.errors import InvalidInput
+
+    files = capture_files(url)
+    if files is None:
+        raise InvalidInput("an in-memory store has no review queue", hint="use --url sqlite:///path/to/memstone.db")
+    return ReviewQueue(files.queue)
+
+
+def _line(item: QueueItem) -> str:
+    what = item.candidate.text.splitlines()[0][:80] if item.candidate else (item.note or "flag")
+    kind = item.candidate.kind if item.candidate else item.item_type
+    return f"{item.item_id}  {item.status:<8}  [{kind}] {what}  ({item.scope or item.memory_id or '-'})"
+
+
+def _fail(as_json: bool, exc: Exception) -> None:
+    from ..domain.errors import MemstoneError
+    from .errors import exit_code
+
+    assert isinstance(exc, MemstoneError)
+    if as_json:
+        click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, indent=2))
+    else:
+        click.echo(f"error: {exc}", err=True)
+    sys.exit(exit_code(exc))
+
+
+def _run(ctx: click.Context, as_json: bool, body: Callable[[ReviewQueue], Coroutine[Any, Any, None]]) -> None:
+    import asyncio
+
+    from ..domain.errors import MemstoneError
+
+    try:
+        asyncio.run(body(_queue(ctx.find_root().obj.url)))
+    except MemstoneError as exc:
+        _fail(as_json, exc)
+
+
+@click.group("review")
+def review() -> None:
+    """The capture review queue: list, accept or reject what capture queued in review mode."""
+
+
+@review.command("list")
+@click.option(
+    "--status",
+    type=click.Choice(["pending", "accepted", "rejected", "all"]),
+    default="pending",
+    show_default=True,
+    help="Which items to list.",
+)
+@click.option("--scope", "scope", help="Only the items of this scope.")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def review_list(ctx: click.Context, status: str, scope: str | None, as_json: bool) -> None:
+    """List the queue's items, oldest first (default: the pending ones)."""
+
+    async def body(queue: ReviewQueue) -> None:
+        from ..domain.scopes import canonical_scope
+
+        found = queue.items(
+            status=None if status == "all" else status,  # type: ignore[arg-type]
+            scope=canonical_scope(scope) if scope else None,
+        )
+        if as_json:
+            click.echo(json.dumps({"items": [i.to_dict() for i in found]}, ensure_ascii=False, indent=2))
+        else:
+            click.echo("\n".join(_line(i) for i in found) or f"no {'' if status == 'all' else status + ' '}items")
+
+    _run(ctx, as_json, body)
+
+
+@review.command("accept")
+@click.argument("item")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def review_accept(ctx: click.Context, item: str, as_json: bool) -> None:
+    """Accept a queued item: write its candidate now (re-planned against the current head)."""
+    obj = ctx.find_root().obj
+
+    async def body(queue: ReviewQueue) -> None:
+        from ..capture import accept
+        from ..service import open_service
+
+        svc: MemoryService
+        async with open_service(
+            obj.url, surface="human", author=obj.config.get("author"), embedding=obj.model_option()
+        ) as svc:
+            done = await accept(svc, queue, item, decided_by=obj.config.get("author"), surface="human")
+        entries = done.entries()
+        payload = {"item": queue.get(item).to_dict(), "result": done.to_dict(), "entries": list(entries)}
+        human = f"accepted {item}" + (
+            f": wrote {', '.join(entries)}" if entries else f" ({done.reason or done.status})"
+        )
+        click.echo(json.dumps(payload, ensure_ascii=False, indent=2) if as_json else human)
+
+    _run(ctx, as_json, body)
+
+
+@review.command("reject")
+@click.argument("item")
+@click.option("--note", help="Why (kept with the decision).")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def review_reject(ctx: click.Context, item: str, note: str | None, as_json: bool) -> None:
+    """Reject a queued item: nothing is written, and the same statement is not queued again."""
+    obj = ctx.find_root().obj
+
+    async def body(queue: ReviewQueue) -> None:
+        from ..capture import reject
+
+        done = reject(queue, item, decided_by=obj.config.get("author"), note=note)
+        click.echo(
+            json.dumps({"item": done.to_dict()}, ensure_ascii=False, indent=2) if as_json else f"rejected {item}"
+        )
+
+    _run(ctx, as_json, body)
+
+
+__all__ = ["review"]

@@ -173,3 +173,23 @@ async def test_a_stale_update_is_a_revision_conflict_on_every_surface(surfaces: 
     }
     assert outcomes == dict.fromkeys(outcomes, ("error", "revision_conflict"))
     assert await surfaces.stored() == before
+
+
+@pytest.mark.parametrize(
+    ("fields", "code"),
+    [
+        pytest.param({"kind": "fact", "text": "x" * 8193}, "invalid_input", id="oversize-text"),
+        pytest.param({"kind": "not a kind!", "text": "A fact."}, "invalid_input", id="bad-kind"),
+    ],
+)
+async def test_bad_input_is_refused_with_the_same_code_everywhere(
+    surfaces: Surfaces, fields: dict[str, str], code: str
+) -> None:
+    outcomes = {
+        "library": await surfaces.library_remember(**fields),
+        "cli": surfaces.cli("remember", "--kind", fields["kind"], "--text", fields["text"])[0],
+        "http": await surfaces.http_call("POST", "/api/memories", params={"scope": SCOPE}, json=fields),
+        "mcp": await surfaces.mcp("memory_remember", fields),
+    }
+    assert outcomes == dict.fromkeys(outcomes, ("error", code))
+    assert await surfaces.stored() == 0

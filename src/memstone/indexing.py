@@ -24,40 +24,52 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Calibration:
-    """Per-profile search calibration: the vector admission threshold and RRF channel weights.
+    """Per-profile search calibration: the vector channel's admission and hybrid's convex fusion.
 
-    Chosen by ``bench/bench_retrieval.py``; see docs/benchmarks.md for the figures behind each value.
+    ``vector_min_cosine``: a vector candidate below it is not admitted; ``vector_min_top``: when the query's best
+    cosine is below it the dense channel admits nothing (a query that matches nothing gets no dense hit). Hybrid
+    scores ``(1 - a) * lexical + a * dense`` where the dense share ``a`` follows the lexical channel's confidence
+    in the query (domain/search.py ``query_share``): ``share_low`` when the query's words are all found,
+    ``share_high`` when few are, a logistic step of ``share_width`` at ``share_pivot`` between;
+    ``coverage_power``: how strongly a lexical candidate's score follows the share of the query's informative
+    terms it matches. Fitted on the dev halves of ``bench/bench_retrieval.py --parts families`` and reported on
+    its held-out halves (docs/benchmarks.md).
     """
 
     vector_min_cosine: float = 0.2
-    fts_weight: float = 1.0
-    vector_weight: float = 1.0
-    # The share of a long query's informative terms an FTS candidate must match inside a *hybrid* search
-    # (None: the RFC's FTS admission, as in `fts` mode). `fts` mode itself never uses it.
-    hybrid_fts_coverage: float | None = None
+    vector_min_top: float = -1.0
+    share_low: float = 0.5
+    share_high: float = 0.5
+    share_pivot: float = 0.5
+    share_width: float = 0.05
+    coverage_power: float = 1.0
 
     def weights(self) -> dict[str, float]:
-        out = {"fts": self.fts_weight, "vector": self.vector_weight, "vector_min_cosine": self.vector_min_cosine}
-        if self.hybrid_fts_coverage is not None:
-            out["hybrid_fts_coverage"] = self.hybrid_fts_coverage
-        return out
+        return {
+            "vector_min_cosine": self.vector_min_cosine,
+            "vector_min_top": self.vector_min_top,
+            "share_low": self.share_low,
+            "share_high": self.share_high,
+            "share_pivot": self.share_pivot,
+            "share_width": self.share_width,
+            "coverage_power": self.coverage_power,
+        }
+
+    def share(self) -> tuple[float, float, float, float]:
+        return (self.share_low, self.share_high, self.share_pivot, self.share_width)
 
 
 CALIBRATIONS: Mapping[str, Calibration] = {
-    # `bench/bench_retrieval.py --parts quality,sweep --models minilm-l6-int8` (docs/retrieval-benchmark.md): the
-    # cell maximising, over MemoryCode/paraphrase/paraphrase+2k, the worst of dR@5, dR@10, dMRR against fts.
-    # Hybrid = fts on MemoryCode (R@10 0.975 vs 0.975, MRR 0.877 vs 0.877; weight 1.0 gave 0.967 / 0.848),
-    # paraphrase R@10 0.984 vs fts 0.219. Cosine 0.1 (was 0.25) lifts vector R@10 on paraphrase 0.875 -> 0.984.
-    #
-    # Then the what-if of the same benchmark (FTS admission inside hybrid): with a 2/3 coverage for the FTS
-    # channel of hybrid and vector weight 0.1, MemoryCode 0.927 / 0.977 / 0.878 (R@5 / R@10 / MRR) against FTS
-    # 0.926 / 0.975 / 0.877, paraphrase R@10 0.984 and paraphrase+2k 0.766 (vector alone: 0.984, 0.766; the
-    # weight-0.02 hybrid gave 0.391 there): weak single-term FTS matches no longer outrank the dense answers.
-    "minilm-l6-int8": Calibration(vector_min_cosine=0.1, fts_weight=1.0, vector_weight=0.1, hybrid_fts_coverage=0.67),
-    # Same rule, `... --models use-multilingual-v3 --dialogues 211-360:5`: hybrid = fts on MemoryCode (R@10 0.973
-    # vs 0.973, MRR 0.858 vs 0.857; weight 1.0 gave 0.942 / 0.740), paraphrase R@10 0.938 vs fts 0.219. Cosine 0.1
-    # (was 0.2) lifts vector R@10 on paraphrase 0.797 -> 0.938.
-    "use-multilingual-v3": Calibration(vector_min_cosine=0.1, fts_weight=1.0, vector_weight=0.02),
+    # `bench/bench_retrieval.py --parts families --models minilm-l6-int8 --dialogues 211-360:5`, fitted on the dev
+    # halves (docs/benchmarks.md): the cell maximising the worst dev margin of hybrid R@10 over max(fts, vector)
+    # across families, ties by mean MRR.
+    "minilm-l6-int8": Calibration(
+        vector_min_cosine=0.0, share_low=0.1, share_high=0.9, share_pivot=0.4, share_width=0.02, coverage_power=1.0
+    ),
+    # Not refitted on the families (issue 15): the same rule as MiniLM's, unmeasured for USE.
+    "use-multilingual-v3": Calibration(
+        vector_min_cosine=0.1, share_low=0.1, share_high=0.9, share_pivot=0.4, share_width=0.02, coverage_power=1.0
+    ),
 }
 
 

@@ -149,6 +149,7 @@ class SearchRequest:
     mandatory: bool | None = None
     weights: Mapping[str, float] = field(default_factory=dict)
     exact: bool = False  # vector channel: exact scan instead of the quantized fast path
+    fusion: Literal["convex", "rrf"] = "convex"  # domain/search.py: convex scores in [0, 1], or the RFC's RRF
 
 
 class MemoryBackend(Protocol):

@@ -1,12 +1,22 @@
-"""The search rules every backend shares: candidate depth, FTS admission and RRF fusion."""
+"""The search rules every backend shares: candidate depth, FTS admission, convex and RRF fusion."""
 
 from __future__ import annotations
 
+import pytest
+
+from memstone.domain.analyzer import query_terms
+from memstone.domain.errors import InvalidInput
 from memstone.domain.search import (
     Candidate,
+    admit_dense,
     candidate_depth,
+    check_query,
+    convex_fuse,
+    dense_score,
     fts_admits,
     fts_required_terms,
+    matched_share,
+    query_share,
     rrf_fuse,
 )
 
@@ -35,3 +45,91 @@ def test_rrf_weights_scale_each_channel_and_ties_break_by_ids() -> None:
     assert [f[0] for f in down] == [b, c] and abs(down[1][1] - 0.1 / 61) < 1e-12
     tie = rrf_fuse({"fts": [c], "vector": [b]})
     assert [f[0] for f in tie] == [b, c]  # equal scores: memory id, then entry id
+
+
+def _c(e: str) -> Candidate:
+    return Candidate("m", e, e + "v")
+
+
+def test_convex_fusion_scores_lie_in_unit_range_and_carry_their_parts() -> None:
+    a, b, c = _c("a"), _c("b"), _c("c")
+    fused = convex_fuse([(a, 8.0, 1.0), (b, 4.0, 0.25)], [(c, 0.7), (a, 0.4)], vector_share=0.5, cosine_floor=0.1)
+    by = {f.candidate: f for f in fused}
+    assert [f.candidate for f in fused] == [a, c, b]
+    # a: lexical 8/8 * 1.0, dense (0.4 - 0.1) / 0.9; c: dense only; b: lexical 4/8 * 0.25
+    assert abs(by[a].score - (0.5 * 1.0 + 0.5 * (0.3 / 0.9))) < 1e-12
+    assert abs(by[c].score - 0.5 * (0.6 / 0.9)) < 1e-12
+    assert abs(by[b].score - 0.5 * 0.125) < 1e-12
+    assert by[a].ranks == {"fts": 1, "vector": 2} and by[b].ranks == {"fts": 2}
+    assert by[a].parts["bm25"] == 8.0 and by[a].parts["coverage"] == 1.0 and by[a].parts["fusion"] == by[a].score
+    assert all(0.0 <= f.score <= 1.0 for f in fused)
+
+
+def test_convex_fusion_weighs_a_one_word_match_of_a_long_query_below_a_close_dense_answer() -> None:
+    weak, dense = _c("weak"), _c("dense")
+    fused = convex_fuse([(weak, 5.0, 0.2)], [(dense, 0.8)], vector_share=0.5, coverage_power=1.0, cosine_floor=0.1)
+    assert fused[0].candidate == dense
+    # Without the coverage factor the top lexical candidate is always 1 and outranks it.
+    flat = convex_fuse([(weak, 5.0, 0.2)], [(dense, 0.8)], vector_share=0.5, coverage_power=0.0, cosine_floor=0.1)
+    assert flat[0].candidate == weak
+
+
+def test_one_channel_fusion_keeps_that_channels_score_and_order() -> None:
+    a, b = _c("a"), _c("b")
+    vec = convex_fuse(None, [(a, 0.9), (b, 0.05)], cosine_floor=0.1)
+    assert [f.candidate for f in vec] == [a, b] and vec[1].score == 0.0 and abs(vec[0].score - 0.8 / 0.9) < 1e-12
+    fts = convex_fuse([(b, 2.0, 1.0), (a, 1.0, 1.0)], None, coverage_power=0.0)
+    assert [f.candidate for f in fts] == [b, a] and [f.score for f in fts] == [1.0, 0.5]
+    assert convex_fuse([], None) == [] and convex_fuse(None, []) == []
+
+
+def test_convex_fusion_ties_break_by_ids_and_the_share_is_checked() -> None:
+    a, b = _c("a"), _c("b")
+    tie = convex_fuse([(b, 1.0, 1.0)], [(a, 1.0)], vector_share=0.5, cosine_floor=0.0)
+    assert [f.candidate for f in tie] == [a, b]
+    with pytest.raises(ValueError):
+        convex_fuse([(a, 1.0, 1.0)], None, vector_share=1.5)
+
+
+def test_matched_share_and_dense_score() -> None:
+    assert matched_share(["deploy", "staging"], {"deploy", "prod"}) == 0.5
+    assert matched_share([], {"x"}) == 0.0
+    assert dense_score(0.1, 0.1) == 0.0 and dense_score(1.0, 0.1) == 1.0 and dense_score(-0.5, 0.0) == 0.0
+
+
+@pytest.mark.parametrize(
+    "query",
+    [pytest.param("", id="empty"), pytest.param("  *  ", id="punctuation"), pytest.param("what is it", id="stopwords")],
+)
+def test_an_empty_or_all_stopword_query_is_refused(query: str) -> None:
+    with pytest.raises(InvalidInput) as err:
+        check_query(query)
+    assert err.value.hint
+
+
+def test_a_query_with_one_informative_word_or_cjk_is_accepted() -> None:
+    assert check_query("what is the port") == ["what", "is", "the", "port"]
+    assert check_query("数据库") == query_terms("数据库")
+
+
+def test_the_dense_share_follows_the_lexical_channels_confidence_in_the_query() -> None:
+    # All the query's words found: BM25 leads; few found: the dense channel leads.
+    assert abs(query_share(1.0, low=0.1, high=0.9, pivot=0.4, width=0.02) - 0.1) < 1e-3
+    assert abs(query_share(0.2, low=0.1, high=0.9, pivot=0.4, width=0.02) - 0.9) < 1e-3
+    assert query_share(0.4, low=0.1, high=0.9, pivot=0.4, width=0.02) == 0.5
+    assert query_share(0.3, low=0.1, high=0.9, pivot=0.4, width=0.0) == 0.9
+    lexical, dense = _c("lexical"), _c("dense")
+    per_query = (0.1, 0.9, 0.4, 0.02)
+    # One word of five found: the dense answer wins; every word found: the lexical one does.
+    weak = convex_fuse([(lexical, 3.0, 0.2)], [(dense, 0.6)], vector_share=per_query, cosine_floor=0.0)
+    assert weak[0].candidate == dense and abs(weak[0].parts["vector_share"] - 0.9) < 1e-3
+    strong = convex_fuse([(lexical, 3.0, 1.0)], [(dense, 0.6)], vector_share=per_query, cosine_floor=0.0)
+    assert strong[0].candidate == lexical
+
+
+def test_dense_admission_has_a_floor_and_a_query_level_no_match_bar() -> None:
+    a, b = _c("a"), _c("b")
+    assert admit_dense([(a, 0.5), (b, 0.05)], floor=0.1) == [(a, 0.5)]
+    assert admit_dense([(a, 0.2), (b, 0.15)], floor=0.1, min_top=0.3) == []  # the best match is too weak
+    assert admit_dense([(a, 0.35), (b, 0.15)], floor=0.1, min_top=0.3) == [(a, 0.35), (b, 0.15)]
+    assert admit_dense([], floor=0.0, min_top=0.3) == []

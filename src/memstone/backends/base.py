@@ -54,12 +54,15 @@ from ..domain.model import (
 )
 from ..domain.rules import check_vector
 from ..domain.search import (
-    FTS_MIN_COVERAGE,
+    FTS_COVERAGE_POWER,
     Candidate,
+    Fused,
+    admit_dense,
     candidate_depth,
-    fts_admits,
+    convex_fuse,
     fts_required_terms,
     l2_to_cosine,
+    matched_share,
     rrf_fuse,
 )
 from ..ports import (
@@ -93,6 +96,7 @@ class HeadRow(NamedTuple):
     entry_version_id: EntryVersionId
     entry_content_hash: str
     searchable_text: str
+    bm25: float = 0.0  # the engine's relevance of a full-text candidate (higher is better), 0 elsewhere
 
 
 class HitRow(NamedTuple):
@@ -940,7 +944,6 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                 heads[ref.memory_id] = head
             memory_ids = sorted(heads)
             depth = candidate_depth(request.limit)
-            channels: dict[str, list[Candidate]] = {}
             begun = None
             if "fts" in request.channels and "vector" in request.channels and request.query_vector is not None:
                 # Hybrid: the vector scan runs while the FTS statement does (both release the GIL).
@@ -948,39 +951,40 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                 begun = self._vector_begin_sync(
                     memory_ids, request.query_vector, _window_depth(depth), exact=request.exact
                 )
+            fts: list[tuple[Candidate, float, float]] | None = None
             if "fts" in request.channels:
                 terms = query_terms(request.query)
                 informative = informative_terms(terms)
-                coverage = FTS_MIN_COVERAGE
-                if "vector" in request.channels:
-                    coverage = request.weights.get("hybrid_fts_coverage", FTS_MIN_COVERAGE)
-                required = fts_required_terms(terms, coverage)
-                admitted: list[Candidate] = []
+                required = fts_required_terms(terms) / max(1, len(informative))
+                fts = []
                 if informative:
-                    # Only informative terms reach MATCH, so with one required term every row is admitted and
-                    # the stored text need not be read back to count matches.
-                    rows = self._fts_candidates_sync(memory_ids, informative, depth, request, required > 1)
-                    for row in rows:
-                        if required == 1 or fts_admits(terms, set(row.searchable_text.split()), coverage):
-                            admitted.append(Candidate(row.memory_id, row.entry_id, row.entry_version_id))
-                channels["fts"] = admitted
+                    # Only informative terms reach MATCH; each row's matched share is both its admission (the
+                    # RFC's coverage) and its per-candidate confidence in the fusion.
+                    for row in self._fts_candidates_sync(memory_ids, informative, depth, request, True):
+                        share = matched_share(informative, set(row.searchable_text.split()))
+                        if share >= required - 1e-9:
+                            fts.append((Candidate(row.memory_id, row.entry_id, row.entry_version_id), row.bm25, share))
+            vec: list[tuple[Candidate, float]] | None = None
+            floor = request.weights.get("vector_min_cosine", self.vector_min_cosine)
             if "vector" in request.channels:
                 if request.query_vector is None:
                     raise InvalidInput("vector search needs a query vector")
-                vec: list[Candidate] = []
-                for vc in self._vector_candidates_sync(memory_ids, request.query_vector, depth, request, begun):
-                    if l2_to_cosine(vc.distance) >= request.weights.get("vector_min_cosine", self.vector_min_cosine):
-                        vec.append(Candidate(vc.memory_id, vc.entry_id, vc.entry_version_id))
-                channels["vector"] = vec
-            weights = {k: v for k, v in request.weights.items() if k in ("fts", "vector")}
-            fused = rrf_fuse(channels, weights=weights or None)
+                vec = admit_dense(
+                    [
+                        (Candidate(vc.memory_id, vc.entry_id, vc.entry_version_id), l2_to_cosine(vc.distance))
+                        for vc in self._vector_candidates_sync(memory_ids, request.query_vector, depth, request, begun)
+                    ],
+                    floor=floor,
+                    min_top=request.weights.get("vector_min_top", -1.0),
+                )
+            fused = self._fuse(request, fts, vec, floor)
             hits: list[MemoryHit] = []
             start = 0
             while start < len(fused) and len(hits) < request.limit:
                 batch = fused[start : start + request.limit]
                 start += len(batch)
                 by_memory: dict[str, list[str]] = {}
-                for cand, _, _ in batch:
+                for cand, *_ in batch:
                     by_memory.setdefault(cand.memory_id, []).append(cand.entry_version_id)
                 loaded: dict[str, HitRow] = {
                     row.entry_version_id: row
@@ -989,10 +993,10 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                 }
                 manifest: dict[tuple[str, str], ManifestEntry] = {}
                 for mid in by_memory:
-                    wanted = [cand.entry_id for cand, _, _ in batch if cand.memory_id == mid]
+                    wanted = [cand.entry_id for cand, *_ in batch if cand.memory_id == mid]
                     for eid, entry in self._manifests.lookup_many(heads[mid].manifest_root, wanted).items():
                         manifest[(mid, eid)] = entry
-                for cand, score, ranks in batch:
+                for cand, score, ranks, parts in batch:
                     m = manifest.get((cand.memory_id, cand.entry_id))
                     hit_row = loaded.get(cand.entry_version_id)
                     # A projection row that disagrees with the authoritative manifest never reaches a caller: the
@@ -1006,7 +1010,7 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                         or hit_row.entry_content_hash != m.entry_content_hash
                     ):
                         continue
-                    hits.append(self._hit(heads[cand.memory_id], hit_row, score, ranks))
+                    hits.append(self._hit(heads[cand.memory_id], hit_row, score, ranks, parts))
                     if len(hits) >= request.limit:
                         break
             if hits:
@@ -1017,7 +1021,34 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
             return tuple(hits)
 
     @staticmethod
-    def _hit(head: Revision, row: HitRow, score: float, ranks: dict[str, int]) -> MemoryHit:
+    def _fuse(
+        request: SearchRequest,
+        fts: list[tuple[Candidate, float, float]] | None,
+        vec: list[tuple[Candidate, float]] | None,
+        floor: float,
+    ) -> list[Fused]:
+        """The request's fusion over the admitted channel lists (domain/search.py holds both rules)."""
+        if request.fusion == "rrf":
+            channels = {"fts": [c for c, *_ in fts or ()], "vector": [c for c, _ in vec or ()]}
+            chosen: dict[str, Sequence[Candidate]] = {k: v for k, v in channels.items() if k in request.channels}
+            return [Fused(c, score, ranks, {"fusion": score}) for c, score, ranks in rrf_fuse(chosen)]
+        w = request.weights
+        hybrid = fts is not None and vec is not None
+        return convex_fuse(
+            fts,
+            vec,
+            vector_share=(
+                w.get("share_low", 0.5),
+                w.get("share_high", 0.5),
+                w.get("share_pivot", 0.5),
+                w.get("share_width", 0.05),
+            ),
+            coverage_power=w.get("coverage_power", FTS_COVERAGE_POWER) if hybrid else FTS_COVERAGE_POWER,
+            cosine_floor=floor,
+        )
+
+    @staticmethod
+    def _hit(head: Revision, row: HitRow, score: float, ranks: dict[str, int], parts: dict[str, float]) -> MemoryHit:
         return MemoryHit(
             memory_ref=head.ref,
             entry_id=row.entry_id,
@@ -1034,6 +1065,7 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
             updated_at=row.created_at,
             ranks=ranks,
             slug=row.slug,
+            contributions=parts,
         )
 
     # ------------------------------------------------------------------ maintenance

@@ -347,6 +347,8 @@ class MemoryHit:
     # the Revision that wrote it) and the entry's current version; flags are the current version's.
     superseded: bool = False
     current_entry_version_id: EntryVersionId | None = None
+    # The parts behind ``score`` (N12 explainability): bm25, coverage, lexical, cosine, dense, fusion.
+    contributions: Mapping[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -363,6 +365,7 @@ class MemoryHit:
             "score": self.score,
             "matched_by": list(self.matched_by),
             "ranks": dict(self.ranks),
+            "contributions": dict(self.contributions),
             "entry_content_hash": self.entry_content_hash,
             "updated_at": self.updated_at,
             "scope": self.scope,

@@ -1,16 +1,39 @@
-"""Search semantics shared by every backend: candidate depth, per-channel admission, RRF and tie-breaks."""
+"""Search semantics shared by every backend: candidate depth, per-channel admission, fusion and tie-breaks.
+
+Two fusions (issue 15). ``convex`` (the default) puts each channel on [0, 1] and adds them with a per-profile
+share: the lexical score of a candidate is its BM25 over the query's best BM25, times the share of the query's
+informative terms it matches (so a one-word match of a long question weighs little: the channel's own
+confidence, per candidate); the dense score is the cosine above the profile's floor, rescaled to [0, 1]. The
+hybrid score is ``(1 - a) * lexical + a * dense``; one-channel modes use that channel's score. Every score is in
+[0, 1] and comes with its parts (``bm25``, ``coverage``, ``lexical``, ``cosine``, ``dense``, ``fusion``).
+``rrf`` is the RFC's reciprocal rank fusion with k = 60, kept for conformance.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
-from .analyzer import informative_terms
+from .analyzer import STOPWORDS, informative_terms, query_terms
+from .errors import InvalidInput
 
 RRF_K = 60
 FTS_MIN_TERMS = 1  # the fixed baseline of matched informative terms for queries of more than two terms
 FTS_MIN_COVERAGE = 0.15  # and the share of informative terms a hit must match
+
+
+def check_query(query: str) -> list[str]:
+    """The query's analyzed terms; an empty query, or one of stopwords only, is refused: it matches nothing."""
+    terms = query_terms(query)
+    if not terms:
+        raise InvalidInput("the search query is empty", hint="pass the words to search for")
+    if all(t in STOPWORDS for t in terms):
+        raise InvalidInput(
+            f"the search query {query.strip()!r} has only stopwords",
+            hint="add a word that names what you are looking for",
+        )
+    return terms
 
 
 def candidate_depth(limit: int) -> int:
@@ -89,3 +112,129 @@ def rrf_fuse(
         ),
     )
     return [(cand, score, ranks[cand]) for cand, score in ordered]
+
+
+Fusion = Literal["convex", "rrf"]
+# How an FTS-only search weighs a candidate's matched share of the query terms (model-independent, so `fts` scores
+# mean the same with or without a model; hybrid's own power is part of the profile's calibration).
+FTS_COVERAGE_POWER = 1.0
+
+
+class Fused(NamedTuple):
+    """One fused candidate: its score in [0, 1], its 1-based rank per channel and the parts of its score."""
+
+    candidate: Candidate
+    score: float
+    ranks: dict[str, int]
+    parts: dict[str, float]
+
+
+def matched_share(informative: Sequence[str], tokens: set[str]) -> float:
+    """The share of a query's informative terms a candidate's tokens contain (0 for an empty query)."""
+    if not informative:
+        return 0.0
+    return sum(1 for t in informative if t in tokens) / len(informative)
+
+
+def admit_dense(
+    candidates: Sequence[tuple[Candidate, float]], *, floor: float, min_top: float = -1.0
+) -> list[tuple[Candidate, float]]:
+    """The vector channel's admission: nothing when the query's best cosine is below ``min_top`` (the query
+    matches nothing: a calibrated "no match"), else every candidate at or above ``floor``, in order."""
+    if not candidates or max(c for _, c in candidates) < min_top:
+        return []
+    return [(cand, c) for cand, c in candidates if c >= floor]
+
+
+def dense_score(cosine: float, floor: float) -> float:
+    """A cosine on [0, 1]: 0 at or below the profile's floor, 1 for an identical direction."""
+    if floor >= 1.0:
+        return 0.0
+    return min(1.0, max(0.0, (cosine - floor) / (1.0 - floor)))
+
+
+def _order(scored: Mapping[Candidate, float]) -> list[Candidate]:
+    return sorted(
+        scored,
+        key=lambda c: (
+            -scored[c],
+            c.memory_id.encode("utf-8"),
+            c.entry_id.encode("utf-8"),
+            c.entry_version_id.encode("utf-8"),
+        ),
+    )
+
+
+def query_share(best_coverage: float, *, low: float, high: float, pivot: float, width: float) -> float:
+    """The dense channel's share for one query, from the lexical channel's confidence in it.
+
+    ``best_coverage`` is the largest share of the query's informative terms any lexical candidate matches: a
+    query whose words are all found (a convention, a name, a quoted value) leans on BM25 (``low``), one whose words
+    are mostly absent (a paraphrase) leans on the dense channel (``high``); a logistic step of ``width`` at
+    ``pivot`` joins the two.
+    """
+    if width <= 0:
+        return low if best_coverage >= pivot else high
+    z = (pivot - best_coverage) / width
+    return low + (high - low) / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+def convex_fuse(
+    fts: Sequence[tuple[Candidate, float, float]] | None,
+    vector: Sequence[tuple[Candidate, float]] | None,
+    *,
+    vector_share: float | tuple[float, float, float, float] = 0.5,
+    coverage_power: float = 1.0,
+    cosine_floor: float = 0.0,
+) -> list[Fused]:
+    """Convex fusion of admitted candidates; a channel that is ``None`` is not part of the search.
+
+    ``fts``: (candidate, BM25 >= 0, matched share of informative terms) in the engine's order; ``vector``:
+    (candidate, cosine) nearest first. Only one channel given: that channel's score, in its own order. Both:
+    ``(1 - a) * lexical + a * dense``, where ``a`` is ``vector_share``, or per query :func:`query_share` of the
+    best lexical coverage when it is given as (low, high, pivot, width); a candidate absent from a channel gets 0
+    from it. Ties break by memory id, entry id, version id (UTF-8), as RRF's do.
+    """
+    if isinstance(vector_share, tuple):
+        low, high, pivot, width = vector_share
+        best = max((share for _, _, share in fts or ()), default=0.0)
+        vector_share = query_share(best, low=low, high=high, pivot=pivot, width=width)
+    if not 0.0 <= vector_share <= 1.0:
+        raise ValueError(f"vector_share must be in [0, 1], got {vector_share}")
+    lexical: dict[Candidate, float] = {}
+    dense: dict[Candidate, float] = {}
+    ranks: dict[Candidate, dict[str, int]] = {}
+    parts: dict[Candidate, dict[str, float]] = {}
+    if fts:
+        top = max(max(bm25 for _, bm25, _ in fts), 0.0)
+        for rank, (cand, bm25, share) in enumerate(fts, start=1):
+            if cand in lexical:
+                continue
+            rel = (bm25 / top if top > 0 else 1.0) * (share**coverage_power if coverage_power else 1.0)
+            lexical[cand] = min(1.0, max(0.0, rel))
+            ranks.setdefault(cand, {})["fts"] = rank
+            parts.setdefault(cand, {}).update(bm25=bm25, coverage=share, lexical=lexical[cand])
+    if vector:
+        for rank, (cand, cosine) in enumerate(vector, start=1):
+            if cand in dense:
+                continue
+            dense[cand] = dense_score(cosine, cosine_floor)
+            ranks.setdefault(cand, {})["vector"] = rank
+            parts.setdefault(cand, {}).update(cosine=cosine, dense=dense[cand])
+    if fts is not None and vector is not None:
+        scores = {c: (1.0 - vector_share) * lexical.get(c, 0.0) + vector_share * dense.get(c, 0.0) for c in ranks}
+        ordered = _order(scores)
+    elif fts is not None:
+        scores = lexical
+        ordered = _order(scores) if coverage_power else list(lexical)
+    else:
+        scores = dense
+        ordered = list(dense)  # nearest first already; the dense score is monotone in the cosine
+    out: list[Fused] = []
+    for cand in ordered:
+        p = parts[cand]
+        p["fusion"] = scores[cand]
+        if fts is not None and vector is not None:
+            p["vector_share"] = vector_share
+        out.append(Fused(cand, scores[cand], ranks[cand], p))
+    return out

@@ -28,7 +28,7 @@ from ..domain.rules import (
     normalize_tags,
 )
 from ..domain.scopes import SlugHolder, parse_scope, shadowing
-from ..domain.search import RRF_K, candidate_depth
+from ..domain.search import RRF_K, Fusion, candidate_depth, check_query
 from ..ports import (
     ArchiveQuery,
     LiveSlugsQuery,
@@ -66,6 +66,7 @@ class Search:
         exclude_mandatory: bool = False,
         include_superseded: bool = False,
         precedence: bool = True,
+        fusion: Fusion = "convex",
     ) -> SearchResult:
         """Search the current heads of explicit Memories (or scopes) by ``fts``, ``vector``, ``hybrid`` or ``auto``.
 
@@ -78,9 +79,14 @@ class Search:
         versions are searched too and collapse onto their entry; archive-only matches come back ``superseded``).
         With several tiers selected, ``precedence`` drops entries a more specific scope shadows and reports them in
         ``result.shadowed``. ``limit`` counts distinct entries after collapse and ordering.
+        ``fusion="convex"`` scores every hit in [0, 1] with its per-channel parts; ``"rrf"`` is the RFC's RRF.
+        An empty query, or one of stopwords only, is refused (:class:`InvalidInput`).
         """
         if not isinstance(query, str):
             raise InvalidInput("query must be a string")
+        if fusion not in ("convex", "rrf"):
+            raise InvalidInput(f"unknown fusion {fusion!r}", hint="use convex or rrf")
+        check_query(query)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
         if mode not in ("fts", "vector", "hybrid", "auto"):
@@ -132,6 +138,7 @@ class Search:
             query_vector=query_vector,
             weights=weights,
             exact=exact,
+            fusion=fusion,
             kinds=tuple(k.strip().lower() for k in kinds),
             tags=normalize_tags(tags),
             important=important,

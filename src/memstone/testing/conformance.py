@@ -398,9 +398,12 @@ class MemoryBackendConformance(RecordsConformance):
     async def test_fts_syntax_is_searched_as_words(self, svc: MemoryService) -> None:
         r1 = await svc.remember(None, entries=[fact("use NEAR and AND between terms"), fact("nothing relevant here")])
         assert r1 is not None
-        for query in ('"AND" OR NEAR( * ^ -', "NEAR(", "*", '"', "a OR", "-x", "col:value", "^start"):
+        for query in ('"AND" OR NEAR( * ^ -', "NEAR(", "-x", "col:value", "^start"):
             result = await svc.search(query, memories=[r1], mode="fts")
             assert result.mode == "fts"
+        for query in ("*", '"', "a OR", "", "   "):  # no word, or stopwords only: refused, never sent to MATCH
+            with pytest.raises(InvalidInput):
+                await svc.search(query, memories=[r1], mode="fts")
         hits = await svc.search('"AND" OR NEAR( * ^ -', memories=[r1], mode="fts")
         assert [h.text for h in hits] == ["use NEAR and AND between terms"]
 
@@ -585,7 +588,7 @@ class VectorConformance:
         assert vec.mode == "vector" and vec.hits[0].matched_by == ("vector",)
         assert (await vsvc.verify()).ok
 
-    async def test_hybrid_fts_channel_admits_by_the_profile_calibration(self, vsvc: MemoryService) -> None:
+    async def test_hybrid_scores_are_convex_in_unit_range_and_weigh_term_coverage(self, vsvc: MemoryService) -> None:
         rev = await vsvc.remember(
             None, entries=[fact("alpha bravo charlie delta rollout"), fact("alpha zulu yankee notes")]
         )
@@ -593,16 +596,30 @@ class VectorConformance:
         query = "alpha bravo charlie delta"  # four informative terms; the second entry matches one of them
         fts = await vsvc.search(query, memories=[rev], mode="fts")
         assert [h.text for h in fts.hits] == ["alpha bravo charlie delta rollout", "alpha zulu yankee notes"]
+        strong, weak = fts.hits
+        # The RFC's admission keeps the one-term match; its lexical score carries its coverage (1 of 4).
+        assert strong.contributions["coverage"] == 1.0 and weak.contributions["coverage"] == 0.25
+        assert 0.0 < weak.score < strong.score <= 1.0
         hybrid = await vsvc.search(query, memories=[rev], mode="hybrid")
-        weak = next((h for h in hybrid.hits if h.text == "alpha zulu yankee notes"), None)
+        assert hybrid.hits[0].text.startswith("alpha bravo") and "fts" in hybrid.hits[0].matched_by
+        for h in hybrid.hits:
+            assert 0.0 <= h.score <= 1.0 and h.contributions["fusion"] == h.score
+        rrf = await vsvc.search(query, memories=[rev], mode="hybrid", fusion="rrf")
+        assert rrf.hits[0].text.startswith("alpha bravo")
+        assert abs(rrf.hits[0].score - sum(1 / (60 + r) for r in rrf.hits[0].ranks.values())) < 1e-12
+
+    async def test_a_query_below_the_calibrated_bar_gets_no_dense_hit(self, vsvc: MemoryService) -> None:
+        from ..indexing import Calibration
+
+        rev = await vsvc.remember(None, entries=[fact("postgres backups run nightly"), fact("the ui uses react")])
+        assert rev is not None
         assert vsvc.indexer is not None
-        if vsvc.indexer.calibration.hybrid_fts_coverage is None:
-            # The RFC's admission: one matched term of four is enough in every mode.
-            assert weak is not None and "fts" in weak.matched_by
-        else:
-            # A calibrated coverage (2/3 for MiniLM): one term of four is too weak for hybrid's FTS channel.
-            assert weak is None or "fts" not in weak.matched_by
-        assert "fts" in hybrid.hits[0].matched_by and hybrid.hits[0].text.startswith("alpha bravo")
+        vsvc.indexer.calibration = Calibration(vector_min_cosine=0.0, vector_min_top=0.99)
+        for mode in ("vector", "hybrid"):
+            # Nothing is near this query (and no word matches): no hit rather than the least bad ones.
+            assert (await vsvc.search("vorzek plimu tarqen", memories=[rev], mode=mode)).hits == ()
+            exact = await vsvc.search("postgres backups run nightly", memories=[rev], mode=mode)
+            assert exact.hits[0].text == "postgres backups run nightly" and exact.hits[0].score > 0.5
 
     async def test_fast_path_agrees_with_exact_search(self, vsvc: MemoryService) -> None:
         texts = [

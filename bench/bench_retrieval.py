@@ -1,6 +1,6 @@
-"""Retrieval benchmark (issue 3): quality per search mode, speed at 1k/10k/100k, and the calibration sweep.
+"""Retrieval benchmark (issues 3, 15): quality per search mode and family, speed at 1k/10k/100k.
 
-    .venv/bin/python bench/bench_retrieval.py [--quick] [--parts quality,sweep,speed,throughput]
+    .venv/bin/python bench/bench_retrieval.py [--quick] [--parts quality,families,speed,throughput]
         [--models minilm-l6-int8,use-multilingual-v3] [--sizes 1000,10000,100000] [--runs 3] [--json out.json]
 
 Everything goes through the public service (``open_service``, ``remember``, ``search``); tables are printed to
@@ -47,17 +47,14 @@ p50 of embedding one query alone, "index" the vector search p50 with the query v
 Fast-path recall@10 vs exact: |fast top-10 and exact top-10| / |exact top-10| per query, with the admission
 threshold disabled so both lists are full.
 
-Calibration sweep
------------------
-Hybrid R@5, R@10 and MRR for each (vector_weight, vector_min_cosine) on both sets (MemoryCode: the convention
-queries) and each model; fts_weight stays 1 and RRF k = 60. Rule, which encodes the issue's "auto never worse
-than fts": a cell's gain on a set is its worst metric gain over fts, min(dR@5, dR@10, dMRR); pick the cell that
-maximises the minimum gain over the sets (MemoryCode, paraphrase, paraphrase+2k), rounded to 3 decimals; ties go
-to the larger summed MRR gain, then the larger vector_weight (closer to the RFC's equal weights), then the lower
-threshold. The sweep replays RRF offline from each query's two channel lists, fetched once the way the backend
-fetches them; the replay is checked against the real ``search`` at the current calibration on every query and the
-count of identical top-10s is printed. ``What-if`` tables (FTS admission coverage inside hybrid) model changes to
-code that is not this benchmark's to change; they are not the current behaviour.
+Families (issue 15)
+-------------------
+``--parts families`` (``bench/families.py``): every family (MemoryCode convention and task, paraphrase,
+paraphrase+2k, the conversational set ``bench/data/conversation.jsonl`` built by
+``bench/build_conversation_set.py``, the Chinese/English set ``bench/data/multilingual.jsonl``) split into a
+dev and a held-out half (by dialogue, or by gold note for the one-Memory sets); the fusion calibration is
+fitted on the dev halves only and every mode is reported on both halves, beside a textbook BM25 over the same
+entries and the RFC's RRF.
 """
 
 from __future__ import annotations
@@ -67,7 +64,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import math
 import os
 import platform
 import statistics
@@ -87,30 +83,18 @@ from corpus import Corpus  # noqa: E402
 
 import memstone  # noqa: E402
 from memstone import EntryInput  # noqa: E402
-from memstone.domain.analyzer import informative_terms, query_terms  # noqa: E402
-from memstone.domain.search import (  # noqa: E402
-    Candidate,
-    candidate_depth,
-    fts_admits,
-    fts_required_terms,
-    l2_to_cosine,
-    rrf_fuse,
-)
 from memstone.embedding import load_model  # noqa: E402
-from memstone.indexing import CALIBRATIONS, Calibration, calibration_for  # noqa: E402
+from memstone.indexing import CALIBRATIONS, Calibration  # noqa: E402
 from memstone.ports import (  # noqa: E402
     EmbeddingModel,
     EmbeddingProfile,
     EmbeddingResult,
     InferenceUsage,
-    SearchRequest,
 )
 
 MEMORYCODE = Path(os.environ.get("MEMORYCODE_DIR", "/work/shared/data/memorycode"))
 CACHE = HERE / ".cache"
 LIMIT = 10
-WHATIF_COVERAGE = (0.15, 0.34, 0.5, 0.67)  # FTS_MIN_COVERAGE what-ifs (0.15 is the current value)
-WHATIF_WEIGHTS = (0.1, 0.5, 1.0, 1.5)
 BUILD_VERSION = "1"  # bump to invalidate cached stores when the framing changes
 
 
@@ -224,6 +208,8 @@ class CachedModel:
 
 
 def real_model(name: str, threads: int) -> EmbeddingModel:
+    if name.startswith("hashing-"):  # the deterministic test model: a quick smoke run of the harness
+        return load_model(name)
     return load_model(name, threads=threads)
 
 
@@ -490,82 +476,9 @@ def set_calibration(svc: Any, cal: Calibration) -> None:
     svc.indexer.calibration = cal
 
 
-@dataclass
-class Channels:
-    """One query's two channel lists as the backend builds them for limit=10 (before vector admission)."""
-
-    fts: list[Candidate]
-    vector: list[tuple[Candidate, float]]  # nearest first, with the cosine
-    fetched: list[tuple[Candidate, int]]  # every FTS row fetched (bm25 order, before admission), matched terms
-    informative: int  # informative query terms
-
-
-async def channel_data(svc: Any, head: Any, query: str) -> Channels:
-    """Fetch both channels once, the way the backend's search does (so the sweep can replay RRF offline).
-
-    Mirrors ``DatabaseMemoryBackend._search_sync``: depth max(limit*4, 32), FTS admission, per-entry
-    max-similarity vector candidates. :func:`replay` is checked against the real search at the current
-    calibration on every query, so a drift between this and the service shows up in the output.
-    """
-    backend = svc.backend
-    vec = await svc.indexer.query_vector(query)
-    request = SearchRequest(
-        query=query, memories=(head.ref,), limit=LIMIT, channels=("fts", "vector"), query_vector=vec
-    )
-
-    def run() -> Channels:
-        with backend._read_txn():
-            depth = candidate_depth(LIMIT)
-            terms = query_terms(query)
-            informative = informative_terms(terms)
-            required = fts_required_terms(terms)
-            fts: list[Candidate] = []
-            fetched: list[tuple[Candidate, int]] = []
-            if informative:
-                rows = backend._fts_candidates_sync([head.memory_id], informative, depth, request, True)
-                for row in rows:
-                    cand = Candidate(row.memory_id, row.entry_id, row.entry_version_id)
-                    tokens = set(row.searchable_text.split())
-                    fetched.append((cand, sum(1 for t in informative if t in tokens)))
-                    if required == 1 or fts_admits(terms, tokens):
-                        fts.append(cand)
-            cands = backend._vector_candidates_sync([head.memory_id], vec, depth, request)
-            vector = [(Candidate(c.memory_id, c.entry_id, c.entry_version_id), l2_to_cosine(c.distance)) for c in cands]
-            return Channels(fts, vector, fetched, len(informative))
-
-    return await backend._run(run)
-
-
-def replay(
-    ch: Channels, entries: dict[str, str], mode: str, cal: Calibration, fts_coverage: float | None = None
-) -> list[str]:
-    """The top-10 units the service would return for ``mode`` under calibration ``cal``.
-
-    ``fts_coverage`` is a what-if, not the current code: FTS admission with another FTS_MIN_COVERAGE (a
-    query of more than two informative terms needs ceil(coverage * n) of them; two or fewer need one).
-    """
-    channels: dict[str, list[Candidate]] = {}
-    if fts_coverage is None and mode == "hybrid":
-        fts_coverage = cal.hybrid_fts_coverage  # the calibrated admission of hybrid's FTS channel, as the service
-    if mode in ("fts", "hybrid"):
-        if fts_coverage is None:
-            channels["fts"] = ch.fts
-        else:
-            n = ch.informative
-            need = 1 if n <= 2 else max(1, math.ceil(fts_coverage * n))
-            channels["fts"] = [c for c, matched in ch.fetched if matched >= need]
-    if mode in ("vector", "hybrid"):
-        channels["vector"] = [c for c, cos in ch.vector if cos >= cal.vector_min_cosine]
-    weights = {"fts": cal.fts_weight, "vector": cal.vector_weight} if "vector" in channels else {}
-    fused = rrf_fuse(channels, weights=weights or None)
-    return list(dict.fromkeys(unit(entries[c.entry_id]) for c, _, _ in fused[:LIMIT]))
-
-
-async def quality_part(
-    qsets: list[QualitySet], profiles: list[str], threads: int, grid: tuple[list[float], list[float]] | None
-) -> dict[str, Any]:
-    """Quality per mode (with the calibration currently in CALIBRATIONS), and the sweep if ``grid``."""
-    out: dict[str, Any] = {"quality": [], "sweep": []}
+async def quality_part(qsets: list[QualitySet], profiles: list[str], threads: int) -> dict[str, Any]:
+    """Quality per mode, with the calibration currently in CALIBRATIONS."""
+    out: dict[str, Any] = {"quality": []}
     for name in profiles:
         real = real_model(name, threads)
         cached = CachedModel(real, VectorCache(real.profile))
@@ -575,7 +488,6 @@ async def quality_part(
             await cached.prefetch(list({q.text for q in qset.queries}), f"{qset.name} queries")
             async with memstone.open_service(f"sqlite:///{path}", embedding=cached) as svc:
                 heads = {g: await svc.head(m) for g, m in memories.items()}
-                cal = calibration_for(cached.profile)
                 for fam in families:
                     qs = [q for q in qset.queries if q.family == fam]
                     for mode in ("fts", "vector", "hybrid", "auto"):
@@ -590,101 +502,7 @@ async def quality_part(
                             f"  {name} {qset.name}/{fam} {mode}: R@10 {s.r10:.3f} MRR {s.mrr:.3f} "
                             f"({time.perf_counter() - t0:.0f} s, load {load()})"
                         )
-                if grid is None:
-                    continue
-                weights, cosines = grid
-                qs = [q for q in qset.queries if q.family in ("convention", "paraphrase")]
-                t0 = time.perf_counter()
-                channels = [await channel_data(svc, heads[q.group], q.text) for q in qs]
-                # The replay must give exactly what the service gives at the current calibration.
-                check = {}
-                for mode in ("fts", "vector", "hybrid"):
-                    real_ranked, _ = await run_queries(svc, heads, entries, qs, mode)
-                    replayed = [replay(c, entries, mode, cal) for c in channels]
-                    check[mode] = sum(a == b for a, b in zip(real_ranked, replayed, strict=True))
-                out.setdefault("replay_check", []).append(
-                    {"set": qset.name, "model": name, "queries": len(qs), **check}
-                )
-                log(f"  replay check {name} {qset.name}: {check} of {len(qs)} identical")
-                base = score([replay(c, entries, "fts", cal) for c in channels], qs)
-                for mc in cosines:
-                    c_mc = Calibration(vector_min_cosine=mc, fts_weight=1.0, vector_weight=1.0)
-                    sv = score([replay(c, entries, "vector", c_mc) for c in channels], qs)
-                    for vw in weights:
-                        c_w = Calibration(vector_min_cosine=mc, fts_weight=1.0, vector_weight=vw)
-                        sh = score([replay(c, entries, "hybrid", c_w) for c in channels], qs)
-                        out["sweep"].append(
-                            {
-                                "set": qset.name,
-                                "model": name,
-                                "vector_weight": vw,
-                                "vector_min_cosine": mc,
-                                "fts_r5": base.r5,
-                                "fts_r10": base.r10,
-                                "fts_mrr": base.mrr,
-                                "vector_r10": sv.r10,
-                                "vector_mrr": sv.mrr,
-                                "hybrid_r5": sh.r5,
-                                "hybrid_r10": sh.r10,
-                                "hybrid_mrr": sh.mrr,
-                            }
-                        )
-                for cov in WHATIF_COVERAGE:
-                    base_c = score([replay(c, entries, "fts", cal, cov) for c in channels], qs)
-                    for mc in cosines:
-                        for vw in WHATIF_WEIGHTS:
-                            c_w = Calibration(vector_min_cosine=mc, fts_weight=1.0, vector_weight=vw)
-                            sh = score([replay(c, entries, "hybrid", c_w, cov) for c in channels], qs)
-                            out.setdefault("whatif", []).append(
-                                {
-                                    "set": qset.name,
-                                    "model": name,
-                                    "fts_coverage": cov,
-                                    "vector_weight": vw,
-                                    "vector_min_cosine": mc,
-                                    "fts_r5": base.r5,
-                                    "fts_r10": base.r10,
-                                    "fts_mrr": base.mrr,
-                                    "fts_cov_r10": base_c.r10,
-                                    "fts_cov_mrr": base_c.mrr,
-                                    "hybrid_r5": sh.r5,
-                                    "hybrid_r10": sh.r10,
-                                    "hybrid_mrr": sh.mrr,
-                                }
-                            )
-                log(f"  sweep {name} {qset.name}: {time.perf_counter() - t0:.0f} s (load {load()})")
     return out
-
-
-def choose(sweep: list[dict[str, Any]], model: str) -> dict[str, Any] | None:
-    """The rule: maximise min over sets of the worst metric gain over fts; ties by summed MRR gain, weight."""
-    rows = [r for r in sweep if r["model"] == model]
-    sets = sorted({r["set"] for r in rows})
-    cells: dict[tuple[float, float], dict[str, dict[str, Any]]] = {}
-    for r in rows:
-        cells.setdefault((r["vector_weight"], r["vector_min_cosine"]), {})[r["set"]] = r
-    scored = []
-    for (vw, mc), by_set in cells.items():
-        if len(by_set) != len(sets):
-            continue
-        gain = min(
-            min(b["hybrid_r5"] - b["fts_r5"], b["hybrid_r10"] - b["fts_r10"], b["hybrid_mrr"] - b["fts_mrr"])
-            for b in by_set.values()
-        )
-        mrr_gain = sum(b["hybrid_mrr"] - b["fts_mrr"] for b in by_set.values())
-        scored.append((round(gain, 3), round(mrr_gain, 3), vw, -mc, by_set))
-    if not scored:
-        return None
-    scored.sort(key=lambda s: (s[0], s[1], s[2], s[3]), reverse=True)
-    gain, mrr_gain, vw, neg_mc, by_set = scored[0]
-    return {
-        "model": model,
-        "vector_weight": vw,
-        "vector_min_cosine": -neg_mc,
-        "min_gain": gain,
-        "sum_mrr_gain": mrr_gain,
-        "sets": {k: v for k, v in by_set.items()},
-    }
 
 
 # ---------------------------------------------------------------------------------------------- speed
@@ -749,9 +567,7 @@ async def speed_part(
             # fast path vs exact, admission disabled so both top-10 lists are full
             svc.indexer.model = cached
             cal = svc.indexer.calibration
-            svc.indexer.calibration = Calibration(
-                vector_min_cosine=-1.0, fts_weight=cal.fts_weight, vector_weight=cal.vector_weight
-            )
+            svc.indexer.calibration = Calibration(vector_min_cosine=-1.0)
             exact_lists = []
             lat_exact = []
             for q in queries:
@@ -1057,73 +873,6 @@ def print_quality(results: list[dict[str, Any]], qsets: list[QualitySet]) -> Non
     print(table(["set", "queries", "model", "mode (used)", "n", "R@5", "R@10", "MRR", "no hit"], rows))
 
 
-def print_sweep(sweep: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    print("\n## Calibration sweep (hybrid; fts_weight 1, RRF k 60; cells: R@10 / MRR; fts and vector for reference)\n")
-    chosen = []
-    for model in sorted({r["model"] for r in sweep}):
-        for qset in sorted({r["set"] for r in sweep if r["model"] == model}):
-            rows = [r for r in sweep if r["model"] == model and r["set"] == qset]
-            weights = sorted({r["vector_weight"] for r in rows})
-            cosines = sorted({r["vector_min_cosine"] for r in rows})
-            b = rows[0]
-            print(f"\n{model}, {qset}: fts R@10 {b['fts_r10']:.3f} MRR {b['fts_mrr']:.3f}\n")
-            body = []
-            for mc in cosines:
-                cells = {r["vector_weight"]: r for r in rows if r["vector_min_cosine"] == mc}
-                v = next(iter(cells.values()))
-                body.append(
-                    [f"{mc:.2f}", f"{v['vector_r10']:.3f} / {v['vector_mrr']:.3f}"]
-                    + [f"{cells[w]['hybrid_r10']:.3f} / {cells[w]['hybrid_mrr']:.3f}" for w in weights]
-                )
-            print(table(["min_cosine", "vector"] + [f"w={w:g}" for w in weights], body))
-        pick = choose(sweep, model)
-        if pick is not None:
-            chosen.append(pick)
-    print("\nChosen (max over cells of min over sets of min(dR@5, dR@10, dMRR) vs fts; ties: MRR gain, weight):\n")
-    rows = []
-    for c in chosen:
-        detail = "; ".join(
-            f"{s}: R@5 {v['hybrid_r5']:.3f} vs fts {v['fts_r5']:.3f}, R@10 {v['hybrid_r10']:.3f} vs "
-            f"{v['fts_r10']:.3f}, MRR {v['hybrid_mrr']:.3f} vs {v['fts_mrr']:.3f}"
-            for s, v in sorted(c["sets"].items())
-        )
-        rows.append([c["model"], c["vector_weight"], c["vector_min_cosine"], f"{c['min_gain']:+.3f}", detail])
-    print(table(["model", "vector_weight", "vector_min_cosine", "min gain", "figures"], rows))
-    return chosen
-
-
-def print_whatif(rows: list[dict[str, Any]]) -> None:
-    print(
-        "\n## What-if (not the current code): FTS admission coverage x vector weight, hybrid R@10 / MRR "
-        "(fts column: FTS alone with that admission; 'gain' = min over sets of min(dR@5, dR@10, dMRR) "
-        "against today's FTS)\n"
-    )
-    for model in sorted({r["model"] for r in rows}):
-        sets = sorted({r["set"] for r in rows if r["model"] == model})
-        cells: dict[tuple[float, float, float], dict[str, dict[str, Any]]] = {}
-        for r in rows:
-            if r["model"] == model:
-                cells.setdefault((r["fts_coverage"], r["vector_weight"], r["vector_min_cosine"]), {})[r["set"]] = r
-        body = []
-        for (cov, vw, mc), by_set in sorted(cells.items()):
-            if len(by_set) != len(sets):
-                continue
-            gain = min(
-                min(b["hybrid_r5"] - b["fts_r5"], b["hybrid_r10"] - b["fts_r10"], b["hybrid_mrr"] - b["fts_mrr"])
-                for b in by_set.values()
-            )
-            body.append(
-                [model, cov, vw, mc]
-                + [
-                    f"{b['hybrid_r10']:.3f} / {b['hybrid_mrr']:.3f} (fts {b['fts_cov_r10']:.3f})"
-                    for b in (by_set[x] for x in sets)
-                ]
-                + [f"{gain:+.3f}"]
-            )
-        print(table(["model", "coverage", "vector_weight", "min_cosine", *sets, "gain"], body))
-        print()
-
-
 def fmt(d: dict[str, float]) -> str:
     return f"{d['p50']:.2f} / {d['p95']:.2f} ({d['p50_min']:.2f}-{d['p50_max']:.2f})"
 
@@ -1203,8 +952,8 @@ def print_throughput(rows: list[dict[str, Any]]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="10 dialogues, sizes 1000,10000, 1 run, a small grid")
-    ap.add_argument("--parts", default="quality,sweep,speed,throughput")
+    ap.add_argument("--quick", action="store_true", help="10 dialogues, sizes 1000,10000, 1 run")
+    ap.add_argument("--parts", default="quality,families,speed,throughput")
     ap.add_argument("--models", default="minilm-l6-int8,use-multilingual-v3")
     ap.add_argument("--speed-models", default="minilm-l6-int8", help="models for the speed part")
     ap.add_argument("--dialogues", help="MemoryCode dialogue ids: 211-360 (default), 1-210, 211-360:5 (every 5th)")
@@ -1212,8 +961,6 @@ def main() -> None:
     ap.add_argument("--runs", type=int)
     ap.add_argument("--queries", type=int, help="speed queries")
     ap.add_argument("--threads", type=int, default=1, help="model threads (1 is the library default)")
-    ap.add_argument("--weights")
-    ap.add_argument("--cosines")
     ap.add_argument("--prefilter-sizes", default="40,120,240,480,960", help="prefilter sizes P for --parts prefilter")
     ap.add_argument("--rerank-depths", default="", help="extra rerank_depth values to try at every size")
     ap.add_argument(
@@ -1226,16 +973,12 @@ def main() -> None:
         "sizes": "1000,10000",
         "runs": 1,
         "queries": 60,
-        "weights": "0.3,1.0",
-        "cosines": "0.1,0.25",
     }
     full = {
         "dialogues": "211-360",
         "sizes": "1000,10000,100000",
         "runs": 3,
         "queries": 200,
-        "weights": "0.02,0.05,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0,1.5,2.0",
-        "cosines": "0.0,0.1,0.2,0.25,0.3,0.4",
     }
     for key, value in (quick if args.quick else full).items():
         if getattr(args, key) is None:
@@ -1250,25 +993,20 @@ def main() -> None:
     print(machine())
     results: dict[str, Any] = {"args": vars(args)}
     t0 = time.perf_counter()
-    if parts & {"quality", "sweep"}:
+    if "quality" in parts:
         qsets = [load_memorycode(dialogues), load_paraphrase()]
         if args.distractors:
             qsets.append(load_paraphrase(args.distractors))
-        grid = None
-        if "sweep" in parts:
-            grid = ([float(x) for x in args.weights.split(",")], [float(x) for x in args.cosines.split(",")])
-        q = asyncio.run(quality_part(qsets, models, args.threads, grid))
+        q = asyncio.run(quality_part(qsets, models, args.threads))
         results.update(q)
-        if "quality" in parts:
-            print_quality(q["quality"], qsets)
-        if q["sweep"]:
-            results["chosen"] = print_sweep(q["sweep"])
-            for c in q.get("replay_check", []):
-                print(
-                    f"replay check {c['model']} {c['set']}: of {c['queries']} queries, the offline replay gives the "
-                    f"service's top 10 exactly for fts {c['fts']}, vector {c['vector']}, hybrid {c['hybrid']}"
-                )
-            print_whatif(q.get("whatif", []))
+        print_quality(q["quality"], qsets)
+    if "families" in parts:
+        import families
+
+        for name in models:
+            fam = asyncio.run(families.run(dialogues, name, args.threads))
+            results.setdefault("families", []).append(fam)
+            families.print_results(fam)
     if "speed" in parts:
         results["speed"] = []
         merged: dict[str, Any] = {"speed": [], "rerank": []}

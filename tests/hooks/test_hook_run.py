@@ -115,6 +115,17 @@ def test_session_start_after_compaction_injects_and_the_first_prompt_repeats_the
 
 
 @pytest.mark.parametrize("agent", AGENTS)
+def test_a_prompt_of_stopwords_only_still_gets_the_mandatory_memories_after_compaction(
+    agent: str, store_url: str, env: dict[str, str], project: Path, seeded: dict[str, str]
+) -> None:
+    # Search refuses an all-stopword query (issue 15); the hook skips that search instead of failing.
+    start = payload(agent, "session-start", cwd=project, source="compact")
+    hook(agent, "session-start", store_url, env, start)
+    body = payload(agent, "user-prompt-submit", cwd=project, prompt="do it")
+    assert MANDATORY in injected(agent, "user-prompt-submit", hook(agent, "user-prompt-submit", store_url, env, body))
+
+
+@pytest.mark.parametrize("agent", AGENTS)
 def test_a_session_whose_start_was_never_seen_is_briefed_on_its_first_prompt(
     agent: str, store_url: str, env: dict[str, str], project: Path, seeded: dict[str, str]
 ) -> None:

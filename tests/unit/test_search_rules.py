@@ -18,6 +18,7 @@ from memstone.domain.search import (
     matched_share,
     query_share,
     rrf_fuse,
+    searchable,
 )
 
 
@@ -133,3 +134,10 @@ def test_dense_admission_has_a_floor_and_a_query_level_no_match_bar() -> None:
     assert admit_dense([(a, 0.2), (b, 0.15)], floor=0.1, min_top=0.3) == []  # the best match is too weak
     assert admit_dense([(a, 0.35), (b, 0.15)], floor=0.1, min_top=0.3) == [(a, 0.35), (b, 0.15)]
     assert admit_dense([], floor=0.0, min_top=0.3) == []
+
+
+def test_searchable_says_what_check_query_accepts() -> None:
+    for query in ("", "  *  ", "what is it", "do it"):
+        assert not searchable(query)
+    for query in ("deploy", "what is the port", "数据库"):
+        assert searchable(query) and check_query(query)

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 from ..config import DEFAULT_URL, Config
 from ..domain.errors import InvalidInput, MemstoneError
 from ..domain.scopes import ANONYMOUS
+from ..domain.search import searchable
 from .payloads import HookEvent, check_agent, check_event, fallback_output, output, parse_payload
 from .project import current_branch
 from .settings import AgentSettings, store_dir
@@ -228,7 +229,7 @@ async def _session_start(svc: MemoryService, ev: HookEvent, settings: AgentSetti
     compacted = ev.source in ("compact", "fork")
     brief = await _briefing(svc, heads, settings, mandatory_only=False, after_compaction=ev.source == "compact")
     topic = _branch_topic(ev.cwd)
-    if heads and topic and settings.prompt_budget_tokens > 0:
+    if heads and topic and searchable(topic) and settings.prompt_budget_tokens > 0:
         # Trigger: a feature branch is checked out. Why: its name is the best context a session start has
         # (there is no prompt yet). Outcome: the memories matching it (FTS), after the briefing, not repeated.
         shown = set(brief.entry_ids) if brief else set()
@@ -268,7 +269,7 @@ async def _prompt(svc: MemoryService, ev: HookEvent, settings: AgentSettings) ->
         if brief is not None:
             parts.append(brief.text)
             shown.extend(e for e in brief.entry_ids if e not in shown)
-    if heads and ev.prompt and settings.prompt_budget_tokens > 0:
+    if heads and ev.prompt and searchable(ev.prompt) and settings.prompt_budget_tokens > 0:
         result = await svc.search(
             ev.prompt,
             memories=heads,

@@ -36,6 +36,12 @@ def check_query(query: str) -> list[str]:
     return terms
 
 
+def searchable(query: str) -> bool:
+    """Whether :func:`check_query` accepts ``query`` (callers with free text skip a search that would be refused)."""
+    terms = query_terms(query)
+    return bool(terms) and not all(t in STOPWORDS for t in terms)
+
+
 def candidate_depth(limit: int) -> int:
     """How many candidates each channel fetches: max(limit · 4, 32)."""
     return max(limit * 4, 32)

@@ -52,6 +52,7 @@ from ..domain.errors import InvalidInput, NotFound
 from ..domain.ids import EntryId
 from ..domain.model import EntryInput
 from ..domain.scopes import ANONYMOUS
+from ..domain.search import searchable
 
 if TYPE_CHECKING:
     from ..domain.records import Record
@@ -277,6 +278,8 @@ class MemstoneStore(BaseStore):
             return []
         scored: list[tuple[EntryId, float | None]]
         by_id: dict[EntryId, Record] = {}
+        if op.query and not searchable(op.query):
+            return []  # a query of stopwords only matches nothing (the service refuses it)
         if op.query:
             depth = MAX_SCAN if op.filter or op.namespace_prefix else min(MAX_SCAN, max(8, op.offset + op.limit))
             result = await svc.search(

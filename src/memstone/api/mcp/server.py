@@ -40,6 +40,7 @@ from ...auth.errors import Unauthenticated
 from ...auth.model import Access
 from ...domain.errors import MemstoneError, RevisionConflictError, StaleEntryError
 from ...domain.model import KNOWN_KINDS, EntryInput, EntryPatch, Revision
+from ...domain.search import searchable
 from ...service import MemoryService
 from ...service.policy import Actor, UserOrg
 from .errors import MemstoneMCPServer, stale_version, tool_errors
@@ -498,8 +499,8 @@ def build_server(
                 )
             added = WriteOut.entries_of(rev.changes)
             new_ids = {e.id for e in added}
-            similar = await c.svc.search(text, scopes=[uri], limit=4, mode="auto")
-            near = [HitOut.of(h) for h in similar.hits if h.entry_id not in new_ids][:3]
+            similar = await c.svc.search(text, scopes=[uri], limit=4, mode="auto") if searchable(text) else None
+            near = [HitOut.of(h) for h in similar.hits if h.entry_id not in new_ids][:3] if similar else []
             return WriteOut(
                 status="created",
                 entries=added,
@@ -726,6 +727,8 @@ async def _retrying(
 
 async def _identical(svc: MemoryService, scope: str, kind: str, text: str) -> str | None:
     """The live entry an exact-duplicate write matched (by kind and text), if search finds it."""
+    if not searchable(text):
+        return None
     result = await svc.search(text, scopes=[scope], limit=10, mode="fts")
     for hit in result.hits:
         if hit.kind == kind and hit.text.strip() == text.strip():

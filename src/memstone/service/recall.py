@@ -27,6 +27,7 @@ from ..domain.records import (
     cost,
     recall_text,
 )
+from ..domain.search import searchable
 from ..ports import (
     LinksQuery,
     VersionsQuery,
@@ -93,7 +94,7 @@ class Recall:
                 omitted.append(Omission(entry_id=record.entry_id, section="mandatory", reason="budget", cost=spend))
         contextual: list[MemoryHit] = []
         used_mode = "none"
-        if context is not None and context.strip() and refs:
+        if context is not None and searchable(context) and refs:  # a context of stopwords only matches nothing
             result = await self._search.search(
                 context, memories=refs, limit=limit, mode=mode, order=order, exclude_mandatory=True
             )

@@ -64,7 +64,7 @@ def normalize_reason(value: object) -> str | None:
 
 
 def normalize_kind(value: object, *, closed_kinds: frozenset[str] | None = None) -> str:
-    if not isinstance(value, str) or not _KIND_RE.match(value.strip()):
+    if not isinstance(value, str) or not _KIND_RE.fullmatch(value.strip()):
         raise InvalidInput(
             f"invalid kind {value!r}",
             hint="a kind is a word such as fact, preference, decision, constraint, convention, lesson",
@@ -114,7 +114,7 @@ def normalize_tags(values: Iterable[object]) -> tuple[str, ...]:
 def normalize_slug(value: object) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not _KEBAB_RE.match(value) or len(value) > SLUG_MAX:
+    if not isinstance(value, str) or not _KEBAB_RE.fullmatch(value) or len(value) > SLUG_MAX:
         raise InvalidInput(
             f"invalid slug {value!r}", hint="a slug is lowercase kebab-case (a-z, 0-9, -), at most 64 characters"
         )
@@ -135,7 +135,7 @@ def slugify(text: str) -> str:
 
 
 def normalize_relation_kind(value: object) -> str:
-    if not isinstance(value, str) or not _KEBAB_RE.match(value) or len(value) > 64:
+    if not isinstance(value, str) or not _KEBAB_RE.fullmatch(value) or len(value) > 64:
         raise InvalidInput(
             f"invalid relation kind {value!r}",
             hint="use supersedes, clarifies, relates-to, or another lowercase kebab-case word",

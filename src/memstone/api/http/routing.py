@@ -189,7 +189,7 @@ def endpoint(op: Operation, state_of: Callable[[Request], AppState]) -> Callable
             access = NOBODY if op.public else await state.authenticate(request.headers)
             path = dict(request.path_params)
             for name, pattern in patterns.items():
-                if not pattern.match(str(path.get(name, ""))):
+                if not pattern.fullmatch(str(path.get(name, ""))):
                     raise NotFound(f"no such {name.replace('_', ' ')} {path.get(name)!r}")
             query = parse_query(op.query, request) if op.query is not None else None
             if op.query is None and request.query_params:

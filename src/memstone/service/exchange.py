@@ -238,7 +238,7 @@ def _read_index(root: Path) -> dict[str, list[dict[str, object]]]:
         raise InvalidInput(f"{root} has no {INDEX_NAME}", hint="import reads a directory written by `memstone export`")
     try:
         index = json.loads(path.read_bytes().decode("utf-8"))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise IntegrityError(f"{path}: the export index is not valid JSON") from exc
     if not isinstance(index, dict) or index.get("format") != FORMAT:
         raise IntegrityError(f"{path}: not a {FORMAT} index")

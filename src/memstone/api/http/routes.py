@@ -25,7 +25,7 @@ from ...domain.errors import InvalidInput, NotFound, RevisionConflictError, Stal
 from ...domain.ids import EntryId
 from ...domain.model import ArtifactRef, EntryInput, EntryPatch, EntryVersion, Relation, Revision
 from ...domain.records import Record
-from ...domain.rules import build_content
+from ...domain.rules import build_content, parse_revision
 from ...domain.scopes import Scope
 from ...service import MemoryService
 from . import schemas as s
@@ -278,7 +278,7 @@ async def revision(call: Call) -> Response:
     if head is None:
         raise NotFound(f"scope {scope.uri} has no Memory yet", hint="remember something in it first")
     ref = call.path["revision"]
-    rev = head if ref == "head" else await call.gate.service.revision(head.memory_id, int(ref))
+    rev = head if ref == "head" else await call.gate.service.revision(head.memory_id, parse_revision(ref))
     return ok(s.RevisionOut, revision_out(rev, scope.uri, offset=q.offset, limit=q.limit))
 
 
@@ -376,7 +376,7 @@ def _expected(call: Call, body_revision: int | None) -> int | str | None:
         if tag == "*":
             return None
         if tag.isdigit():
-            return int(tag)
+            return parse_revision(tag, "If-Match")
         return tag
     return body_revision
 
@@ -564,7 +564,7 @@ async def revert(call: Call) -> Response:
     body = call.b(s.RevertIn)
 
     async def action(svc: MemoryService, head: Revision, current: EntryVersion) -> Revision:
-        to: str | int = int(body.to) if body.to.isdigit() else body.to
+        to: str | int = parse_revision(body.to, "version") if body.to.isdigit() else body.to
         return await svc.revert(head, current, to, reason=body.reason or "revert")
 
     return await _write(call, _expected(call, body.revision), action)

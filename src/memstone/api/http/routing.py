@@ -147,10 +147,30 @@ def parse_query(model: type[M], request: Request) -> M:
         raise _explain(exc, "query parameter") from exc
 
 
+async def read_body(request: Request, limit: int = MAX_BODY) -> bytes:
+    """The request body, refused before it is read whole when it is over ``limit`` bytes.
+
+    A declared Content-Length over the limit is refused without reading; a body sent without one (chunked) is
+    read only up to the limit.
+    """
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not (declared.isascii() and declared.isdigit()):
+            raise InvalidInput(f"Content-Length {declared[:40]!r} is not a number of bytes")
+        if len(declared) > 12 or int(declared) > limit:
+            raise InvalidInput(f"the body is {declared} bytes; the limit is {limit}", hint="send a smaller body")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise InvalidInput(f"the body is over {limit} bytes, the limit", hint="send a smaller body")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 async def parse_body(model: type[M], request: Request, *, required: bool) -> M:
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        raise InvalidInput(f"the body is {len(raw)} bytes; the limit is {MAX_BODY}")
+    raw = await read_body(request)
     if not raw.strip():
         if required:
             raise InvalidInput("this route needs a JSON body", hint="send Content-Type: application/json")
@@ -165,6 +185,8 @@ async def parse_body(model: type[M], request: Request, *, required: bool) -> M:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
             raise InvalidInput(f"the body is not valid JSON: {exc}") from exc
+        except RecursionError:
+            raise InvalidInput("the body nests too deeply", hint="send a flat JSON object") from None
     if not isinstance(data, dict):
         raise InvalidInput("the body must be a JSON object")
     owner = sorted(OWNER_FIELDS & set(data))
@@ -182,6 +204,9 @@ async def parse_body(model: type[M], request: Request, *, required: bool) -> M:
 
 def endpoint(op: Operation, state_of: Callable[[Request], AppState]) -> Callable[[Request], Awaitable[Response]]:
     patterns = {p.name: re.compile(str(p.schema["pattern"])) for p in op.params if "pattern" in p.schema}
+    header_limits = {
+        p.name: int(str(p.schema["maxLength"])) for p in op.params if p.where == "header" and "maxLength" in p.schema
+    }
 
     async def run(request: Request) -> Response:
         try:
@@ -191,6 +216,10 @@ def endpoint(op: Operation, state_of: Callable[[Request], AppState]) -> Callable
             for name, pattern in patterns.items():
                 if not pattern.fullmatch(str(path.get(name, ""))):
                     raise NotFound(f"no such {name.replace('_', ' ')} {path.get(name)!r}")
+            for name, limit in header_limits.items():
+                value = request.headers.get(name)
+                if value is not None and len(value) > limit:
+                    raise InvalidInput(f"the {name} header is {len(value)} characters; the limit is {limit}")
             query = parse_query(op.query, request) if op.query is not None else None
             if op.query is None and request.query_params:
                 raise InvalidInput(f"this route takes no query parameters, got {', '.join(request.query_params)}")

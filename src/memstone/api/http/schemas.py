@@ -7,9 +7,11 @@ author is the authenticated principal. Owner-like fields are refused by name (:d
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from ...domain.rules import MAX_REVISION
 
 ENTRY_ID = r"^ent_[0-9A-Za-z]{1,124}$"
 VERSION_REF = r"^(ver_[0-9A-Za-z]{1,124}|[1-9][0-9]{0,8})$"
@@ -44,6 +46,12 @@ ScopeParam = Field(
     "(orgs/acme/projects/web). Default: your own scope (local mode: the server's default scope).",
 )
 Mode = Literal["fts", "vector", "hybrid", "auto"]
+CAS_TEXT = "The record revision you read (CAS token). Send it or the If-Match header, not both."
+
+
+def cas_field(description: str = CAS_TEXT) -> Any:
+    """An optional CAS revision: a JSON integer (``true`` is not 1), 1 to 2**63 - 1."""
+    return Field(default=None, ge=1, le=MAX_REVISION, strict=True, description=description)
 
 
 class Strict(BaseModel):
@@ -171,9 +179,7 @@ class EntryCreate(Strict):
 class EntryPatch(Strict):
     """Only the fields given change; the rest keep their current values."""
 
-    revision: int | None = Field(
-        default=None, ge=1, description="The record revision you read (or send If-Match with its ETag)."
-    )
+    revision: int | None = cas_field()
     kind: str | None = Field(default=None, min_length=1, max_length=64)
     text: str | None = Field(default=None, min_length=1, max_length=40_000)
     title: str | None = Field(default=None, max_length=1000)
@@ -188,30 +194,30 @@ class EntryPatch(Strict):
 class FlagIn(Strict):
     important: bool | None = None
     mandatory: bool | None = None
-    revision: int | None = Field(default=None, ge=1, description="Optional CAS: the record revision you read.")
+    revision: int | None = cas_field("Optional CAS: the record revision you read. Send it or If-Match, not both.")
 
 
 class RelateIn(Strict):
     target: str = Field(pattern=ENTRY_ID)
     kind: str = Field(default="relates-to", min_length=1, max_length=64)
     deactivate_target: bool = Field(default=False, description="With supersedes: forget the target too.")
-    revision: int | None = Field(default=None, ge=1)
+    revision: int | None = cas_field()
 
 
 class RenameIn(Strict):
     slug: str | None = Field(max_length=64, description="The new slug (null clears it; the old one redirects).")
-    revision: int | None = Field(default=None, ge=1)
+    revision: int | None = cas_field()
 
 
 class RevertIn(Strict):
     to: str = Field(pattern=VERSION_REF, description="The version to restore: its number or ver_ id.")
     reason: str | None = Field(default=None, max_length=2000)
-    revision: int | None = Field(default=None, ge=1)
+    revision: int | None = cas_field()
 
 
 class StateIn(Strict):
     reason: str | None = Field(default=None, max_length=2000)
-    revision: int | None = Field(default=None, ge=1)
+    revision: int | None = cas_field()
 
 
 # ---------------------------------------------------------------------------------------------- responses

@@ -4,7 +4,7 @@ Security headers: a strict Content-Security-Policy (scripts and styles only from
 script, no ``eval``, no plugins, no framing), ``nosniff``, no referrer. In local mode two more checks stand in
 for authentication: the ``Host`` must name this machine (so a web page cannot reach the server through DNS
 rebinding) and a state-changing request from a browser must come from this origin (so a page cannot forge
-one). Both refusals are JSON errors with code ``forbidden``.
+one; ``Origin: null`` is refused with the rest). Both refusals are JSON errors with code ``forbidden``.
 """
 
 from __future__ import annotations
@@ -84,7 +84,8 @@ class SecurityHeaders:
                 except ValueError:
                     pass  # an in-process test client names itself, not an address
         origin = headers.get("origin")
-        if scope.get("method") in UNSAFE and origin is not None and origin != "null":
+        # ``Origin: null`` (a sandboxed frame, a file:// page, a redirect) names no origin to trust: refused too.
+        if scope.get("method") in UNSAFE and origin is not None:
             own = {f"http://{headers.get('host', '')}", f"https://{headers.get('host', '')}"}
             if origin not in own:
                 return _forbidden(f"cross-origin write from {origin!r} refused", "call the API from its own origin")

@@ -81,3 +81,34 @@ async def test_huge_or_odd_revision_numbers_are_invalid_input(local: Server) -> 
     for body in ({"text": "Changed.", "revision": True}, {"text": "Changed.", "revision": 2**63}):
         assert error(await local.client.patch(path, json=body)) == "invalid_input", body
     assert await local.counts() == before
+
+
+async def test_a_wrong_method_on_a_fixed_path_is_405(local: Server) -> None:
+    from memstone.api.http.routes import operations
+
+    served: dict[str, set[str]] = {}
+    for op in operations():
+        served.setdefault(op.path, set()).add(op.method)
+    fixed = [p for p in served if "{" not in p]
+    assert "/api/memories/search" in fixed
+    for path in fixed:
+        for method in ("GET", "POST", "PATCH", "PUT", "DELETE"):
+            if method in served[path]:
+                continue
+            r = await local.client.request(method, path)
+            assert r.status_code == 405, (method, path, r.status_code, r.text)
+            assert set(r.headers["allow"].replace(" ", "").split(",")) >= served[path], (method, path)
+
+
+async def test_the_document_states_the_rules_the_server_enforces(local: Server) -> None:
+    doc = (await local.client.get("/api/openapi.json")).json()
+    create = doc["paths"]["/api/memories"]["post"]
+    assert "409" in create["responses"]
+    scope = next(p for p in create["parameters"] if p["name"] == "scope")
+    assert "pattern" in scope["schema"]
+    patch = doc["paths"]["/api/memories/{entry_id}"]["patch"]
+    if_match = next(p for p in patch["parameters"] if p["name"] == "If-Match")
+    assert if_match["schema"]["maxLength"] == 200 and "not both" in if_match["description"]
+    assert str(MAX_BODY) in patch["requestBody"]["description"]
+    bad_scope = await local.client.post("/api/memories", params={"scope": "memstone://planets/mars"}, json={})
+    assert bad_scope.status_code == 422

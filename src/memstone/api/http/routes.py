@@ -37,7 +37,12 @@ ENTRY = Param("entry_id", "path", {"type": "string", "pattern": s.ENTRY_ID}, "An
 VERSION = Param("version", "path", {"type": "string", "pattern": s.VERSION_REF}, "A version number or ver_ id.")
 REVISION = Param("revision", "path", {"type": "string", "pattern": s.REVISION_REF}, "head or a Revision number.")
 IF_MATCH = Param(
-    "If-Match", "header", {"type": "string", "maxLength": 200}, "The ETag you read (or send `revision`).", False
+    "If-Match",
+    "header",
+    {"type": "string", "maxLength": 200},
+    'The ETag you read (`"ver_…"`), a record revision, or `*`. Send it or the body\'s `revision`, not both '
+    "(both: 422).",
+    False,
 )
 
 READ_SCOPE = "read on the scope (?scope=, default your own)"
@@ -628,7 +633,7 @@ def operations() -> list[Operation]:
         Operation("POST", "/api/memories", "createMemory", "Remember a new entry in a scope",
                   "write on the scope; the owner is the URL's scope, the author your principal (owner fields in the "
                   "body are refused)", create, query=s.ScopeQuery, body=s.EntryCreate, success=201,
-                  response=s.WriteOut, errors=(401, 403, 404, 422, 501),
+                  response=s.WriteOut, errors=(401, 403, 404, 409, 422, 501),
                   extra_responses={200: ("Already live: nothing was written; the existing record.", s.WriteOut)}),
         Operation("GET", "/api/memories/search", "searchMemories", "Search scopes (fts, vector, hybrid or auto)",
                   "read on every scope searched", search, query=s.SearchQuery, response=s.SearchOut,

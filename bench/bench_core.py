@@ -41,10 +41,12 @@ def checkpoint(path: Path) -> None:
     conn.close()
 
 
-async def run_size(n: int, workdir: Path, writes: int, queries: int, embedding: str | None) -> dict[str, float]:
+async def run_size(
+    n: int, workdir: Path, writes: int, queries: int, embedding: str | None, durability: str = "full"
+) -> dict[str, float]:
     path = workdir / f"bench-{n}.db"
     corpus = Corpus(seed=n)
-    url = f"sqlite:///{path}"
+    url = f"sqlite:///{path}" + ("?durability=fast" if durability == "fast" else "")
     result: dict[str, float] = {"entries": n}
     async with memstone.open_service(url, embedding=embedding) as svc:
         batch = 1000 if n >= 1000 else n
@@ -118,6 +120,12 @@ def main() -> None:
         default="none",
         help="Embedding profile for writes (default none: the core write path; bench_retrieval.py measures models).",
     )
+    ap.add_argument(
+        "--durability",
+        choices=("full", "fast"),
+        default="full",
+        help="full (default): every acknowledged write survives power loss; fast: synchronous=NORMAL.",
+    )
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     rows = []
@@ -126,7 +134,12 @@ def main() -> None:
             rows.append(
                 asyncio.run(
                     run_size(
-                        n, Path(tmp), args.writes, args.queries, None if args.embedding == "none" else args.embedding
+                        n,
+                        Path(tmp),
+                        args.writes,
+                        args.queries,
+                        None if args.embedding == "none" else args.embedding,
+                        args.durability,
                     )
                 )
             )
@@ -143,7 +156,10 @@ def main() -> None:
         ("search_mean_hits", "{:.1f}"),
         ("db_bytes", "{:.0f}"),
     ]
-    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, SQLite {apsw.sqlite_lib_version()}")
+    print(
+        f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, SQLite {apsw.sqlite_lib_version()}, "
+        f"durability {args.durability}"
+    )
     print("| " + " | ".join(c for c, _ in cols) + " |")
     print("|" + "---|" * len(cols))
     for r in rows:

@@ -160,3 +160,43 @@ def test_no_server_error_and_every_response_matches_the_document(fuzz: Fuzz, met
         case.call_and_validate(headers=headers, checks=CHECKS)
 
     run()
+
+
+# Rules the document states in prose that a JSON Schema cannot express: exclusive parameters, and the opaque
+# cursor (only a next_cursor the server issued is valid).
+def _exclusive_combination(case: Any) -> bool:
+    query = case.query or {}
+    body = case.body if isinstance(case.body, dict) else {}
+    headers = {k.lower() for k in (case.headers or {})}
+    return bool(
+        (str(query.get("mandatory")).lower() == "true" and str(query.get("exclude_mandatory")).lower() == "true")
+        or ("budget_tokens" in query and "budget_chars" in query)
+        or ("if-match" in headers and body.get("revision") is not None)
+        or "cursor" in query
+    )
+
+
+@schemathesis.check
+def valid_input_is_not_refused(ctx: Any, response: Any, case: Any) -> None:
+    """A request valid by the document is never refused as invalid input (422), except the stated exclusions."""
+    if response.status_code == 422 and not _exclusive_combination(case):
+        raise AssertionError(f"valid by the document but refused: {response.text[:500]}")
+
+
+POSITIVE_EXAMPLES = 15
+
+
+@pytest.mark.parametrize(("method", "path"), OPERATIONS)
+def test_requests_valid_by_the_document_are_accepted(fuzz: Fuzz, method: str, path: str) -> None:
+    operation = fuzz.schema[path][method]
+    strategies = [operation.as_strategy()]
+    if "{entry_id}" in path:
+        strategies.append(operation.as_strategy(path_parameters={"entry_id": fuzz.entry_id}))
+    headers = {"Authorization": f"Bearer {fuzz.token}"}
+
+    @given(case=st.one_of(*strategies))
+    @settings(max_examples=POSITIVE_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    def run(case: Any) -> None:
+        case.call_and_validate(headers=headers, checks=[no_server_error, valid_input_is_not_refused])
+
+    run()

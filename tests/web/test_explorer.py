@@ -252,6 +252,36 @@ def test_a_hostile_body_renders_inert(live: Live, page: Any, watch: Watch) -> No
     assert page.locator("img").evaluate_all("els => els.map(e => e.getAttribute('src'))") == []
 
 
+EXTERNAL = """Our logo ![logo](/memory/static/icon.svg) and a tracker ![pixel](https://tracker.example/p.png?who=me)
+and a protocol-relative one ![cdn](//cdn.example/x.png).
+"""
+
+
+def test_external_images_are_not_fetched_until_clicked(live: Live, page: Any, watch: Watch) -> None:
+    rec = live.create(SCOPE, title="Images", text=EXTERNAL)
+    response = page.goto(live.url + WEB + rec["entry_id"])
+    assert response is not None
+    csp = response.headers["content-security-policy"]
+    assert "img-src 'self';" in csp and "https:" not in csp
+    page.wait_for_selector("#detail-title:has-text('Images')")
+    page.wait_for_timeout(300)
+    body = page.locator("#body")
+    assert body.locator("img").evaluate_all("els => els.map(e => e.getAttribute('src'))") == ["/memory/static/icon.svg"]
+    assert not any("tracker.example" in u or "cdn.example" in u for u in watch.requests)
+    links = body.locator("a.md-external-image")
+    assert links.evaluate_all("els => els.map(e => [e.getAttribute('href'), e.target, e.rel])") == [
+        ["https://tracker.example/p.png?who=me", "_blank", "noopener noreferrer nofollow"],
+        ["//cdn.example/x.png", "_blank", "noopener noreferrer nofollow"],
+    ]
+    assert "tracker.example" in links.first.inner_text()
+    fetched: list[str] = []
+    page.context.on("request", lambda r: fetched.append(r.url))
+    page.context.route("https://tracker.example/**", lambda route: route.fulfill(status=204, body=""))
+    links.first.click()
+    page.wait_for_timeout(1000)
+    assert "https://tracker.example/p.png?who=me" in fetched
+
+
 def test_keyboard_only(live: Live, page: Any) -> None:
     seed(live)
     page.goto(live.url + WEB)

@@ -53,7 +53,7 @@ def check_permission(value: object) -> Permission:
 
 def check_name(value: object, what: str) -> str:
     """A user or org id: the same alphabet as a scope URI segment (lowercase letters, digits, ``. _ -``)."""
-    if not isinstance(value, str) or not _USER_RE.match(value.strip().lower()):
+    if not isinstance(value, str) or not _USER_RE.fullmatch(value.strip().lower()):
         raise InvalidInput(
             f"invalid {what} {value!r}", hint=f"a {what} is lowercase letters, digits, '.', '_' or '-' (max 128)"
         )

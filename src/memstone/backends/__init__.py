@@ -15,12 +15,17 @@ def default_url() -> str:
 
 
 async def open_store(url: str | None = None) -> DatabaseMemoryBackend:
-    """Open the backend a URL names: ``sqlite:///path.db`` (or a bare path), ``sqlite:///:memory:``."""
+    """Open the backend a URL names: ``sqlite:///path.db`` (or a bare path), ``sqlite:///:memory:``.
+
+    SQLite URLs take ``?mode=ro`` (read-only) and ``?durability=fast`` (see ``backends/sqlite/options.py``).
+    """
     target = url or default_url()
     if target.startswith("sqlite:") or "://" not in target:
         from .sqlite import SQLiteMemoryBackend, parse_sqlite_url
+        from .sqlite.options import split_url
 
-        return await SQLiteMemoryBackend(parse_sqlite_url(target)).open()
+        _, options = split_url(target)
+        return await SQLiteMemoryBackend(parse_sqlite_url(target), options=options).open()
     scheme = target.split("://", 1)[0]
     raise InvalidInput(f"unknown store URL scheme {scheme!r}", hint="use sqlite:///path/to/memstone.db")
 

@@ -191,7 +191,7 @@ def admit(candidate: Candidate, *, evidence: Mapping[str, str]) -> Admission:
         return no("secret")
     if not c.evidence or any(k not in evidence for k in c.evidence):
         return no("no_evidence")
-    if not _KIND_WORD.match(c.kind) or (c.origin == "model" and c.kind not in KNOWN_KINDS):
+    if not _KIND_WORD.fullmatch(c.kind) or (c.origin == "model" and c.kind not in KNOWN_KINDS):
         return no("unknown_kind", f"kind {c.kind!r} is not allowed here")
     if len(text) < MIN_CHARS or informative_count(text) < MIN_INFORMATIVE:
         return no("too_short")

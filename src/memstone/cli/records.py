@@ -17,6 +17,7 @@ from ..domain.errors import InvalidInput
 from ..domain.ids import EntryId, EntryVersionId, MemoryId
 from ..domain.model import ArtifactRef, Citation, Revision
 from ..domain.records import Record
+from ..domain.rules import parse_revision
 from ..service import MemoryService
 
 
@@ -354,7 +355,7 @@ def revert_command(ctx: click.Context, entry: str, version: str, as_json: bool) 
     """Restore VERSION (a number, ver_… or ent_…@N) of ENTRY as a new version; history only grows."""
 
     async def body(svc: MemoryService) -> None:
-        to: str | int = int(version) if version.isdigit() else version
+        to: str | int = parse_revision(version, "version") if version.isdigit() else version
         rev = await _write(svc, ctx, entry, lambda base: svc.revert(base, entry, to))
         _emit(as_json, {"revision": rev.to_dict()}, _rev_line(rev))
 
@@ -510,8 +511,8 @@ def verify_citation_command(ctx: click.Context, citation: str, as_json: bool) ->
     async def body(svc: MemoryService) -> None:
         try:
             data = json.loads(raw)
-        except ValueError as exc:
-            raise InvalidInput(f"the citation is not valid JSON: {exc}") from exc
+        except (ValueError, RecursionError) as exc:
+            raise InvalidInput(f"the citation is not valid JSON: {exc!s:.200}") from exc
         c = _citation(data)
         version = await svc.verify_citation(c)
         _emit(

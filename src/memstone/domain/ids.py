@@ -53,7 +53,7 @@ new_ulid = UlidGenerator()
 
 def check_id(value: object, *, what: str, prefix: str | None = None) -> str:
     """Validate an id: ASCII, at most 128 characters, of a safe alphabet, with the expected prefix."""
-    if not isinstance(value, str) or not _ID_RE.match(value):
+    if not isinstance(value, str) or not _ID_RE.fullmatch(value):
         raise InvalidInput(
             f"invalid {what} id {value!r}",
             hint="ids are ASCII letters, digits and _.:- , at most 128 characters",

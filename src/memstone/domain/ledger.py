@@ -249,7 +249,7 @@ def _frontmatter(reader: _Reader) -> dict[str, object]:
             raise reader.fail(f"bad frontmatter line {line[:40]!r}")
         try:
             fields[key] = json.loads(raw)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise reader.fail(f"bad frontmatter value for {key}") from exc
     reader.expect("\n")
     return fields
@@ -340,7 +340,7 @@ def parse_ledger(text: str, *, name: str) -> Ledger:
             raise reader.fail("an event comment is not closed")
         try:
             data = json.loads(reader.text[reader.pos : end])
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise reader.fail("an event comment is not valid JSON") from exc
         reader.pos = end + len(_EVENT_CLOSE) + 1
         if not isinstance(data, dict):

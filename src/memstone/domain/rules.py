@@ -6,6 +6,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
+from typing import TypeVar
 
 from .errors import InvalidInput
 from .ids import EntryId, MemoryId, SourceId, check_id
@@ -18,9 +19,57 @@ MAX_TAG_CODE_POINTS = 64
 MAX_TAGS = 32
 MAX_RELATIONS = 64
 SLUG_MAX = 64
+T = TypeVar("T")
+MAX_REVISION = 2**63 - 1  # a signed 64-bit integer: what every engine stores
 
 _KIND_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]{0,63}$")
 _KEBAB_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+def items_of(values: Iterable[T], what: str) -> tuple[T, ...]:
+    """The items of a list argument; a single value (a string, a number, a flag, a mapping) is refused."""
+    given: object = values
+    if isinstance(given, (str, bytes, bytearray, Mapping)) or not isinstance(given, Iterable):
+        raise InvalidInput(f"{what} must be a list, got {type(given).__name__}", hint=f"pass a list: {what}=[...]")
+    return tuple(values)
+
+
+def entry_inputs(values: Iterable[EntryInput]) -> list[EntryInput]:
+    """The entries of a write, each an EntryInput."""
+    out = list(items_of(values, "entries"))
+    for item in out:
+        given: object = item
+        if not isinstance(given, EntryInput):
+            raise InvalidInput(f"an entry must be an EntryInput, got {type(given).__name__}")
+    return out
+
+
+def strings_of(values: Iterable[str], what: str) -> tuple[str, ...]:
+    """A list argument of strings (search filters such as kinds)."""
+    out = items_of(values, what)
+    for item in out:
+        given: object = item
+        if not isinstance(given, str):
+            raise InvalidInput(f"{what} must be strings, got {type(given).__name__}")
+    return out
+
+
+def check_revision(value: object, what: str = "revision") -> int:
+    """A Revision number: an integer from 1 to 2**63 - 1 (never a flag, never beyond what an engine stores)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_REVISION:
+        shown = (
+            value if not isinstance(value, int) or value.bit_length() <= 80 else f"a {value.bit_length()}-bit number"
+        )
+        raise InvalidInput(f"{what} must be a positive integer up to {MAX_REVISION}, got {shown!r}")
+    return value
+
+
+def parse_revision(text: str, what: str = "revision") -> int:
+    """A Revision or version number written as text (a header, an argument): ASCII digits, in range."""
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(MAX_REVISION)):
+        shown = text if len(text) <= 40 else f"{text[:20]}… ({len(text)} characters)"
+        raise InvalidInput(f"{what} must be a positive integer up to {MAX_REVISION}, got {shown!r}")
+    return check_revision(int(text), what)
 
 
 def normalize_text(value: object, *, what: str = "text") -> str:
@@ -64,7 +113,7 @@ def normalize_reason(value: object) -> str | None:
 
 
 def normalize_kind(value: object, *, closed_kinds: frozenset[str] | None = None) -> str:
-    if not isinstance(value, str) or not _KIND_RE.match(value.strip()):
+    if not isinstance(value, str) or not _KIND_RE.fullmatch(value.strip()):
         raise InvalidInput(
             f"invalid kind {value!r}",
             hint="a kind is a word such as fact, preference, decision, constraint, convention, lesson",
@@ -93,10 +142,8 @@ def normalize_title(value: object) -> str | None:
 
 
 def normalize_tags(values: Iterable[object]) -> tuple[str, ...]:
-    if isinstance(values, str):
-        raise InvalidInput("tags must be a list of strings, not one string")
     tags: set[str] = set()
-    for value in values:
+    for value in items_of(values, "tags"):
         if not isinstance(value, str):
             raise InvalidInput(f"a tag must be a string, got {type(value).__name__}")
         tag = " ".join(unicodedata.normalize("NFC", value).split()).lower()
@@ -114,7 +161,7 @@ def normalize_tags(values: Iterable[object]) -> tuple[str, ...]:
 def normalize_slug(value: object) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not _KEBAB_RE.match(value) or len(value) > SLUG_MAX:
+    if not isinstance(value, str) or not _KEBAB_RE.fullmatch(value) or len(value) > SLUG_MAX:
         raise InvalidInput(
             f"invalid slug {value!r}", hint="a slug is lowercase kebab-case (a-z, 0-9, -), at most 64 characters"
         )
@@ -135,7 +182,7 @@ def slugify(text: str) -> str:
 
 
 def normalize_relation_kind(value: object) -> str:
-    if not isinstance(value, str) or not _KEBAB_RE.match(value) or len(value) > 64:
+    if not isinstance(value, str) or not _KEBAB_RE.fullmatch(value) or len(value) > 64:
         raise InvalidInput(
             f"invalid relation kind {value!r}",
             hint="use supersedes, clarifies, relates-to, or another lowercase kebab-case word",
@@ -145,7 +192,7 @@ def normalize_relation_kind(value: object) -> str:
 
 def normalize_relations(values: Iterable[Relation | Mapping[str, object]]) -> tuple[Relation, ...]:
     out: set[Relation] = set()
-    for value in values:
+    for value in items_of(values, "relations"):
         kind: object
         target: object
         if isinstance(value, Relation):
@@ -167,26 +214,23 @@ def normalize_relations(values: Iterable[Relation | Mapping[str, object]]) -> tu
 
 def normalize_artifacts(values: Iterable[ArtifactRef | Mapping[str, object]]) -> tuple[ArtifactRef, ...]:
     out: set[ArtifactRef] = set()
-    for value in values:
+    for value in items_of(values, "artifacts"):
         if isinstance(value, ArtifactRef):
             ref = value
         elif isinstance(value, Mapping):
-            rev = value.get("revision")
-            if not isinstance(rev, int) or isinstance(rev, bool) or rev < 1:
-                raise InvalidInput(f"artifact revision must be a positive integer, got {rev!r}")
+            rev = check_revision(value.get("revision"), "artifact revision")
             ref = ArtifactRef(memory_id=MemoryId(check_id(value.get("memory_id"), what="memory")), revision=rev)
         else:
             raise InvalidInput(f"an artifact must be an ArtifactRef, got {value!r}")
         check_id(ref.memory_id, what="memory", prefix="mem_")
+        check_revision(ref.revision, "artifact revision")
         out.add(ref)
     return tuple(sorted(out))
 
 
 def normalize_source_ids(values: Iterable[object]) -> tuple[SourceId, ...]:
-    if isinstance(values, str):
-        raise InvalidInput("sources must be a list of source ids, not one string")
     out: set[SourceId] = set()
-    for value in values:
+    for value in items_of(values, "sources"):
         sid = getattr(value, "source_id", value)
         out.add(SourceId(check_id(sid, what="source", prefix="src_")))
     return tuple(sorted(out))

@@ -91,7 +91,7 @@ def parse_scope(value: object) -> Scope:
     rest = lowered[len(scheme) :].rstrip("/")
     parts = rest.split("/") if rest else []
     for part in parts:
-        if not _SEGMENT.match(part):
+        if not _SEGMENT.fullmatch(part):
             raise InvalidInput(f"invalid scope {value!r}: bad segment {part!r}", hint=_HINT)
     match parts:
         case ["orgs", org]:

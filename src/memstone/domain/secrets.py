@@ -228,9 +228,9 @@ def _high_entropy(value: str) -> bool:
     v = value.strip("\"'`.,;:)(")
     if len(v) < 16 or _classes(v) < 2:
         return False
-    if _UUID.match(v):
+    if _UUID.fullmatch(v):
         return True  # a UUID assigned to a credential name is a credential (e.g. Heroku API keys)
-    if _HEX.match(v):
+    if _HEX.fullmatch(v):
         return len(v) >= 20  # hex API keys exist; a bare hex value is only a secret in an assignment
     return shannon_entropy(v) >= 3.3
 
@@ -243,7 +243,7 @@ def _random_token(value: str) -> bool:
     v = value.rstrip(".,;:")
     if len(v) < 20 or "://" in v:
         return False
-    if _HEX.match(v) or _UUID.match(v) or _ULID.match(v):
+    if _HEX.fullmatch(v) or _UUID.fullmatch(v) or _ULID.fullmatch(v):
         return False
     parts = re.split(r"[/.]", v)
     if len(parts) > 1 and all(len(p) < 16 or p.isalpha() for p in parts):

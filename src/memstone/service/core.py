@@ -40,6 +40,7 @@ from ..domain.records import (
 )
 from ..domain.render import render_markdown
 from ..domain.rules import (
+    check_revision,
     normalize_kind,
     normalize_source_ids,
     normalize_tags,
@@ -184,8 +185,7 @@ class ServiceCore:
         number = revision if revision is not None else getattr(memory, "revision", None)
         if number is None:
             return await self.head(memory_id)
-        if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-            raise InvalidInput(f"revision must be a positive integer, got {number!r}")
+        number = check_revision(number)
         found = await self.backend.read(RevisionQuery(ref=ArtifactRef(memory_id=memory_id, revision=number)))
         if found is None:
             raise ArtifactNotFoundError(f"no revision {number} of {memory_id}")

@@ -190,10 +190,10 @@ async def export_markdown(
     }
     _prepare(root)
     for path in sorted(files):
-        target = root.joinpath(*PurePosixPath(path).parts)
+        target = _safe_path(root, path)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(files[path])
-    (root / INDEX_NAME).write_bytes(_dump(index).encode("utf-8"))
+    _safe_path(root, INDEX_NAME).write_bytes(_dump(index).encode("utf-8"))
     return ExportReport(
         directory=str(root),
         memories=len(heads),
@@ -214,7 +214,7 @@ def _prepare(root: Path) -> None:
         raise InvalidInput(f"{root} is not a directory")
     if not any(root.iterdir()):
         return
-    index_path = root / INDEX_NAME
+    index_path = _safe_path(root, INDEX_NAME)
     if not index_path.is_file():
         raise InvalidInput(
             f"{root} is not empty and holds no earlier memstone export",
@@ -233,12 +233,12 @@ def _prepare(root: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------- import
 def _read_index(root: Path) -> dict[str, list[dict[str, object]]]:
-    path = root / INDEX_NAME
+    path = _safe_path(root, INDEX_NAME)
     if not path.is_file():
         raise InvalidInput(f"{root} has no {INDEX_NAME}", hint="import reads a directory written by `memstone export`")
     try:
         index = json.loads(path.read_bytes().decode("utf-8"))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise IntegrityError(f"{path}: the export index is not valid JSON") from exc
     if not isinstance(index, dict) or index.get("format") != FORMAT:
         raise IntegrityError(f"{path}: not a {FORMAT} index")
@@ -252,12 +252,28 @@ def _read_index(root: Path) -> dict[str, list[dict[str, object]]]:
 
 
 def _safe_path(root: Path, rel: object) -> Path:
+    """``rel`` under ``root``, refused unless it is a plain relative path that stays inside ``root``.
+
+    No part of it may be a symbolic link (a planted link would let an export overwrite or delete, or an import
+    read, files elsewhere), and the resolved path must lie under the resolved ``root``.
+    """
     if not isinstance(rel, str) or not rel or rel.startswith("/") or "\\" in rel:
         raise IntegrityError(f"{root / INDEX_NAME}: unsafe path {rel!r}")
     parts = PurePosixPath(rel).parts
     if any(p in ("", ".", "..") for p in parts):
         raise IntegrityError(f"{root / INDEX_NAME}: unsafe path {rel!r}")
-    return root.joinpath(*parts)
+    path = root
+    for part in parts:
+        path = path / part
+        if path.is_symlink():
+            raise IntegrityError(
+                f"{path}: is a symbolic link; memstone reads and writes only plain files inside {root}",
+                hint="remove the link, or export to (import from) a directory without links",
+            )
+    base = root.resolve()
+    if not path.resolve().is_relative_to(base):  # pragma: no cover - no link and no '..' cannot leave root
+        raise IntegrityError(f"{path}: leads out of {root}")
+    return path
 
 
 @dataclass(slots=True)

@@ -34,6 +34,7 @@ from ..domain.rules import (
     normalize_relation_kind,
     normalize_slug,
     normalize_tags,
+    parse_revision,
 )
 from ..domain.scopes import canonical_scope
 from ..ports import (
@@ -54,7 +55,7 @@ from .writes import Writes
 if TYPE_CHECKING:  # the exchange loads on first use: hooks never pay for it
     from .exchange import ExportReport, ImportReport
 
-_VERSION_REF = re.compile(r"(ent_[A-Za-z0-9]+)@(\d+)")
+_VERSION_REF = re.compile(r"(ent_[A-Za-z0-9]+)@(\d{1,19})")
 
 
 class Records:
@@ -314,7 +315,10 @@ class Records:
         found = _VERSION_REF.fullmatch(ref)
         if found is None:
             return await self._core.get(ref)
-        eid, number = EntryId(check_id(found.group(1), what="entry", prefix="ent_")), int(found.group(2))
+        eid, number = (
+            EntryId(check_id(found.group(1), what="entry", prefix="ent_")),
+            parse_revision(found.group(2), "version"),
+        )
         chain = cast(list[EntryVersion], await self._core.backend.read(VersionsQuery(memory_id=None, entry_id=eid)))
         for v in chain:
             if v.version == number:

@@ -25,7 +25,9 @@ from ..domain.records import (
     priority_sorted,
 )
 from ..domain.rules import (
+    items_of,
     normalize_tags,
+    strings_of,
 )
 from ..domain.scopes import SlugHolder, parse_scope, shadowing
 from ..domain.search import RRF_K, Fusion, candidate_depth, check_query
@@ -97,8 +99,8 @@ class Search:
             if mandatory is True:
                 raise InvalidInput("exclude_mandatory=True contradicts mandatory=True")
             mandatory = False
-        if isinstance(scopes, str | bool) or isinstance(memories, str | bool):
-            raise InvalidInput("scopes= and memories= take lists", hint="pass scopes=['memstone://…'] or memories=[…]")
+        memories, scopes = items_of(memories, "memories"), strings_of(scopes, "scopes")
+        kinds, tags = strings_of(kinds, "kinds"), strings_of(tags, "tags")
         refs: dict[MemoryId, ArtifactRef] = {}
         for m in memories:
             ref = (await self._core.head(m)).ref if isinstance(m, str) else (m.ref if isinstance(m, Revision) else m)

@@ -32,6 +32,8 @@ from ..domain.model import (
 )
 from ..domain.rules import (
     build_content,
+    entry_inputs,
+    items_of,
     normalize_artifacts,
     normalize_reason,
     normalize_source_ids,
@@ -79,7 +81,7 @@ class Writes:
         given to a new Memory. A stale ``memory`` raises RevisionConflictError. A write addressed by ``scope``
         alone applies to the scope's current head and retries when another writer got there first.
         """
-        entries = list(entries)
+        entries = entry_inputs(entries)
         if mode not in ("append", "extract", "auto"):
             raise InvalidInput(f"unknown remember mode {mode!r}", hint="use append, extract or auto")
         if mode == "auto":
@@ -353,6 +355,7 @@ class Writes:
         *,
         target: Literal["active", "inactive"],
     ) -> Revision:
+        entries = items_of(entries, "entries")
         if not entries:
             raise InvalidInput("name at least one entry")
         base = await self._core._base(memory)

@@ -25,7 +25,7 @@ from ...domain.errors import InvalidInput, NotFound, RevisionConflictError, Stal
 from ...domain.ids import EntryId
 from ...domain.model import ArtifactRef, EntryInput, EntryPatch, EntryVersion, Relation, Revision
 from ...domain.records import Record
-from ...domain.rules import build_content
+from ...domain.rules import build_content, parse_revision
 from ...domain.scopes import Scope
 from ...service import MemoryService
 from . import schemas as s
@@ -37,7 +37,12 @@ ENTRY = Param("entry_id", "path", {"type": "string", "pattern": s.ENTRY_ID}, "An
 VERSION = Param("version", "path", {"type": "string", "pattern": s.VERSION_REF}, "A version number or ver_ id.")
 REVISION = Param("revision", "path", {"type": "string", "pattern": s.REVISION_REF}, "head or a Revision number.")
 IF_MATCH = Param(
-    "If-Match", "header", {"type": "string", "maxLength": 200}, "The ETag you read (or send `revision`).", False
+    "If-Match",
+    "header",
+    {"type": "string", "maxLength": 200},
+    'The ETag you read (`"ver_…"`), a record revision, or `*`. Send it or the body\'s `revision`, not both '
+    "(both: 422).",
+    False,
 )
 
 READ_SCOPE = "read on the scope (?scope=, default your own)"
@@ -278,7 +283,7 @@ async def revision(call: Call) -> Response:
     if head is None:
         raise NotFound(f"scope {scope.uri} has no Memory yet", hint="remember something in it first")
     ref = call.path["revision"]
-    rev = head if ref == "head" else await call.gate.service.revision(head.memory_id, int(ref))
+    rev = head if ref == "head" else await call.gate.service.revision(head.memory_id, parse_revision(ref))
     return ok(s.RevisionOut, revision_out(rev, scope.uri, offset=q.offset, limit=q.limit))
 
 
@@ -376,7 +381,7 @@ def _expected(call: Call, body_revision: int | None) -> int | str | None:
         if tag == "*":
             return None
         if tag.isdigit():
-            return int(tag)
+            return parse_revision(tag, "If-Match")
         return tag
     return body_revision
 
@@ -564,7 +569,7 @@ async def revert(call: Call) -> Response:
     body = call.b(s.RevertIn)
 
     async def action(svc: MemoryService, head: Revision, current: EntryVersion) -> Revision:
-        to: str | int = int(body.to) if body.to.isdigit() else body.to
+        to: str | int = parse_revision(body.to, "version") if body.to.isdigit() else body.to
         return await svc.revert(head, current, to, reason=body.reason or "revert")
 
     return await _write(call, _expected(call, body.revision), action)
@@ -628,7 +633,7 @@ def operations() -> list[Operation]:
         Operation("POST", "/api/memories", "createMemory", "Remember a new entry in a scope",
                   "write on the scope; the owner is the URL's scope, the author your principal (owner fields in the "
                   "body are refused)", create, query=s.ScopeQuery, body=s.EntryCreate, success=201,
-                  response=s.WriteOut, errors=(401, 403, 404, 422, 501),
+                  response=s.WriteOut, errors=(401, 403, 404, 409, 422, 501),
                   extra_responses={200: ("Already live: nothing was written; the existing record.", s.WriteOut)}),
         Operation("GET", "/api/memories/search", "searchMemories", "Search scopes (fts, vector, hybrid or auto)",
                   "read on every scope searched", search, query=s.SearchQuery, response=s.SearchOut,

@@ -91,7 +91,8 @@ ERROR_TEXT = {
     401: "No token, or an unknown or revoked one.",
     403: "The principal's grants do not allow this on this scope.",
     404: "No such entry, version or Revision (or one you cannot read).",
-    409: "Stale: the record moved on. The body's `current` is the record as it is now.",
+    409: "Conflict: the record moved on (the body's `current` is the record as it is now), or a create names a "
+    "slug another live entry of the scope holds.",
     422: "Invalid input; the message says what to change. Nothing was written.",
     428: "An update must say which revision it read (If-Match or `revision`).",
     501: "Not supported here (e.g. vector search without a complete vector projection).",
@@ -119,6 +120,8 @@ def _explain(exc: ValidationError, where: str) -> InvalidInput:
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             msg = "unknown field; remove it"
+        elif err["type"] == "string_pattern_mismatch" and "scope" in err["loc"]:
+            msg = "not a scope: use memstone://orgs/<org>[/projects/<project>], memstone://users/<user>, or a path form"
         parts.append(f"{where} {loc!r}: {msg}")
     return InvalidInput("; ".join(parts), hint="see /api/openapi.json for every parameter and field")
 
@@ -147,10 +150,30 @@ def parse_query(model: type[M], request: Request) -> M:
         raise _explain(exc, "query parameter") from exc
 
 
+async def read_body(request: Request, limit: int = MAX_BODY) -> bytes:
+    """The request body, refused before it is read whole when it is over ``limit`` bytes.
+
+    A declared Content-Length over the limit is refused without reading; a body sent without one (chunked) is
+    read only up to the limit.
+    """
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not (declared.isascii() and declared.isdigit()):
+            raise InvalidInput(f"Content-Length {declared[:40]!r} is not a number of bytes")
+        if len(declared) > 12 or int(declared) > limit:
+            raise InvalidInput(f"the body is {declared} bytes; the limit is {limit}", hint="send a smaller body")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise InvalidInput(f"the body is over {limit} bytes, the limit", hint="send a smaller body")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 async def parse_body(model: type[M], request: Request, *, required: bool) -> M:
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        raise InvalidInput(f"the body is {len(raw)} bytes; the limit is {MAX_BODY}")
+    raw = await read_body(request)
     if not raw.strip():
         if required:
             raise InvalidInput("this route needs a JSON body", hint="send Content-Type: application/json")
@@ -165,6 +188,8 @@ async def parse_body(model: type[M], request: Request, *, required: bool) -> M:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
             raise InvalidInput(f"the body is not valid JSON: {exc}") from exc
+        except RecursionError:
+            raise InvalidInput("the body nests too deeply", hint="send a flat JSON object") from None
     if not isinstance(data, dict):
         raise InvalidInput("the body must be a JSON object")
     owner = sorted(OWNER_FIELDS & set(data))
@@ -180,17 +205,37 @@ async def parse_body(model: type[M], request: Request, *, required: bool) -> M:
         raise _explain(exc, "field") from exc
 
 
-def endpoint(op: Operation, state_of: Callable[[Request], AppState]) -> Callable[[Request], Awaitable[Response]]:
+def endpoint(
+    op: Operation, state_of: Callable[[Request], AppState], fixed: Mapping[str, Sequence[str]] | None = None
+) -> Callable[[Request], Awaitable[Response]]:
+    """The handler of one operation. ``fixed`` maps each parameter-free path to its methods: a request for one of
+    those paths that only a parameterized route matched (``PATCH /api/memories/search``) is 405, not 404."""
     patterns = {p.name: re.compile(str(p.schema["pattern"])) for p in op.params if "pattern" in p.schema}
+    header_limits = {
+        p.name: int(str(p.schema["maxLength"])) for p in op.params if p.where == "header" and "maxLength" in p.schema
+    }
 
     async def run(request: Request) -> Response:
         try:
             state = state_of(request)
             access = NOBODY if op.public else await state.authenticate(request.headers)
+            allowed = (fixed or {}).get(request.url.path)
+            if allowed is not None:
+                raise ApiError(
+                    405,
+                    "method_not_allowed",
+                    f"{request.url.path} does not take {request.method}",
+                    hint=f"use {', '.join(allowed)}",
+                    headers={"Allow": ", ".join(allowed)},
+                )
             path = dict(request.path_params)
             for name, pattern in patterns.items():
-                if not pattern.match(str(path.get(name, ""))):
+                if not pattern.fullmatch(str(path.get(name, ""))):
                     raise NotFound(f"no such {name.replace('_', ' ')} {path.get(name)!r}")
+            for name, limit in header_limits.items():
+                value = request.headers.get(name)
+                if value is not None and len(value) > limit:
+                    raise InvalidInput(f"the {name} header is {len(value)} characters; the limit is {limit}")
             query = parse_query(op.query, request) if op.query is not None else None
             if op.query is None and request.query_params:
                 raise InvalidInput(f"this route takes no query parameters, got {', '.join(request.query_params)}")
@@ -209,9 +254,10 @@ def routes(ops: Sequence[Operation], state_of: Callable[[Request], AppState]) ->
     by_path: dict[str, dict[str, Operation]] = {}
     for op in ops:
         by_path.setdefault(op.path, {})[op.method] = op
+    fixed = {p: sorted(m) for p, m in by_path.items() if "{" not in p}
     out = []
     for path, methods in by_path.items():
-        handlers = {m: endpoint(op, state_of) for m, op in methods.items()}
+        handlers = {m: endpoint(op, state_of, fixed if "{" in path else None) for m, op in methods.items()}
 
         async def dispatch(
             request: Request, _h: dict[str, Callable[[Request], Awaitable[Response]]] = handlers
@@ -321,6 +367,7 @@ def openapi(ops: Sequence[Operation], *, version: str, local: bool) -> dict[str,
             item["parameters"] = parameters
         if op.body is not None:
             item["requestBody"] = {
+                "description": f"A JSON object of at most {MAX_BODY} bytes; a larger one is refused (422) unread.",
                 "required": op.body_required,
                 "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{op.body.__name__}"}}},
             }

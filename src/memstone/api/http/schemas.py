@@ -7,14 +7,27 @@ author is the authenticated principal. Owner-like fields are refused by name (:d
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from ...domain.rules import MAX_REVISION
 
 ENTRY_ID = r"^ent_[0-9A-Za-z]{1,124}$"
 VERSION_REF = r"^(ver_[0-9A-Za-z]{1,124}|[1-9][0-9]{0,8})$"
 REVISION_REF = r"^(head|[1-9][0-9]{0,8})$"
 MAX_QUERY = 2000
+
+
+def _any_case(word: str) -> str:
+    return "".join(f"[{c.upper()}{c}]" if c.isalpha() else c for c in word)
+
+
+_SEGMENT = r"[A-Za-z0-9][A-Za-z0-9._\-]{0,127}"
+_SCHEME = f"({_any_case('memstone')}|{_any_case('xema')})://"
+_PATH = rf"({_any_case('orgs')}/{_SEGMENT}(/{_any_case('projects')}/{_SEGMENT})?|{_any_case('users')}/{_SEGMENT})"
+# What Gate.parse and parse_scope accept, stated for clients: a URI or its path form (ids are case-free).
+SCOPE_PATTERN = rf"^\s*({_SCHEME}{_PATH}/*|/*{_PATH}/*)?\s*$"
 
 # Fields a client might send to choose the owner or the author of a write. They are refused, not ignored:
 # a client that believes it chose the owner should learn that it did not.
@@ -40,10 +53,30 @@ OWNER_FIELDS = frozenset(
 ScopeParam = Field(
     default=None,
     max_length=300,
+    pattern=SCOPE_PATTERN,
     description="Scope URI (memstone://orgs/<org>[/projects/<p>], memstone://users/<user>) or its path form "
     "(orgs/acme/projects/web). Default: your own scope (local mode: the server's default scope).",
 )
 Mode = Literal["fts", "vector", "hybrid", "auto"]
+ScopeItem = Annotated[str, Field(max_length=300, pattern=SCOPE_PATTERN)]
+KIND_PATTERN = r"^\s*[A-Za-z][A-Za-z0-9_\-]{0,63}\s*$"
+KEBAB_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+Tag = Annotated[str, Field(min_length=1, max_length=64, pattern=r"\S", description="Not blank.")]
+CAS_TEXT = "The record revision you read (CAS token). Send it or the If-Match header, not both."
+
+
+def _not_a_flag(value: object) -> object:
+    if isinstance(value, bool):
+        raise ValueError("a revision is an integer, not true or false")
+    return value
+
+
+NotAFlag = BeforeValidator(_not_a_flag)
+
+
+def cas_field(description: str = CAS_TEXT) -> Any:
+    """An optional CAS revision: an integer (``true`` is not 1), 1 to 2**63 - 1."""
+    return Field(default=None, ge=1, le=MAX_REVISION, description=description)
 
 
 class Strict(BaseModel):
@@ -64,7 +97,7 @@ class ScopeQuery(Strict):
 class CatalogueQuery(Strict):
     scope: str | None = ScopeParam
     kind: list[str] = Field(default_factory=list, max_length=20, description="Only these kinds (repeatable).")
-    tag: list[str] = Field(default_factory=list, max_length=20, description="Only entries with every tag given.")
+    tag: list[Tag] = Field(default_factory=list, max_length=20, description="Only entries with every tag given.")
     important: bool | None = Field(default=None, description="true: only important; false: only not important.")
     mandatory: bool | None = Field(default=None, description="true: only mandatory; false: only not mandatory.")
     state: Literal["active", "all"] = Field(default="active", description="all: include forgotten entries too.")
@@ -76,17 +109,21 @@ class CatalogueQuery(Strict):
 
 class SearchQuery(Strict):
     q: str = Field(min_length=1, max_length=MAX_QUERY, description="What to look for (plain text, any language).")
-    scope: list[str] = Field(default_factory=list, max_length=10, description="Scopes to search (default: yours).")
+    scope: list[ScopeItem] = Field(
+        default_factory=list, max_length=10, description="Scopes to search (default: yours), each like `scope`."
+    )
     mode: Mode = Field(default="auto", description="auto: hybrid when vectors are complete, else fts (reported).")
     limit: int = Field(default=10, ge=1, le=100, description="Distinct entries to return (at most 100).")
     kind: list[str] = Field(default_factory=list, max_length=20)
-    tag: list[str] = Field(default_factory=list, max_length=20)
+    tag: list[Tag] = Field(default_factory=list, max_length=20)
     important: bool | None = None
-    mandatory: bool | None = None
+    mandatory: bool | None = Field(default=None, description="Not true together with exclude_mandatory=true.")
     order: Literal["relevance", "priority"] = Field(
         default="relevance", description="priority: mandatory, then important, then normal; newest first."
     )
-    exclude_mandatory: bool = Field(default=False, description="Leave mandatory entries out (the recall protocol).")
+    exclude_mandatory: bool = Field(
+        default=False, description="Leave mandatory entries out (the recall protocol); refused with mandatory=true."
+    )
     include_superseded: bool = Field(default=False, description="Also match archived versions (marked superseded).")
     precedence: bool = Field(default=True, description="Across tiers, hide entries a more specific scope shadows.")
     exact: bool = Field(default=False, description="Exact vector scan instead of the quantized fast path.")
@@ -94,9 +131,9 @@ class SearchQuery(Strict):
 
 class RecallQuery(Strict):
     q: str | None = Field(default=None, max_length=MAX_QUERY, description="The session's context (optional).")
-    scope: list[str] = Field(default_factory=list, max_length=10)
-    budget_tokens: int | None = Field(default=None, ge=0, le=1_000_000)
-    budget_chars: int | None = Field(default=None, ge=0, le=10_000_000)
+    scope: list[ScopeItem] = Field(default_factory=list, max_length=10)
+    budget_tokens: int | None = Field(default=None, ge=0, le=1_000_000, description="Not with budget_chars.")
+    budget_chars: int | None = Field(default=None, ge=0, le=10_000_000, description="Not with budget_tokens.")
     limit: int = Field(default=8, ge=1, le=100)
     mode: Mode = "auto"
 
@@ -115,8 +152,8 @@ class RevisionQuery(Strict):
 
 class LookupQuery(Strict):
     scope: str | None = ScopeParam
-    kind: str = Field(min_length=1, max_length=64)
-    slug: str = Field(min_length=1, max_length=64)
+    kind: str = Field(min_length=1, max_length=64, pattern=KIND_PATTERN)
+    slug: str = Field(min_length=1, max_length=64, pattern=KEBAB_PATTERN)
 
 
 class ExportQuery(Strict):
@@ -146,22 +183,26 @@ class SourceQuery(Strict):
 
 
 class UnrelateQuery(Strict):
-    kind: str = Field(default="relates-to", min_length=1, max_length=64)
+    kind: str = Field(default="relates-to", min_length=1, max_length=64, pattern=KEBAB_PATTERN)
     target: str = Field(pattern=ENTRY_ID)
 
 
 # ---------------------------------------------------------------------------------------------- request bodies
 class RelationIn(Strict):
-    kind: str = Field(min_length=1, max_length=64, description="supersedes, clarifies, relates-to, ...")
+    kind: str = Field(
+        min_length=1, max_length=64, pattern=KEBAB_PATTERN, description="supersedes, clarifies, relates-to, ..."
+    )
     target: str = Field(pattern=ENTRY_ID)
 
 
 class EntryCreate(Strict):
-    kind: str = Field(min_length=1, max_length=64, description="fact, preference, decision, constraint, ...")
+    kind: str = Field(
+        min_length=1, max_length=64, pattern=KIND_PATTERN, description="fact, preference, decision, constraint, ..."
+    )
     text: str = Field(min_length=1, max_length=40_000, description="Markdown body (at most 8192 UTF-8 bytes).")
     title: str | None = Field(default=None, max_length=1000)
-    tags: list[str] = Field(default_factory=list, max_length=32)
-    slug: str | None = Field(default=None, max_length=64)
+    tags: list[Tag] = Field(default_factory=list, max_length=32)
+    slug: str | None = Field(default=None, max_length=64, pattern=KEBAB_PATTERN)
     important: bool = False
     mandatory: bool = False
     relations: list[RelationIn] = Field(default_factory=list, max_length=64)
@@ -171,14 +212,12 @@ class EntryCreate(Strict):
 class EntryPatch(Strict):
     """Only the fields given change; the rest keep their current values."""
 
-    revision: int | None = Field(
-        default=None, ge=1, description="The record revision you read (or send If-Match with its ETag)."
-    )
-    kind: str | None = Field(default=None, min_length=1, max_length=64)
+    revision: Annotated[int | None, NotAFlag] = cas_field()
+    kind: str | None = Field(default=None, min_length=1, max_length=64, pattern=KIND_PATTERN)
     text: str | None = Field(default=None, min_length=1, max_length=40_000)
     title: str | None = Field(default=None, max_length=1000)
-    tags: list[str] | None = Field(default=None, max_length=32)
-    slug: str | None = Field(default=None, max_length=64)
+    tags: list[Tag] | None = Field(default=None, max_length=32)
+    slug: str | None = Field(default=None, max_length=64, pattern=KEBAB_PATTERN)
     important: bool | None = None
     mandatory: bool | None = None
     relations: list[RelationIn] | None = Field(default=None, max_length=64)
@@ -186,32 +225,47 @@ class EntryPatch(Strict):
 
 
 class FlagIn(Strict):
+    """At least one of important and mandatory, as true or false."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["important"], "properties": {"important": {"type": "boolean"}}},
+                {"required": ["mandatory"], "properties": {"mandatory": {"type": "boolean"}}},
+            ]
+        },
+    )
     important: bool | None = None
     mandatory: bool | None = None
-    revision: int | None = Field(default=None, ge=1, description="Optional CAS: the record revision you read.")
+    revision: Annotated[int | None, NotAFlag] = cas_field(
+        "Optional CAS: the record revision you read. Send it or If-Match, not both."
+    )
 
 
 class RelateIn(Strict):
     target: str = Field(pattern=ENTRY_ID)
-    kind: str = Field(default="relates-to", min_length=1, max_length=64)
+    kind: str = Field(default="relates-to", min_length=1, max_length=64, pattern=KEBAB_PATTERN)
     deactivate_target: bool = Field(default=False, description="With supersedes: forget the target too.")
-    revision: int | None = Field(default=None, ge=1)
+    revision: Annotated[int | None, NotAFlag] = cas_field()
 
 
 class RenameIn(Strict):
-    slug: str | None = Field(max_length=64, description="The new slug (null clears it; the old one redirects).")
-    revision: int | None = Field(default=None, ge=1)
+    slug: str | None = Field(
+        max_length=64, pattern=KEBAB_PATTERN, description="The new slug (null clears it; the old one redirects)."
+    )
+    revision: Annotated[int | None, NotAFlag] = cas_field()
 
 
 class RevertIn(Strict):
     to: str = Field(pattern=VERSION_REF, description="The version to restore: its number or ver_ id.")
     reason: str | None = Field(default=None, max_length=2000)
-    revision: int | None = Field(default=None, ge=1)
+    revision: Annotated[int | None, NotAFlag] = cas_field()
 
 
 class StateIn(Strict):
     reason: str | None = Field(default=None, max_length=2000)
-    revision: int | None = Field(default=None, ge=1)
+    revision: Annotated[int | None, NotAFlag] = cas_field()
 
 
 # ---------------------------------------------------------------------------------------------- responses

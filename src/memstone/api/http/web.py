@@ -1,10 +1,11 @@
 """The Explorer's pages and assets, and the headers every response carries.
 
-Security headers: a strict Content-Security-Policy (scripts and styles only from this server, no inline
-script, no ``eval``, no plugins, no framing), ``nosniff``, no referrer. In local mode two more checks stand in
-for authentication: the ``Host`` must name this machine (so a web page cannot reach the server through DNS
-rebinding) and a state-changing request from a browser must come from this origin (so a page cannot forge
-one). Both refusals are JSON errors with code ``forbidden``.
+Security headers: a strict Content-Security-Policy (scripts, styles and images only from this server, no inline
+script, no ``eval``, no plugins, no framing; an external image in a memory is a link, opened on click),
+``nosniff``, no referrer. In local mode two more checks stand in for authentication: the ``Host`` must name
+this machine (so a web page cannot reach the server through DNS rebinding) and a state-changing request from a
+browser must come from this origin (so a page cannot forge one; ``Origin: null`` is refused with the rest).
+Both refusals are JSON errors with code ``forbidden``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from .errors import error_body
 from .settings import Settings, is_loopback
 
 EXPLORER_CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https:; connect-src 'self'; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; "
     "object-src 'none'"
 )
@@ -84,7 +85,8 @@ class SecurityHeaders:
                 except ValueError:
                     pass  # an in-process test client names itself, not an address
         origin = headers.get("origin")
-        if scope.get("method") in UNSAFE and origin is not None and origin != "null":
+        # ``Origin: null`` (a sandboxed frame, a file:// page, a redirect) names no origin to trust: refused too.
+        if scope.get("method") in UNSAFE and origin is not None:
             own = {f"http://{headers.get('host', '')}", f"https://{headers.get('host', '')}"}
             if origin not in own:
                 return _forbidden(f"cross-origin write from {origin!r} refused", "call the API from its own origin")

@@ -29,6 +29,12 @@ def translated(memory_id: str = "", *, base: int = 0, path: str = "") -> Iterato
         if memory_id:
             raise RevisionConflictError(memory_id, expected=base) from exc
         raise BackendError(f"constraint failed: {exc}", orig=exc) from exc
+    except apsw.ReadOnlyError as exc:
+        raise BackendUnavailable(
+            f"the database file {path} is read-only: {exc}" if path else f"the database file is read-only: {exc}",
+            orig=exc,
+            hint="reads work; to write, make the file and its directory writable",
+        ) from exc
     except apsw.NotADBError as exc:
         raise BackendUnavailable(
             f"not a database: {path or 'the store file'}",

@@ -30,6 +30,9 @@ class SQLiteRecordsMixin:
     @abstractmethod
     def _q(self, sql: str, args: Sequence[object] | None = None) -> list[Any]: ...
 
+    @abstractmethod
+    def _fts_integrity_sync(self, table: str) -> str | None: ...
+
     # ---------------------------------------------------------------- schema
     def _records_missing_sync(self) -> bool:
         present = self._q(
@@ -162,13 +165,8 @@ class SQLiteRecordsMixin:
         self.conn.execute(schema.RECORDS)
 
     def _archive_fts_check_sync(self) -> list[str]:
-        try:
-            self.conn.execute(
-                "INSERT INTO memory_entry_archive_fts (memory_entry_archive_fts, rank) VALUES ('integrity-check', 1)"
-            )
-        except apsw.Error as exc:
-            return [f"archive full-text index does not match the archive projection: {exc}"]
-        return []
+        found = self._fts_integrity_sync("memory_entry_archive_fts")
+        return [f"archive full-text index does not match the archive projection: {found}"] if found else []
 
     def _archive_candidates_sync(
         self, memory_ids: Sequence[str], terms: Sequence[str], depth: int

@@ -32,6 +32,15 @@ from ...ports import Capabilities, EmbeddingProfile, SearchRequest
 from ..base import DatabaseMemoryBackend, HeadRow, HitRow, VectorCandidate, VectorRow, loads_json
 from . import schema
 from .errors import translated
+from .options import (
+    SYNCHRONOUS,
+    StoreOptions,
+    fts_integrity,
+    must_open_read_only,
+    read_only_refusal,
+    read_only_uri,
+    split_url,
+)
 from .records import SQLiteRecordsMixin
 
 MIN_SQLITE = (3, 38, 0)
@@ -214,7 +223,11 @@ def _vec_extension_path() -> str:
 
 
 def parse_sqlite_url(url: str) -> str:
-    """``sqlite:///rel.db``, ``sqlite:////abs.db``, ``sqlite:///:memory:`` or a bare path → a file path."""
+    """``sqlite:///rel.db``, ``sqlite:////abs.db``, ``sqlite:///:memory:`` or a bare path → a file path.
+
+    Options after ``?`` (``mode=ro``, ``durability=fast``) are not part of the path; see :mod:`.options`.
+    """
+    url, _ = split_url(url)
     if url.startswith("sqlite://"):
         rest = url[len("sqlite://") :]
         if rest in (":memory:", "/:memory:"):
@@ -232,9 +245,13 @@ def parse_sqlite_url(url: str) -> str:
 class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
     """SQLite + FTS5 + sqlite-vec through apsw. Many processes may share one file."""
 
-    def __init__(self, path: str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+    def __init__(
+        self, path: str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS, options: StoreOptions | None = None
+    ) -> None:
         super().__init__()
         self.path = path
+        self.options = options or StoreOptions()
+        self.read_only = self.options.read_only
         self._busy_timeout_ms = busy_timeout_ms
         self._conn: apsw.Connection | None = None
         self._scan_pool: ThreadPoolExecutor | None = None  # hybrid search's vector scan, beside the FTS statement
@@ -259,19 +276,24 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
             and tuple(int(x) for x in apsw.sqlite_lib_version().split(".")[:3]) < MIN_SQLITE
         ):
             raise BackendUnavailable(f"SQLite {apsw.sqlite_lib_version()} is older than 3.38.0")
-        if self.path != ":memory:":
+        self.read_only = self.options.read_only or must_open_read_only(self.path)
+        if self.path != ":memory:" and not self.read_only:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         with translated(path=self.path):
-            conn = apsw.Connection(self.path)
+            if self.read_only:
+                conn = apsw.Connection(read_only_uri(self.path), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+            else:
+                conn = apsw.Connection(self.path)
             conn.set_busy_timeout(self._busy_timeout_ms)
             self._conn = conn
             self._load_vec_sync(conn)
             conn.execute("PRAGMA foreign_keys = ON")
-            if self.path != ":memory:":
+            if self.path != ":memory:" and not self.read_only:
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]
                 if str(mode).lower() != "wal":
                     raise BackendUnavailable(f"could not switch {self.path} to WAL mode (got {mode})")
-            conn.execute("PRAGMA synchronous = NORMAL")
+            # An acknowledged write is durable by default: FULL syncs the WAL at every commit (see .options).
+            conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS[self.options.durability]}")
             self._migrate_sync(conn)
             self._ensure_records_sync()
             recorded = self._vector_profile_sync()
@@ -350,6 +372,8 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
         if conn.in_transaction:
             yield
             return
+        if self.read_only:
+            raise read_only_refusal(self.path)
         with translated():
             conn.execute("BEGIN IMMEDIATE")
         try:
@@ -946,13 +970,15 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
         self.conn.execute(schema.PROJECTIONS)
 
     def _fts_check_sync(self) -> list[str]:
-        try:
-            self.conn.execute(
-                "INSERT INTO memory_entry_search_fts (memory_entry_search_fts, rank) VALUES ('integrity-check', 1)"
-            )
-        except apsw.Error as exc:
-            return [f"full-text index does not match the head projection: {exc}"]
-        return []
+        found = self._fts_integrity_sync("memory_entry_search_fts")
+        return [f"full-text index does not match the head projection: {found}"] if found else []
+
+    def _fts_integrity_sync(self, table: str) -> str | None:
+        """FTS5's integrity check of ``table``, never written inside this connection's read snapshot."""
+        found = fts_integrity(
+            self.conn, self.path, (table,), read_only=self.read_only, busy_timeout_ms=self._busy_timeout_ms
+        )
+        return found.get(table)
 
     def _fts_candidates_sync(
         self, memory_ids: Sequence[str], terms: Sequence[str], depth: int, request: SearchRequest, with_text: bool

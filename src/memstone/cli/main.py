@@ -6,7 +6,7 @@ import contextlib
 import importlib
 import json
 import sys
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -208,19 +208,6 @@ def run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Corou
         sys.exit(exit_code(exc))
 
 
-async def with_retry(fn: Callable[[], Awaitable[T]], attempts: int = 5) -> T:
-    """CLI writes apply to the current head: on a lost race, re-read the head and try again."""
-    from ..domain.errors import RevisionConflictError
-
-    for i in range(attempts):
-        try:
-            return await fn()
-        except RevisionConflictError:
-            if i == attempts - 1:
-                raise
-    raise AssertionError("unreachable")
-
-
 def rev_line(rev: Revision | None) -> str:
     if rev is None:
         return "nothing to save"
@@ -363,7 +350,7 @@ def remember(
                 return await svc.remember(None, entries=[item], scope=ctx.obj.scope)
             return await svc.remember(base, entries=[item])
 
-        rev = await with_retry(once)
+        rev = await svc.retrying(once)
         # Trigger: a text identical to a live entry returns the head unchanged. Why: its changes are an older
         # write's, not this one's. Outcome: status unchanged and no entry ids.
         written = rev is not None and rev.revision != bases[-1]
@@ -399,7 +386,7 @@ def _state_command(name: str, doc: str) -> click.Command:
                 op = svc.forget if name == "forget" else svc.reactivate
                 return await op(base, entries=list(entries), reason=reason)
 
-            rev = await with_retry(once)
+            rev = await svc.retrying(once)
             emit(as_json, {"revision": rev.to_dict()}, rev_line(rev))
 
         run(ctx, as_json, body)
@@ -585,7 +572,7 @@ def organize(ctx: click.Context, memory: str | None, no_dedupe: bool, no_normali
                 raise InvalidInput(f"scope {ctx.obj.scope} has no Memory yet")
             return await svc.organize(head, dedupe=not no_dedupe, normalize=not no_normalize)
 
-        rev = await with_retry(once)
+        rev = await svc.retrying(once)
         emit(as_json, {"revision": rev.to_dict()}, rev_line(rev))
 
     run(ctx, as_json, body)

@@ -45,7 +45,7 @@ def _rev_line(rev: Revision | None) -> str:
 
 async def _write(svc: MemoryService, ctx: click.Context, entry: str, op: Callable[[Revision], Any]) -> Revision:
     """Apply ``op`` to the head of the entry's Memory, re-reading the head after a lost race."""
-    from .main import memory_of, with_retry
+    from .main import memory_of
 
     async def once() -> Revision:
         base = await memory_of(svc, ctx.obj, None, entry)
@@ -53,7 +53,7 @@ async def _write(svc: MemoryService, ctx: click.Context, entry: str, op: Callabl
         result: Revision = await op(base)
         return result
 
-    return await with_retry(once)
+    return await svc.retrying(once)  # the service's one retry policy
 
 
 def _selection(ctx: click.Context, scopes: Sequence[str], memories: Sequence[str]) -> tuple[list[str], list[str]]:

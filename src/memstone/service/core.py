@@ -8,10 +8,11 @@ import asyncio
 import copy
 import datetime as _dt
 import logging
+import random
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, cast
+from typing import Literal, TypeVar, cast
 
 from ..domain.canonical import SOURCE_CONTENT_TAG, tagged_sha256
 from ..domain.errors import (
@@ -19,6 +20,8 @@ from ..domain.errors import (
     InvalidCitationError,
     InvalidInput,
     NotFound,
+    RevisionConflictError,
+    StaleEntryError,
     StoreMigratingError,
 )
 from ..domain.ids import EntryId, EntryVersionId, MemoryId, SourceId, check_id, new_ulid
@@ -69,7 +72,8 @@ EntryLike = EntryVersion | MemoryHit | Record | str
 RememberMode = Literal["append", "extract", "auto"]
 Order = Literal["relevance", "priority"]
 MAX_LIMIT = 1000
-WRITE_RETRIES = 5  # the one retry policy for writes that re-read the head after a lost race
+WRITE_RETRIES = 64  # the one retry policy: attempts of a write that re-reads the head after a lost race
+T = TypeVar("T")
 log = logging.getLogger("memstone.service")
 
 
@@ -158,6 +162,26 @@ class ServiceCore:
     @property
     def policy(self) -> Policy:
         return self._policy
+
+    async def retrying(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        """Run ``attempt`` (which re-reads the head it writes on) until it does not lose a race.
+
+        Trigger: a RevisionConflictError that is not a StaleEntryError — another writer moved the Memory's head
+        between this attempt's read and its commit. Why: the write names no base the caller chose, and each lost
+        race follows another writer's success, so retrying makes progress; a short random pause breaks lockstep
+        among many writers. Outcome: up to ``WRITE_RETRIES`` attempts, then the conflict is raised. A change to the
+        very entry an optimistic update read (StaleEntryError) is never retried.
+        """
+        for n in range(WRITE_RETRIES):
+            try:
+                return await attempt()
+            except StaleEntryError:
+                raise
+            except RevisionConflictError:
+                if n == WRITE_RETRIES - 1:
+                    raise
+                await asyncio.sleep(random.uniform(0, 0.002 * min(n + 1, 10)))
+        raise AssertionError("unreachable")
 
     async def scope_of(self, memory_id: MemoryId) -> str | None:
         """The scope a Memory is bound to (None: unbound). Bindings are permanent."""
@@ -379,8 +403,12 @@ class ServiceCore:
             return memory
         return await self.revision(memory.memory_id, memory.revision)
 
-    async def _commit(self, plan: WritePlan) -> Revision:
-        """The one write path: the policy (secrets, the write grant), vectors, then the unit of work."""
+    async def _commit(self, plan: WritePlan, *, rebase: bool = False) -> Revision:
+        """The one write path: the policy (secrets, the write grant), vectors, then the unit of work.
+
+        ``rebase=True`` is a per-entry compare-and-swap: when the head moved but no entry this plan changes did,
+        the plan is moved onto the new head and committed (see :meth:`_rebased`); otherwise the conflict stands.
+        """
         refuse_secrets_in_plan(plan)
         if not self._policy.actor.trusted:
             if plan.bind_scope is not None and plan.base_revision == 0:
@@ -389,10 +417,16 @@ class ServiceCore:
                 await self._may(plan.memory_id, "write", hidden=f"no memory {plan.memory_id}")
         plan = await self._with_vectors(plan)
         deadline = time.monotonic() + self.migration_wait_s
+        rebases = 0
         while True:
             try:
                 async with self.backend.begin() as uow:
                     return await uow.commit(plan)
+            except RevisionConflictError:
+                if not rebase or plan.base_revision == 0 or rebases >= WRITE_RETRIES:
+                    raise
+                rebases += 1
+                plan = await self._rebased(plan)
             except StoreMigratingError:
                 # Trigger: a model migration (memstone reembed) holds writes.
                 # Why: every write must land on the new profile's projection, not be lost or half-indexed.
@@ -401,6 +435,32 @@ class ServiceCore:
                     raise
                 await asyncio.sleep(0.2)
                 plan = await self._with_vectors(replace(plan, vectors={}))
+
+    async def _rebased(self, plan: WritePlan) -> WritePlan:
+        """``plan`` moved onto the Memory's current head, if every entry it changes is as the plan found it.
+
+        Trigger: another writer committed to the same Memory between this plan's read and its commit. Why: a
+        write to other entries of the Memory does not make this one stale (HTTP PATCH and MCP update promise a
+        per-entry check); re-reading everything would let a busy Memory starve the write. Outcome: the same
+        versions, on the new head; a change to one of its entries raises RevisionConflictError.
+        """
+        head = cast(Revision | None, await self.backend.read(HeadQuery(memory_id=plan.memory_id)))
+        if head is None:
+            raise RevisionConflictError(plan.memory_id, expected=plan.base_revision)
+        ids = tuple(c.entry_id for c in plan.changes)
+        now = cast(dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=head.ref, entry_ids=ids)))
+        for c in plan.changes:
+            m = now.get(c.entry_id)
+            fine = {
+                "add": m is None,
+                "revise": m is not None and m.state == "active" and m.entry_version_id == c.from_entry_version_id,
+                "deactivate": m is not None and m.state == "active" and m.entry_version_id == c.from_entry_version_id,
+                "reactivate": m is not None and m.state == "inactive" and m.entry_version_id == c.to_entry_version_id,
+            }[c.op]
+            if not fine:
+                raise RevisionConflictError(plan.memory_id, expected=plan.base_revision, actual=head.revision)
+        versions = tuple(replace(v, created_in_revision=head.revision + 1) for v in plan.new_versions)
+        return replace(plan, base_revision=head.revision, new_versions=versions)
 
     async def _with_vectors(self, plan: WritePlan) -> WritePlan:
         """Embed, outside the transaction, every version this write projects (new, revised, reactivated)."""

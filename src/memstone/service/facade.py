@@ -134,6 +134,7 @@ class MemoryService:
 
     # core
     scope_of = _via(lambda s: s._core, ServiceCore.scope_of)
+    retrying = _via(lambda s: s._core, ServiceCore.retrying)
     head = _via(lambda s: s._core, ServiceCore.head)
     revision = _via(lambda s: s._core, ServiceCore.revision)
     memories = _via(lambda s: s._core, ServiceCore.memories)

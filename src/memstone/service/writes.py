@@ -47,7 +47,6 @@ from ..ports import (
     WritePlan,
 )
 from .core import (
-    WRITE_RETRIES,
     EntryLike,
     MemoryLike,
     RememberMode,
@@ -74,8 +73,12 @@ class Writes:
         scope: str | None = None,
         author: str | None = None,
         surface: Surface | None = None,
+        rebase: bool = False,
     ) -> Revision | None:
         """Add or revise entries. ``memory=None`` creates a new Memory (or, with ``scope``, the scope's Memory).
+
+        ``rebase=True`` checks per entry instead of per Memory: if ``memory`` is no longer the head but none of the
+        entries this call revises has changed since, the write is applied on the current head.
 
         Returns the new Revision; the current one when nothing changed; None when nothing worth saving was
         given to a new Memory. A stale ``memory`` raises RevisionConflictError. A write addressed by ``scope``
@@ -270,7 +273,7 @@ class Writes:
             bind_scope=scope if base is None else None,
         )
         try:
-            return await self._core._commit(plan)
+            return await self._core._commit(plan, rebase=rebase)
         except RevisionConflictError:
             if from_scope:
                 # Trigger: another writer committed to the scope's Memory first (or won the binding race).
@@ -296,8 +299,8 @@ class Writes:
 
         ``expected_version`` (the version number or ``ver_…`` id you read) makes it optimistic: a change to this
         entry since then raises StaleEntryError and writes nothing. A lost race with a write to *another* entry
-        of the same Memory is retried (up to ``WRITE_RETRIES`` times). The default reason is ``flag`` when only
-        the flags change, else ``update``.
+        of the same Memory is retried (the core's one retry policy, ``ServiceCore.retrying``). The default reason
+        is ``flag`` when only the flags change, else ``update``.
 
         >>> await svc.update("ent_…", EntryPatch(text="We deploy with uv."), expected_version=2)  # doctest: +SKIP
         """
@@ -312,7 +315,8 @@ class Writes:
         ):
             raise InvalidInput(f"expected_version must be a version number or a ver_… id, got {expected_version!r}")
         entry_id = EntryId(_entry_id(entry))
-        for attempt in range(WRITE_RETRIES):
+
+        async def attempt() -> UpdateResult:
             found = await self._core.get(entry_id)
             head = await self._core.head(found.memory_id)
             current = await self._core.get(entry_id, memory=head)
@@ -324,18 +328,14 @@ class Writes:
             if item.reason is None:
                 proposed = build_content(item, op_sources=(), inherited_sources=current.content.sources)
                 item = replace(item, reason=flag_reason(current.content, proposed) or "update")
-            try:
-                rev = await self.remember(head, entries=[item])
-            except RevisionConflictError:
-                if attempt == WRITE_RETRIES - 1:
-                    raise
-                continue  # another entry of this Memory changed first: re-read and apply again
+            rev = await self.remember(head, entries=[item], rebase=True)  # per-entry compare-and-swap
             assert rev is not None
             if rev.revision == head.revision:
                 return UpdateResult(status="unchanged", revision=rev, previous=current, current=current)
             now = await self._core.get(entry_id, memory=rev)
             return UpdateResult(status="updated", revision=rev, previous=current, current=now)
-        raise AssertionError("unreachable")
+
+        return await self._core.retrying(attempt)
 
     async def forget(self, memory: MemoryLike, *, entries: Sequence[EntryLike], reason: str | None = None) -> Revision:
         """Mark entries inactive in a new Revision. Already-inactive entries are an idempotent no-op."""

@@ -32,7 +32,6 @@ from . import schemas as s
 from .errors import ApiError
 from .routing import Call, Operation, Param
 
-WRITE_ATTEMPTS = 5
 ENTRY = Param("entry_id", "path", {"type": "string", "pattern": s.ENTRY_ID}, "An entry id (ent_…).")
 VERSION = Param("version", "path", {"type": "string", "pattern": s.VERSION_REF}, "A version number or ver_ id.")
 REVISION = Param("revision", "path", {"type": "string", "pattern": s.REVISION_REF}, "head or a Revision number.")
@@ -398,7 +397,8 @@ async def _write(
     """
     gate = call.gate
     svc = gate.service
-    for attempt in range(WRITE_ATTEMPTS):
+
+    async def attempt() -> Response:
         found, scope = await gate.entry(call.path["entry_id"], "write")
         head = await svc.head(found.memory_id)
         current = await svc.get(found.entry_id, memory=head)
@@ -412,19 +412,15 @@ async def _write(
                 extra={"current": s.RecordOut.model_validate(record_out(record)).model_dump(mode="json")},
                 headers={"ETag": etag(record)},
             )
-        try:
-            rev = await action(gate.writer(), head, current)
-        except RevisionConflictError:
-            if attempt == WRITE_ATTEMPTS - 1:
-                raise
-            continue
+        rev = await action(gate.writer(), head, current)  # a lost race: the service's retry re-reads the head
         record = await _records(svc, current.entry_id)
         return ok(
             s.WriteOut,
             {"revision": revision_out(rev, scope.uri if scope else None), "record": record_out(record)},
             headers={"ETag": etag(record)},
         )
-    raise AssertionError("unreachable")
+
+    return await svc.retrying(attempt)
 
 
 def _relations(items: list[s.RelationIn]) -> list[Relation]:

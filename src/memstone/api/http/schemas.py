@@ -108,7 +108,12 @@ class CatalogueQuery(Strict):
 
 
 class SearchQuery(Strict):
-    q: str = Field(min_length=1, max_length=MAX_QUERY, description="What to look for (plain text, any language).")
+    q: str = Field(
+        min_length=1,
+        max_length=MAX_QUERY,
+        description="What to look for (plain text, any language). It must hold at least one word that is not a "
+        "stopword: a query of punctuation or stopwords only is refused (422 invalid_input).",
+    )
     scope: list[ScopeItem] = Field(
         default_factory=list, max_length=10, description="Scopes to search (default: yours), each like `scope`."
     )

@@ -38,7 +38,7 @@ from ...agents.briefing import prompt_context, session_briefing
 from ...agents.settings import AgentSettings, ScopeChoice
 from ...auth.errors import Unauthenticated
 from ...auth.model import Access
-from ...domain.errors import MemstoneError, RevisionConflictError, StaleEntryError
+from ...domain.errors import MemstoneError, StaleEntryError
 from ...domain.model import KNOWN_KINDS, EntryInput, EntryPatch, Revision
 from ...domain.search import searchable
 from ...service import MemoryService
@@ -67,7 +67,6 @@ from .schemas import (
 
 log = logging.getLogger("memstone.mcp")
 ToolFn = TypeVar("ToolFn", bound=Callable[..., Awaitable[object]])
-RETRIES = 5
 
 INSTRUCTIONS = """\
 memstone is the durable, versioned memory of this project: facts, decisions, conventions, constraints, \
@@ -714,15 +713,13 @@ def _state_write(
 async def _retrying(
     svc: MemoryService, memory_id: str, write: Callable[[Revision], Awaitable[Revision]]
 ) -> tuple[Revision, Revision]:
-    """Apply a write to the Memory's current head; on a lost race re-read the head and try again (5 times)."""
-    for attempt in range(RETRIES):
+    """Apply a write to the Memory's current head; a lost race re-reads the head (the service's retry policy)."""
+
+    async def attempt() -> tuple[Revision, Revision]:
         head = await svc.head(memory_id)
-        try:
-            return head, await write(head)
-        except RevisionConflictError:
-            if attempt == RETRIES - 1:
-                raise
-    raise AssertionError("unreachable")
+        return head, await write(head)
+
+    return await svc.retrying(attempt)
 
 
 async def _identical(svc: MemoryService, scope: str, kind: str, text: str) -> str | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Generic, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from .domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
 from .domain.model import (
@@ -24,6 +24,10 @@ from .domain.model import (
     Surface,
     VerifyReport,
 )
+from .domain.records import Record
+
+T = TypeVar("T")
+R_co = TypeVar("R_co", covariant=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,14 +92,24 @@ class CandidatePipeline(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Capabilities:
-    """What a backend can do, like a SQL dialect's ``supports_*`` flags."""
+    """What an engine can do, like a SQL dialect's ``supports_*`` flags (fixed when the engine is built).
+
+    What the store holds now (its embedding profile, a migration in progress) is :class:`StoreState`.
+    """
 
     fts: bool = True
     vector: bool = False
     hybrid: bool = False
-    embedding_profile: EmbeddingProfile | None = None
     concurrent_processes: bool = False
     persistent: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoreState:
+    """What one store holds now, as opposed to what its engine can do: its recorded embedding profile."""
+
+    embedding_profile: EmbeddingProfile | None = None
+    schema_version: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,6 +164,17 @@ class SearchRequest:
     weights: Mapping[str, float] = field(default_factory=dict)
     exact: bool = False  # vector channel: exact scan instead of the quantized fast path
     fusion: Literal["convex", "rrf"] = "convex"  # domain/search.py: convex scores in [0, 1], or the RFC's RRF
+    # Memories searched at whatever their head is inside the search's own read transaction (named by id or
+    # scope), besides ``memories``, which must still be current. See SearchPage.heads.
+    heads: tuple[MemoryId, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchPage:
+    """A search's hits and the exact head Revision of each Memory it searched (read in the same snapshot)."""
+
+    hits: tuple[MemoryHit, ...]
+    heads: tuple[ArtifactRef, ...]
 
 
 class MemoryBackend(Protocol):
@@ -160,13 +185,16 @@ class MemoryBackend(Protocol):
 
     def begin(self) -> AbstractAsyncContextManager[MemoryUnitOfWork]: ...
 
-    async def read(self, query: ReadQuery) -> object: ...
+    @property
+    def state(self) -> StoreState: ...
+
+    async def read(self, query: Query[T]) -> T: ...
 
     async def put_source(self, source: Source) -> Source: ...
 
     async def changes(self, memory: ArtifactRef, since_revision: int | None) -> tuple[RevisionChanges, ...]: ...
 
-    async def search(self, request: SearchRequest) -> tuple[MemoryHit, ...]: ...
+    async def search(self, request: SearchRequest) -> SearchPage: ...
 
     async def expand(
         self, anchors: Sequence[tuple[ArtifactRef, EntryId, EntryVersionId]]
@@ -185,26 +213,86 @@ class MemoryBackend(Protocol):
 
     async def put_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> int: ...
 
-    async def migration(self, op: Literal["start", "unstaged", "finish", "abort"], **kw: object) -> object: ...
+    # Model migration (memstone reembed): start, stage every unstaged active version, finish (or abort).
+    async def start_migration(self, profile: EmbeddingProfile) -> None: ...
+
+    async def unstaged_versions(self, limit: int) -> list[EntryVersion]: ...
 
     async def stage_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> None: ...
+
+    async def finish_migration(self, profile: EmbeddingProfile) -> None: ...
+
+    async def abort_migration(self) -> None: ...
 
     async def aclose(self) -> None: ...
 
 
-# Reads are one method taking a small closed set of query values, so the port stays narrow.
+# Reads are one method taking a small closed set of query values, so the port stays narrow; each query class
+# names its result type, so ``read(q)`` is typed without a cast at the call site.
+class Query(Generic[R_co]):
+    """A read query whose result is an ``R_co``."""
+
+    __slots__ = ()
+
+
+class ScopeBinding(NamedTuple):
+    """A scope URI bound to a Memory, and when."""
+
+    scope: str
+    memory_id: MemoryId
+    created_at: str
+
+
+class LiveVersion(NamedTuple):
+    """An entry version that is current at a Memory's head, and its state there."""
+
+    version: EntryVersion
+    state: Literal["active", "inactive"]
+
+
+class LiveSlug(NamedTuple):
+    """An active head entry that holds a slug."""
+
+    memory_id: MemoryId
+    entry_id: EntryId
+    kind: str
+    slug: str
+
+
+class IncomingLink(NamedTuple):
+    """A current active version (at head ``ref``) with a relation to a target."""
+
+    ref: ArtifactRef
+    version: EntryVersion
+
+
+class ArchiveMatch(NamedTuple):
+    """A superseded version that matched, the current version of its entry, and the head it is current at."""
+
+    archived: EntryVersion
+    current: EntryVersion
+    head: ArtifactRef
+
+
+class KindPolicy(NamedTuple):
+    """The store's kind policy: whether one is recorded, and its kinds (``None`` = open)."""
+
+    recorded: bool
+    kinds: tuple[str, ...] | None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HeadQuery:
+class HeadQuery(Query[Revision | None]):
     memory_id: MemoryId
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RevisionQuery:
+class RevisionQuery(Query[Revision | None]):
     ref: ArtifactRef
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ManifestQuery:
+class ManifestQuery(Query[dict[EntryId, ManifestEntry]]):
     """Manifest entries of a Revision; ``entry_ids=None`` reads the whole manifest."""
 
     ref: ArtifactRef
@@ -212,7 +300,7 @@ class ManifestQuery:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class VersionsQuery:
+class VersionsQuery(Query[list[EntryVersion]]):
     """Entry versions by id, or every version of one entry (``entry_id``), oldest first."""
 
     memory_id: MemoryId | None
@@ -221,7 +309,7 @@ class VersionsQuery:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ContentQuery:
+class ContentQuery(Query[list[LiveVersion]]):
     """Entries of a Memory's current head whose current version has one of these content hashes."""
 
     memory_id: MemoryId
@@ -229,31 +317,31 @@ class ContentQuery:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MemoriesQuery:
+class MemoriesQuery(Query[list[Revision]]):
     """Every Memory's head Revision."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SourcesQuery:
+class SourcesQuery(Query[list[Source]]):
     source_ids: tuple[SourceId, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ScopeQuery:
+class ScopeQuery(Query[list[ScopeBinding]]):
     """The Memory bound to a scope URI (``scope=None`` lists every binding)."""
 
     scope: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class VectorStatusQuery:
+class VectorStatusQuery(Query[dict[MemoryId, bool]]):
     """Whether each Memory's current head has a complete vector projection for the store's profile."""
 
     memories: tuple[ArtifactRef, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CatalogueQuery:
+class CatalogueQuery(Query[list[Record]]):
     """Entries of exact Revisions, filtered, for catalogues and point-in-time reads (a list of ``Record``)."""
 
     memories: tuple[ArtifactRef, ...]
@@ -277,7 +365,7 @@ class SlugMatch:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SlugQuery:
+class SlugQuery(Query[list[SlugMatch]]):
     """Every entry of these Memories whose current or any older version has this kind and slug."""
 
     memory_ids: tuple[MemoryId, ...]
@@ -286,14 +374,14 @@ class SlugQuery:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LiveSlugsQuery:
+class LiveSlugsQuery(Query[list[LiveSlug]]):
     """(memory id, entry id, kind, slug) of every active head entry with a slug in these Memories."""
 
     memory_ids: tuple[MemoryId, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LinksQuery:
+class LinksQuery(Query[list[IncomingLink]]):
     """Current active versions in these Memories with a relation to one of ``targets`` (incoming links)."""
 
     memory_ids: tuple[MemoryId, ...]
@@ -301,7 +389,7 @@ class LinksQuery:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RevisionsQuery:
+class RevisionsQuery(Query[list[Revision]]):
     """Revisions ``first``..``last`` of a Memory, ascending."""
 
     memory_id: MemoryId
@@ -310,18 +398,19 @@ class RevisionsQuery:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MemoryVersionsQuery:
+class MemoryVersionsQuery(Query[list[EntryVersion]]):
     """Every entry version of a Memory, by entry id then version."""
 
     memory_id: MemoryId
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ArchiveQuery:
-    """Full-text matches among superseded versions of entries active at these heads (Graphit archived rows).
+class ArchiveQuery(Query[list[ArchiveMatch]]):
+    """Full-text matches among versions superseded as of these Revisions, of entries active there (Graphit
+    archived rows). Any stored Revision may be named, so a search's second pass reads the Revisions its first
+    pass searched even when a writer has moved a head since.
 
-    Filters apply to each entry's current version. Returns (archived version, current version, head ref)
-    in rank order.
+    Filters apply to each entry's version current at that Revision; matches come in rank order.
     """
 
     query: str
@@ -334,8 +423,8 @@ class ArchiveQuery:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class KindsQuery:
-    """The store's recorded kind policy: ``(recorded, kinds)``; ``kinds=None`` means open."""
+class KindsQuery(Query[KindPolicy]):
+    """The store's recorded kind policy; ``kinds=None`` means open."""
 
 
 RECORD_QUERIES = (

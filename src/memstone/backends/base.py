@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Literal, NamedTuple, TypeVar
+from typing import Literal, NamedTuple, TypeVar, cast
 
 from ..domain.analyzer import informative_terms, query_terms, searchable_text
 from ..domain.canonical import (
@@ -43,6 +43,7 @@ from ..domain.manifest import EMPTY_ROOT, ManifestReader
 from ..domain.model import (
     ArtifactRef,
     Change,
+    EntryContent,
     EntryVersion,
     ManifestEntry,
     MemoryHit,
@@ -71,13 +72,17 @@ from ..ports import (
     ContentQuery,
     EmbeddingProfile,
     HeadQuery,
+    LiveVersion,
     ManifestQuery,
     MemoriesQuery,
-    ReadQuery,
+    Query,
     RevisionQuery,
+    ScopeBinding,
     ScopeQuery,
+    SearchPage,
     SearchRequest,
     SourcesQuery,
+    StoreState,
     VectorStatusQuery,
     VersionsQuery,
     WritePlan,
@@ -100,36 +105,21 @@ class HeadRow(NamedTuple):
 
 
 class HitRow(NamedTuple):
-    """What a search hit shows of an entry version, read from its authoritative (append-only) version row."""
+    """What a search hit shows of an entry version, read from its authoritative (append-only) version row.
+
+    It carries the whole hashed content, so the search re-checks the bytes it serves against the hash the
+    head's manifest committed to (RFC "Search and reads", condition 3).
+    """
 
     entry_id: EntryId
     entry_version_id: EntryVersionId
-    kind: str
-    title: str | None
-    text: str
-    tags: tuple[str, ...]
-    slug: str | None
-    important: bool
-    mandatory: bool
+    content: EntryContent
     entry_content_hash: str
     created_at: str
 
     @classmethod
     def of(cls, v: EntryVersion) -> HitRow:
-        c = v.content
-        return cls(
-            v.entry_id,
-            v.entry_version_id,
-            c.kind,
-            c.title,
-            c.text,
-            c.tags,
-            c.slug,
-            c.important,
-            c.mandatory,
-            v.entry_content_hash,
-            v.provenance.created_at,
-        )
+        return cls(v.entry_id, v.entry_version_id, v.content, v.entry_content_hash, v.provenance.created_at)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +160,8 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
         self._lock = threading.Lock()  # held by whichever thread is using the connection
         self._manifests = ManifestReader(self._load_node_sync, load_many=self._load_nodes_sync)
         self._closed = False
-        self.vector_profile: EmbeddingProfile | None = None
+        self.vector_profile: EmbeddingProfile | None = None  # the profile writes and searches use now
+        self._recorded_profile: EmbeddingProfile | None = None  # the store's, as of the last COMMIT seen
         self._complete_cache: dict[tuple[str, int], bool] = {}
         self._complete_generation = ""
         self._hash_memo: dict[str, str] = {}
@@ -179,6 +170,15 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
     @property
     @abstractmethod
     def capabilities(self) -> Capabilities: ...
+
+    @property
+    def state(self) -> StoreState:
+        """What this store holds now: the embedding profile recorded in it (as configured at open)."""
+        return StoreState(embedding_profile=self._recorded_profile, schema_version=self._schema_version())
+
+    @abstractmethod
+    def _schema_version(self) -> int:
+        """The schema version of the open store."""
 
     @abstractmethod
     def _write_txn(self) -> AbstractContextManager[None]:
@@ -247,7 +247,7 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
     def _put_source_sync(self, source: Source) -> None: ...
 
     @abstractmethod
-    def _scope_sync(self, scope: str | None) -> list[tuple[str, MemoryId, str]]: ...
+    def _scope_sync(self, scope: str | None) -> list[ScopeBinding]: ...
 
     @abstractmethod
     def _bind_scope_sync(self, scope: str, memory_id: MemoryId, created_at: str) -> bool:
@@ -411,7 +411,7 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
             raise RevisionConflictError(memory_id, expected=plan.base_revision)
         if plan.bind_scope is not None and not self._bind_scope_sync(plan.bind_scope, memory_id, plan.created_at):
             winner = self._scope_sync(plan.bind_scope)
-            raise RevisionConflictError(winner[0][1] if winner else memory_id, expected=0, actual=None)
+            raise RevisionConflictError(winner[0].memory_id if winner else memory_id, expected=0, actual=None)
         loaded = {v.entry_version_id: v for v in self._versions_sync(memory_id, reactivated)} if reactivated else {}
         vectors_complete = True
         for change in changes:
@@ -513,6 +513,7 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                     if recorded is None:
                         self._record_vector_profile_sync(profile)
                         recorded = profile
+                self._recorded_profile = recorded  # caches change only after COMMIT
             if recorded.canonical() != profile.canonical():
                 raise ProfileMismatchError(
                     f"this store's embedding profile is {recorded.profile_id} ({recorded.model}, "
@@ -565,8 +566,12 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
             ordered = [c for c in ordered if self._head_matches_sync(c, request)]
         return ordered[:depth]
 
+    @abstractmethod
     def _head_matches_sync(self, cand: VectorCandidate, request: SearchRequest) -> bool:
-        return True
+        """Whether a vector candidate's head projection row passes the request's kind, tag and flag filters.
+
+        No default: an engine that answered True here would serve filtered-out entries on the vector channel.
+        """
 
     async def missing_vectors(self, limit: int) -> list[EntryVersion]:
         """Current versions of active entries (across Memories) that lack a vector for the store's profile."""
@@ -662,35 +667,40 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
             hint="retry shortly; the migration resumes writes when it finishes",
         )
 
-    async def migration(self, op: Literal["start", "unstaged", "finish", "abort"], **kw: object) -> object:
-        """Model migration steps: ``start(profile)``, ``unstaged(limit)``, ``finish(profile)``, ``abort()``."""
+    async def start_migration(self, profile: EmbeddingProfile) -> None:
+        """Pause writes and begin staging vectors of ``profile`` (refused while another migration runs)."""
 
-        def run() -> object:
-            if op == "start":
-                profile = kw["profile"]
-                assert isinstance(profile, EmbeddingProfile)
-                with self._write_txn():
-                    self._check_not_migrating_sync()
-                    self._set_migration_sync({"profile_id": profile.profile_id, "pid": os.getpid()})
-                return None
-            if op == "unstaged":
-                limit = kw["limit"]
-                assert isinstance(limit, int)
-                with self._read_txn():
-                    pairs = self._unstaged_sync(limit)
-                    out: list[EntryVersion] = []
-                    for mid, vid in pairs:
-                        out.extend(self._versions_sync(mid, [vid]))
-                    return out
-            if op == "finish":
-                profile = kw["profile"]
-                assert isinstance(profile, EmbeddingProfile)
+        def run() -> None:
+            with self._write_txn():
+                self._check_not_migrating_sync()
+                self._set_migration_sync({"profile_id": profile.profile_id, "pid": os.getpid()})
+
+        await self._run(run)
+
+    async def unstaged_versions(self, limit: int) -> list[EntryVersion]:
+        """Up to ``limit`` current active versions that have no staged vector yet."""
+
+        def run() -> list[EntryVersion]:
+            with self._read_txn():
+                out: list[EntryVersion] = []
+                for mid, vid in self._unstaged_sync(limit):
+                    out.extend(self._versions_sync(mid, [vid]))
+                return out
+
+        return await self._run(run)
+
+    async def finish_migration(self, profile: EmbeddingProfile) -> None:
+        """Swap the vector projection and the recorded profile to the staged ones, in one transaction."""
+
+        def run() -> None:
+            old = self.vector_profile
+            self.vector_profile = profile  # the staged vectors are stored (and hashed) under the new profile
+            try:
                 with self._write_txn():
                     if self._unstaged_sync(1):
                         raise InvalidInput("some active entries are not embedded with the new model yet")
                     staged = dict(self._staged_sync())
                     self._replace_vector_tables_sync(profile)
-                    self.vector_profile = profile
                     for head in self._heads_sync():
                         for e in self._manifests.iter_entries(head.manifest_root):
                             if e.state != "active":
@@ -699,13 +709,22 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                             self._check_version_hash(v)
                             self._store_vectors_sync(v, staged[v.entry_version_id])
                     self._set_migration_sync(None)
-                    self._complete_cache.clear()
-                return None
+            except BaseException:
+                self.vector_profile = old  # caches change only after COMMIT: a failed swap keeps the old profile
+                raise
+            self._recorded_profile = profile
+            self._complete_cache.clear()
+
+        await self._run(run)
+
+    async def abort_migration(self) -> None:
+        """Drop the staged vectors and resume writes on the old profile."""
+
+        def run() -> None:
             with self._write_txn():
                 self._set_migration_sync(None)
-            return None
 
-        return await self._run(run)
+        await self._run(run)
 
     async def stage_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> None:
         def run() -> None:
@@ -814,12 +833,14 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                 raise InvalidInput(f"artifact {ref} does not exist")
 
     # ------------------------------------------------------------------ reads
-    async def read(self, query: ReadQuery) -> object:
+    async def read(self, query: Query[T]) -> T:
+        # Each query class names its result type; the dispatch below returns exactly that type for it (the
+        # conformance suite checks every query's result), so the one cast of the read path lives here.
         if isinstance(query, RECORD_QUERIES):
-            return await self._run(self._records_read_sync, query)
-        return await self._run(self._read_sync, query)
+            return cast(T, await self._run(self._records_read_sync, query))
+        return cast(T, await self._run(self._read_sync, query))
 
-    def _read_sync(self, query: ReadQuery) -> object:
+    def _read_sync(self, query: Query[object]) -> object:
         with self._read_txn():
             match query:
                 case HeadQuery(memory_id=mid):
@@ -850,7 +871,7 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                     for v in self._versions_by_hash_sync(mid, hashes):
                         m = self._manifests.lookup(head.manifest_root, v.entry_id)
                         if m is not None and m.entry_version_id == v.entry_version_id:
-                            live.append((v, m.state))
+                            live.append(LiveVersion(v, m.state))
                     return live
                 case MemoriesQuery():
                     return self._heads_sync()
@@ -923,25 +944,41 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
         return await self._run(read)
 
     # ------------------------------------------------------------------ search
-    async def search(self, request: SearchRequest) -> tuple[MemoryHit, ...]:
+    async def search(self, request: SearchRequest) -> SearchPage:
         if "vector" in request.channels:
             return await self._run(self._search_sync, request)
         return await self._run_short(self._search_sync, request)
 
-    def _search_sync(self, request: SearchRequest) -> tuple[MemoryHit, ...]:
+    def _search_heads_sync(self, request: SearchRequest) -> dict[str, Revision]:
+        """The head Revision of every Memory searched, read inside the search's own read transaction.
+
+        ``request.memories`` must still be current; ``request.heads`` are taken at whatever their head is now,
+        so a writer committing between the caller's resolve and this read never fails the search (issue 12).
+        """
+        heads: dict[str, Revision] = {}
+        for ref in request.memories:
+            head = self._head_sync(ref.memory_id)
+            if head is None:
+                raise ArtifactNotFoundError(f"no memory {ref.memory_id}")
+            if head.revision != ref.revision:
+                raise CapabilityNotSupportedError(
+                    "non-head-search",
+                    f"{ref} is not the current head of {ref.memory_id} (head is revision {head.revision})",
+                    hint="search takes current heads only; read the head and search it",
+                )
+            heads[ref.memory_id] = head
+        for mid in request.heads:
+            if mid in heads:
+                continue
+            head = self._head_sync(mid)
+            if head is None:
+                raise ArtifactNotFoundError(f"no memory {mid}")
+            heads[mid] = head
+        return heads
+
+    def _search_sync(self, request: SearchRequest) -> SearchPage:
         with self._read_txn():
-            heads: dict[str, Revision] = {}
-            for ref in request.memories:
-                head = self._head_sync(ref.memory_id)
-                if head is None:
-                    raise ArtifactNotFoundError(f"no memory {ref.memory_id}")
-                if head.revision != ref.revision:
-                    raise CapabilityNotSupportedError(
-                        "non-head-search",
-                        f"{ref} is not the current head of {ref.memory_id} (head is revision {head.revision})",
-                        hint="search takes current heads only; read the head and search it",
-                    )
-                heads[ref.memory_id] = head
+            heads = self._search_heads_sync(request)
             memory_ids = sorted(heads)
             depth = candidate_depth(request.limit)
             begun = None
@@ -1000,14 +1037,15 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                     m = manifest.get((cand.memory_id, cand.entry_id))
                     hit_row = loaded.get(cand.entry_version_id)
                     # A projection row that disagrees with the authoritative manifest never reaches a caller: the
-                    # head's manifest must hold this exact version, active, with the hash its version row committed
-                    # to (that the row's content still hashes to it is `verify`'s check of the authority itself).
+                    # head's manifest must hold this exact version, active, and the bytes served must hash to the
+                    # hash it committed to. A tampered version row is skipped here; `verify` reports it.
                     if m is None or m.state != "active" or m.entry_version_id != cand.entry_version_id:
                         continue
                     if (
                         hit_row is None
                         or hit_row.entry_id != cand.entry_id
                         or hit_row.entry_content_hash != m.entry_content_hash
+                        or hit_row.content.content_hash != m.entry_content_hash
                     ):
                         continue
                     hits.append(self._hit(heads[cand.memory_id], hit_row, score, ranks, parts))
@@ -1015,10 +1053,10 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                         break
             if hits:
                 # Annotate each hit with its Memory's scope here, in the search's own read transaction.
-                bound = {m: s for s, m, _ in self._scope_sync(None)}
+                bound = {b.memory_id: b.scope for b in self._scope_sync(None)}
                 if bound:
                     hits = [replace(h, scope=bound.get(h.memory_ref.memory_id)) for h in hits]
-            return tuple(hits)
+            return SearchPage(hits=tuple(hits), heads=tuple(heads[mid].ref for mid in memory_ids))
 
     @staticmethod
     def _fuse(
@@ -1049,22 +1087,23 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
 
     @staticmethod
     def _hit(head: Revision, row: HitRow, score: float, ranks: dict[str, int], parts: dict[str, float]) -> MemoryHit:
+        c = row.content
         return MemoryHit(
             memory_ref=head.ref,
             entry_id=row.entry_id,
             entry_version_id=row.entry_version_id,
-            text=row.text,
+            text=c.text,
             score=score,
-            matched_by=tuple(c for c in _CHANNELS if c in ranks),
-            kind=row.kind,
-            title=row.title,
-            tags=row.tags,
-            important=row.important,
-            mandatory=row.mandatory,
+            matched_by=tuple(ch for ch in _CHANNELS if ch in ranks),
+            kind=c.kind,
+            title=c.title,
+            tags=c.tags,
+            important=c.important,
+            mandatory=c.mandatory,
             entry_content_hash=row.entry_content_hash,
             updated_at=row.created_at,
             ranks=ranks,
-            slug=row.slug,
+            slug=c.slug,
             contributions=parts,
         )
 

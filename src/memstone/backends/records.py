@@ -15,20 +15,25 @@ from contextlib import AbstractContextManager
 from typing import Literal
 
 from ..domain.analyzer import informative_terms, query_terms
-from ..domain.errors import AlreadyExists, ArtifactNotFoundError, CapabilityNotSupportedError, IntegrityError
+from ..domain.errors import AlreadyExists, ArtifactNotFoundError, IntegrityError
 from ..domain.ids import EntryId, EntryVersionId, MemoryId
 from ..domain.manifest import ManifestReader
 from ..domain.model import ArtifactRef, Change, EntryContent, EntryVersion, Revision
 from ..domain.records import Record
 from ..domain.search import fts_admits, fts_required_terms
 from ..ports import (
+    ArchiveMatch,
     ArchiveQuery,
     CatalogueQuery,
+    IncomingLink,
+    KindPolicy,
     KindsQuery,
     LinksQuery,
+    LiveSlug,
     LiveSlugsQuery,
     MemoryVersionsQuery,
     RevisionsQuery,
+    ScopeBinding,
     SlugMatch,
     SlugQuery,
 )
@@ -89,7 +94,7 @@ class RecordsBackendMixin:
     def _versions_sync(self, memory_id: MemoryId | None, version_ids: Sequence[str]) -> list[EntryVersion]: ...
 
     @abstractmethod
-    def _scope_sync(self, scope: str | None) -> list[tuple[str, MemoryId, str]]: ...
+    def _scope_sync(self, scope: str | None) -> list[ScopeBinding]: ...
 
     @abstractmethod
     def _bind_scope_sync(self, scope: str, memory_id: MemoryId, created_at: str) -> bool: ...
@@ -301,21 +306,19 @@ class RecordsBackendMixin:
                 )
         return out
 
-    def _live_slugs_checked_sync(self, memory_ids: Sequence[MemoryId]) -> list[tuple[MemoryId, EntryId, str, str]]:
-        out: list[tuple[MemoryId, EntryId, str, str]] = []
+    def _live_slugs_checked_sync(self, memory_ids: Sequence[MemoryId]) -> list[LiveSlug]:
+        out: list[LiveSlug] = []
         with self._read_txn():
             heads = {mid: self._head_sync(mid) for mid in memory_ids}
             for mid, eid, vid, kind, slug in self._live_slugs_sync(list(memory_ids)):
                 head = heads.get(mid)
                 m = self._manifests.lookup(head.manifest_root, eid) if head is not None else None
                 if m is not None and m.state == "active" and m.entry_version_id == vid:
-                    out.append((mid, eid, kind, slug))
+                    out.append(LiveSlug(mid, eid, kind, slug))
         return out
 
-    def _links_sync(
-        self, memory_ids: Sequence[MemoryId], targets: Sequence[EntryId]
-    ) -> list[tuple[ArtifactRef, EntryVersion]]:
-        out: list[tuple[ArtifactRef, EntryVersion]] = []
+    def _links_sync(self, memory_ids: Sequence[MemoryId], targets: Sequence[EntryId]) -> list[IncomingLink]:
+        out: list[IncomingLink] = []
         if not memory_ids or not targets:
             return out
         with self._read_txn():
@@ -327,23 +330,17 @@ class RecordsBackendMixin:
                 if head is None or m is None or m.state != "active" or m.entry_version_id != v.entry_version_id:
                     continue
                 if any(r.target in wanted for r in v.content.relations):
-                    out.append((head.ref, v))
+                    out.append(IncomingLink(head.ref, v))
         return out
 
-    def _archive_search_sync(self, q: ArchiveQuery) -> list[tuple[EntryVersion, EntryVersion, ArtifactRef]]:
+    def _archive_search_sync(self, q: ArchiveQuery) -> list[ArchiveMatch]:
         with self._read_txn():
             heads: dict[str, Revision] = {}
             for ref in q.memories:
-                head = self._head_sync(ref.memory_id)
-                if head is None:
-                    raise ArtifactNotFoundError(f"no memory {ref.memory_id}")
-                if head.revision != ref.revision:
-                    raise CapabilityNotSupportedError(
-                        "non-head-search",
-                        f"{ref} is not the current head of {ref.memory_id} (head is revision {head.revision})",
-                        hint="search takes current heads only; read the head and search it",
-                    )
-                heads[ref.memory_id] = head
+                rev = self._revision_sync(ref.memory_id, ref.revision)
+                if rev is None:
+                    raise ArtifactNotFoundError(f"no revision {ref}")
+                heads[ref.memory_id] = rev
             terms = query_terms(q.query)
             informative = informative_terms(terms)
             if not informative or not heads:
@@ -355,7 +352,7 @@ class RecordsBackendMixin:
                     continue
                 head = heads[mid]
                 m = self._manifests.lookup(head.manifest_root, eid)
-                # Only entries live at the head; their current version is the head search's business.
+                # Only entries live at that Revision; their current version is the head search's business.
                 if m is None or m.state != "active" or m.entry_version_id == vid:
                     continue
                 picked.append((vid, m.entry_version_id, head.ref))
@@ -363,17 +360,19 @@ class RecordsBackendMixin:
                 v.entry_version_id: v
                 for v in self._load_versions_sync(None, sorted({x for p in picked for x in p[:2]}))
             }
-            out: list[tuple[EntryVersion, EntryVersion, ArtifactRef]] = []
+            out: list[ArchiveMatch] = []
             for vid, current_vid, ref in picked:
                 archived, current = loaded.get(vid), loaded.get(current_vid)
                 if archived is None or current is None or archived.entry_id != current.entry_id:
                     continue
+                if archived.created_in_revision > ref.revision:
+                    continue  # superseded only after the Revision searched: not yet archived there
                 if archived.content.content_hash != archived.entry_content_hash:
                     continue
                 if content_matches(
                     current.content, kinds=q.kinds, tags=q.tags, important=q.important, mandatory=q.mandatory
                 ):
-                    out.append((archived, current, ref))
+                    out.append(ArchiveMatch(archived, current, ref))
             return out
 
     # ------------------------------------------------------------------ writes outside a Revision
@@ -439,18 +438,18 @@ class RecordsBackendMixin:
             self._archive_put_sync(v, archive_text(v))
 
 
-def _decode_kinds(raw: str | None) -> tuple[bool, tuple[str, ...] | None]:
+def _decode_kinds(raw: str | None) -> KindPolicy:
     if raw is None:
-        return False, None
+        return KindPolicy(False, None)
     try:
         value = json.loads(raw)
     except ValueError as exc:
         raise IntegrityError(f"the store's kind policy is unreadable: {exc}") from exc
     if value is None:
-        return True, None
+        return KindPolicy(True, None)
     if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
         raise IntegrityError("the store's kind policy is not a list of kinds")
-    return True, tuple(value)
+    return KindPolicy(True, tuple(value))
 
 
 __all__ = ["RecordsBackendMixin", "archive_text", "content_matches"]

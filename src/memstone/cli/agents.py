@@ -288,7 +288,7 @@ def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
 
     async def probe() -> None:
         async with open_service(settings.url, embedding=obj.model_option()) as svc:
-            profile = svc.backend.capabilities.embedding_profile
+            profile = svc.backend.state.embedding_profile
             report["embedding_profile"] = profile.profile_id if profile else None
             model: dict[str, Any] = {"loaded": svc.indexer is not None}
             if svc.indexer is not None:

@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, TypeVar, cast
+from typing import Literal, TypeVar
 
 from ..domain.canonical import SOURCE_CONTENT_TAG, tagged_sha256
 from ..domain.errors import (
@@ -201,7 +201,7 @@ class ServiceCore:
         if head is None:
             raise ArtifactNotFoundError(f"no memory {memory_id}", hint="list memories with `memstone memories`")
         await self._may(memory_id, "read", hidden=f"no memory {memory_id}")
-        return cast(Revision, head)
+        return head
 
     async def revision(self, memory: MemoryLike | str, revision: int | None = None) -> Revision:
         """An exact Revision (default: the one ``memory`` names, or the head)."""
@@ -214,11 +214,11 @@ class ServiceCore:
         if found is None:
             raise ArtifactNotFoundError(f"no revision {number} of {memory_id}")
         await self._may(memory_id, "read", hidden=f"no memory {memory_id}")
-        return cast(Revision, found)
+        return found
 
     async def memories(self) -> tuple[Revision, ...]:
         """The head Revision of every Memory in the store (that the actor may read)."""
-        heads = cast(list[Revision], await self.backend.read(MemoriesQuery()))
+        heads = await self.backend.read(MemoriesQuery())
         if self._policy.actor.trusted:
             return tuple(heads)
         scope_of = await self._scopes_of([h.memory_id for h in heads])
@@ -227,7 +227,7 @@ class ServiceCore:
     async def manifest(self, memory: MemoryLike | str) -> dict[EntryId, ManifestEntry]:
         """The whole manifest of a Revision (default: the head): entry → version, hash, state."""
         rev = await self.revision(memory)
-        return dict(cast(dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=rev.ref))))
+        return dict(await self.backend.read(ManifestQuery(ref=rev.ref)))
 
     async def entries(self, memory: MemoryLike | str, *, include_inactive: bool = False) -> list[EntryVersion]:
         """The current version of every (active) entry of a Revision, in entry id order."""
@@ -238,33 +238,24 @@ class ServiceCore:
         out: list[EntryVersion] = []
         for i in range(0, len(wanted), 500):
             ids = tuple(m.entry_version_id for m in wanted[i : i + 500])
-            out.extend(
-                cast(
-                    list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=rev.memory_id, version_ids=ids))
-                )
-            )
+            out.extend(await self.backend.read(VersionsQuery(memory_id=rev.memory_id, version_ids=ids)))
         return out
 
     async def get(self, entry: EntryLike, *, memory: MemoryLike | str | None = None) -> EntryVersion:
         """An entry's version: the one current at ``memory`` (default: its head), or the exact version given."""
         if isinstance(entry, str) and entry.startswith("ver_"):
-            found = cast(
-                list[EntryVersion],
-                await self.backend.read(VersionsQuery(memory_id=None, version_ids=(EntryVersionId(entry),))),
-            )
+            found = await self.backend.read(VersionsQuery(memory_id=None, version_ids=(EntryVersionId(entry),)))
             if not found:
                 raise NotFound(f"no entry version {entry}")
             await self._may(found[0].memory_id, "read", hidden=f"no entry version {entry}")
             return found[0]
         entry_id = _entry_id(entry)
-        versions = cast(list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=None, entry_id=entry_id)))
+        versions = await self.backend.read(VersionsQuery(memory_id=None, entry_id=entry_id))
         if not versions:
             raise NotFound(f"no entry {entry_id}", hint="search or list entries to find an id")
         await self._may(versions[0].memory_id, "read", hidden=f"no entry {entry_id}")
         rev = await self.revision(memory if memory is not None else versions[0].memory_id)
-        manifest = cast(
-            dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=rev.ref, entry_ids=(entry_id,)))
-        )
+        manifest = await self.backend.read(ManifestQuery(ref=rev.ref, entry_ids=(entry_id,)))
         m = manifest.get(entry_id)
         if m is None:
             raise NotFound(f"entry {entry_id} is not in {rev.ref}")
@@ -276,14 +267,12 @@ class ServiceCore:
     async def history(self, entry: EntryLike) -> tuple[HistoryItem, ...]:
         """Every version of an entry, oldest first, with previous/next links and current/superseded/deleted."""
         entry_id = _entry_id(entry)
-        versions = cast(list[EntryVersion], await self.backend.read(VersionsQuery(memory_id=None, entry_id=entry_id)))
+        versions = await self.backend.read(VersionsQuery(memory_id=None, entry_id=entry_id))
         if not versions:
             raise NotFound(f"no entry {entry_id}")
         await self._may(versions[0].memory_id, "read", hidden=f"no entry {entry_id}")
         head = await self.head(versions[0].memory_id)
-        manifest = cast(
-            dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=head.ref, entry_ids=(entry_id,)))
-        )
+        manifest = await self.backend.read(ManifestQuery(ref=head.ref, entry_ids=(entry_id,)))
         state = manifest[entry_id].state if entry_id in manifest else "inactive"
         out = []
         for i, v in enumerate(versions):
@@ -365,15 +354,13 @@ class ServiceCore:
         return await self.backend.put_source(source)
 
     async def sources(self, ids: Sequence[str]) -> tuple[Source, ...]:
-        return tuple(
-            cast(list[Source], await self.backend.read(SourcesQuery(source_ids=tuple(normalize_source_ids(ids)))))
-        )
+        return tuple(await self.backend.read(SourcesQuery(source_ids=tuple(normalize_source_ids(ids)))))
 
     async def resolve(self, scope: str) -> Revision | None:
         """The head of the Memory bound to a scope URI, or None when the scope is unbound."""
         uri = canonical_scope(scope)
         await self._policy.require_named(uri, "read")
-        found = cast(list[tuple[str, MemoryId, str]], await self.backend.read(ScopeQuery(scope=uri)))
+        found = await self.backend.read(ScopeQuery(scope=uri))
         if not found:
             return None
         return await self.head(found[0][1])
@@ -386,7 +373,7 @@ class ServiceCore:
         return tuple([(s, m) for s, m in found if await self._policy.readable(s)])
 
     async def _bindings(self) -> tuple[tuple[str, MemoryId], ...]:
-        found = cast(list[tuple[str, MemoryId, str]], await self.backend.read(ScopeQuery(scope=None)))
+        found = await self.backend.read(ScopeQuery(scope=None))
         return tuple((s, m) for s, m, _ in found)
 
     async def _base(self, memory: MemoryLike | None) -> Revision | None:
@@ -444,11 +431,11 @@ class ServiceCore:
         per-entry check); re-reading everything would let a busy Memory starve the write. Outcome: the same
         versions, on the new head; a change to one of its entries raises RevisionConflictError.
         """
-        head = cast(Revision | None, await self.backend.read(HeadQuery(memory_id=plan.memory_id)))
+        head = await self.backend.read(HeadQuery(memory_id=plan.memory_id))
         if head is None:
             raise RevisionConflictError(plan.memory_id, expected=plan.base_revision)
         ids = tuple(c.entry_id for c in plan.changes)
-        now = cast(dict[EntryId, ManifestEntry], await self.backend.read(ManifestQuery(ref=head.ref, entry_ids=ids)))
+        now = await self.backend.read(ManifestQuery(ref=head.ref, entry_ids=ids))
         for c in plan.changes:
             m = now.get(c.entry_id)
             fine = {
@@ -464,8 +451,9 @@ class ServiceCore:
 
     async def _with_vectors(self, plan: WritePlan) -> WritePlan:
         """Embed, outside the transaction, every version this write projects (new, revised, reactivated)."""
-        if self.indexer is None or self.backend.capabilities.embedding_profile is None:
-            return plan
+        recorded = self.backend.state.embedding_profile
+        if self.indexer is None or recorded is None or recorded.canonical() != self.indexer.profile.canonical():
+            return plan  # no model, or not the store's (it was migrated): commit without vectors, backfill later
         projected = {v.entry_version_id: v for v in plan.new_versions}
         missing = tuple(
             c.to_entry_version_id
@@ -474,7 +462,7 @@ class ServiceCore:
         )
         if missing:
             found = await self.backend.read(VersionsQuery(memory_id=plan.memory_id, version_ids=missing))
-            projected.update({v.entry_version_id: v for v in cast(list[EntryVersion], found)})
+            projected.update({v.entry_version_id: v for v in found})
         wanted = [
             projected[c.to_entry_version_id]
             for c in plan.changes
@@ -501,7 +489,7 @@ class ServiceCore:
         """
         if self._kind_cache is None:
             wanted = self._closed_kinds
-            recorded, stored = cast(tuple[bool, tuple[str, ...] | None], await self.backend.read(KindsQuery()))
+            recorded, stored = await self.backend.read(KindsQuery())
             if not recorded:
                 async with self.backend.begin() as uow:
                     stored = await uow.record_kinds(tuple(sorted(wanted)) if wanted is not None else None)
@@ -552,10 +540,7 @@ class ServiceCore:
         return [refs[k] for k in sorted(refs)], await self._scope_map()
 
     async def _manifest_entry(self, base: Revision, eid: EntryId) -> ManifestEntry:
-        found = cast(
-            dict[EntryId, ManifestEntry],
-            await self.backend.read(ManifestQuery(ref=base.ref, entry_ids=(eid,))),
-        )
+        found = await self.backend.read(ManifestQuery(ref=base.ref, entry_ids=(eid,)))
         if eid not in found:
             raise InvalidInput(f"entry {eid} is not in {base.memory_id}")
         return found[eid]

@@ -26,7 +26,6 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import cast
 
 from ..domain.canonical import REVISION_CONTENT_TAG, canonical_bytes, tagged_sha256
 from ..domain.errors import Conflict, IntegrityError, InvalidInput
@@ -128,7 +127,7 @@ async def export_markdown(
 ) -> ExportReport:
     """Write the whole history of the selected Memories (default: every Memory) as Xema ledgers."""
     root = Path(directory)
-    bindings = {m: (s, at) for s, m, at in cast(list[tuple[str, MemoryId, str]], await svc.backend.read(ScopeQuery()))}
+    bindings = {m: (s, at) for s, m, at in await svc.backend.read(ScopeQuery())}
     if scopes or memories:
         refs, _ = await svc._select(scopes, memories, what="export")
         heads = [await svc.head(r.memory_id) for r in refs]
@@ -140,11 +139,8 @@ async def export_markdown(
     n_entries = n_versions = n_revisions = 0
     for head in heads:
         scope, bound_at = bindings.get(head.memory_id, (None, None))
-        revisions = cast(
-            list[Revision],
-            await svc.backend.read(RevisionsQuery(memory_id=head.memory_id, first=1, last=head.revision)),
-        )
-        versions = cast(list[EntryVersion], await svc.backend.read(MemoryVersionsQuery(memory_id=head.memory_id)))
+        revisions = await svc.backend.read(RevisionsQuery(memory_id=head.memory_id, first=1, last=head.revision))
+        versions = await svc.backend.read(MemoryVersionsQuery(memory_id=head.memory_id))
         n_revisions += len(revisions)
         n_versions += len(versions)
         for rev in revisions:
@@ -180,7 +176,7 @@ async def export_markdown(
                 "head_content_hash": head.content_hash,
             }
         )
-    sources = cast(list[Source], await svc.backend.read(SourcesQuery(source_ids=tuple(sorted(source_ids)))))
+    sources = await svc.backend.read(SourcesQuery(source_ids=tuple(sorted(source_ids))))
     for source in sources:
         files[f"sources/{source.source_id}.md"] = render_source(source).encode("utf-8")
     index = {
@@ -328,7 +324,7 @@ async def import_markdown(svc: ServiceCore, directory: str | os.PathLike[str]) -
         await _check_binding(svc, mem)
     written_sources = 0
     wanted = tuple(sorted(s.source_id for s in sources))
-    known = {s.source_id for s in cast(list[Source], await svc.backend.read(SourcesQuery(source_ids=wanted)))}
+    known = {s.source_id for s in await svc.backend.read(SourcesQuery(source_ids=wanted))}
     for source in sources:
         if source.source_id not in known:
             written_sources += 1
@@ -488,9 +484,7 @@ async def _already_present(svc: ServiceCore, mem: _Memory) -> int:
         return 0
     stored = (await svc.head(mem.memory_id)).revision
     upto = min(stored, mem.revisions)
-    revisions = cast(
-        list[Revision], await svc.backend.read(RevisionsQuery(memory_id=mem.memory_id, first=1, last=upto))
-    )
+    revisions = await svc.backend.read(RevisionsQuery(memory_id=mem.memory_id, first=1, last=upto))
     for rev in revisions:
         if rev.content_hash != mem.plans[rev.revision][1].content_hash:
             raise Conflict(

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Concatenate, ParamSpec, TypeVar
 
+from ..domain.errors import InvalidInput
 from ..domain.ids import new_ulid
 from ..domain.model import Surface
 from ..indexing import VectorIndexer
@@ -209,19 +210,24 @@ async def open_service(
     closed_kinds: Iterable[str] | None = None,
     embedding: EmbeddingModel | str | _Unset | None = UNSET,
     candidates: CandidatePipeline | None = None,
+    backend: MemoryBackend | None = None,
 ) -> AsyncIterator[MemoryService]:
     """Open a store by URL (default ``MEMSTONE_URL`` or ``~/.memstone/memstone.db``) and yield its service.
 
     ``candidates`` is the pipeline ``remember(mode="extract")`` runs over evidence (the CLI, the servers and the
-    hooks pass capture's ``CapturePipeline``); without one, extract is not supported.
+    hooks pass capture's ``CapturePipeline``); without one, extract is not supported. ``backend`` serves an
+    already opened backend instead (a conformance factory's, say); it is closed on exit.
 
     >>> async with open_service("sqlite:///memories.db") as svc:   # doctest: +SKIP
     ...     rev = await svc.remember(entries=[EntryInput(kind="fact", text="We deploy with uv.")])
     """
-    from ..backends import open_store
-    from ..config import Config
+    if backend is None:
+        from ..backends import open_store
+        from ..config import Config
 
-    backend = await open_store(url or Config.load(derive=False).url)
+        backend = await open_store(url or Config.load(derive=False).url)
+    elif url is not None:
+        raise InvalidInput("pass a store URL or a backend, not both")
     try:
         model = await _choose_model(backend, embedding)
     except BaseException:
@@ -256,7 +262,7 @@ async def _choose_model(
     from .. import embedding as models  # only when a model may be needed: the hook path pays nothing
 
     if isinstance(embedding, _Unset):
-        recorded = backend.capabilities.embedding_profile
+        recorded = backend.state.embedding_profile
         name = recorded.profile_id if recorded is not None else models.default_profile_name()
         ok, why = models.available(name, versions=False)
         if not ok or name.startswith("openai:"):

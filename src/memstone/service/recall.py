@@ -4,7 +4,7 @@ the cross-links of what was recalled (links to entries the actor cannot read car
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, cast
+from typing import Literal
 
 from ..domain.errors import (
     InvalidInput,
@@ -128,10 +128,7 @@ class Recall:
         current = {v.entry_id: v for v in versions}
         wanted = [h.current_entry_version_id or h.entry_version_id for h in hits]
         if wanted:
-            found = cast(
-                list[EntryVersion],
-                await self._core.backend.read(VersionsQuery(memory_id=None, version_ids=tuple(wanted))),
-            )
+            found = await self._core.backend.read(VersionsQuery(memory_id=None, version_ids=tuple(wanted)))
             current.update({v.entry_id: v for v in found})
         links: list[CrossLink] = []
         for v in current.values():
@@ -149,11 +146,8 @@ class Recall:
                     )
                 )
         if current and refs:
-            incoming = cast(
-                list[tuple[ArtifactRef, EntryVersion]],
-                await self._core.backend.read(
-                    LinksQuery(memory_ids=tuple(r.memory_id for r in refs), targets=tuple(sorted(current)))
-                ),
+            incoming = await self._core.backend.read(
+                LinksQuery(memory_ids=tuple(r.memory_id for r in refs), targets=tuple(sorted(current)))
             )
             for _, v in incoming:
                 for r in v.content.relations:

@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Literal
 
 from ..domain.errors import (
     AlreadyExists,
@@ -39,7 +39,6 @@ from ..domain.rules import (
 from ..domain.scopes import canonical_scope
 from ..ports import (
     CatalogueQuery,
-    SlugMatch,
     SlugQuery,
     VersionsQuery,
     WritePlan,
@@ -104,11 +103,8 @@ class Records:
                 raise NotFound(f"scope {canonical_scope(where)} has no Memory yet")
         else:
             head = await self._core.head(where)
-        matches = cast(
-            list[SlugMatch],
-            await self._core.backend.read(
-                SlugQuery(memory_ids=(head.memory_id,), kind=kind.strip().lower(), slug=clean_slug)
-            ),
+        matches = await self._core.backend.read(
+            SlugQuery(memory_ids=(head.memory_id,), kind=kind.strip().lower(), slug=clean_slug)
         )
         usable = [m for m in matches if include_inactive or m.state == "active"]
         live = [m for m in usable if m.live]
@@ -132,7 +128,7 @@ class Records:
             version = await self._core.get(eid, memory=memory)
             rev = await self._core.revision(memory if memory is not None else version.memory_id)
             m = await self._core._manifest_entry(rev, eid)
-            chain = cast(list[EntryVersion], await self._core.backend.read(VersionsQuery(memory_id=None, entry_id=eid)))
+            chain = await self._core.backend.read(VersionsQuery(memory_id=None, entry_id=eid))
             out.append(
                 Record(
                     memory_ref=rev.ref,
@@ -154,10 +150,7 @@ class Records:
                 f"stale entry: {entry.entry_version_id} is not the current version of {eid}",
                 hint="read the entry again and change its current version",
             )
-        (v,) = cast(
-            list[EntryVersion],
-            await self._core.backend.read(VersionsQuery(memory_id=base.memory_id, version_ids=(m.entry_version_id,))),
-        )
+        (v,) = await self._core.backend.read(VersionsQuery(memory_id=base.memory_id, version_ids=(m.entry_version_id,)))
         return v
 
     async def _revise(
@@ -319,7 +312,7 @@ class Records:
             EntryId(check_id(found.group(1), what="entry", prefix="ent_")),
             parse_revision(found.group(2), "version"),
         )
-        chain = cast(list[EntryVersion], await self._core.backend.read(VersionsQuery(memory_id=None, entry_id=eid)))
+        chain = await self._core.backend.read(VersionsQuery(memory_id=None, entry_id=eid))
         for v in chain:
             if v.version == number:
                 return v
@@ -339,9 +332,7 @@ class Records:
     async def blame(self, entry: str | EntryVersion) -> tuple[BlameField, ...]:
         """Per field, which version, author, time and Revision last changed it (up to the version named)."""
         v = await self.version(entry)
-        chain = cast(
-            list[EntryVersion], await self._core.backend.read(VersionsQuery(memory_id=None, entry_id=v.entry_id))
-        )
+        chain = await self._core.backend.read(VersionsQuery(memory_id=None, entry_id=v.entry_id))
         return blame_fields(chain, upto=v.entry_version_id)
 
     async def revert(
@@ -444,18 +435,15 @@ class Records:
         refs, scope_of = await self._core._select(scopes, memories, what="a catalogue")
         if not refs:
             return ()
-        found = cast(
-            list[Record],
-            await self._core.backend.read(
-                CatalogueQuery(
-                    memories=tuple(refs),
-                    kinds=tuple(k.strip().lower() for k in kinds),
-                    tags=normalize_tags(tags),
-                    important=important,
-                    mandatory=mandatory,
-                    include_inactive=include_inactive,
-                )
-            ),
+        found = await self._core.backend.read(
+            CatalogueQuery(
+                memories=tuple(refs),
+                kinds=tuple(k.strip().lower() for k in kinds),
+                tags=normalize_tags(tags),
+                important=important,
+                mandatory=mandatory,
+                include_inactive=include_inactive,
+            )
         )
         heads = {r.memory_id: (await self._core.head(r.memory_id)).revision == r.revision for r in refs}
         shadows = await self._search._shadows([r for r in refs if heads[r.memory_id]], scope_of) if precedence else {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Literal, cast
+from typing import Literal
 
 from ..domain.errors import (
     CapabilityNotSupportedError,
@@ -14,7 +14,6 @@ from ..domain.errors import (
 from ..domain.ids import EntryId, MemoryId
 from ..domain.model import (
     ArtifactRef,
-    EntryVersion,
     MemoryHit,
     Revision,
     SearchMode,
@@ -102,16 +101,23 @@ class Search:
         memories, scopes = items_of(memories, "memories"), strings_of(scopes, "scopes")
         kinds, tags = strings_of(kinds, "kinds"), strings_of(tags, "tags")
         refs: dict[MemoryId, ArtifactRef] = {}
+        # Memories named by id or scope are searched at their head as the search's own read transaction sees
+        # it (issue 12: a writer committing after this resolve must not fail the search); an explicit
+        # Revision must still be the head.
+        at_head: set[MemoryId] = set()
         for m in memories:
             ref = (await self._core.head(m)).ref if isinstance(m, str) else (m.ref if isinstance(m, Revision) else m)
             if ref.memory_id in refs and refs[ref.memory_id] != ref:
                 raise InvalidInput(f"{ref.memory_id} is named at two different revisions")
             await self._core._may(ref.memory_id, "read", hidden=f"no memory {ref.memory_id}")
             refs[ref.memory_id] = ref
+            if isinstance(m, str):
+                at_head.add(ref.memory_id)
         for scope in scopes:
             bound = await self._core.resolve(scope)
-            if bound is not None:
-                refs.setdefault(bound.memory_id, bound.ref)
+            if bound is not None and bound.memory_id not in refs:
+                refs[bound.memory_id] = bound.ref
+                at_head.add(bound.memory_id)
         if not refs:
             if mode in ("vector", "hybrid"):
                 await self._resolve_mode(mode, ())  # an explicit mode the store cannot serve is refused, not empty
@@ -134,7 +140,8 @@ class Search:
             weights = self._core.indexer.calibration.weights()
         request = SearchRequest(
             query=query,
-            memories=ordered_refs,
+            memories=tuple(r for r in ordered_refs if r.memory_id not in at_head),
+            heads=tuple(r.memory_id for r in ordered_refs if r.memory_id in at_head),
             limit=MAX_LIMIT if order == "priority" or include_superseded or precedence else limit,
             channels=channels,
             query_vector=query_vector,
@@ -146,11 +153,11 @@ class Search:
             important=important,
             mandatory=mandatory,
         )
-        hits = await self._core.backend.search(request)
+        page = await self._core.backend.search(request)
         hits, shadowed = await self._graphit_pass(
             query,
-            hits,
-            ordered_refs,
+            page.hits,
+            page.heads,
             limit=limit,
             order=order,
             include_superseded=include_superseded,
@@ -182,14 +189,14 @@ class Search:
 
     async def _vector_unavailable(self, refs: tuple[ArtifactRef, ...]) -> str | None:
         """Why vector search cannot run on these Memories now (None when it can)."""
-        caps = self._core.backend.capabilities
+        recorded = self._core.backend.state.embedding_profile
         if self._core.indexer is None:
             return "no embedding model is configured"
-        if not caps.vector or caps.embedding_profile is None:
+        if not self._core.backend.capabilities.vector or recorded is None:
             return "this store has no vector projection"
-        if caps.embedding_profile.canonical() != self._core.indexer.profile.canonical():
+        if recorded.canonical() != self._core.indexer.profile.canonical():
             return f"the loaded model ({self._core.indexer.profile.profile_id}) is not the store's profile"
-        status = cast(dict[str, bool], await self._core.backend.read(VectorStatusQuery(memories=refs)))
+        status = await self._core.backend.read(VectorStatusQuery(memories=refs))
         incomplete = sorted(m for m, ok in status.items() if not ok)
         if incomplete:
             return f"the vector projection of {', '.join(incomplete)} is incomplete"
@@ -209,10 +216,7 @@ class Search:
         tiers = {parse_scope(scope_of[r.memory_id]).tier for r in refs if r.memory_id in scope_of}
         if len(tiers) < 2:
             return {}
-        found = cast(
-            list[tuple[MemoryId, EntryId, str, str]],
-            await self._core.backend.read(LiveSlugsQuery(memory_ids=tuple(r.memory_id for r in refs))),
-        )
+        found = await self._core.backend.read(LiveSlugsQuery(memory_ids=tuple(r.memory_id for r in refs)))
         holders = {
             eid: SlugHolder(
                 scope=parse_scope(scope_of[mid]) if mid in scope_of else None, kind=kind, slug=slug, entry_id=eid
@@ -249,19 +253,16 @@ class Search:
             out = list(hits)
         if include_superseded and refs:
             seen = {h.entry_id for h in out}
-            archived = cast(
-                list[tuple[EntryVersion, EntryVersion, ArtifactRef]],
-                await self._core.backend.read(
-                    ArchiveQuery(
-                        query=query,
-                        memories=tuple(refs),
-                        depth=candidate_depth(limit) * 4,
-                        kinds=kinds,
-                        tags=tags,
-                        important=important,
-                        mandatory=mandatory,
-                    )
-                ),
+            archived = await self._core.backend.read(
+                ArchiveQuery(
+                    query=query,
+                    memories=tuple(refs),
+                    depth=candidate_depth(limit) * 4,
+                    kinds=kinds,
+                    tags=tags,
+                    important=important,
+                    mandatory=mandatory,
+                )
             )
             rank = 0
             for old, current, head in archived:

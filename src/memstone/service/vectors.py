@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from typing import cast
-
 from ..domain.errors import (
     CapabilityNotSupportedError,
-)
-from ..domain.model import (
-    EntryVersion,
 )
 from ..indexing import Progress, VectorIndexer
 from ..ports import (
@@ -55,11 +50,11 @@ class Vectors:
         """
         indexer = VectorIndexer(model)
         total = sum(h.active_count for h in await self._core.memories())
-        await self._core.backend.migration("start", profile=model.profile)
+        await self._core.backend.start_migration(model.profile)
         done = 0
         try:
             while True:
-                pending = cast(list[EntryVersion], await self._core.backend.migration("unstaged", limit=batch))
+                pending = await self._core.backend.unstaged_versions(batch)
                 if not pending:
                     break
                 vectors = await indexer.vectors_for(pending)
@@ -71,9 +66,9 @@ class Vectors:
                 done += len(pending)
                 if progress is not None:
                     progress(done, max(total, done))
-            await self._core.backend.migration("finish", profile=model.profile)
+            await self._core.backend.finish_migration(model.profile)
         except BaseException:
-            await self._core.backend.migration("abort")
+            await self._core.backend.abort_migration()
             raise
         self._core.indexer = indexer
         return done

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Literal, cast
+from typing import Literal
 
 from ..domain.errors import (
     CapabilityNotSupportedError,
@@ -148,17 +148,11 @@ class Writes:
         if revise_ids:
             if base is None:
                 raise InvalidInput("a new Memory has no entries to revise")
-            current = cast(
-                dict[EntryId, ManifestEntry],
-                await self._core.backend.read(
-                    ManifestQuery(ref=base.ref, entry_ids=tuple(EntryId(i) for i in revise_ids))
-                ),
+            current = await self._core.backend.read(
+                ManifestQuery(ref=base.ref, entry_ids=tuple(EntryId(i) for i in revise_ids))
             )
             ver_ids = tuple(m.entry_version_id for m in current.values())
-            for v in cast(
-                list[EntryVersion],
-                await self._core.backend.read(VersionsQuery(memory_id=memory_id, version_ids=ver_ids)),
-            ):
+            for v in await self._core.backend.read(VersionsQuery(memory_id=memory_id, version_ids=ver_ids)):
                 previous[v.entry_version_id] = v
 
         changes: list[Change] = []
@@ -210,9 +204,8 @@ class Writes:
                 )
             )
         if pending_new and base is not None:
-            existing = cast(
-                list[tuple[EntryVersion, str]],
-                await self._core.backend.read(ContentQuery(memory_id=memory_id, content_hashes=tuple(pending_new))),
+            existing = await self._core.backend.read(
+                ContentQuery(memory_id=memory_id, content_hashes=tuple(pending_new))
             )
             for v, state in existing:
                 if state == "active":
@@ -364,10 +357,7 @@ class Writes:
         ids = [EntryId(_entry_id(e)) for e in entries]
         if len(set(ids)) != len(ids):
             raise InvalidInput("an entry is named twice")
-        manifest = cast(
-            dict[EntryId, ManifestEntry],
-            await self._core.backend.read(ManifestQuery(ref=base.ref, entry_ids=tuple(ids))),
-        )
+        manifest = await self._core.backend.read(ManifestQuery(ref=base.ref, entry_ids=tuple(ids)))
         changes = []
         for entry, eid in zip(entries, ids, strict=True):
             m = manifest.get(eid)

@@ -25,7 +25,8 @@ from ..domain.ids import EntryId, EntryVersionId
 from ..domain.model import ArtifactRef, Change, Citation, EntryInput, Revision
 from ..domain.rules import entry_input_from_dict
 from ..ports import WritePlan
-from ..service import MemoryService, open_service
+from ..service import MemoryService
+from .fixtures import StoreFixtures
 from .records import RecordsConformance
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -39,6 +40,14 @@ def requires(*capabilities: str) -> Callable[[F], F]:
         return fn
 
     return mark
+
+
+def has_capability(service: MemoryService, name: str) -> bool:
+    """Whether the engine can do ``name`` here; ``vector``/``hybrid`` also need a profile recorded in the store."""
+    caps = service.backend.capabilities
+    if name in ("vector", "hybrid"):
+        return bool(getattr(caps, name)) and service.backend.state.embedding_profile is not None
+    return bool(getattr(caps, name))
 
 
 def fact(text: str, **kw: Any) -> EntryInput:
@@ -56,10 +65,9 @@ class MemoryBackendConformance(RecordsConformance):
 
     @pytest.fixture
     async def svc(self, store_url: str, request: pytest.FixtureRequest) -> AsyncIterator[MemoryService]:
-        async with open_service(store_url, embedding=self.embedding) as service:
+        async with self.service(store_url, embedding=self.embedding) as service:
             needed = getattr(request.function, "_memstone_requires", ())
-            caps = service.backend.capabilities
-            missing = [c for c in needed if not getattr(caps, c)]
+            missing = [c for c in needed if not has_capability(service, c)]
             if missing:
                 pytest.skip(f"backend lacks capability: {', '.join(missing)}")
             yield service
@@ -136,7 +144,7 @@ class MemoryBackendConformance(RecordsConformance):
 
         def writer(tag: str) -> None:
             async def go() -> None:
-                async with open_service(store_url, embedding=self.embedding) as mine:
+                async with self.service(store_url, embedding=self.embedding) as mine:
                     for i in range(per_writer):
                         while True:
                             head = await mine.head(rev.memory_id)
@@ -187,6 +195,40 @@ class MemoryBackendConformance(RecordsConformance):
         assert len(texts) == 1 + 3 * n
         report = await svc.verify()
         assert report.ok, report
+
+    @requires("concurrent_processes")
+    async def test_searches_by_id_or_scope_never_fail_while_another_process_writes(
+        self, svc: MemoryService, store_url: str
+    ) -> None:
+        # Issue 12 finding 2: the head a search searches is read in the search's own read transaction, so a
+        # writer committing between the caller's resolve and the search never fails it.
+        scope = "memstone://orgs/acme/projects/race"
+        rev = await svc.remember(None, scope=scope, entries=[fact("seed note wrote by nobody")])
+        assert rev is not None
+        writer = subprocess.Popen(
+            [sys.executable, "-m", "memstone.testing.writer", store_url, rev.memory_id, "60", "racer"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        searches = 0
+        seen_revisions: set[int] = set()
+        try:
+            while writer.poll() is None or searches < 20:
+                by_id = await svc.search("wrote note", memories=[rev.memory_id], mode="fts", limit=100)
+                by_scope = await svc.search("wrote", scopes=[scope], mode="fts", limit=100, include_superseded=True)
+                for result in (by_id, by_scope):
+                    revisions = {h.memory_ref.revision for h in result.hits}
+                    assert len(revisions) == 1  # every hit comes from the one head the search read
+                    seen_revisions |= revisions
+                searches += 2
+        finally:
+            out, err = writer.communicate(timeout=300)
+        assert writer.returncode == 0, err
+        assert json.loads(out)["written"] == 60
+        assert searches >= 20 and len(seen_revisions) > 1  # the searches really ran while the head moved
+        final = await svc.search("wrote", memories=[rev.memory_id], mode="fts", limit=100)
+        assert len(final.hits) == 61
 
     # ---------------------------------------------------------------- immutability
     async def test_old_revisions_and_versions_never_change(self, svc: MemoryService) -> None:
@@ -421,7 +463,7 @@ class MemoryBackendConformance(RecordsConformance):
     async def test_auto_falls_back_to_fts_and_says_so(self, svc: MemoryService) -> None:
         r1 = await svc.remember(None, entries=[fact("we deploy on fridays")])
         assert r1 is not None
-        if svc.backend.capabilities.vector:
+        if has_capability(svc, "vector"):
             pytest.skip("this store has a vector projection")
         result = await svc.search("deploy", memories=[r1], mode="auto")
         assert result.mode == "fts" and result.requested_mode == "auto" and result.fallback_reason
@@ -556,7 +598,7 @@ class MemoryBackendConformance(RecordsConformance):
             await svc.get("ent_NOPE0000000000000000000000")
 
 
-class VectorConformance:
+class VectorConformance(StoreFixtures):
     """Vector-projection conformance: mix into a backend's test class with ``store_url`` and ``model_name``.
 
     Uses the store's real engine and a real (possibly small, deterministic) embedding model.
@@ -572,7 +614,7 @@ class VectorConformance:
 
     @pytest.fixture
     async def vsvc(self, store_url: str) -> AsyncIterator[MemoryService]:
-        async with open_service(store_url, embedding=self.make_model()) as service:
+        async with self.service(store_url, embedding=self.make_model()) as service:
             if not service.backend.capabilities.vector:
                 pytest.skip("backend has no vector projection")
             yield service
@@ -587,6 +629,28 @@ class VectorConformance:
         vec = await vsvc.search("postgres backups", memories=[rev], mode="vector")
         assert vec.mode == "vector" and vec.hits[0].matched_by == ("vector",)
         assert (await vsvc.verify()).ok
+
+    async def test_filters_apply_to_vector_and_hybrid_hits(self, vsvc: MemoryService) -> None:
+        # The vector channel finds entries by nearness alone; kind, tag and flag filters must still hold on it.
+        rev = await vsvc.remember(
+            None,
+            entries=[
+                fact("deploy the service with uv", tags=["ops"]),
+                fact("deploy rule: never on fridays", kind="constraint"),
+                fact("deploy notes from the last release", important=True),
+            ],
+        )
+        assert rev is not None
+        modes: tuple[Literal["vector", "hybrid"], ...] = ("vector", "hybrid")
+        for mode in modes:
+            kinds = await vsvc.search("deploy", memories=[rev], kinds=["constraint"], mode=mode)
+            assert [h.kind for h in kinds.hits] == ["constraint"], mode
+            tags = await vsvc.search("deploy", memories=[rev], tags=["ops"], mode=mode)
+            assert [h.text for h in tags.hits] == ["deploy the service with uv"], mode
+            flagged = await vsvc.search("deploy", memories=[rev], important=True, mode=mode)
+            assert [h.text for h in flagged.hits] == ["deploy notes from the last release"], mode
+            plain = await vsvc.search("deploy", memories=[rev], important=False, mode=mode)
+            assert all(not h.important for h in plain.hits) and plain.hits, mode
 
     async def test_hybrid_scores_are_convex_in_unit_range_and_weigh_term_coverage(self, vsvc: MemoryService) -> None:
         rev = await vsvc.remember(
@@ -667,14 +731,14 @@ class VectorConformance:
         assert (await vsvc.verify()).ok
 
     async def test_writes_without_a_model_commit_and_backfill_fills_the_gap(self, store_url: str) -> None:
-        async with open_service(store_url, embedding=self.make_model()) as with_model:
+        async with self.service(store_url, embedding=self.make_model()) as with_model:
             rev = await with_model.remember(None, entries=[fact("first note about deploys")])
             assert rev is not None
-        async with open_service(store_url, embedding=None) as no_model:
+        async with self.service(store_url, embedding=None) as no_model:
             head = await no_model.head(rev.memory_id)
             rev2 = await no_model.remember(head, entries=[fact("second note about caches")])
             assert rev2 is not None and rev2.revision == 2
-        async with open_service(store_url, embedding=self.make_model()) as svc:
+        async with self.service(store_url, embedding=self.make_model()) as svc:
             head = await svc.head(rev.memory_id)
             auto = await svc.search("caches", memories=[head], mode="auto")
             assert auto.mode == "fts" and auto.fallback_reason and "incomplete" in auto.fallback_reason
@@ -691,25 +755,25 @@ class VectorConformance:
         from ..embedding import FailingEmbedder
 
         failing = FailingEmbedder(self.make_model(), fail_after=2)
-        async with open_service(store_url, embedding=failing) as svc:
+        async with self.service(store_url, embedding=failing) as svc:
             rev = await svc.remember(None, entries=[fact(f"note number {i} on testing") for i in range(5)])
             assert rev is not None and rev.active_count == 5
             result = await svc.search("testing", memories=[rev], mode="auto")
             assert result.mode == "fts" and len(result.hits) == 5
             report = await svc.verify()
             assert report.ok  # no placeholder and no partial vector was stored
-        async with open_service(store_url, embedding=self.make_model()) as svc:
+        async with self.service(store_url, embedding=self.make_model()) as svc:
             assert await svc.backfill() == 5
 
     async def test_a_different_model_is_refused_by_name(self, store_url: str) -> None:
         from ..domain.errors import ProfileMismatchError
         from ..embedding import HashingEmbedder
 
-        async with open_service(store_url, embedding=self.make_model()) as svc:
+        async with self.service(store_url, embedding=self.make_model()) as svc:
             await svc.remember(None, entries=[fact("x")])
         other = HashingEmbedder(dimension=32)
         with pytest.raises(ProfileMismatchError) as info:
-            async with open_service(store_url, embedding=other):
+            async with self.service(store_url, embedding=other):
                 pass
         assert "hashing-32" in str(info.value) and "reembed" in str(info.value)
 
@@ -717,7 +781,7 @@ class VectorConformance:
         rev = await vsvc.remember(None, entries=[fact("a note")])
         assert rev is not None
         (v,) = await vsvc.entries(rev)
-        profile = vsvc.backend.capabilities.embedding_profile
+        profile = vsvc.backend.state.embedding_profile
         assert profile is not None
         dim = profile.dimension
         bad = [
@@ -749,21 +813,21 @@ class VectorConformance:
     async def test_reembed_migrates_and_an_interrupted_one_leaves_the_old_profile(self, store_url: str) -> None:
         from ..embedding import FailingEmbedder, HashingEmbedder
 
-        async with open_service(store_url, embedding=self.make_model()) as svc:
+        async with self.service(store_url, embedding=self.make_model()) as svc:
             rev = await svc.remember(None, entries=[fact(f"entry {i} on release trains") for i in range(6)])
             assert rev is not None
-            old = svc.backend.capabilities.embedding_profile
+            old = svc.backend.state.embedding_profile
             with pytest.raises(CapabilityNotSupportedError):
                 await svc.reembed(FailingEmbedder(HashingEmbedder(dimension=32), fail_after=3), batch=2)
-            assert svc.backend.capabilities.embedding_profile == old
+            assert svc.backend.state.embedding_profile == old
             assert (await svc.search("release", memories=[rev], mode="auto")).mode == "hybrid"
             later = await svc.remember(rev, entries=[fact("writes resume after an aborted migration")])
             assert later is not None
             new_model = HashingEmbedder(dimension=32)
             assert await svc.reembed(new_model, batch=4) == 7
-            caps = svc.backend.capabilities
-            assert caps.embedding_profile is not None and caps.embedding_profile.profile_id == "hashing-32"
+            state = svc.backend.state
+            assert state.embedding_profile is not None and state.embedding_profile.profile_id == "hashing-32"
             assert (await svc.search("release", memories=[later], mode="auto")).mode == "hybrid"
             assert (await svc.verify()).ok
-        async with open_service(store_url, embedding=HashingEmbedder(dimension=32)) as svc:
+        async with self.service(store_url, embedding=HashingEmbedder(dimension=32)) as svc:
             assert (await svc.search("release", memories=[later.memory_id], mode="vector")).hits

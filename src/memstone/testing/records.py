@@ -26,7 +26,8 @@ from ..domain.ledger import INDEX_NAME
 from ..domain.model import ArtifactRef, Citation, EntryInput, Revision
 from ..domain.scopes import canonical_scope, parse_scope
 from ..ports import MemoryVersionsQuery, RevisionsQuery
-from ..service import MemoryService, open_service
+from ..service import MemoryService
+from .fixtures import StoreFixtures
 
 ORG = "memstone://orgs/acme"
 PROJECT = "memstone://orgs/acme/projects/web"
@@ -57,7 +58,7 @@ def tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-class RecordsConformance:
+class RecordsConformance(StoreFixtures):
     """The record-surface half of the conformance suite (needs the ``svc`` and ``store_url`` fixtures)."""
 
     embedding: str | None = None
@@ -78,7 +79,7 @@ class RecordsConformance:
 
     @asynccontextmanager
     async def ticking(self, url: str, **kw: Any) -> AsyncIterator[MemoryService]:
-        async with open_service(url, embedding=self.embedding, clock=kw.pop("clock", TickingClock()), **kw) as svc:
+        async with self.service(url, embedding=self.embedding, clock=kw.pop("clock", TickingClock()), **kw) as svc:
             yield svc
 
     # ---------------------------------------------------------------- 1. scopes
@@ -262,7 +263,7 @@ class RecordsConformance:
 
         def writer(i: int) -> None:
             async def go() -> None:
-                async with open_service(store_url, embedding=None) as mine:
+                async with self.service(store_url, embedding=None) as mine:
                     start.wait()
                     try:
                         await mine.remember(None, scope=PROJECT, entries=[entry(f"claim {i}", "lesson", slug="owner")])
@@ -812,7 +813,7 @@ class RecordsConformance:
             (variant("frontmatter", original.replace("mandatory: false", "mandatory: true"), fix_index=True), "match"),
             (variant("dropped", None, fix_index=True, drop=second), "reproduce its hash"),
         ]
-        async with open_service(empty_store_url, embedding=self.embedding) as other:
+        async with self.service(empty_store_url, embedding=self.embedding) as other:
             for root, why in cases:
                 with pytest.raises(IntegrityError) as info:
                     await other.import_markdown(root)
@@ -831,7 +832,7 @@ class RecordsConformance:
         await svc.export_markdown(tmp_path / "one")
         await svc.remember(rev, entries=[entry("two")])
         await svc.export_markdown(tmp_path / "two")
-        async with open_service(empty_store_url, embedding=self.embedding) as other:
+        async with self.service(empty_store_url, embedding=self.embedding) as other:
             # An earlier state of the same Memory is completed by the later export.
             assert (await other.import_markdown(tmp_path / "one")).revisions_written == 1
             report = await other.import_markdown(tmp_path / "two")
@@ -845,7 +846,7 @@ class RecordsConformance:
             with pytest.raises(Conflict, match="differs from the export at revision 3"):
                 await other.import_markdown(tmp_path / "three")
             assert await other.head(rev.memory_id) == before
-        async with open_service(empty_stores("third"), embedding=self.embedding) as third:
+        async with self.service(empty_stores("third"), embedding=self.embedding) as third:
             await third.remember(None, scope=PROJECT, entries=[entry("someone else's project memory")])
             with pytest.raises(Conflict, match="bound to"):
                 await third.import_markdown(tmp_path / "one")
@@ -853,7 +854,7 @@ class RecordsConformance:
     # ---------------------------------------------------------------- 9. closed-kind mode
     async def test_a_closed_kind_store_refuses_other_kinds_by_name(self, empty_store_url: str, tmp_path: Path) -> None:
         xema = ("LESSON", "PATTERN", "CORRECTION", "PREFERENCE")
-        async with open_service(empty_store_url, embedding=None, closed_kinds=xema) as svc:
+        async with self.service(empty_store_url, embedding=None, closed_kinds=xema) as svc:
             assert await svc.kinds() == frozenset(k.lower() for k in xema)  # kinds are case-normalized
             rev = await svc.remember(None, scope=ORG, entries=[entry("learned", "LESSON")])
             assert rev is not None
@@ -871,24 +872,24 @@ class RecordsConformance:
                 return  # an in-memory store does not outlive its service
         # The set was persisted at creation: reopening without closed_kinds still refuses, and a service that
         # asks for another set is refused by name.
-        async with open_service(empty_store_url, embedding=None) as again:
+        async with self.service(empty_store_url, embedding=None) as again:
             assert await again.kinds() == frozenset(k.lower() for k in xema)
             head = await again.resolve(ORG)
             with pytest.raises(InvalidInput, match="not allowed"):
                 await again.remember(head, entries=[entry("no", "fact")])
-        async with open_service(empty_store_url, embedding=None, closed_kinds=["LESSON"]) as narrower:
+        async with self.service(empty_store_url, embedding=None, closed_kinds=["LESSON"]) as narrower:
             with pytest.raises(InvalidInput, match="created with"):
                 await narrower.remember(None, scope=USER, entries=[entry("x", "LESSON")])
         # An export holding other kinds is refused by name, before any write.
-        async with open_service(f"sqlite:///{tmp_path / 'open.db'}", embedding=None) as open_store:
+        async with self.service(f"sqlite:///{tmp_path / 'open.db'}", embedding=None) as open_store:
             await open_store.remember(None, scope=ORG, entries=[entry("a fact", "fact")])
             await open_store.export_markdown(tmp_path / "facts")
             with pytest.raises(InvalidInput, match="created with"):
-                async with open_service(
+                async with self.service(
                     f"sqlite:///{tmp_path / 'open.db'}", embedding=None, closed_kinds=xema
                 ) as closed_late:
                     await closed_late.remember(None, scope=USER, entries=[entry("x", "LESSON")])
-        async with open_service(empty_store_url, embedding=None) as again:
+        async with self.service(empty_store_url, embedding=None) as again:
             before = await again.memories()
             with pytest.raises(InvalidInput, match="fact"):
                 await again.import_markdown(tmp_path / "facts")

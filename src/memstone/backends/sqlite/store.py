@@ -9,7 +9,6 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from ...domain.model import (
     Revision,
     Source,
 )
-from ...ports import Capabilities, EmbeddingProfile, SearchRequest
+from ...ports import Capabilities, EmbeddingProfile, ScopeBinding, SearchRequest
 from ..base import DatabaseMemoryBackend, HeadRow, HitRow, VectorCandidate, VectorRow, loads_json
 from . import schema
 from .errors import translated
@@ -259,7 +258,13 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
         self._revision_cache: dict[tuple[str, int], Revision] = {}
         self._version_cache: dict[str, EntryVersion] = {}
         self._vector_indexes: dict[MemoryId, VectorIndex] = {}
-        self._caps = Capabilities(fts=True, concurrent_processes=path != ":memory:", persistent=path != ":memory:")
+        self._caps = Capabilities(
+            fts=True,
+            vector=True,  # sqlite-vec is loaded and probed at open; a store uses it once it records a profile
+            hybrid=True,
+            concurrent_processes=path != ":memory:",
+            persistent=path != ":memory:",
+        )
 
     @property
     def capabilities(self) -> Capabilities:
@@ -296,9 +301,7 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
             conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS[self.options.durability]}")
             self._migrate_sync(conn)
             self._ensure_records_sync()
-            recorded = self._vector_profile_sync()
-            if recorded is not None:
-                self._caps = replace(self._caps, vector=True, hybrid=True, embedding_profile=recorded)
+            self._recorded_profile = self._vector_profile_sync()
 
     def _load_vec_sync(self, conn: apsw.Connection) -> None:
         """Load sqlite-vec and prove it works with an insert/search/delete probe (RFC: never trust a flag)."""
@@ -360,6 +363,9 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
     def _q(self, sql: str, args: Sequence[object] | None = None) -> list[Any]:
         """Run a query and fetch every row (rows are loosely typed at this edge by design)."""
         return self.conn.execute(sql, args).fetchall()
+
+    def _schema_version(self) -> int:
+        return schema.SCHEMA_VERSION
 
     def meta(self, key: str) -> str | None:
         rows = self._q("SELECT value FROM store_meta WHERE key = ?", (key,))
@@ -542,7 +548,7 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
             return []
         rows = self._q(
             "SELECT entry_id, entry_version_id, kind, title, text, tags, slug, important, mandatory, "
-            "entry_content_hash, created_at FROM memory_entry_versions "
+            "source_refs, artifact_refs, relations, entry_content_hash, created_at FROM memory_entry_versions "
             f"WHERE entry_version_id IN ({','.join('?' * len(version_ids))}) AND +memory_artifact_id = ?",
             [*version_ids, memory_id],
         )
@@ -550,15 +556,23 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
             HitRow(
                 EntryId(r[0]),
                 EntryVersionId(r[1]),
-                r[2],
-                r[3],
-                r[4],
-                tuple(_json_list(r[5])),
-                r[6],
-                bool(r[7]),
-                bool(r[8]),
-                r[9],
-                r[10],
+                EntryContent(
+                    kind=r[2],
+                    title=r[3],
+                    text=r[4],
+                    tags=tuple(_json_list(r[5])),
+                    slug=r[6],
+                    important=bool(r[7]),
+                    mandatory=bool(r[8]),
+                    sources=tuple(SourceId(s) for s in _json_list(r[9])),
+                    artifacts=tuple(
+                        ArtifactRef(memory_id=MemoryId(a["memory_id"]), revision=a["revision"])
+                        for a in _json_list(r[10])
+                    ),
+                    relations=tuple(Relation(kind=x["kind"], target=EntryId(x["target"])) for x in _json_list(r[11])),
+                ),
+                r[12],
+                r[13],
             )
             for r in rows
         ]
@@ -636,12 +650,12 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
             (source.source_id, source.kind, source.uri, source.content, source.content_hash, source.created_at),
         )
 
-    def _scope_sync(self, scope: str | None) -> list[tuple[str, MemoryId, str]]:
+    def _scope_sync(self, scope: str | None) -> list[ScopeBinding]:
         if scope is None:
             rows = self._q("SELECT scope, memory_id, created_at FROM scope_bindings ORDER BY scope")
         else:
             rows = self._q("SELECT scope, memory_id, created_at FROM scope_bindings WHERE scope = ?", (scope,))
-        return [(r[0], MemoryId(r[1]), r[2]) for r in rows]
+        return [ScopeBinding(r[0], MemoryId(r[1]), r[2]) for r in rows]
 
     def _bind_scope_sync(self, scope: str, memory_id: MemoryId, created_at: str) -> bool:
         self.conn.execute(
@@ -677,7 +691,6 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (canonical_json(profile.canonical()),),
         )
-        self._caps = replace(self._caps, vector=True, hybrid=True, embedding_profile=profile)
 
     def _replace_vector_tables_sync(self, profile: EmbeddingProfile) -> None:
         for table in schema.VECTOR_TABLES:

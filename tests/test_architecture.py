@@ -5,6 +5,8 @@
 - ``memstone.backends`` never imports ``memstone.service``, ``memstone.cli`` or ``memstone.api``.
 - Only composition roots import ``memstone.backends``: ``cli/main.py``, the ``open_service`` function of
   ``service/facade.py`` and ``api/**/app.py`` / ``api/**/server.py``. ``backends/`` itself and ``testing/`` are exempt.
+- No import cycle inside ``memstone.domain``, ``memstone.ports`` and ``memstone.backends`` (counting imports inside
+  functions too): the engine layers stay a tree an out-of-tree engine can build on.
 """
 
 from __future__ import annotations
@@ -122,6 +124,65 @@ def test_the_scan_sees_the_whole_package() -> None:
 @pytest.mark.parametrize(("module", "path", "found"), [pytest.param(*m, id=m[0]) for m in MODULES])
 def test_the_dependency_rule_holds(module: str, path: Path, found: list[Import]) -> None:
     assert rule_violations(module, path, found) == []
+
+
+ACYCLIC = ("memstone.domain", "memstone.ports", "memstone.backends")
+
+
+def module_of(target: str, names: set[str]) -> str | None:
+    """The module an import target names (``memstone.x.y.Name`` → ``memstone.x.y`` when that is a module)."""
+    while target:
+        if target in names:
+            return target
+        target = target.rpartition(".")[0]
+    return None
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every cycle reachable in ``graph`` (one representative path per strongly connected part)."""
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append([*stack[stack.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return cycles
+
+
+def engine_layer_graph() -> dict[str, set[str]]:
+    names = {name for name, _, _ in MODULES}
+    inside = {n for n in names if any(is_under(n, p) for p in ACYCLIC)}
+    graph: dict[str, set[str]] = {}
+    for name, _, found in MODULES:
+        if name not in inside:
+            continue
+        for imp in found:
+            target = module_of(imp.target, names)
+            # A package's __init__ re-exporting its modules is not a cycle with them.
+            if target in inside and target != name and not is_under(name, target):
+                graph.setdefault(name, set()).add(target)
+    return graph
+
+
+def test_the_engine_layers_have_no_import_cycle() -> None:
+    assert import_cycles(engine_layer_graph()) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []
 
 
 # ---------------------------------------------------------------------------------------------- the checker

@@ -110,6 +110,7 @@ class StoreState:
 
     embedding_profile: EmbeddingProfile | None = None
     schema_version: int = 0
+    applied_migrations: tuple[int, ...] = ()  # the schema migrations this open applied (empty: it was current)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

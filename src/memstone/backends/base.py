@@ -11,7 +11,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import threading
+import time
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +23,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Literal, NamedTuple, TypeVar, cast
 
-from ..domain.analyzer import informative_terms, query_terms, searchable_text
+from ..domain.analyzer import informative_terms, query_terms
 from ..domain.canonical import (
     EMBEDDING_CONTENT_TAG,
     REVISION_CONTENT_TAG,
@@ -42,7 +45,6 @@ from ..domain.ids import EntryId, EntryVersionId, MemoryId
 from ..domain.manifest import EMPTY_ROOT, ManifestReader
 from ..domain.model import (
     ArtifactRef,
-    Change,
     EntryContent,
     EntryVersion,
     ManifestEntry,
@@ -53,6 +55,7 @@ from ..domain.model import (
     VerifyReport,
     revision_content,
 )
+from ..domain.plan import apply_plan, check_version_hash, projection_text
 from ..domain.rules import check_vector
 from ..domain.search import (
     FTS_COVERAGE_POWER,
@@ -144,12 +147,6 @@ class VectorCandidate:
     distance: float
 
 
-def projection_text(version: EntryVersion) -> str:
-    """What the full-text projection indexes for a version: title, text and tags, through Analyzer v1."""
-    c = version.content
-    return searchable_text(c.title or "", c.text, " ".join(c.tags))
-
-
 class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
     """Shared domain logic over synchronous adapter primitives. Subclasses implement the ``_*_sync`` methods."""
 
@@ -162,9 +159,11 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
         self._closed = False
         self.vector_profile: EmbeddingProfile | None = None  # the profile writes and searches use now
         self._recorded_profile: EmbeddingProfile | None = None  # the store's, as of the last COMMIT seen
+        self.applied_migrations: tuple[int, ...] = ()  # the schema migrations the last open applied
         self._complete_cache: dict[tuple[str, int], bool] = {}
         self._complete_generation = ""
         self._hash_memo: dict[str, str] = {}
+        self._lease_holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
     # ------------------------------------------------------------------ adapter primitives
     @property
@@ -174,7 +173,11 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
     @property
     def state(self) -> StoreState:
         """What this store holds now: the embedding profile recorded in it (as configured at open)."""
-        return StoreState(embedding_profile=self._recorded_profile, schema_version=self._schema_version())
+        return StoreState(
+            embedding_profile=self._recorded_profile,
+            schema_version=self._schema_version(),
+            applied_migrations=self.applied_migrations,
+        )
 
     @abstractmethod
     def _schema_version(self) -> int:
@@ -349,11 +352,14 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
         yield uow
 
     def _commit_sync(self, plan: WritePlan) -> Revision:
+        after_commit: list[Callable[[], None]] = []
         with self._write_txn():
-            revision = self._apply_plan_sync(plan)
+            revision = self._apply_plan_sync(plan, after_commit)
+        for update in after_commit:  # caches change only after COMMIT: a rolled-back write leaves them as they were
+            update()
         return revision
 
-    def _apply_plan_sync(self, plan: WritePlan) -> Revision:
+    def _apply_plan_sync(self, plan: WritePlan, after_commit: list[Callable[[], None]]) -> Revision:
         memory_id = plan.memory_id
         self._check_not_migrating_sync()
         head = self._head_sync(memory_id)
@@ -367,76 +373,72 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
             if head.revision != plan.base_revision:
                 raise RevisionConflictError(memory_id, expected=plan.base_revision, actual=head.revision)
             base_root = head.manifest_root
-        if not plan.changes:
-            raise InvalidInput("a Revision needs at least one change; an empty Revision is never written")
-        new_revision = plan.base_revision + 1
-        new_versions: dict[str, EntryVersion] = {v.entry_version_id: v for v in plan.new_versions}
-        used: set[str] = set()
-        updates: dict[str, ManifestEntry] = {}
-        reactivated: list[EntryVersionId] = []
-        for change in plan.changes:
-            if change.entry_id in updates:
-                raise InvalidInput(f"entry {change.entry_id} is changed twice in one Revision")
-            current = self._manifests.lookup(base_root, change.entry_id)
-            updates[change.entry_id] = self._check_change(
-                memory_id, change, current, new_versions, new_revision, used, reactivated
-            )
-        unused = sorted(set(new_versions) - used)
-        if unused:
-            raise InvalidInput(f"entry versions not referenced by any change: {', '.join(unused)}")
+        applied = apply_plan(plan, base_root, self._manifests, self._version_number_sync)
         self._check_evidence(plan)
-        changes = tuple(sorted(plan.changes, key=lambda c: c.entry_id.encode("utf-8")))
-        root, nodes = self._manifests.update(base_root, updates)
-        self._manifests.remember_nodes(nodes)
-        count, active = self._manifests.counts(root)
-        content = revision_content(root, changes)
-        revision = Revision(
-            memory_id=memory_id,
-            revision=new_revision,
-            content_hash=tagged_sha256(REVISION_CONTENT_TAG, canonical_bytes(content)),
-            manifest_root=root,
-            entry_count=count,
-            active_count=active,
-            changes=changes,
-            sources=plan.sources,
-            artifacts=plan.artifacts,
-            author=plan.author,
-            surface=plan.surface,
-            created_at=plan.created_at,
-        )
-        self._insert_revision_sync(revision, canonical_json(content))
-        self._insert_nodes_sync(nodes)
+        revision = applied.revision
+        new_revision = revision.revision
+        self._insert_revision_sync(revision, applied.content)
+        self._insert_nodes_sync(applied.nodes)
         self._insert_versions_sync(plan.new_versions)
         if not self._cas_head_sync(memory_id, plan.base_revision, new_revision):
             raise RevisionConflictError(memory_id, expected=plan.base_revision)
         if plan.bind_scope is not None and not self._bind_scope_sync(plan.bind_scope, memory_id, plan.created_at):
             winner = self._scope_sync(plan.bind_scope)
             raise RevisionConflictError(winner[0].memory_id if winner else memory_id, expected=0, actual=None)
+        new_versions: dict[str, EntryVersion] = {v.entry_version_id: v for v in plan.new_versions}
+        reactivated = [op.entry_version_id for op in applied.projection if op.reactivated and op.entry_version_id]
         loaded = {v.entry_version_id: v for v in self._versions_sync(memory_id, reactivated)} if reactivated else {}
         vectors_complete = True
-        for change in changes:
-            if change.op in ("add", "revise", "reactivate"):
-                assert change.to_entry_version_id is not None
-                if change.op == "reactivate":
-                    version = loaded[change.to_entry_version_id]
-                    self._check_version_hash(version)
+        moved_to = self._moved_profile_sync() if plan.vectors else None
+        profile_moved = moved_to is not None
+        for op in applied.projection:
+            if op.op == "put":
+                assert op.entry_version_id is not None
+                if op.reactivated:
+                    version = loaded[op.entry_version_id]
+                    check_version_hash(version)
                 else:
-                    version = new_versions[change.to_entry_version_id]
+                    version = new_versions[op.entry_version_id]
                 self._put_projection_sync(new_revision, version, projection_text(version))
                 # A revised entry's old vectors are stale: they are removed in this same transaction.
-                self._drop_vectors_sync(memory_id, change.entry_id)
-                vectors = plan.vectors.get(version.entry_version_id)
+                self._drop_vectors_sync(memory_id, op.entry_id)
+                vectors = None if profile_moved else plan.vectors.get(version.entry_version_id)
                 if vectors and self.vector_profile is not None:
                     self._store_vectors_sync(version, vectors)
                 else:
                     vectors_complete = False
             else:
-                self._drop_projection_sync(memory_id, change.entry_id)
-                self._drop_vectors_sync(memory_id, change.entry_id)
-        if vectors_complete and self._complete_cache.get((memory_id, plan.base_revision)) is True:
-            self._complete_cache[(memory_id, new_revision)] = True
-        self._records_after_plan_sync(memory_id, changes, new_versions, loaded)  # archive + live-slug uniqueness
+                self._drop_projection_sync(memory_id, op.entry_id)
+                self._drop_vectors_sync(memory_id, op.entry_id)
+        if profile_moved:
+            # Trigger: another process migrated the store to a new embedding profile after this one opened it.
+            # Why: this write's vectors come from the old model; storing them would fail (or mix profiles) and
+            #      the write would be lost with them.
+            # Outcome: the write commits without vectors (backfill embeds them with the new model) and this
+            #      backend stops writing vectors of a profile the store no longer has.
+            after_commit.append(partial(self._adopt_moved_profile, moved_to))
+        elif vectors_complete and self._complete_cache.get((memory_id, plan.base_revision)) is True:
+            after_commit.append(partial(self._complete_cache.__setitem__, (memory_id, new_revision), True))
+        self._records_after_plan_sync(memory_id, revision.changes, new_versions, loaded)  # archive + slug checks
         return revision
+
+    def _moved_profile_sync(self) -> tuple[EmbeddingProfile | None] | None:
+        """``(recorded,)`` when the store's recorded profile is no longer the one this backend writes, else None."""
+        if self.vector_profile is None:
+            return None
+        recorded = self._vector_profile_sync()
+        if recorded is not None and recorded.canonical() == self.vector_profile.canonical():
+            return None
+        return (recorded,)
+
+    def _adopt_moved_profile(self, moved_to: tuple[EmbeddingProfile | None] | None) -> None:
+        self._recorded_profile = moved_to[0] if moved_to else None
+        self.vector_profile = None  # this process's model is not the store's any more: no vectors from it
+        self._complete_cache.clear()
+
+    def _version_number_sync(self, version_id: EntryVersionId) -> int | None:
+        found = self._versions_sync(None, [version_id])
+        return found[0].version if found else None
 
     # ------------------------------------------------------------------ vectors
     def _embedding_hash(self, entry_content_hash: str) -> str:
@@ -623,7 +625,7 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                     m = self._manifests.lookup(head.manifest_root, v.entry_id) if head else None
                     if m is None or m.state != "active" or m.entry_version_id != vid:
                         continue  # superseded while it was being embedded: never write a stale vector
-                    self._check_version_hash(v)
+                    check_version_hash(v)
                     self._drop_vectors_sync(v.memory_id, v.entry_id)
                     self._store_vectors_sync(v, vectors)
                     stored += 1
@@ -651,13 +653,17 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
     def _staged_sync(self) -> Iterator[tuple[EntryVersionId, tuple[tuple[float, ...], ...]]]:
         return iter(())
 
+    # The migration holds a lease in the meta table: its holder and an expiry it renews with every staged batch.
+    # Liveness is the lease, not a process id, so it means the same on every machine sharing a server engine.
+    migration_lease_s: float = 120.0
+
     def _check_not_migrating_sync(self) -> None:
         state = self._migration_sync()
         if state is None:
             return
-        pid = state.get("pid")
-        if isinstance(pid, int) and not _pid_alive(pid):
-            # Trigger: a migration's process died before finishing.
+        expires = state.get("expires_at")
+        if not isinstance(expires, int | float) or expires < time.time():
+            # Trigger: a migration's lease ran out (its process died or hung), or a marker without a lease.
             # Why: the old profile's projection was never touched, so the store is consistent as it was.
             # Outcome: clear the stale marker and its staging rows; writes continue on the old profile.
             self._set_migration_sync(None)
@@ -667,13 +673,41 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
             hint="retry shortly; the migration resumes writes when it finishes",
         )
 
+    def _renew_lease_sync(self, profile_id: str) -> None:
+        """Take or renew the migration lease (inside a write transaction); refused while another holder has it."""
+        state = self._migration_sync()
+        if state is not None and state.get("holder") != self._lease_holder:
+            self._check_not_migrating_sync()  # clears an expired lease, else raises: another migration runs
+            state = None
+        if state is not None and state.get("profile_id") != profile_id:
+            raise StoreMigratingError(f"the store is migrating to {state.get('profile_id')}, not {profile_id}")
+        self._set_migration_sync(
+            {
+                "profile_id": profile_id,
+                "holder": self._lease_holder,
+                "expires_at": time.time() + self.migration_lease_s,
+            }
+        )
+
+    def _hold_lease_sync(self) -> str:
+        """The profile id of the migration this backend holds; StoreMigratingError when the lease was lost."""
+        state = self._migration_sync()
+        if state is None or state.get("holder") != self._lease_holder:
+            raise StoreMigratingError(
+                "this migration lost its lease (it ran out and was cleared, or another migration took over)",
+                hint="run memstone reembed again; the store kept its old profile",
+            )
+        return str(state.get("profile_id"))
+
     async def start_migration(self, profile: EmbeddingProfile) -> None:
         """Pause writes and begin staging vectors of ``profile`` (refused while another migration runs)."""
 
         def run() -> None:
             with self._write_txn():
-                self._check_not_migrating_sync()
-                self._set_migration_sync({"profile_id": profile.profile_id, "pid": os.getpid()})
+                state = self._migration_sync()
+                if state is not None and state.get("holder") == self._lease_holder:
+                    raise StoreMigratingError("this store already runs a migration")
+                self._renew_lease_sync(profile.profile_id)
 
         await self._run(run)
 
@@ -697,6 +731,8 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
             self.vector_profile = profile  # the staged vectors are stored (and hashed) under the new profile
             try:
                 with self._write_txn():
+                    if self._hold_lease_sync() != profile.profile_id:
+                        raise StoreMigratingError(f"this store is not migrating to {profile.profile_id}")
                     if self._unstaged_sync(1):
                         raise InvalidInput("some active entries are not embedded with the new model yet")
                     staged = dict(self._staged_sync())
@@ -706,7 +742,7 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                             if e.state != "active":
                                 continue
                             (v,) = self._versions_sync(head.memory_id, [e.entry_version_id])
-                            self._check_version_hash(v)
+                            check_version_hash(v)
                             self._store_vectors_sync(v, staged[v.entry_version_id])
                     self._set_migration_sync(None)
             except BaseException:
@@ -722,83 +758,23 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
 
         def run() -> None:
             with self._write_txn():
-                self._set_migration_sync(None)
+                state = self._migration_sync()
+                if state is not None and state.get("holder") == self._lease_holder:
+                    self._set_migration_sync(None)  # never another holder's migration
 
         await self._run(run)
 
     async def stage_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> None:
+        """Stage vectors of the new profile (renewing the migration's lease)."""
+
         def run() -> None:
             with self._write_txn():
+                self._renew_lease_sync(self._hold_lease_sync())
                 for vid, vectors in batch.items():
                     (v,) = self._versions_sync(None, [vid])
                     self._stage_sync(v, vectors)
 
         await self._run(run)
-
-    def _check_change(
-        self,
-        memory_id: MemoryId,
-        change: Change,
-        current: ManifestEntry | None,
-        new_versions: Mapping[str, EntryVersion],
-        new_revision: int,
-        used: set[str],
-        reactivated: list[EntryVersionId],
-    ) -> ManifestEntry:
-        eid = change.entry_id
-        if change.op in ("add", "revise"):
-            to = change.to_entry_version_id
-            version = new_versions.get(to or "")
-            if version is None or version.entry_id != eid or version.memory_id != memory_id:
-                raise InvalidInput(f"change {change.op} of {eid} names no new version of that entry")
-            self._check_version_hash(version)
-            if version.created_in_revision != new_revision:
-                raise InvalidInput(f"version {version.entry_version_id} must be created in revision {new_revision}")
-            used.add(version.entry_version_id)
-            if change.op == "add":
-                if current is not None:
-                    raise InvalidInput(f"entry {eid} already exists in this Memory")
-                if version.version != 1 or version.previous_version_id is not None or change.from_entry_version_id:
-                    raise InvalidInput(f"a new entry starts at version 1 with no predecessor ({eid})")
-            else:
-                if current is None:
-                    raise InvalidInput(f"entry {eid} is not in this Memory")
-                if current.state != "active":
-                    raise InvalidInput(
-                        f"entry {eid} is inactive", hint="reactivate it first, then revise it against the new head"
-                    )
-                if change.from_entry_version_id != current.entry_version_id or (
-                    version.previous_version_id != current.entry_version_id
-                ):
-                    raise InvalidInput(
-                        f"revision of {eid} must follow its current version {current.entry_version_id}",
-                        hint="no skip, branch or cross-entry revisions; read the head and retry",
-                    )
-                previous = self._versions_sync(memory_id, [current.entry_version_id])
-                if not previous or previous[0].version + 1 != version.version:
-                    raise InvalidInput(f"version number of {eid} must be its predecessor's plus one")
-            return ManifestEntry(
-                entry_id=eid,
-                entry_version_id=version.entry_version_id,
-                entry_content_hash=version.entry_content_hash,
-                state="active",
-            )
-        if current is None:
-            raise InvalidInput(f"entry {eid} is not in this Memory")
-        if change.op == "deactivate":
-            if current.state != "active" or change.from_entry_version_id != current.entry_version_id:
-                raise InvalidInput(f"deactivate of {eid} must name its current active version")
-            if change.to_entry_version_id is not None:
-                raise InvalidInput("deactivate has no target version")
-            return replace(current, state="inactive")
-        if change.op == "reactivate":
-            if current.state != "inactive" or change.to_entry_version_id != current.entry_version_id:
-                raise InvalidInput(f"reactivate of {eid} must name its current inactive version")
-            if change.from_entry_version_id is not None:
-                raise InvalidInput("reactivate has no source version")
-            reactivated.append(current.entry_version_id)
-            return replace(current, state="active")
-        raise InvalidInput(f"unknown change op {change.op!r}")
 
     def _content_hash(self, version: EntryVersion) -> str:
         """The hash of a version's canonical content, memoized by version id (versions are immutable)."""
@@ -809,10 +785,6 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                 self._hash_memo.clear()
             self._hash_memo[version.entry_version_id] = found
         return found
-
-    def _check_version_hash(self, version: EntryVersion) -> None:
-        if version.content.content_hash != version.entry_content_hash:
-            raise IntegrityError(f"entry version {version.entry_version_id} does not match its content hash")
 
     def _check_evidence(self, plan: WritePlan) -> None:
         wanted = set(plan.sources)
@@ -1293,16 +1265,6 @@ class _UnitOfWork:
 def _window_depth(depth: int) -> int:
     """Vector windows fetched for ``depth`` entry candidates (an entry may have several windows)."""
     return min(4096, depth * 3)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def loads_json(text: str) -> object:

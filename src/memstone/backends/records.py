@@ -19,6 +19,7 @@ from ..domain.errors import AlreadyExists, ArtifactNotFoundError, IntegrityError
 from ..domain.ids import EntryId, EntryVersionId, MemoryId
 from ..domain.manifest import ManifestReader
 from ..domain.model import ArtifactRef, Change, EntryContent, EntryVersion, Revision
+from ..domain.plan import projection_text
 from ..domain.records import Record
 from ..domain.search import fts_admits, fts_required_terms
 from ..ports import (
@@ -43,8 +44,6 @@ _BATCH = 500
 
 def archive_text(version: EntryVersion) -> str:
     """What the archive projection indexes for a superseded version: the same text as the head projection."""
-    from .base import projection_text
-
     return projection_text(version)
 
 

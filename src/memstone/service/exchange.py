@@ -27,9 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from ..domain.canonical import REVISION_CONTENT_TAG, canonical_bytes, tagged_sha256
 from ..domain.errors import Conflict, IntegrityError, InvalidInput
-from ..domain.ids import EntryId, MemoryId, SourceId
+from ..domain.ids import EntryVersionId, MemoryId, SourceId
 from ..domain.ledger import (
     FORMAT,
     INDEX_NAME,
@@ -43,7 +42,8 @@ from ..domain.ledger import (
     render_source,
 )
 from ..domain.manifest import EMPTY_ROOT, ManifestReader
-from ..domain.model import ArtifactRef, Change, EntryVersion, ManifestEntry, Revision, Source, revision_content
+from ..domain.model import ArtifactRef, EntryVersion, Revision, Source
+from ..domain.plan import apply_plan
 from ..domain.rules import normalize_kind, slugify
 from ..domain.scopes import parse_scope
 from ..ports import MemoryVersionsQuery, RevisionQuery, RevisionsQuery, ScopeQuery, SourcesQuery, WritePlan
@@ -410,7 +410,7 @@ def _plan_memories(
         nodes: dict[str, bytes] = {}
         reader = ManifestReader(nodes.__getitem__)
         manifest_root = EMPTY_ROOT
-        current: dict[EntryId, ManifestEntry] = {}
+        numbers: dict[EntryVersionId, int] = {}  # every version replayed so far, for apply_plan's checks
         for r in range(1, mem.revisions + 1):
             items = by_rev[r]
             names = sorted({n for n, _ in items})
@@ -420,18 +420,6 @@ def _plan_memories(
             (meta,) = metas
             changes = tuple(sorted((e.change for _, e in items), key=lambda c: c.entry_id.encode("utf-8")))
             versions = tuple(e.version for _, e in items if e.version is not None)
-            updates = _manifest_updates(changes, versions, current, names, r)
-            manifest_root, new_nodes = reader.update(manifest_root, dict(updates.items()))
-            nodes.update(new_nodes)
-            current.update(updates)
-            content_hash = tagged_sha256(
-                REVISION_CONTENT_TAG, canonical_bytes(revision_content(manifest_root, changes))
-            )
-            if content_hash != meta.content_hash:
-                raise IntegrityError(
-                    f"{', '.join(names)}: revision {r} of {mid} does not reproduce its hash (a file was edited)",
-                    hint="restore the files from the original export",
-                )
             plan = WritePlan(
                 memory_id=mid,
                 base_revision=r - 1,
@@ -443,38 +431,26 @@ def _plan_memories(
                 surface=meta.surface,
                 created_at=meta.created_at,
             )
+            try:
+                # The same rules the store core applies on commit (domain/plan.py), replayed file by file.
+                applied = apply_plan(plan, manifest_root, reader, numbers.get)
+            except InvalidInput as exc:
+                raise IntegrityError(
+                    f"{', '.join(names)}: revision {r} of {mid} is not a valid Revision: {exc.message}",
+                    hint="restore the files from the original export",
+                ) from exc
+            manifest_root = applied.revision.manifest_root
+            nodes.update(applied.nodes)
+            numbers.update({v.entry_version_id: v.version for v in versions})
+            if applied.revision.content_hash != meta.content_hash:
+                raise IntegrityError(
+                    f"{', '.join(names)}: revision {r} of {mid} does not reproduce its hash (a file was edited)",
+                    hint="restore the files from the original export",
+                )
             mem.plans[r] = (plan, meta, names)
         if mem.revisions and mem.plans[mem.revisions][1].content_hash != mem.head_hash:
             raise IntegrityError(f"{index_name}: the head of {mid} does not match its ledgers")
     return memories
-
-
-def _manifest_updates(
-    changes: Sequence[Change],
-    versions: Sequence[EntryVersion],
-    current: dict[EntryId, ManifestEntry],
-    names: list[str],
-    revision: int,
-) -> dict[EntryId, ManifestEntry]:
-    by_id = {v.entry_version_id: v for v in versions}
-    updates: dict[EntryId, ManifestEntry] = {}
-    for c in changes:
-        before = current.get(c.entry_id)
-        if c.op in ("add", "revise"):
-            v = by_id.get(c.to_entry_version_id) if c.to_entry_version_id else None
-            if v is None or (c.op == "add") != (before is None):
-                raise IntegrityError(f"{', '.join(names)}: revision {revision} has an impossible {c.op}")
-            updates[c.entry_id] = ManifestEntry(
-                entry_id=c.entry_id,
-                entry_version_id=v.entry_version_id,
-                entry_content_hash=v.entry_content_hash,
-                state="active",
-            )
-        else:
-            if before is None:
-                raise IntegrityError(f"{', '.join(names)}: revision {revision} changes an unknown entry")
-            updates[c.entry_id] = replace(before, state="inactive" if c.op == "deactivate" else "active")
-    return updates
 
 
 async def _already_present(svc: ServiceCore, mem: _Memory) -> int:

@@ -810,6 +810,66 @@ class VectorConformance(StoreFixtures):
         hits = await vsvc.search("release train leaves every Thursday", memories=[rev], mode="vector", limit=1)
         assert hits[0].text == long_text
 
+    async def test_a_write_from_a_process_on_the_old_model_survives_a_migration(self, store_url: str) -> None:
+        # Issue 11: a process opened before another one ran `reembed` still holds the old model; its next write
+        # used to fail with a dimension mismatch and be lost. It commits without vectors, and backfill fills them.
+        from ..embedding import HashingEmbedder
+
+        async with (
+            self.service(store_url, embedding=self.make_model()) as old,
+            self.service(store_url, embedding=self.make_model()) as migrator,
+        ):
+            if not old.backend.capabilities.concurrent_processes:
+                pytest.skip("needs two connections to one store")
+            rev = await old.remember(None, entries=[fact("first note on release trains")])
+            assert rev is not None
+            await migrator.reembed(HashingEmbedder(dimension=32), batch=8)
+            later = await old.remember(rev, entries=[fact("written with the old model after the migration")])
+            assert later is not None and later.revision == 2
+            again = await old.remember(later, entries=[fact("and once more")])
+            assert again is not None
+            texts = {v.text for v in await migrator.entries(again)}
+            assert "written with the old model after the migration" in texts and "and once more" in texts
+            assert (await migrator.verify()).ok
+            assert await migrator.backfill() == 2
+            assert (await migrator.search("release", memories=[again.memory_id], mode="auto")).mode == "hybrid"
+            state = old.backend.state
+            assert state.embedding_profile is not None and state.embedding_profile.profile_id == "hashing-32"
+            assert (await old.search("release", memories=[again.memory_id], mode="auto")).mode == "fts"
+
+    async def test_a_migration_holds_a_lease_that_expires(self, store_url: str) -> None:
+        # Migration liveness is a lease in the store (holder + expiry), not a process id: it means the same to
+        # every process and machine on the engine.
+        from ..domain.errors import StoreMigratingError
+        from ..embedding import HashingEmbedder
+
+        async with (
+            self.service(store_url, embedding=self.make_model()) as writer,
+            self.service(store_url, embedding=self.make_model()) as migrator,
+        ):
+            if not writer.backend.capabilities.concurrent_processes:
+                pytest.skip("needs two connections to one store")
+            rev = await writer.remember(None, entries=[fact("a note")])
+            assert rev is not None
+            writer.migration_wait_s = 0.0
+            new = HashingEmbedder(dimension=32).profile
+            await migrator.backend.start_migration(new)
+            with pytest.raises(StoreMigratingError):
+                await writer.remember(rev, entries=[fact("paused while the lease is held")])
+            await writer.backend.abort_migration()  # not the holder: another's migration is never cleared
+            with pytest.raises(StoreMigratingError):
+                await writer.remember(rev, entries=[fact("still paused")])
+            await migrator.backend.abort_migration()
+            assert (await writer.remember(rev, entries=[fact("resumed")])) is not None
+            # A lease that runs out (its holder died or hung) is cleared by the next write; the holder loses it.
+            migrator.backend.migration_lease_s = -1.0  # type: ignore[attr-defined]
+            await migrator.backend.start_migration(new)
+            head = await writer.head(rev.memory_id)
+            assert (await writer.remember(head, entries=[fact("after the lease ran out")])) is not None
+            with pytest.raises(StoreMigratingError, match="lost its lease"):
+                await migrator.backend.stage_vectors({})
+            assert (await writer.verify()).ok
+
     async def test_reembed_migrates_and_an_interrupted_one_leaves_the_old_profile(self, store_url: str) -> None:
         from ..embedding import FailingEmbedder, HashingEmbedder
 

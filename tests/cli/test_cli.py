@@ -217,6 +217,8 @@ def test_search_defaults_to_the_scope_memory_and_all_searches_every_memory(run: 
 
 
 def test_search_all_on_an_empty_store_finds_nothing(run: Cli) -> None:
+    run("search", "deploy", "--all", code=4)  # no store yet: a read does not create one
+    assert run.json("migrate") == {"schema_version": 2, "applied": [1, 2]}
     assert run.json("search", "deploy", "--all")["hits"] == []
 
 
@@ -397,6 +399,7 @@ def test_organize_without_a_memory_is_invalid_input(run: Cli) -> None:
 
 
 def test_memories_lists_each_memory_with_its_head_and_scope(run: Cli) -> None:
+    run("migrate")
     assert run("memories").stdout == "no memories yet\n"
     assert run.json("memories") == {"memories": []}
     run("--scope", "memstone://orgs/acme/projects/a", "remember", "--kind", "fact", "--text", "one")
@@ -486,6 +489,7 @@ JSON_COMMANDS = [
     pytest.param(lambda e, m: ["--embedding", "hashing-64", "embed", "--backfill"], id="embed"),
     pytest.param(lambda e, m: ["reembed", "--profile", "hashing-32"], id="reembed"),
     pytest.param(lambda e, m: ["config", "show"], id="config"),
+    pytest.param(lambda e, m: ["migrate"], id="migrate"),
 ]
 
 
@@ -613,9 +617,11 @@ def test_url_comes_from_memstone_url_when_not_given(tmp_path: Path) -> None:
     assert path.exists()
     listed = runner.invoke(cli, ["memories", "--json"], env=env, catch_exceptions=False)
     assert [m["active_count"] for m in json.loads(listed.stdout)["memories"]] == [1]
-    # An explicit --url wins over the environment.
+    # An explicit --url wins over the environment (a read of a store that is not there: exit 4, nothing made).
     other = tmp_path / "explicit.db"
-    runner.invoke(cli, ["--url", f"sqlite:///{other}", "memories"], env=env, catch_exceptions=False)
+    missing = runner.invoke(cli, ["--url", f"sqlite:///{other}", "memories"], env=env, catch_exceptions=False)
+    assert missing.exit_code == 4 and str(other) in missing.stderr and not other.exists()
+    runner.invoke(cli, ["--url", f"sqlite:///{other}", "migrate"], env=env, catch_exceptions=False)
     assert other.exists()
 
 
@@ -672,3 +678,33 @@ def test_every_command_has_a_json_option(name: str) -> None:
     options = [p for p in LEAVES[name].params if isinstance(p, click.Option)]
     (json_flag,) = [p for p in options if "--json" in p.opts]
     assert json_flag.is_flag
+
+
+@pytest.mark.parametrize(
+    ("url", "needle"),
+    [
+        pytest.param("notaurl", "no scheme", id="bare-word"),
+        pytest.param("sqlite://tmp/x.db", "two slashes", id="two-slashes"),
+    ],
+)
+def test_a_bad_url_is_refused_and_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str, needle: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["--url", url, "list"], catch_exceptions=False)
+    assert result.exit_code == 2, result.output
+    assert needle in result.stderr and "sqlite:///" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_read_never_creates_a_store(tmp_path: Path) -> None:
+    path = tmp_path / "fresh.db"
+    cli_ = Cli(f"sqlite:///{path}")
+    for command in ("list", "memories", "search"):
+        args = (command, "deploy") if command == "search" else (command,)
+        result = cli_(*args, code=4)
+        assert "no memstone store" in result.stderr
+    assert not path.exists()
+    cli_.add("we deploy with uv")
+    assert path.exists()
+    assert [m["scope"] for m in cli_.json("memories")["memories"]] == [DEFAULT_SCOPE]

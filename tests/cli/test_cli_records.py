@@ -120,6 +120,7 @@ def test_every_record_command_answers_help(name: str) -> None:
 
 # ---------------------------------------------------------------------------------------------- behaviour
 def test_scopes_resolve_and_bind(run: Cli) -> None:
+    run("migrate")
     assert run("scopes").stdout == "no scopes bound yet\n"
     run.add("in the org", scope=ORG)
     resolved = run.json("resolve", "memstone://Orgs/ACME/")

@@ -58,6 +58,7 @@ async def test_a_store_made_before_the_record_tables_gains_them_on_open(tmp_path
     conn.execute("DROP TABLE memory_entry_archive")
     for name in ("idx_memory_entry_heads_slug", "idx_memory_entry_versions_slug", "idx_memory_entry_versions_linked"):
         conn.execute(f"DROP INDEX {name}")
+    conn.execute("UPDATE store_meta SET value = '1' WHERE key = 'schema_version'")  # as such a store recorded
     conn.close()
     assert await superseded_texts(path, "fabric") == ["we deploy with fabric"]  # the archive was filled on open
     conn = apsw.Connection(str(path))

@@ -1,9 +1,13 @@
-"""Storage backends. ``open_store(url)`` is the one way in; only composition roots call it."""
+"""Storage backends. ``open_store(url)`` is the one way in; only composition roots call it.
+
+URLs are parsed in :mod:`memstone.backends.url` and nowhere else; engines outside this package register under
+the ``memstone.backends`` entry-point group.
+"""
 
 from __future__ import annotations
 
-from ..domain.errors import InvalidInput
-from .base import DatabaseMemoryBackend
+from ..ports import MemoryBackend
+from .url import ENTRY_POINT_GROUP, StoreURL, parse_store_url, registered_opener
 
 DEFAULT_URL = "sqlite:///~/.memstone/memstone.db"
 
@@ -14,20 +18,17 @@ def default_url() -> str:
     return DEFAULT_URL
 
 
-async def open_store(url: str | None = None) -> DatabaseMemoryBackend:
-    """Open the backend a URL names: ``sqlite:///path.db`` (or a bare path), ``sqlite:///:memory:``.
+async def open_store(url: str | None = None, *, create: bool = True) -> MemoryBackend:
+    """Open the backend a URL names: ``sqlite:///path.db``, ``sqlite:////abs/path.db``, ``sqlite:///:memory:``.
 
-    SQLite URLs take ``?mode=ro`` (read-only) and ``?durability=fast`` (see ``backends/sqlite/options.py``).
+    ``create=False`` (every read-only command) refuses a store that does not exist yet instead of creating it.
     """
-    target = url or default_url()
-    if target.startswith("sqlite:") or "://" not in target:
-        from .sqlite import SQLiteMemoryBackend, parse_sqlite_url
-        from .sqlite.options import split_url
+    parsed = parse_store_url(url or default_url())
+    if parsed.scheme == "sqlite":
+        from .sqlite import open_sqlite
 
-        _, options = split_url(target)
-        return await SQLiteMemoryBackend(parse_sqlite_url(target), options=options).open()
-    scheme = target.split("://", 1)[0]
-    raise InvalidInput(f"unknown store URL scheme {scheme!r}", hint="use sqlite:///path/to/memstone.db")
+        return await open_sqlite(parsed, create=create)
+    return await registered_opener(parsed)(parsed, create=create)
 
 
-__all__ = ["DEFAULT_URL", "default_url", "open_store"]
+__all__ = ["DEFAULT_URL", "ENTRY_POINT_GROUP", "StoreURL", "default_url", "open_store", "parse_store_url"]

@@ -400,15 +400,6 @@ class RecordsBackendMixin:
             return None if chosen is None else tuple(sorted(chosen))
 
     # ------------------------------------------------------------------ schema, verify and rebuild
-    def _ensure_records_sync(self) -> None:
-        """Add the record-surface objects to a store that lacks them, filling the archive from authority."""
-        if not self._records_missing_sync():
-            return  # opening an up-to-date store takes no write lock
-        with self._write_txn():
-            if self._records_missing_sync():
-                self._records_create_sync()
-                self._records_rebuild_sync()
-
     def _records_check_sync(self) -> list[str]:
         """Archive projection damage: rows that are missing, extra, or whose text is wrong."""
         damage: list[str] = []

@@ -182,8 +182,36 @@ def emit(as_json: bool, payload: object, human: str) -> None:
         click.echo(human)
 
 
+# Commands that only read: they never create a store (a typo'd --url is an error, not a new empty database).
+READ_COMMANDS = frozenset(
+    {
+        "search",
+        "show",
+        "history",
+        "changes",
+        "memories",
+        "verify",
+        "scopes",
+        "resolve",
+        "list",
+        "important",
+        "mandatory",
+        "lookup",
+        "diff",
+        "blame",
+        "recall",
+        "export",
+        "cite",
+        "verify-citation",
+    }
+)
+
+
 def run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Coroutine[Any, Any, None]]) -> None:
-    """Open the store, run ``body``, close; map memstone errors to an exit code and a clear message."""
+    """Open the store, run ``body``, close; map memstone errors to an exit code and a clear message.
+
+    A command in READ_COMMANDS opens with ``create=False``: on a path with no store it fails with NotFound.
+    """
     import asyncio
 
     from ..domain.errors import MemstoneError
@@ -194,7 +222,11 @@ def run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Corou
 
     async def main() -> None:
         async with open_service(
-            obj.url, surface="human", author=obj.config.get("author"), embedding=obj.model_option()
+            obj.url,
+            surface="human",
+            author=obj.config.get("author"),
+            embedding=obj.model_option(),
+            create=ctx.info_name not in READ_COMMANDS,
         ) as svc:
             await body(svc)
 
@@ -617,6 +649,24 @@ def verify(ctx: click.Context, as_json: bool) -> None:
         emit(as_json, report.to_dict(), "\n".join(lines))
         if not report.ok:
             sys.exit(6)
+
+    run(ctx, as_json, body)
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def migrate(ctx: click.Context, as_json: bool) -> None:
+    """Create the store if needed and bring its schema to this release's version (opening does it too)."""
+
+    async def body(svc: MemoryService) -> None:
+        state = svc.backend.state
+        applied = ", ".join(str(v) for v in state.applied_migrations) or "none (already current)"
+        emit(
+            as_json,
+            {"schema_version": state.schema_version, "applied": list(state.applied_migrations)},
+            f"schema version {state.schema_version}; migrations applied: {applied}",
+        )
 
     run(ctx, as_json, body)
 

@@ -211,12 +211,14 @@ async def open_service(
     embedding: EmbeddingModel | str | _Unset | None = UNSET,
     candidates: CandidatePipeline | None = None,
     backend: MemoryBackend | None = None,
+    create: bool = True,
 ) -> AsyncIterator[MemoryService]:
     """Open a store by URL (default ``MEMSTONE_URL`` or ``~/.memstone/memstone.db``) and yield its service.
 
     ``candidates`` is the pipeline ``remember(mode="extract")`` runs over evidence (the CLI, the servers and the
     hooks pass capture's ``CapturePipeline``); without one, extract is not supported. ``backend`` serves an
-    already opened backend instead (a conformance factory's, say); it is closed on exit.
+    already opened backend instead (a conformance factory's, say); it is closed on exit. ``create=False``
+    refuses a store that does not exist yet (NotFound) instead of creating it.
 
     >>> async with open_service("sqlite:///memories.db") as svc:   # doctest: +SKIP
     ...     rev = await svc.remember(entries=[EntryInput(kind="fact", text="We deploy with uv.")])
@@ -225,7 +227,7 @@ async def open_service(
         from ..backends import open_store
         from ..config import Config
 
-        backend = await open_store(url or Config.load(derive=False).url)
+        backend = await open_store(url or Config.load(derive=False).url, create=create)
     elif url is not None:
         raise InvalidInput("pass a store URL or a backend, not both")
     try:

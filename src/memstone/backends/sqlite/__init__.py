@@ -1,5 +1,5 @@
 """SQLite backend (the embedded default)."""
 
-from .store import SQLiteMemoryBackend, parse_sqlite_url
+from .store import SQLiteMemoryBackend, open_sqlite, parse_sqlite_url
 
-__all__ = ["SQLiteMemoryBackend", "parse_sqlite_url"]
+__all__ = ["SQLiteMemoryBackend", "open_sqlite", "parse_sqlite_url"]

@@ -3,8 +3,6 @@ projections (head rows, FTS5, vectors) are separate tables; authority tables ref
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
-
 FTS_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_' categories 'L* N* Co M*'"
 
 AUTHORITY = """

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import struct
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -15,7 +14,7 @@ from typing import Any
 import apsw
 
 from ...domain.canonical import canonical_json
-from ...domain.errors import BackendUnavailable
+from ...domain.errors import BackendUnavailable, InvalidInput, NotFound
 from ...domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
 from ...domain.model import (
     ArtifactRef,
@@ -29,7 +28,8 @@ from ...domain.model import (
 )
 from ...ports import Capabilities, EmbeddingProfile, ScopeBinding, SearchRequest
 from ..base import DatabaseMemoryBackend, HeadRow, HitRow, VectorCandidate, VectorRow, loads_json
-from . import schema
+from ..url import StoreURL, parse_store_url
+from . import migrations, schema
 from .errors import translated
 from .options import (
     SYNCHRONOUS,
@@ -222,35 +222,35 @@ def _vec_extension_path() -> str:
 
 
 def parse_sqlite_url(url: str) -> str:
-    """``sqlite:///rel.db``, ``sqlite:////abs.db``, ``sqlite:///:memory:`` or a bare path → a file path.
+    """The file path (or ``:memory:``) a ``sqlite:`` URL names; other URLs are refused with the correct form."""
+    parsed = parse_store_url(url)
+    if parsed.scheme != "sqlite":
+        raise InvalidInput(f"{url!r} is not a SQLite store URL", hint="write sqlite:///path/to/memstone.db")
+    return parsed.path
 
-    Options after ``?`` (``mode=ro``, ``durability=fast``) are not part of the path; see :mod:`.options`.
-    """
-    url, _ = split_url(url)
-    if url.startswith("sqlite://"):
-        rest = url[len("sqlite://") :]
-        if rest in (":memory:", "/:memory:"):
-            return ":memory:"
-        if rest.startswith("/"):
-            rest = rest[1:]
-        path = rest
-    else:
-        path = url
-    if not path:
-        raise BackendUnavailable(f"no database path in {url!r}", hint="use sqlite:///path/to/memstone.db")
-    return path if path == ":memory:" else os.path.expanduser(path)
+
+async def open_sqlite(url: StoreURL, *, create: bool = True) -> SQLiteMemoryBackend:
+    """The ``sqlite`` engine's opener (what ``open_store`` calls for a ``sqlite:`` URL)."""
+    _, options = split_url(url.url)
+    return await SQLiteMemoryBackend(url.path, options=options, create=create).open()
 
 
 class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
     """SQLite + FTS5 + sqlite-vec through apsw. Many processes may share one file."""
 
     def __init__(
-        self, path: str, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS, options: StoreOptions | None = None
+        self,
+        path: str,
+        *,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        options: StoreOptions | None = None,
+        create: bool = True,
     ) -> None:
         super().__init__()
         self.path = path
         self.options = options or StoreOptions()
         self.read_only = self.options.read_only
+        self._create = create
         self._busy_timeout_ms = busy_timeout_ms
         self._conn: apsw.Connection | None = None
         self._scan_pool: ThreadPoolExecutor | None = None  # hybrid search's vector scan, beside the FTS statement
@@ -282,8 +282,17 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
         ):
             raise BackendUnavailable(f"SQLite {apsw.sqlite_lib_version()} is older than 3.38.0")
         self.read_only = self.options.read_only or must_open_read_only(self.path)
-        if self.path != ":memory:" and not self.read_only:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        if self.path != ":memory:":
+            if not self._create and not Path(self.path).exists():
+                # Trigger: a read-only command (list, search, show, verify, ...) on a path with no store.
+                # Why: opening it would create an empty database, so a typo'd path looked like an empty store.
+                # Outcome: NotFound naming the file; nothing is created.
+                raise NotFound(
+                    f"no memstone store at {self.path}",
+                    hint="check --url / MEMSTONE_URL; a write (memstone remember) creates a new store",
+                )
+            if self._create and not self.read_only:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         with translated(path=self.path):
             if self.read_only:
                 conn = apsw.Connection(read_only_uri(self.path), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
@@ -300,7 +309,6 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
             # An acknowledged write is durable by default: FULL syncs the WAL at every commit (see .options).
             conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS[self.options.durability]}")
             self._migrate_sync(conn)
-            self._ensure_records_sync()
             self._recorded_profile = self._vector_profile_sync()
 
     def _load_vec_sync(self, conn: apsw.Connection) -> None:
@@ -318,33 +326,14 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
             raise BackendUnavailable("sqlite-vec loaded but its probe query failed")
 
     def _migrate_sync(self, conn: apsw.Connection) -> None:
-        if self._schema_current_sync(conn):
+        if migrations.stored_version(conn) == migrations.LATEST:
             return  # opening an up-to-date store takes no write lock
-        with self._write_txn():
-            conn.execute(schema.AUTHORITY)
-            conn.execute(schema.immutability_triggers())
-            conn.execute(schema.PROJECTIONS)
-            row: list[Any] = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchall()
-            if not row:
-                conn.execute(
-                    "INSERT INTO store_meta (key, value) VALUES ('schema_version', ?), ('analyzer', 'v1')",
-                    (str(schema.SCHEMA_VERSION),),
-                )
-            elif int(row[0][0]) > schema.SCHEMA_VERSION:
-                raise BackendUnavailable(
-                    f"{self.path} has schema version {row[0][0]}, newer than this memstone ({schema.SCHEMA_VERSION})",
-                    hint="upgrade memstone",
-                )
-
-    @staticmethod
-    def _schema_current_sync(conn: apsw.Connection) -> bool:
-        tables: list[Any] = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'"
-        ).fetchall()
-        if not tables:
-            return False
-        row: list[Any] = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchall()
-        return bool(row) and int(row[0][0]) == schema.SCHEMA_VERSION
+        if self.read_only:
+            # Trigger: a read-only open (?mode=ro, a read-only file) of a store an older release wrote.
+            # Why: migrating writes; reads of the authority work on every version this code knows.
+            # Outcome: open it as it is; the next read-write open (or `memstone migrate`) migrates it.
+            return
+        self.applied_migrations = migrations.migrate(self)
 
     def _close_sync(self) -> None:
         if self._scan_pool is not None:
@@ -365,7 +354,7 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
         return self.conn.execute(sql, args).fetchall()
 
     def _schema_version(self) -> int:
-        return schema.SCHEMA_VERSION
+        return migrations.LATEST
 
     def meta(self, key: str) -> str | None:
         rows = self._q("SELECT value FROM store_meta WHERE key = ?", (key,))

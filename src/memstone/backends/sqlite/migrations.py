@@ -1,0 +1,99 @@
+"""Versioned schema migrations of the SQLite engine, run on open and by ``memstone migrate``.
+
+``store_meta.schema_version`` names the last migration applied. Each step runs in one write transaction with
+the version bump, so a store is always at exactly one version; opening a store that is already current takes
+no write lock. A store newer than this code is refused (upgrade memstone), never downgraded.
+
+1. Authority, head projection, immutability triggers and the meta table (every store of the first release).
+2. The record surface formally versioned: the archive projection and the slug indexes, created and filled from
+   authority where a store lacks them (this used to be an ad-hoc check on every open).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import apsw
+
+from ...domain.errors import BackendUnavailable
+from . import schema
+
+
+class SQLiteMemoryBackend(Protocol):
+    """What a migration step uses of the SQLite engine (``store.SQLiteMemoryBackend``; a Protocol, no cycle)."""
+
+    @property
+    def conn(self) -> apsw.Connection: ...
+    @property
+    def path(self) -> str: ...
+    def _write_txn(self) -> AbstractContextManager[None]: ...
+    def _records_missing_sync(self) -> bool: ...
+    def _records_create_sync(self) -> None: ...
+    def _records_rebuild_sync(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    summary: str
+    apply: Callable[[SQLiteMemoryBackend], None]
+
+
+def _base(backend: SQLiteMemoryBackend) -> None:
+    conn = backend.conn
+    conn.execute(schema.AUTHORITY)
+    conn.execute(schema.immutability_triggers())
+    conn.execute(schema.PROJECTIONS)
+    conn.execute("INSERT OR IGNORE INTO store_meta (key, value) VALUES ('analyzer', 'v1')")
+
+
+def _records(backend: SQLiteMemoryBackend) -> None:
+    if backend._records_missing_sync():
+        backend._records_create_sync()
+        backend._records_rebuild_sync()
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "authority, head projection, immutability triggers", _base),
+    Migration(2, "record surface: archive projection and slug indexes", _records),
+)
+LATEST = MIGRATIONS[-1].version
+
+
+def stored_version(conn: apsw.Connection) -> int:
+    """The schema version recorded in a store (0 for a new, empty database)."""
+    tables: list[Any] = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'"
+    ).fetchall()
+    if not tables:
+        return 0
+    row: list[Any] = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchall()
+    return int(row[0][0]) if row else 0
+
+
+def migrate(backend: SQLiteMemoryBackend) -> tuple[int, ...]:
+    """Apply every pending migration, each in its own write transaction; returns the versions applied."""
+    conn = backend.conn
+    current = stored_version(conn)
+    if current > LATEST:
+        raise BackendUnavailable(
+            f"{backend.path} has schema version {current}, newer than this memstone ({LATEST})", hint="upgrade memstone"
+        )
+    applied: list[int] = []
+    for step in MIGRATIONS:
+        if step.version <= current:
+            continue
+        with backend._write_txn():
+            if stored_version(conn) >= step.version:  # another process migrated it while we waited for the lock
+                continue
+            step.apply(backend)
+            conn.execute(
+                "INSERT INTO store_meta (key, value) VALUES ('schema_version', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(step.version),),
+            )
+        applied.append(step.version)
+    return tuple(applied)

@@ -1,0 +1,69 @@
+"""Store URLs are parsed in one place (backends/url.py): wrong forms are refused with the right one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memstone import InvalidInput
+from memstone.backends import open_store, parse_store_url
+
+
+@pytest.mark.parametrize(
+    ("url", "path"),
+    [
+        pytest.param("sqlite:///data/m.db", "data/m.db", id="relative"),
+        pytest.param("sqlite:////srv/m.db", "/srv/m.db", id="absolute"),
+        pytest.param("sqlite:///:memory:", ":memory:", id="memory"),
+        pytest.param("sqlite://:memory:", ":memory:", id="memory-two-slashes"),
+        pytest.param("SQLITE:///m.db", "m.db", id="scheme-case"),
+    ],
+)
+def test_sqlite_urls_name_their_file(url: str, path: str) -> None:
+    assert parse_store_url(url).path == path
+
+
+@pytest.mark.parametrize(
+    ("url", "hint"),
+    [
+        pytest.param("notaurl", "sqlite:///", id="bare-word"),
+        pytest.param("data/m.db", "sqlite:///", id="bare-path"),
+        pytest.param("sqlite://tmp/x.db", "sqlite:///tmp/x.db", id="two-slashes"),
+        pytest.param("sqlite:///", "sqlite:///path", id="no-path"),
+        pytest.param("mysql://db/x", "known schemes: sqlite", id="unknown-scheme"),
+        pytest.param("", "sqlite:///", id="empty"),
+    ],
+)
+def test_wrong_urls_are_refused_with_the_correct_form(url: str, hint: str) -> None:
+    with pytest.raises(InvalidInput) as info:
+        parse_store_url(url)
+    assert info.value.hint is not None and hint in info.value.hint
+
+
+def test_the_two_slash_hint_names_both_forms() -> None:
+    with pytest.raises(InvalidInput) as info:
+        parse_store_url("sqlite://tmp/x.db")
+    assert info.value.hint == "a relative path is sqlite:///tmp/x.db, an absolute one sqlite:////tmp/x.db"
+
+
+async def test_a_refused_url_creates_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for url in ("notaurl", "sqlite://tmp/x.db"):
+        with pytest.raises(InvalidInput):
+            await open_store(url)
+    assert list(tmp_path.iterdir()) == []
+
+
+async def test_open_without_create_refuses_a_missing_store(tmp_path: Path) -> None:
+    from memstone import NotFound
+
+    url = f"sqlite:///{tmp_path / 'sub' / 'm.db'}"
+    with pytest.raises(NotFound) as info:
+        await open_store(url, create=False)
+    assert "m.db" in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+    store = await open_store(url)  # a write path creates it
+    await store.aclose()
+    again = await open_store(url, create=False)
+    await again.aclose()

@@ -186,20 +186,26 @@ async def test_concurrent_searches_and_writes_share_the_connection_safely(tmp_pa
 
 
 async def test_search_never_serves_a_version_row_whose_bytes_were_changed(tmp_path: Path) -> None:
-    # RFC "Search and reads", condition 3: each hit's canonical bytes are re-hashed against the manifest hash;
-    # a row changed behind memstone's back is skipped by search and reported by verify.
+    # RFC "Search and reads", condition 3: each hit's canonical bytes are re-checked against the manifest hash;
+    # a row changed behind memstone's back is skipped by search and reported by verify, even when this process
+    # already served (and verified) that row before it changed.
     path = tmp_path / "m.db"
     memory_id = await seeded(path)
-    conn = raw(path)
-    conn.execute("DROP TRIGGER trg_memory_entry_versions_no_update")
-    conn.execute(
-        "UPDATE memory_entry_versions SET text = 'note number 3 about deploys, rewritten' "
-        "WHERE text = 'note number 3 about deploys'"
-    )
-    conn.close()
     async with open_service(f"sqlite:///{path}", embedding=None) as svc:
+        before = await svc.search("deploys", memories=[memory_id], mode="fts", limit=10)
+        assert len(before.hits) == 5
+        conn = raw(path)
+        conn.execute("DROP TRIGGER trg_memory_entry_versions_no_update")
+        conn.execute(
+            "UPDATE memory_entry_versions SET text = 'note number 3 about deploys, rewritten' "
+            "WHERE text = 'note number 3 about deploys'"
+        )
+        conn.close()
         found = await svc.search("deploys", memories=[memory_id], mode="fts", limit=10)
         texts = [h.text for h in found.hits]
         assert len(texts) == 4 and all("rewritten" not in t for t in texts)
-        report = await svc.verify()
+    async with open_service(f"sqlite:///{path}", embedding=None) as fresh:
+        texts = [h.text for h in (await fresh.search("deploys", memories=[memory_id], mode="fts", limit=10)).hits]
+        assert len(texts) == 4 and all("rewritten" not in t for t in texts)
+        report = await fresh.verify()
         assert any("does not match its content hash" in d for d in report.authority_damage)

@@ -162,7 +162,7 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
         self.applied_migrations: tuple[int, ...] = ()  # the schema migrations the last open applied
         self._complete_cache: dict[tuple[str, int], bool] = {}
         self._complete_generation = ""
-        self._hash_memo: dict[str, str] = {}
+        self._verified: dict[str, tuple[EntryContent, str]] = {}  # version id -> content verified, its hash
         self._lease_holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
     # ------------------------------------------------------------------ adapter primitives
@@ -776,15 +776,21 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
 
         await self._run(run)
 
-    def _content_hash(self, version: EntryVersion) -> str:
-        """The hash of a version's canonical content, memoized by version id (versions are immutable)."""
-        found = self._hash_memo.get(version.entry_version_id)
-        if found is None:
-            found = version.content.content_hash
-            if len(self._hash_memo) > 100_000:
-                self._hash_memo.clear()
-            self._hash_memo[version.entry_version_id] = found
-        return found
+    def _bytes_match(self, version_id: str, content: EntryContent, expected_hash: str) -> bool:
+        """Whether ``content`` hashes to ``expected_hash``.
+
+        Remembers the content it verified per version id and compares field by field next time (a fraction of a
+        canonical-JSON hash): a row changed since is unequal to what was verified, so it is re-hashed and fails.
+        """
+        known = self._verified.get(version_id)
+        if known is not None and known[1] == expected_hash and known[0] == content:
+            return True
+        if content.content_hash != expected_hash:
+            return False
+        if len(self._verified) > 100_000:
+            self._verified.clear()
+        self._verified[version_id] = (content, expected_hash)
+        return True
 
     def _check_evidence(self, plan: WritePlan) -> None:
         wanted = set(plan.sources)
@@ -1017,7 +1023,7 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                         hit_row is None
                         or hit_row.entry_id != cand.entry_id
                         or hit_row.entry_content_hash != m.entry_content_hash
-                        or hit_row.content.content_hash != m.entry_content_hash
+                        or not self._bytes_match(cand.entry_version_id, hit_row.content, m.entry_content_hash)
                     ):
                         continue
                     hits.append(self._hit(heads[cand.memory_id], hit_row, score, ranks, parts))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memstone.testing.conformance import VectorConformance
+from memstone.testing import VectorConformance
 
 
 class TestSQLiteVectorsHashing(VectorConformance):

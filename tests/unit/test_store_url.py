@@ -67,3 +67,33 @@ async def test_open_without_create_refuses_a_missing_store(tmp_path: Path) -> No
     await store.aclose()
     again = await open_store(url, create=False)
     await again.aclose()
+
+
+async def test_an_engine_registered_under_the_entry_point_group_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A real distribution on sys.path (a dist-info folder with entry_points.txt), as `pip install` would leave it.
+    dist = tmp_path / "site" / "memstone_toy_engine-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: memstone-toy-engine\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[memstone.backends]\ntoy = memstone_toy_engine:open_toy\n")
+    (tmp_path / "site" / "memstone_toy_engine.py").write_text(
+        "from memstone.backends.sqlite import SQLiteMemoryBackend\n"
+        "opened = []\n"
+        "async def open_toy(url, *, create):\n"
+        "    opened.append((url.scheme, url.location, create))\n"
+        "    return await SQLiteMemoryBackend(url.location[1:], create=create).open()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    store_path = tmp_path / "toy.db"
+    with pytest.raises(InvalidInput, match="known schemes: sqlite, toy"):
+        parse_store_url("nope:///x")
+    backend = await open_store(f"toy:///{store_path}")
+    try:
+        assert backend.capabilities.fts
+    finally:
+        await backend.aclose()
+    import memstone_toy_engine  # type: ignore[import-not-found]
+
+    assert memstone_toy_engine.opened == [("toy", f"/{store_path}", True)]
+    assert store_path.exists()

@@ -6,7 +6,8 @@ goes through the ``backend_factory`` fixture (default ``open_store``): override 
 not registered yet.
 """
 
-from .conformance import MemoryBackendConformance, VectorConformance, requires
+from .conformance import MemoryBackendConformance, requires
 from .fixtures import BackendFactory, StoreFixtures
+from .vectors import VectorConformance
 
 __all__ = ["BackendFactory", "MemoryBackendConformance", "StoreFixtures", "VectorConformance", "requires"]

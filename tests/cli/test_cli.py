@@ -690,11 +690,13 @@ def test_every_command_has_a_json_option(name: str) -> None:
 def test_a_bad_url_is_refused_and_creates_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str, needle: str
 ) -> None:
-    monkeypatch.chdir(tmp_path)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
     result = CliRunner().invoke(cli, ["--url", url, "list"], catch_exceptions=False)
     assert result.exit_code == 2, result.output
     assert needle in result.stderr and "sqlite:///" in result.stderr
-    assert list(tmp_path.iterdir()) == []
+    assert list(cwd.iterdir()) == []
 
 
 def test_a_read_never_creates_a_store(tmp_path: Path) -> None:

@@ -87,7 +87,9 @@ def test_version_shows_the_store_schema_version(tmp_path: Path) -> None:
     env = {"MEMSTONE_EMBEDDING": "none"}
     CliRunner().invoke(cli, ["--url", url, "remember", "--kind", "fact", "--text", "x"], env=env)
     after = CliRunner().invoke(cli, ["--url", url, "--version"])
-    assert f"store: {tmp_path / 'v.db'} (schema version: 1)" in after.stdout
+    from memstone.backends.sqlite.migrations import LATEST
+
+    assert f"store: {tmp_path / 'v.db'} (schema version: {LATEST})" in after.stdout
 
 
 @pytest.fixture

@@ -22,3 +22,26 @@ def test_query_syntax_never_survives() -> None:
 
 def test_searchable_text_joins_parts() -> None:
     assert searchable_text("Title", "", "body 中") == "title body u_4e2d"
+
+
+def test_the_ascii_fast_path_gives_exactly_the_general_rules() -> None:
+    from memstone.domain import analyzer
+
+    texts = [
+        "We deploy with uv_lock-2.0 (see README.md); don't edit site/!",
+        "ALL CAPS and MixedCase42 under_score tab\tnew\nline",
+        "",
+        "   ...   ",
+        "".join(chr(c) for c in range(128)),
+    ]
+    for text in texts:
+        assert analyzer.analyze(text) == _general(text), text
+
+
+def _general(text: str) -> list[str]:
+    """The general (non-ASCII) path of Analyzer v1 on ``text``: a trailing CJK character forces it, then is cut."""
+    from memstone.domain import analyzer
+
+    tokens = analyzer.analyze(text + " 中")
+    assert tokens[-1] == "u_4e2d"
+    return tokens[:-1]

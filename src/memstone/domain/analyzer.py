@@ -10,7 +10,9 @@ every full-text projection.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import re
 import unicodedata
 
 ANALYZER_VERSION = "v1"
@@ -33,10 +35,13 @@ _CJK_RANGES = (
 )
 
 
+_ASCII_TERM = re.compile(r"[a-z0-9]+")
+
+
 def is_cjk(ch: str) -> bool:
     """True when ``ch`` belongs to a CJK script run."""
     code = ord(ch)
-    return any(lo <= code <= hi for lo, hi in _CJK_RANGES)
+    return code >= 0x2E80 and any(lo <= code <= hi for lo, hi in _CJK_RANGES)
 
 
 def _is_word_char(ch: str) -> bool:
@@ -46,6 +51,10 @@ def _is_word_char(ch: str) -> bool:
 
 def analyze(text: str) -> list[str]:
     """Tokens of ``text`` in order (duplicates kept)."""
+    if text.isascii():
+        # The same rules, fast: in ASCII the letters and digits are exactly the word characters, casefold is
+        # lower(), NFC changes nothing and there is no CJK (a test checks both paths agree).
+        return _ASCII_TERM.findall(text.lower())
     norm = unicodedata.normalize("NFC", text).casefold()
     norm = unicodedata.normalize("NFC", norm)
     tokens: list[str] = []
@@ -86,10 +95,12 @@ def searchable_text(*parts: str) -> str:
 
 def query_terms(query: str) -> list[str]:
     """Distinct analyzed terms of a query, in first-seen order."""
-    seen: dict[str, None] = {}
-    for tok in analyze(query):
-        seen.setdefault(tok, None)
-    return list(seen)
+    return list(_query_terms(query))
+
+
+@functools.lru_cache(maxsize=1024)
+def _query_terms(query: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(analyze(query)))
 
 
 # Used only to decide FTS admission (how many informative terms a hit must match); never to index.

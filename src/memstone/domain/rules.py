@@ -90,8 +90,10 @@ def normalize_text(value: object, *, what: str = "text") -> str:
 
 
 def _refuse_surrogates(text: str, what: str) -> None:
-    if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
-        raise InvalidInput(f"{what} contains a lone surrogate code point; send valid Unicode")
+    try:
+        text.encode("utf-8")  # strict UTF-8 refuses exactly the lone surrogates, in C
+    except UnicodeEncodeError:
+        raise InvalidInput(f"{what} contains a lone surrogate code point; send valid Unicode") from None
 
 
 def normalize_reason(value: object) -> str | None:

@@ -72,7 +72,9 @@ def test_the_sdist_holds_sources_tests_docs_and_the_changelog(dist: dict[str, Pa
         names = {n.removeprefix(prefix) for n in sdist.getnames()}
     assert {"pyproject.toml", "README.md", "CHANGELOG.md", "requirements/constraints.txt", "docs/cli.md"} <= names
     assert {"src/memstone/web/static/explorer.js", "tests/test_packaging.py"} <= names
-    assert not [n for n in names if n.startswith((".venv/", ".git/")) or "__pycache__" in n or n.endswith(".db")]
+    stray_store = [n for n in names if n.endswith(".db") and not n.startswith("tests/fixtures/")]  # fixtures ship
+    assert not [n for n in names if n.startswith((".venv/", ".git/")) or "__pycache__" in n] + stray_store
+    assert "tests/fixtures/previous-release.db" in names  # the migration test's store of the previous release
 
 
 def test_the_changelog_names_this_version() -> None:

@@ -262,6 +262,12 @@ class ServiceCore:
         for v in versions:
             if v.entry_version_id == m.entry_version_id:
                 return v
+        # Trigger: another writer revised the entry between the two reads above (the head is newer than the
+        # version list). Why: the head's version exists — it was committed before the head that names it.
+        # Outcome: read that exact version; only a version the head names but authority lacks is missing.
+        found = await self.backend.read(VersionsQuery(memory_id=rev.memory_id, version_ids=(m.entry_version_id,)))
+        if found:
+            return found[0]
         raise NotFound(f"version {m.entry_version_id} of {entry_id} is missing")
 
     async def history(self, entry: EntryLike) -> tuple[HistoryItem, ...]:
@@ -273,6 +279,9 @@ class ServiceCore:
         await self._may(versions[0].memory_id, "read", hidden=f"no entry {entry_id}")
         head = await self.head(versions[0].memory_id)
         manifest = await self.backend.read(ManifestQuery(ref=head.ref, entry_ids=(entry_id,)))
+        if entry_id in manifest and manifest[entry_id].entry_version_id not in {v.entry_version_id for v in versions}:
+            # Revised between the two reads: read the chain again, now at least as new as the head.
+            versions = await self.backend.read(VersionsQuery(memory_id=None, entry_id=entry_id))
         state = manifest[entry_id].state if entry_id in manifest else "inactive"
         out = []
         for i, v in enumerate(versions):

@@ -141,3 +141,16 @@ def test_searchable_says_what_check_query_accepts() -> None:
         assert not searchable(query)
     for query in ("deploy", "what is the port", "数据库"):
         assert searchable(query) and check_query(query)
+
+
+def test_matched_share_over_text_equals_the_share_over_its_token_set() -> None:
+    import random
+
+    from memstone.domain.search import matched_share, matched_share_in
+
+    rng = random.Random(5)
+    words = ["uv", "deploy", "u_4e2d", "b_4e2d_6587", "ci", "cis", "i", "tests", "test"]
+    for _ in range(500):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 12)))
+        query = list(dict.fromkeys(rng.choice(words) for _ in range(rng.randint(0, 5))))
+        assert matched_share_in(query, text) == matched_share(query, set(text.split())), (query, text)

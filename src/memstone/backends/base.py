@@ -66,7 +66,7 @@ from ..domain.search import (
     convex_fuse,
     fts_required_terms,
     l2_to_cosine,
-    matched_share,
+    matched_share_in,
     rrf_fuse,
 )
 from ..ports import (
@@ -976,7 +976,7 @@ class DatabaseMemoryBackend(RecordsBackendMixin, ABC):
                     # Only informative terms reach MATCH; each row's matched share is both its admission (the
                     # RFC's coverage) and its per-candidate confidence in the fusion.
                     for row in self._fts_candidates_sync(memory_ids, informative, depth, request, True):
-                        share = matched_share(informative, set(row.searchable_text.split()))
+                        share = matched_share_in(informative, row.searchable_text)
                         if share >= required - 1e-9:
                             fts.append((Candidate(row.memory_id, row.entry_id, row.entry_version_id), row.bm25, share))
             vec: list[tuple[Candidate, float]] | None = None

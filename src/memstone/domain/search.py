@@ -142,6 +142,16 @@ def matched_share(informative: Sequence[str], tokens: set[str]) -> float:
     return sum(1 for t in informative if t in tokens) / len(informative)
 
 
+def matched_share_in(informative: Sequence[str], searchable_text: str) -> float:
+    """:func:`matched_share` over a projection's searchable text (tokens joined by single spaces), without
+    splitting it: a term is matched when it stands between spaces (a few substring scans instead of a set of
+    every token of a long entry)."""
+    if not informative:
+        return 0.0
+    padded = f" {searchable_text} "
+    return sum(1 for t in informative if f" {t} " in padded) / len(informative)
+
+
 def admit_dense(
     candidates: Sequence[tuple[Candidate, float]], *, floor: float, min_top: float = -1.0
 ) -> list[tuple[Candidate, float]]:

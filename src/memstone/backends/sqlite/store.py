@@ -991,15 +991,29 @@ class SQLiteMemoryBackend(SQLiteRecordsMixin, DatabaseMemoryBackend):
         args: list[object] = [match, *memory_ids]
         self._filters(request, where, args)
         args.append(depth)
-        text = "h.searchable_text" if with_text else "''"
+        # The text is read for the top rows only: in the ranked statement, SQLite's sorter would materialize
+        # every matching row's text before the LIMIT (a common word matches thousands of long entries).
         rows = self._q(
-            f"SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, {text}, f.rank "
-            "FROM memory_entry_search_fts f CROSS JOIN memory_entry_heads h ON h.projection_id = f.rowid "
+            "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, h.projection_id, "
+            "f.rank FROM memory_entry_search_fts f CROSS JOIN memory_entry_heads h ON h.projection_id = f.rowid "
             f"WHERE memory_entry_search_fts MATCH ? AND {' AND '.join(where)} ORDER BY f.rank LIMIT ?",
             args,
         )
+        texts: dict[int, str] = {}
+        if with_text and rows:
+            ids = [r[4] for r in rows]
+            texts = dict(
+                self._q(
+                    "SELECT projection_id, searchable_text FROM memory_entry_heads "
+                    f"WHERE projection_id IN ({','.join('?' * len(ids))})",
+                    ids,
+                )
+            )
         # FTS5's rank is bm25() negated (k1 = 1.2, b = 0.75, fixed by the engine; one column, so no weights).
-        return [HeadRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], r[4], -float(r[5])) for r in rows]
+        return [
+            HeadRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], texts.get(r[4], ""), -float(r[5]))
+            for r in rows
+        ]
 
     @staticmethod
     def _filters(request: SearchRequest, where: list[str], args: list[object]) -> None:

@@ -1,0 +1,127 @@
+"""The store maintenance commands: verify, migrate, rebuild-projections, embed, reembed. ``cli/main.py``
+registers them."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import click
+
+from .main import emit, json_option, run
+
+if TYPE_CHECKING:
+    from ..service import MemoryService
+
+
+@click.command()
+@json_option
+@click.pass_context
+def verify(ctx: click.Context, as_json: bool) -> None:
+    """Recheck every hash, manifest and projection; exit 6 on damage (nothing is repaired)."""
+
+    async def body(svc: MemoryService) -> None:
+        report = await svc.verify()
+        lines = [
+            f"revisions {report.revisions_checked}, versions {report.versions_checked}, manifest nodes "
+            f"{report.nodes_checked}, projection rows {report.projections_checked}",
+            *(f"AUTHORITY DAMAGE: {d}" for d in report.authority_damage),
+            *(f"projection damage: {d}" for d in report.projection_damage),
+        ]
+        if report.projection_damage and not report.authority_damage:
+            lines.append("projections can be rebuilt: memstone rebuild-projections")
+        lines.append("ok" if report.ok else "damaged")
+        emit(as_json, report.to_dict(), "\n".join(lines))
+        if not report.ok:
+            sys.exit(6)
+
+    run(ctx, as_json, body)
+
+
+@click.command()
+@json_option
+@click.pass_context
+def migrate(ctx: click.Context, as_json: bool) -> None:
+    """Create the store if needed and bring its schema to this release's version (opening does it too)."""
+
+    async def body(svc: MemoryService) -> None:
+        state = svc.backend.state
+        applied = ", ".join(str(v) for v in state.applied_migrations) or "none (already current)"
+        emit(
+            as_json,
+            {"schema_version": state.schema_version, "applied": list(state.applied_migrations)},
+            f"schema version {state.schema_version}; migrations applied: {applied}",
+        )
+
+    run(ctx, as_json, body)
+
+
+@click.command("rebuild-projections")
+@json_option
+@click.pass_context
+def rebuild_projections(ctx: click.Context, as_json: bool) -> None:
+    """Rebuild head rows and the full-text index from authority (refused if authority is damaged)."""
+
+    async def body(svc: MemoryService) -> None:
+        report = await svc.rebuild_projections()
+        emit(
+            as_json,
+            report.to_dict(),
+            f"rebuilt {report.projections_checked} projection rows; " + ("ok" if report.ok else "still damaged"),
+        )
+        if not report.ok:
+            sys.exit(6)
+
+    run(ctx, as_json, body)
+
+
+def _progress(label: str) -> Callable[[int, int], None]:
+    def show(done: int, total: int) -> None:
+        click.echo(f"\r{label}: {done}/{total}", nl=False, err=True)
+
+    return show
+
+
+@click.command()
+@click.option("--backfill", is_flag=True, required=True, help="Embed every active entry that has no vector yet.")
+@click.option("--batch", default=64, show_default=True, type=int, help="Entries embedded per model call.")
+@json_option
+@click.pass_context
+def embed(ctx: click.Context, backfill: bool, batch: int, as_json: bool) -> None:
+    """Fill the vector projection (resumable: a rerun after a kill picks up what is missing)."""
+
+    async def body(svc: MemoryService) -> None:
+        done = await svc.backfill(batch=batch, progress=None if as_json else _progress("embedded"))
+        if not as_json:
+            click.echo(err=True)
+        profile = svc.indexer.profile.profile_id if svc.indexer else None
+        emit(as_json, {"embedded": done, "profile": profile}, f"embedded {done} entries with {profile}")
+
+    run(ctx, as_json, body)
+
+
+@click.command()
+@click.option(
+    "--profile", "profile", required=True, help="The embedding profile to migrate to, e.g. use-multilingual-v3."
+)
+@click.option("--batch", default=64, show_default=True, type=int, help="Entries embedded per model call.")
+@json_option
+@click.pass_context
+def reembed(ctx: click.Context, profile: str, batch: int, as_json: bool) -> None:
+    """Migrate the store to another embedding model; writes pause until every entry is re-embedded."""
+    from ..embedding import load_model
+
+    ctx.obj.embedding = ctx.obj.embedding or "none"
+
+    async def body(svc: MemoryService) -> None:
+        model = load_model(profile)
+        done = await svc.reembed(model, batch=batch, progress=None if as_json else _progress("re-embedded"))
+        if not as_json:
+            click.echo(err=True)
+        emit(as_json, {"embedded": done, "profile": profile}, f"migrated to {profile}: {done} entries embedded")
+
+    run(ctx, as_json, body)
+
+
+__all__ = ["embed", "migrate", "rebuild_projections", "reembed", "verify"]

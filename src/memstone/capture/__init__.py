@@ -16,6 +16,7 @@ from ..domain.secrets import SecretFinding, find_secrets, redact
 from .adapters import build_file_candidates, git_change_flags, statement_candidates, working_note_candidate
 from .admission import REASONS, Admission, Similarity, admit, plan_candidates, similarity
 from .candidates import Candidate, Plan, ReviewFlag, Skip
+from .decisions import accept, reject
 from .events import (
     Bootstrap,
     EventContext,
@@ -34,7 +35,8 @@ from .events import (
     read_build_files,
 )
 from .extractor import Extraction, ModelExtractor, TokenUsage
-from .pipeline import CaptureOutcome, CapturePipeline, CaptureResult, Proposal, accept, capture, reject
+from .outcomes import CaptureOutcome, CaptureResult, Proposal
+from .pipeline import CapturePipeline, capture
 from .queue import QueueItem, ReviewQueue
 from .settings import CaptureFiles, CaptureMode, CaptureSettings, ExtractorSettings, capture_files
 

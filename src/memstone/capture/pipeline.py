@@ -21,18 +21,16 @@ for callers that already persisted their Sources.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
 
-from ..domain.errors import InvalidInput, MemstoneError, RevisionConflictError
-from ..domain.ids import EntryId, EntryVersionId, MemoryId, SourceId, new_ulid
+from ..domain.errors import InvalidInput, MemstoneError
+from ..domain.ids import MemoryId, SourceId, new_ulid
 from ..domain.model import ArtifactRef, EntryInput, EntryVersion, Revision, Source, Surface
 from ..domain.secrets import SecretFinding, describe_findings, find_secrets
 from ..ports import EmbeddingModel
 from ..service import MemoryService, utc_now
 from ._text import clean
 from .adapters import build_file_candidates, git_change_flags, statement_candidates, working_note_candidate
-from .admission import SEMANTIC_THRESHOLDS, Admission, Semantic, admit, plan_candidates, semantic_texts
+from .admission import SEMANTIC_THRESHOLDS, Semantic, admit, plan_candidates, semantic_texts
 from .candidates import Candidate, Plan, ReviewFlag, Skip
 from .events import (
     Bootstrap,
@@ -51,23 +49,20 @@ from .events import (
     fit_event,
 )
 from .extractor import ModelExtractor, TokenUsage
+from .outcomes import CaptureOutcome, CaptureResult, Proposal
 from .queue import QueueItem, ReviewQueue
 from .settings import CaptureMode, CaptureSettings
 from .statements import lesson_candidates
+from .writing import current_head, enqueue, entry_inputs, status_of, write_candidates
 
 __all__ = [
     "CaptureOutcome",
     "CapturePipeline",
     "CaptureResult",
     "Proposal",
-    "accept",
     "capture",
-    "reject",
 ]
 
-CaptureStatus = Literal["stored", "queued", "unchanged", "nothing", "refused", "off"]
-OutcomeAction = Literal["added", "revised", "unchanged", "rejected", "queued", "flagged", "off"]
-MAX_WRITE_ATTEMPTS = 3
 _EVENT_LABELS = {
     "user-prompt": "the user prompt",
     "user-correction": "the user correction",
@@ -77,89 +72,6 @@ _EVENT_LABELS = {
     "explicit-submit": "the submitted entries",
     "bootstrap": "the bootstrap files",
 }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CaptureOutcome:
-    """What happened to one candidate (or flag): added, revised, unchanged, rejected (with a reason), queued…"""
-
-    action: OutcomeAction
-    candidate: Candidate | None = None
-    reason: str | None = None
-    entry_id: EntryId | None = None
-    entry_version_id: EntryVersionId | None = None
-    memory_id: MemoryId | None = None
-    queue_item: str | None = None
-    flag: ReviewFlag | None = None
-    score: float = 0.0
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "action": self.action,
-            "candidate": self.candidate.to_dict() if self.candidate else None,
-            "reason": self.reason,
-            "entry_id": self.entry_id,
-            "entry_version_id": self.entry_version_id,
-            "memory_id": self.memory_id,
-            "queue_item": self.queue_item,
-            "flag": self.flag.to_dict() if self.flag else None,
-            "score": round(self.score, 3),
-        }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CaptureResult:
-    """The value :func:`capture` returns. ``status`` sums it up; ``outcomes`` has one row per candidate or flag.
-
-    ``status``: ``stored`` (an entry was added or revised), ``queued`` (items wait in the review queue),
-    ``unchanged`` (every candidate was already known), ``nothing`` (no candidate), ``refused`` (a secret: nothing
-    at all was stored; ``reason`` says why without echoing it) or ``off`` (capture is off for the scope).
-    """
-
-    status: CaptureStatus
-    mode: CaptureMode
-    reason: str | None = None
-    findings: tuple[SecretFinding, ...] = ()
-    sources: tuple[Source, ...] = ()
-    outcomes: tuple[CaptureOutcome, ...] = ()
-    skipped: tuple[Skip, ...] = ()
-    revisions: tuple[Revision, ...] = ()
-    usage: TokenUsage = field(default_factory=TokenUsage)
-    extractor_error: str | None = None
-
-    def entries(self, *actions: OutcomeAction) -> tuple[EntryId, ...]:
-        """Entry ids of the outcomes with these actions (default: added and revised)."""
-        wanted = actions or ("added", "revised")
-        return tuple(o.entry_id for o in self.outcomes if o.action in wanted and o.entry_id is not None)
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "status": self.status,
-            "mode": self.mode,
-            "reason": self.reason,
-            "findings": [f.to_dict() for f in self.findings],
-            "sources": [s.source_id for s in self.sources],
-            "outcomes": [o.to_dict() for o in self.outcomes],
-            "skipped": [s.to_dict() for s in self.skipped],
-            "revisions": [str(r.ref) for r in self.revisions],
-            "usage": self.usage.to_dict(),
-            "extractor_error": self.extractor_error,
-        }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Proposal:
-    """Everything the pipeline proposes for one event, before dedup: admission decisions, flags, skips, cost."""
-
-    admissions: tuple[Admission, ...] = ()
-    flags: tuple[ReviewFlag, ...] = ()
-    skipped: tuple[Skip, ...] = ()
-    usage: TokenUsage = field(default_factory=TokenUsage)
-    extractor_error: str | None = None
-
-    @property
-    def admitted(self) -> tuple[Candidate, ...]:
-        return tuple(a.candidate for a in self.admissions if a.admitted)
 
 
 SourceLookup = Callable[[Sequence[str]], Awaitable[Sequence[Source]]]
@@ -305,7 +217,7 @@ class CapturePipeline:
             keys = {"event": source.source_id}
             if source.kind == "build-file" and source.uri:
                 keys[source.uri] = source.source_id  # a file snapshot is cited as "file:<path>"
-            for _, item in _inputs(plans, current_entries, keys)[0]:
+            for _, item in entry_inputs(plans, current_entries, keys)[0]:
                 key = (str(item.entry) if item.entry is not None else None, item.text)
                 if key not in seen:
                     seen.add(key)
@@ -355,151 +267,6 @@ async def _semantic(
     if len(result.vectors) != len(texts):
         return None
     return Semantic(vectors=dict(zip(texts, result.vectors, strict=True)), threshold=threshold)
-
-
-async def _current(service: MemoryService, scope: str | None, memory_id: MemoryId | None) -> Revision | None:
-    if memory_id is not None:
-        return await service.head(memory_id)
-    assert scope is not None
-    return await service.resolve(scope)
-
-
-def _inputs(
-    plans: Sequence[Plan], live: Sequence[EntryVersion], evidence_ids: Mapping[str, SourceId]
-) -> tuple[list[tuple[Plan, EntryInput]], list[SourceId]]:
-    by_id = {v.entry_id: v for v in live}
-    out: list[tuple[Plan, EntryInput]] = []
-    used: set[SourceId] = set()
-    for plan in plans:
-        c = plan.candidate
-        sids = [evidence_ids[k] for k in c.evidence if k in evidence_ids]
-        if plan.action == "add":
-            used.update(sids)
-            item = EntryInput(
-                kind=c.kind,
-                text=plan.text,
-                title=c.title,
-                tags=c.tags,
-                slug=c.slug,
-                important=c.important,
-                mandatory=c.mandatory,
-                sources=sids,
-                reason=f"capture: {c.origin}",
-            )
-            out.append((plan, item))
-        elif plan.action == "revise" and plan.entry_id in by_id:
-            used.update(sids)
-            v = by_id[plan.entry_id]
-            content = v.content
-            item = EntryInput(
-                entry=v,
-                kind=v.kind,
-                text=plan.text,
-                title=content.title,
-                tags=tuple(sorted(set(content.tags) | set(c.tags))),
-                slug=content.slug or c.slug,
-                important=content.important or c.important,
-                mandatory=content.mandatory or c.mandatory,
-                sources=sids,
-                artifacts=content.artifacts,
-                relations=content.relations,
-                reason=f"capture: {plan.why}"[:512],
-            )
-            out.append((plan, item))
-    return out, sorted(used)
-
-
-async def _write(
-    service: MemoryService,
-    *,
-    scope: str | None,
-    memory_id: MemoryId | None,
-    candidates: Sequence[Candidate],
-    evidence_ids: Mapping[str, SourceId],
-    author: str | None,
-    surface: Surface,
-    known: tuple[Revision | None, Sequence[EntryVersion]] | None = None,
-    semantic: Semantic | None = None,
-) -> tuple[Revision | None, list[CaptureOutcome]]:
-    """Plan against the current head and write; a stale head (another writer) re-reads and re-plans.
-
-    ``known`` is a head and its live entries the caller has just read; the first attempt uses them.
-    """
-    for attempt in range(MAX_WRITE_ATTEMPTS):
-        if attempt == 0 and known is not None:
-            head, live = known[0], list(known[1])
-        else:
-            head = await _current(service, scope, memory_id)
-            live = await service.entries(head) if head is not None else []
-        plans = plan_candidates(candidates, live, semantic)
-        inputs, used = _inputs(plans, live, evidence_ids)
-        if not inputs:
-            return None, [_outcome(p, head) for p in plans]
-        try:
-            rev = await service.remember(
-                head,
-                entries=[i for _, i in inputs],
-                sources=used,
-                scope=scope if head is None else None,
-                mode="append",
-                author=author,
-                surface=surface,
-            )
-        except RevisionConflictError:
-            # Trigger: another process committed to this Memory between our read and our write.
-            # Why: candidates planned against a stale head must not be applied to the new one (RFC).
-            # Outcome: re-read the head, re-plan, try again (at most MAX_WRITE_ATTEMPTS times).
-            if attempt + 1 == MAX_WRITE_ATTEMPTS:
-                raise
-            continue
-        return rev, await _map_outcomes(service, plans, rev, head)
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _outcome(plan: Plan, head: Revision | None) -> CaptureOutcome:
-    return CaptureOutcome(
-        action="unchanged",
-        candidate=plan.candidate,
-        reason=plan.why,
-        entry_id=plan.entry_id,
-        entry_version_id=plan.entry_version_id,
-        memory_id=head.memory_id if head else None,
-        score=plan.score,
-    )
-
-
-async def _map_outcomes(
-    service: MemoryService, plans: Sequence[Plan], rev: Revision | None, head: Revision | None
-) -> list[CaptureOutcome]:
-    if rev is None or (head is not None and rev.revision == head.revision):
-        return [_outcome(p, head) for p in plans]  # the service found nothing new to write
-    revised = {c.entry_id: c.to_entry_version_id for c in rev.changes if c.op == "revise"}
-    added: dict[str, tuple[EntryId, EntryVersionId]] = {}
-    for change in rev.changes:
-        if change.op == "add" and change.to_entry_version_id is not None:
-            version = await service.get(change.to_entry_version_id)
-            added.setdefault(" ".join(version.text.split()), (change.entry_id, change.to_entry_version_id))
-    out = []
-    for plan in plans:
-        key = " ".join(plan.text.split())
-        if plan.action == "add" and key in added:
-            eid, vid = added[key]
-            out.append(
-                CaptureOutcome(
-                    action="added", candidate=plan.candidate, reason=plan.why, entry_id=eid, entry_version_id=vid,
-                    memory_id=rev.memory_id,
-                )
-            )  # fmt: skip
-        elif plan.action == "revise" and plan.entry_id in revised:
-            out.append(
-                CaptureOutcome(
-                    action="revised", candidate=plan.candidate, reason=plan.why, entry_id=plan.entry_id,
-                    entry_version_id=revised[plan.entry_id], memory_id=rev.memory_id, score=plan.score,
-                )
-            )  # fmt: skip
-        else:
-            out.append(_outcome(plan, rev))
-    return out
 
 
 async def capture(
@@ -555,7 +322,7 @@ async def capture(
 
     memory_id = memory.memory_id if memory is not None else None
     pipeline = pipeline or CapturePipeline(working_notes=settings.working_notes)
-    head = await _current(service, scope, memory_id)
+    head = await current_head(service, scope, memory_id)
     live = await service.entries(head) if head is not None else []
     by_id: dict[SourceId, Source] = {}
     if isinstance(event, GitChange) and live:
@@ -596,7 +363,7 @@ async def capture(
             continue
         group_head, group_live = head, live
         if index > 0:  # the user scope: its own Memory
-            group_head = await _current(service, group_scope, group_memory)
+            group_head = await current_head(service, group_scope, group_memory)
             group_live = await service.entries(group_head) if group_head is not None else []
         semantic = await _semantic(pipeline.embedding or _service_model(service), cands, group_live)
         plans = plan_candidates(cands, group_live, semantic)
@@ -614,9 +381,9 @@ async def capture(
         cands = [p.candidate for p in plans]
         if group_mode == "review":
             assert queue is not None
-            outcomes.extend(_enqueue(queue, plans, group_scope, group_memory, evidence_ids))
+            outcomes.extend(enqueue(queue, plans, group_scope, group_memory, evidence_ids))
             continue
-        rev, written = await _write(
+        rev, written = await write_candidates(
             service,
             scope=group_scope if group_memory is None else None,
             memory_id=group_memory,
@@ -649,7 +416,7 @@ async def capture(
                                        reason=flag.reason))  # fmt: skip
 
     return CaptureResult(
-        status=_status(outcomes),
+        status=status_of(outcomes),
         mode=used_mode,
         sources=tuple(recorded.values()),
         outcomes=tuple(outcomes),
@@ -658,105 +425,3 @@ async def capture(
         usage=proposal.usage,
         extractor_error=proposal.extractor_error,
     )
-
-
-def _enqueue(
-    queue: ReviewQueue,
-    plans: Sequence[Plan],
-    scope: str | None,
-    memory_id: MemoryId | None,
-    evidence_ids: Mapping[str, SourceId],
-) -> list[CaptureOutcome]:
-    out: list[CaptureOutcome] = []
-    items: list[tuple[Plan, QueueItem]] = []
-    for plan in plans:
-        if plan.action == "unchanged":
-            out.append(_outcome(plan, None))
-            continue
-        c = plan.candidate
-        item = QueueItem(
-            item_id=new_ulid("cap_"),
-            item_type="candidate",
-            scope=scope,
-            memory_id=memory_id,
-            created_at=utc_now(),
-            candidate=c,
-            action=plan.action,
-            target_entry=plan.entry_id,
-            evidence=tuple((k, evidence_ids[k]) for k in c.evidence if k in evidence_ids),
-        )
-        items.append((plan, item))
-    added = {i.item_id for i in queue.add([i for _, i in items])}
-    for plan, item in items:
-        if item.item_id in added:
-            queued = CaptureOutcome(
-                action="queued",
-                candidate=plan.candidate,
-                reason=plan.why,
-                entry_id=plan.entry_id,
-                queue_item=item.item_id,
-                memory_id=memory_id,
-            )
-            out.append(queued)
-        else:
-            why = "already pending or rejected in the review queue"
-            out.append(CaptureOutcome(action="unchanged", candidate=plan.candidate, reason=why))
-    return out
-
-
-def _status(outcomes: Sequence[CaptureOutcome]) -> CaptureStatus:
-    actions = {o.action for o in outcomes}
-    if actions & {"added", "revised"}:
-        return "stored"
-    if "queued" in actions or any(o.action == "flagged" and o.queue_item for o in outcomes):
-        return "queued"
-    if "unchanged" in actions:
-        return "unchanged"
-    return "nothing"
-
-
-# ============================================================================================ review decisions
-async def accept(
-    service: MemoryService,
-    queue: ReviewQueue,
-    item_id: str,
-    *,
-    decided_by: str | None = None,
-    surface: Surface = "human",
-) -> CaptureResult:
-    """Accept a queued item: re-plan its candidate against the current head and write it (a flag is just closed).
-
-    The write is the same as ``auto`` capture would have made now: a near-duplicate that appeared meanwhile
-    turns the add into a revision or a no-op.
-    """
-    item = queue.get(item_id)
-    if item.status != "pending":
-        raise InvalidInput(f"capture item {item_id} is already {item.status}")
-    if item.candidate is None:
-        queue.decide(item_id, "accepted", decided_at=utc_now(), decided_by=decided_by, note="flag acknowledged")
-        return CaptureResult(status="nothing", mode="review", reason="flag acknowledged; nothing was written")
-    if item.memory_id is None and item.scope is None:
-        raise InvalidInput(f"capture item {item_id} names neither a scope nor a memory")
-    rev, outcomes = await _write(
-        service,
-        scope=item.scope if item.memory_id is None else None,
-        memory_id=item.memory_id,
-        candidates=[item.candidate],
-        evidence_ids=dict(item.evidence),
-        author=decided_by,
-        surface=surface,
-    )
-    entry = next((o.entry_id for o in outcomes if o.entry_id is not None), None)
-    queue.decide(item_id, "accepted", decided_at=utc_now(), decided_by=decided_by, result_entry=entry)
-    written = rev is not None and any(o.action in ("added", "revised") for o in outcomes)
-    return CaptureResult(
-        status=_status(outcomes),
-        mode="review",
-        outcomes=tuple(outcomes),
-        revisions=(rev,) if written and rev is not None else (),
-    )
-
-
-def reject(queue: ReviewQueue, item_id: str, *, decided_by: str | None = None, note: str | None = None) -> QueueItem:
-    """Reject a queued item: nothing is written, and the same statement is not queued again for that scope."""
-    return queue.decide(item_id, "rejected", decided_at=utc_now(), decided_by=decided_by, note=note)

@@ -1,0 +1,60 @@
+"""Review decisions on queued capture items: :func:`accept` writes the candidate as auto capture would now,
+:func:`reject` closes it so the same statement is not queued again."""
+
+from __future__ import annotations
+
+from ..domain.errors import InvalidInput
+from ..domain.model import Surface
+from ..service import MemoryService, utc_now
+from .outcomes import CaptureResult
+from .queue import QueueItem, ReviewQueue
+from .writing import status_of, write_candidates
+
+
+async def accept(
+    service: MemoryService,
+    queue: ReviewQueue,
+    item_id: str,
+    *,
+    decided_by: str | None = None,
+    surface: Surface = "human",
+) -> CaptureResult:
+    """Accept a queued item: re-plan its candidate against the current head and write it (a flag is just closed).
+
+    The write is the same as ``auto`` capture would have made now: a near-duplicate that appeared meanwhile
+    turns the add into a revision or a no-op.
+    """
+    item = queue.get(item_id)
+    if item.status != "pending":
+        raise InvalidInput(f"capture item {item_id} is already {item.status}")
+    if item.candidate is None:
+        queue.decide(item_id, "accepted", decided_at=utc_now(), decided_by=decided_by, note="flag acknowledged")
+        return CaptureResult(status="nothing", mode="review", reason="flag acknowledged; nothing was written")
+    if item.memory_id is None and item.scope is None:
+        raise InvalidInput(f"capture item {item_id} names neither a scope nor a memory")
+    rev, outcomes = await write_candidates(
+        service,
+        scope=item.scope if item.memory_id is None else None,
+        memory_id=item.memory_id,
+        candidates=[item.candidate],
+        evidence_ids=dict(item.evidence),
+        author=decided_by,
+        surface=surface,
+    )
+    entry = next((o.entry_id for o in outcomes if o.entry_id is not None), None)
+    queue.decide(item_id, "accepted", decided_at=utc_now(), decided_by=decided_by, result_entry=entry)
+    written = rev is not None and any(o.action in ("added", "revised") for o in outcomes)
+    return CaptureResult(
+        status=status_of(outcomes),
+        mode="review",
+        outcomes=tuple(outcomes),
+        revisions=(rev,) if written and rev is not None else (),
+    )
+
+
+def reject(queue: ReviewQueue, item_id: str, *, decided_by: str | None = None, note: str | None = None) -> QueueItem:
+    """Reject a queued item: nothing is written, and the same statement is not queued again for that scope."""
+    return queue.decide(item_id, "rejected", decided_at=utc_now(), decided_by=decided_by, note=note)
+
+
+__all__ = ["accept", "reject"]

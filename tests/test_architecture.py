@@ -7,6 +7,8 @@
   ``service/facade.py`` and ``api/**/app.py`` / ``api/**/server.py``. ``backends/`` itself and ``testing/`` are exempt.
 - No import cycle inside ``memstone.domain``, ``memstone.ports`` and ``memstone.backends`` (counting imports inside
   functions too): the engine layers stay a tree an out-of-tree engine can build on.
+- No module in ``memstone`` is over 600 lines (the two engine modules being recomposed are named, and only
+  while they still are).
 """
 
 from __future__ import annotations
@@ -307,10 +309,28 @@ def test_no_module_imports_itself_back_through_others() -> None:
     assert cycles(import_graph()) == []
 
 
-def test_no_module_is_over_600_lines_in_the_service() -> None:
-    service = PACKAGE_DIR / "service"
-    long = {p.name: n for p in service.glob("*.py") if (n := len(p.read_text("utf-8").splitlines())) > 600}
-    assert long == {}
+MAX_MODULE_LINES = 600
+# Trigger: the two engine modules are being recomposed into typed parts (issue 11, "An engine-neutral store core").
+# Why: splitting them here would collide with that rewrite. Outcome: they are the only exemptions, and the test
+# below fails as soon as either is short enough, so the list can only shrink.
+LONG_MODULES_PENDING = {"backends/base.py", "backends/sqlite/store.py"}
+
+
+def module_lengths() -> dict[str, int]:
+    return {
+        path.relative_to(PACKAGE_DIR).as_posix(): len(path.read_text("utf-8").splitlines())
+        for path in sorted(PACKAGE_DIR.rglob("*.py"))
+    }
+
+
+def test_no_module_in_src_is_over_600_lines() -> None:
+    long = {rel: n for rel, n in module_lengths().items() if n > MAX_MODULE_LINES and rel not in LONG_MODULES_PENDING}
+    assert long == {}, "split these along their seams (issue 11)"
+
+
+def test_the_long_module_exemptions_are_still_needed() -> None:
+    lengths = module_lengths()
+    assert {rel for rel in LONG_MODULES_PENDING if lengths.get(rel, 0) > MAX_MODULE_LINES} == LONG_MODULES_PENDING
 
 
 # ---------------------------------------------------------------------------------------------- configuration

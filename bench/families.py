@@ -7,7 +7,7 @@ mixed notes and queries in one Memory). Every query has a split: MemoryCode fami
 dialogue (``build_conversation_set.split``), the one-Memory sets by gold note. Only dev halves are read by the
 fit; the printed tables give dev and held-out separately.
 
-For every query both channel lists are fetched once, the way ``DatabaseMemoryBackend._search_sync`` builds them
+For every query both channel lists are fetched once, the way ``backends.sql.search.SearchPart.search_sync`` builds them
 (depth max(limit*4, 32), the RFC's FTS admission, the engine's BM25, per-entry max cosine), so the fusion fit
 replays ``memstone.domain.search.convex_fuse`` offline; the reported rows then come from the real ``search``
 with the fitted calibration, and the replay is checked against them. A textbook BM25 (Okapi, k1 1.5, b 0.75,

@@ -7,8 +7,7 @@
   ``service/facade.py`` and ``api/**/app.py`` / ``api/**/server.py``. ``backends/`` itself and ``testing/`` are exempt.
 - No import cycle inside ``memstone.domain``, ``memstone.ports`` and ``memstone.backends`` (counting imports inside
   functions too): the engine layers stay a tree an out-of-tree engine can build on.
-- No module in ``memstone`` is over 600 lines (the two engine modules being recomposed are named, and only
-  while they still are).
+- No module in ``memstone`` is over 600 lines.
 """
 
 from __future__ import annotations
@@ -310,10 +309,6 @@ def test_no_module_imports_itself_back_through_others() -> None:
 
 
 MAX_MODULE_LINES = 600
-# Trigger: the two engine modules are being recomposed into typed parts (issue 11, "An engine-neutral store core").
-# Why: splitting them here would collide with that rewrite. Outcome: they are the only exemptions, and the test
-# below fails as soon as either is short enough, so the list can only shrink.
-LONG_MODULES_PENDING = {"backends/base.py", "backends/sqlite/store.py"}
 
 
 def module_lengths() -> dict[str, int]:
@@ -324,13 +319,8 @@ def module_lengths() -> dict[str, int]:
 
 
 def test_no_module_in_src_is_over_600_lines() -> None:
-    long = {rel: n for rel, n in module_lengths().items() if n > MAX_MODULE_LINES and rel not in LONG_MODULES_PENDING}
+    long = {rel: n for rel, n in module_lengths().items() if n > MAX_MODULE_LINES}
     assert long == {}, "split these along their seams (issue 11)"
-
-
-def test_the_long_module_exemptions_are_still_needed() -> None:
-    lengths = module_lengths()
-    assert {rel for rel in LONG_MODULES_PENDING if lengths.get(rel, 0) > MAX_MODULE_LINES} == LONG_MODULES_PENDING
 
 
 # ---------------------------------------------------------------------------------------------- configuration

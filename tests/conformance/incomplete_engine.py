@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memstone.backends.base import VectorCandidate
+from memstone.backends.sql import VectorCandidate
 from memstone.backends.sqlite import SQLiteMemoryBackend, parse_sqlite_url
 from memstone.ports import MemoryBackend, SearchRequest
 from memstone.testing import BackendFactory, VectorConformance

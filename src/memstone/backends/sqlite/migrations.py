@@ -19,41 +19,47 @@ from typing import Any, Protocol
 import apsw
 
 from ...domain.errors import BackendUnavailable
+from ..sql.engine import Migrator
 from . import schema
 
 
-class SQLiteMemoryBackend(Protocol):
-    """What a migration step uses of the SQLite engine (``store.SQLiteMemoryBackend``; a Protocol, no cycle)."""
+class SQLiteFile(Protocol):
+    """What a migration step uses of the SQLite engine (``engine.SQLiteEngine``; a Protocol, no cycle)."""
 
     @property
-    def conn(self) -> apsw.Connection: ...
+    def raw(self) -> apsw.Connection: ...
     @property
     def path(self) -> str: ...
-    def _write_txn(self) -> AbstractContextManager[None]: ...
-    def _records_missing_sync(self) -> bool: ...
-    def _records_create_sync(self) -> None: ...
-    def _records_rebuild_sync(self) -> None: ...
+    def write_txn(self) -> AbstractContextManager[None]: ...
 
 
 @dataclass(frozen=True, slots=True)
 class Migration:
     version: int
     summary: str
-    apply: Callable[[SQLiteMemoryBackend], None]
+    apply: Callable[[apsw.Connection, Migrator], None]
 
 
-def _base(backend: SQLiteMemoryBackend) -> None:
-    conn = backend.conn
+def _base(conn: apsw.Connection, core: Migrator) -> None:
     conn.execute(schema.AUTHORITY)
     conn.execute(schema.immutability_triggers())
     conn.execute(schema.PROJECTIONS)
     conn.execute("INSERT OR IGNORE INTO store_meta (key, value) VALUES ('analyzer', 'v1')")
 
 
-def _records(backend: SQLiteMemoryBackend) -> None:
-    if backend._records_missing_sync():
-        backend._records_create_sync()
-        backend._records_rebuild_sync()
+def _records_missing(conn: apsw.Connection) -> bool:
+    """Whether the record-surface tables and indexes are missing (a store made by an older memstone)."""
+    names = schema.RECORDS_OBJECTS
+    rows: list[Any] = conn.execute(
+        f"SELECT count(*) FROM sqlite_master WHERE name IN ({','.join('?' * len(names))})", names
+    ).fetchall()
+    return bool(rows[0][0] != len(names))
+
+
+def _records(conn: apsw.Connection, core: Migrator) -> None:
+    if _records_missing(conn):
+        conn.execute(schema.RECORDS)
+        core.rebuild_archive()
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -74,9 +80,9 @@ def stored_version(conn: apsw.Connection) -> int:
     return int(row[0][0]) if row else 0
 
 
-def migrate(backend: SQLiteMemoryBackend) -> tuple[int, ...]:
+def migrate(backend: SQLiteFile, core: Migrator) -> tuple[int, ...]:
     """Apply every pending migration, each in its own write transaction; returns the versions applied."""
-    conn = backend.conn
+    conn = backend.raw
     current = stored_version(conn)
     if current > LATEST:
         raise BackendUnavailable(
@@ -86,10 +92,10 @@ def migrate(backend: SQLiteMemoryBackend) -> tuple[int, ...]:
     for step in MIGRATIONS:
         if step.version <= current:
             continue
-        with backend._write_txn():
+        with backend.write_txn():
             if stored_version(conn) >= step.version:  # another process migrated it while we waited for the lock
                 continue
-            step.apply(backend)
+            step.apply(conn, core)
             conn.execute(
                 "INSERT INTO store_meta (key, value) VALUES ('schema_version', ?) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -1,28 +1,25 @@
-"""The record surface, above the adapters: slug uniqueness inside the write, catalogues, slug lookup and aliases,
+"""The record surface, above the engines: slug uniqueness inside the write, catalogues, slug lookup and aliases,
 incoming links, archived-version search, scope binding and the kind policy.
 
-``DatabaseMemoryBackend`` mixes this in; a concrete adapter supplies the ``_…_sync`` primitives declared here
-(plain queries and DDL, no rules). Aliases are not stored anywhere: an entry's older versions already record
+A component of the store core over the shared row statements (``rows.py``, ``projection.py``). Aliases are not
+stored anywhere: an entry's older versions already record
 every slug it had, so "the old slug redirects to the entry" is read straight from authority.
 """
 
 from __future__ import annotations
 
 import json
-from abc import abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from ..domain.analyzer import informative_terms, query_terms
-from ..domain.errors import AlreadyExists, ArtifactNotFoundError, IntegrityError
-from ..domain.ids import EntryId, EntryVersionId, MemoryId
-from ..domain.manifest import ManifestReader
-from ..domain.model import ArtifactRef, Change, EntryContent, EntryVersion, Revision
-from ..domain.plan import projection_text
-from ..domain.records import Record
-from ..domain.search import fts_admits, fts_required_terms
-from ..ports import (
+from ...domain.analyzer import informative_terms, query_terms
+from ...domain.errors import AlreadyExists, ArtifactNotFoundError, IntegrityError
+from ...domain.ids import EntryId, EntryVersionId, MemoryId
+from ...domain.model import ArtifactRef, Change, EntryContent, EntryVersion, Revision
+from ...domain.plan import projection_text
+from ...domain.records import Record
+from ...domain.search import fts_admits, fts_required_terms
+from ...ports import (
     ArchiveMatch,
     ArchiveQuery,
     CatalogueQuery,
@@ -34,10 +31,10 @@ from ..ports import (
     LiveSlugsQuery,
     MemoryVersionsQuery,
     RevisionsQuery,
-    ScopeBinding,
     SlugMatch,
     SlugQuery,
 )
+from .parts import StoreParts
 
 _BATCH = 500
 
@@ -65,112 +62,15 @@ def content_matches(
     return all(t in c.tags for t in tags)
 
 
-class RecordsBackendMixin:
-    """Record-surface rules over adapter primitives (mixed into ``DatabaseMemoryBackend``)."""
+class RecordsPart:
+    """Record-surface rules over the shared row statements."""
 
-    _manifests: ManifestReader
-
-    # ------------------------------------------------------------------ what the skeleton provides
-    @abstractmethod
-    def _write_txn(self) -> AbstractContextManager[None]: ...
-
-    @abstractmethod
-    def _read_txn(self) -> AbstractContextManager[None]: ...
-
-    @abstractmethod
-    def _head_sync(self, memory_id: MemoryId) -> Revision | None: ...
-
-    @abstractmethod
-    def _revision_sync(self, memory_id: MemoryId, revision: int) -> Revision | None: ...
-
-    @abstractmethod
-    def _revisions_sync(self, memory_id: MemoryId, first: int, last: int) -> list[Revision]: ...
-
-    @abstractmethod
-    def _heads_sync(self) -> list[Revision]: ...
-
-    @abstractmethod
-    def _versions_sync(self, memory_id: MemoryId | None, version_ids: Sequence[str]) -> list[EntryVersion]: ...
-
-    @abstractmethod
-    def _scope_sync(self, scope: str | None) -> list[ScopeBinding]: ...
-
-    @abstractmethod
-    def _bind_scope_sync(self, scope: str, memory_id: MemoryId, created_at: str) -> bool: ...
-
-    # ------------------------------------------------------------------ adapter primitives
-    @abstractmethod
-    def _slug_holders_sync(self, memory_id: MemoryId, kind: str, slug: str) -> list[EntryId]:
-        """Entries of the head projection of a Memory with this kind and slug."""
-
-    @abstractmethod
-    def _slug_version_ids_sync(self, memory_ids: Sequence[str], kind: str, slug: str) -> list[EntryVersionId]:
-        """Every stored version (any state, any age) of these Memories with this kind and slug."""
-
-    @abstractmethod
-    def _live_slugs_sync(self, memory_ids: Sequence[str]) -> list[tuple[MemoryId, EntryId, EntryVersionId, str, str]]:
-        """(memory, entry, version, kind, slug) of head projection rows that have a slug."""
-
-    @abstractmethod
-    def _catalogue_rows_sync(
-        self,
-        memory_id: MemoryId,
-        kinds: Sequence[str],
-        tags: Sequence[str],
-        important: bool | None,
-        mandatory: bool | None,
-    ) -> list[tuple[EntryId, EntryVersionId, str]]:
-        """(entry, version, hash) of head projection rows of a Memory that pass the filters."""
-
-    @abstractmethod
-    def _first_created_sync(self, entry_ids: Sequence[str]) -> dict[EntryId, str]:
-        """``created_at`` of version 1 of each entry."""
-
-    @abstractmethod
-    def _linking_version_ids_sync(self, memory_ids: Sequence[str], targets: Sequence[str]) -> list[EntryVersionId]:
-        """Stored versions of these Memories with a relation whose target is one of ``targets``."""
-
-    @abstractmethod
-    def _memory_version_ids_sync(self, memory_id: MemoryId) -> list[EntryVersionId]:
-        """Every version id of a Memory, by entry id then version."""
-
-    @abstractmethod
-    def _superseded_version_ids_sync(self) -> list[EntryVersionId]:
-        """Every version that has a successor (the archived rows)."""
-
-    @abstractmethod
-    def _archive_put_sync(self, version: EntryVersion, text: str) -> None: ...
-
-    @abstractmethod
-    def _archive_rows_sync(self) -> Iterator[tuple[MemoryId, EntryId, EntryVersionId, str]]: ...
-
-    @abstractmethod
-    def _archive_clear_sync(self) -> None: ...
-
-    @abstractmethod
-    def _archive_fts_check_sync(self) -> list[str]: ...
-
-    @abstractmethod
-    def _archive_candidates_sync(
-        self, memory_ids: Sequence[str], terms: Sequence[str], depth: int
-    ) -> list[tuple[MemoryId, EntryId, EntryVersionId, str]]:
-        """Top ``depth`` archive rows matching any of ``terms`` by the engine's ranking."""
-
-    @abstractmethod
-    def _meta_sync(self, key: str) -> str | None: ...
-
-    @abstractmethod
-    def _records_missing_sync(self) -> bool:
-        """Whether the record-surface tables and indexes are missing (a store made by an older memstone)."""
-
-    @abstractmethod
-    def _records_create_sync(self) -> None: ...
-
-    @abstractmethod
-    def _set_meta_sync(self, key: str, value: str) -> None: ...
+    def __init__(self, parts: StoreParts) -> None:
+        self.p = parts
+        self._manifests = parts.manifests
 
     # ------------------------------------------------------------------ inside every write
-    def _records_after_plan_sync(
+    def after_plan(
         self,
         memory_id: MemoryId,
         changes: Sequence[Change],
@@ -186,8 +86,8 @@ class RecordsBackendMixin:
         for c in changes:
             version: EntryVersion | None = None
             if c.op == "revise" and c.from_entry_version_id is not None:
-                (previous,) = self._versions_sync(memory_id, [c.from_entry_version_id])
-                self._archive_put_sync(previous, archive_text(previous))
+                (previous,) = self.p.rows.versions(memory_id, [c.from_entry_version_id])
+                self.p.proj.put_archive(previous, archive_text(previous))
             if c.op in ("add", "revise") and c.to_entry_version_id is not None:
                 version = new_versions[c.to_entry_version_id]
             elif c.op == "reactivate" and c.to_entry_version_id is not None:
@@ -195,7 +95,7 @@ class RecordsBackendMixin:
             if version is not None and version.content.slug is not None:
                 touched.add((version.content.kind, version.content.slug))
         for kind, slug in sorted(touched):
-            holders = sorted(set(self._slug_holders_sync(memory_id, kind, slug)))
+            holders = sorted(set(self.p.proj.slug_holders(memory_id, kind, slug)))
             if len(holders) > 1:
                 raise AlreadyExists(
                     f"slug {slug!r} is already used by a live {kind} entry in {memory_id} "
@@ -204,7 +104,7 @@ class RecordsBackendMixin:
                 )
 
     # ------------------------------------------------------------------ reads
-    def _records_read_sync(self, query: object) -> object:
+    def read_sync(self, query: object) -> object:
         match query:
             case CatalogueQuery():
                 return self._catalogue_sync(query)
@@ -215,38 +115,38 @@ class RecordsBackendMixin:
             case LinksQuery(memory_ids=mids, targets=targets):
                 return self._links_sync(mids, targets)
             case RevisionsQuery(memory_id=mid, first=first, last=last):
-                with self._read_txn():
-                    return self._revisions_sync(mid, first, last)
+                with self.p.engine.read_txn():
+                    return self.p.rows.revisions(mid, first, last)
             case MemoryVersionsQuery(memory_id=mid):
-                with self._read_txn():
-                    ids = self._memory_version_ids_sync(mid)
+                with self.p.engine.read_txn():
+                    ids = self.p.proj.memory_version_ids(mid)
                     return self._load_versions_sync(mid, ids)
             case ArchiveQuery():
                 return self._archive_search_sync(query)
             case KindsQuery():
-                with self._read_txn():
-                    return _decode_kinds(self._meta_sync("kinds"))
+                with self.p.engine.read_txn():
+                    return _decode_kinds(self.p.rows.meta("kinds"))
         raise AssertionError(f"not a records query: {query!r}")
 
     def _load_versions_sync(self, memory_id: MemoryId | None, ids: Sequence[str]) -> list[EntryVersion]:
         out: list[EntryVersion] = []
         for i in range(0, len(ids), _BATCH):
-            out.extend(self._versions_sync(memory_id, ids[i : i + _BATCH]))
+            out.extend(self.p.rows.versions(memory_id, ids[i : i + _BATCH]))
         return out
 
     def _catalogue_sync(self, q: CatalogueQuery) -> list[Record]:
         out: list[Record] = []
-        with self._read_txn():
+        with self.p.engine.read_txn():
             for ref in q.memories:
-                rev = self._revision_sync(ref.memory_id, ref.revision)
+                rev = self.p.rows.revision(ref.memory_id, ref.revision)
                 if rev is None:
                     raise ArtifactNotFoundError(f"no revision {ref}")
-                head = self._head_sync(ref.memory_id)
+                head = self.p.rows.head(ref.memory_id)
                 assert head is not None
                 states: dict[str, Literal["active", "inactive"]] = {}
                 if head.revision == rev.revision and not q.include_inactive:
                     # The head projection filters; the authoritative manifest has the last word on every row.
-                    for eid, vid, content_hash in self._catalogue_rows_sync(
+                    for eid, vid, content_hash in self.p.proj.catalogue_rows(
                         rev.memory_id, q.kinds, q.tags, q.important, q.mandatory
                     ):
                         m = self._manifests.lookup(rev.manifest_root, eid)
@@ -262,7 +162,7 @@ class RecordsBackendMixin:
                         if q.include_inactive or m.state == "active":
                             states[m.entry_version_id] = m.state
                 versions = self._load_versions_sync(rev.memory_id, sorted(states))
-                created = self._first_created_sync([v.entry_id for v in versions])
+                created = self.p.proj.first_created([v.entry_id for v in versions])
                 for v in versions:
                     if v.content.content_hash != v.entry_content_hash:
                         continue  # damaged authority never reaches a caller; verify reports it
@@ -282,13 +182,13 @@ class RecordsBackendMixin:
 
     def _slug_sync(self, q: SlugQuery) -> list[SlugMatch]:
         out: list[SlugMatch] = []
-        with self._read_txn():
-            versions = self._load_versions_sync(None, self._slug_version_ids_sync(q.memory_ids, q.kind, q.slug))
+        with self.p.engine.read_txn():
+            versions = self._load_versions_sync(None, self.p.proj.slug_version_ids(q.memory_ids, q.kind, q.slug))
             by_entry: dict[tuple[MemoryId, EntryId], list[EntryVersion]] = {}
             for v in versions:
                 by_entry.setdefault((v.memory_id, v.entry_id), []).append(v)
             for (mid, eid), held in sorted(by_entry.items()):
-                head = self._head_sync(mid)
+                head = self.p.rows.head(mid)
                 m = self._manifests.lookup(head.manifest_root, eid) if head is not None else None
                 if m is None:
                     continue
@@ -307,9 +207,9 @@ class RecordsBackendMixin:
 
     def _live_slugs_checked_sync(self, memory_ids: Sequence[MemoryId]) -> list[LiveSlug]:
         out: list[LiveSlug] = []
-        with self._read_txn():
-            heads = {mid: self._head_sync(mid) for mid in memory_ids}
-            for mid, eid, vid, kind, slug in self._live_slugs_sync(list(memory_ids)):
+        with self.p.engine.read_txn():
+            heads = {mid: self.p.rows.head(mid) for mid in memory_ids}
+            for mid, eid, vid, kind, slug in self.p.proj.live_slugs(list(memory_ids)):
                 head = heads.get(mid)
                 m = self._manifests.lookup(head.manifest_root, eid) if head is not None else None
                 if m is not None and m.state == "active" and m.entry_version_id == vid:
@@ -320,10 +220,10 @@ class RecordsBackendMixin:
         out: list[IncomingLink] = []
         if not memory_ids or not targets:
             return out
-        with self._read_txn():
-            heads = {mid: self._head_sync(mid) for mid in memory_ids}
+        with self.p.engine.read_txn():
+            heads = {mid: self.p.rows.head(mid) for mid in memory_ids}
             wanted = set(targets)
-            for v in self._load_versions_sync(None, self._linking_version_ids_sync(list(memory_ids), list(targets))):
+            for v in self._load_versions_sync(None, self.p.proj.linking_version_ids(list(memory_ids), list(targets))):
                 head = heads.get(v.memory_id)
                 m = self._manifests.lookup(head.manifest_root, v.entry_id) if head is not None else None
                 if head is None or m is None or m.state != "active" or m.entry_version_id != v.entry_version_id:
@@ -333,10 +233,10 @@ class RecordsBackendMixin:
         return out
 
     def _archive_search_sync(self, q: ArchiveQuery) -> list[ArchiveMatch]:
-        with self._read_txn():
+        with self.p.engine.read_txn():
             heads: dict[str, Revision] = {}
             for ref in q.memories:
-                rev = self._revision_sync(ref.memory_id, ref.revision)
+                rev = self.p.rows.revision(ref.memory_id, ref.revision)
                 if rev is None:
                     raise ArtifactNotFoundError(f"no revision {ref}")
                 heads[ref.memory_id] = rev
@@ -346,7 +246,9 @@ class RecordsBackendMixin:
                 return []
             required = fts_required_terms(terms)
             picked: list[tuple[EntryVersionId, EntryVersionId, ArtifactRef]] = []
-            for mid, eid, vid, text in self._archive_candidates_sync(sorted(heads), informative, q.depth):
+            for mid, eid, vid, text in self.p.engine.fts.archive_candidates(
+                self.p.engine.conn, sorted(heads), informative, q.depth
+            ):
                 if required > 1 and not fts_admits(terms, set(text.split())):
                     continue
                 head = heads[mid]
@@ -375,39 +277,42 @@ class RecordsBackendMixin:
             return out
 
     # ------------------------------------------------------------------ writes outside a Revision
-    def _bind_sync(self, scope: str, memory_id: MemoryId, created_at: str) -> bool:
-        with self._write_txn():
-            if self._head_sync(memory_id) is None:
+    def bind_sync(self, scope: str, memory_id: MemoryId, created_at: str) -> bool:
+        with self.p.engine.write_txn():
+            self.p.engine.lock(f"scope:{scope}")
+            self.p.engine.lock(f"memory:{memory_id}")
+            if self.p.rows.head(memory_id) is None:
                 raise ArtifactNotFoundError(f"no memory {memory_id}")
-            for bound_scope, bound_memory, _ in self._scope_sync(None):
+            for bound_scope, bound_memory, _ in self.p.rows.scopes(None):
                 if bound_scope == scope:
                     return bound_memory == memory_id
                 if bound_memory == memory_id:
                     return False
-            return self._bind_scope_sync(scope, memory_id, created_at)
+            return self.p.rows.bind_scope(scope, memory_id, created_at)
 
-    def _record_kinds_sync(self, kinds: tuple[str, ...] | None) -> tuple[str, ...] | None:
-        with self._write_txn():
-            recorded, policy = _decode_kinds(self._meta_sync("kinds"))
+    def record_kinds_sync(self, kinds: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        with self.p.engine.write_txn():
+            self.p.engine.lock("meta:kinds")
+            recorded, policy = _decode_kinds(self.p.rows.meta("kinds"))
             if recorded:
                 return policy
             # Trigger: the first service to write decides the policy of a store that has none yet.
             # Why: a closed kind set is fixed when a store is created; a store already holding Memories
             #      without a recorded set was created open.
             # Outcome: record the set (or "open") once; it never changes afterwards.
-            chosen = None if self._heads_sync() else kinds
-            self._set_meta_sync("kinds", json.dumps(None if chosen is None else sorted(chosen)))
+            chosen = None if self.p.rows.heads() else kinds
+            self.p.rows.set_meta("kinds", json.dumps(None if chosen is None else sorted(chosen)))
             return None if chosen is None else tuple(sorted(chosen))
 
     # ------------------------------------------------------------------ schema, verify and rebuild
-    def _records_check_sync(self) -> list[str]:
+    def check(self) -> list[str]:
         """Archive projection damage: rows that are missing, extra, or whose text is wrong."""
         damage: list[str] = []
         expected: dict[str, EntryVersion] = {
-            v.entry_version_id: v for v in self._load_versions_sync(None, self._superseded_version_ids_sync())
+            v.entry_version_id: v for v in self._load_versions_sync(None, self.p.proj.superseded_version_ids())
         }
         seen: set[str] = set()
-        for mid, eid, vid, text in self._archive_rows_sync():
+        for mid, eid, vid, text in self.p.proj.archive_rows():
             seen.add(vid)
             v = expected.get(vid)
             if v is None:
@@ -416,16 +321,14 @@ class RecordsBackendMixin:
                 damage.append(f"archive projection row of {vid} does not match its version")
         for missing in sorted(set(expected) - seen):
             damage.append(f"archive projection is missing superseded version {missing} of {expected[missing].entry_id}")
-        damage.extend(self._archive_fts_check_sync())
         return damage
 
-    def _records_rebuild_sync(self) -> None:
-        """Rebuild the archive projection from authority (inside the rebuild's write transaction)."""
-        self._archive_clear_sync()
-        for v in self._load_versions_sync(None, self._superseded_version_ids_sync()):
+    def rebuild(self) -> None:
+        """Fill the archive projection from authority (inside a rebuild or migration, on an empty projection)."""
+        for v in self._load_versions_sync(None, self.p.proj.superseded_version_ids()):
             if v.content.content_hash != v.entry_content_hash:
                 raise IntegrityError(f"entry version {v.entry_version_id} does not match its content hash")
-            self._archive_put_sync(v, archive_text(v))
+            self.p.proj.put_archive(v, archive_text(v))
 
 
 def _decode_kinds(raw: str | None) -> KindPolicy:
@@ -442,4 +345,4 @@ def _decode_kinds(raw: str | None) -> KindPolicy:
     return KindPolicy(True, tuple(value))
 
 
-__all__ = ["RecordsBackendMixin", "archive_text", "content_matches"]
+__all__ = ["RecordsPart", "archive_text", "content_matches"]

@@ -1,0 +1,413 @@
+"""StoreCore: the ``MemoryBackend`` every SQL engine gets, built by composition over an :class:`Engine`.
+
+It owns what must not be written twice: the unit of work and the write plan's application (through the domain's
+``apply_plan``), canonical and predecessor validation, search-hit re-checks against the authoritative manifest,
+verification and rebuilds, the vector projection's bookkeeping and the model migration. The components live beside
+it (``search.py``, ``vectors.py``, ``migration.py``, ``records.py``, ``verify.py``); the engine supplies DDL,
+transactions, its full-text dialect and its vector codec (``engine.py`` documents the interface and the isolation
+contract).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Literal, TypeVar, cast
+
+from ...domain.errors import (
+    ArtifactNotFoundError,
+    InvalidCitationError,
+    InvalidInput,
+    RevisionConflictError,
+)
+from ...domain.ids import EntryId, EntryVersionId, MemoryId
+from ...domain.manifest import EMPTY_ROOT
+from ...domain.model import (
+    ArtifactRef,
+    EntryVersion,
+    ManifestEntry,
+    Revision,
+    RevisionChanges,
+    Source,
+    VerifyReport,
+)
+from ...domain.plan import apply_plan, check_version_hash, projection_text
+from ...ports import (
+    RECORD_QUERIES,
+    Capabilities,
+    ContentQuery,
+    EmbeddingProfile,
+    HeadQuery,
+    LiveVersion,
+    ManifestQuery,
+    MemoriesQuery,
+    Query,
+    RevisionQuery,
+    ScopeQuery,
+    SearchPage,
+    SearchRequest,
+    SourcesQuery,
+    StoreState,
+    VectorStatusQuery,
+    VersionsQuery,
+    WritePlan,
+)
+from .engine import Engine
+from .migration import ModelMigration
+from .parts import StoreParts
+from .records import RecordsPart
+from .search import SearchPart
+from .vectors import VectorCandidate, VectorPart
+from .verify import Maintenance
+
+T = TypeVar("T")
+
+
+class StoreCore:
+    """The store over one engine. Engines build it as ``StoreCore(engine)`` and ``await core.open()``."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.parts = StoreParts(engine)
+        self._vectors = VectorPart(self.parts, self._head_matches_sync)
+        self._migration = ModelMigration(self.parts, self._vectors)
+        self._records = RecordsPart(self.parts)
+        self._search = SearchPart(self.parts, self._vectors)
+        self._maintenance = Maintenance(self.parts, self._vectors, self._records)
+        self._closed = False
+
+    # ------------------------------------------------------------------ what the store is
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.engine.capabilities
+
+    @property
+    def state(self) -> StoreState:
+        """What this store holds now: the embedding profile recorded in it (as configured at open)."""
+        return StoreState(
+            embedding_profile=self.parts.recorded_profile,
+            schema_version=self.engine.schema_version,
+            applied_migrations=self.parts.applied_migrations,
+        )
+
+    @property
+    def vector_profile(self) -> EmbeddingProfile | None:
+        return self.parts.vector_profile
+
+    @property
+    def migration_lease_s(self) -> float:
+        return self.parts.migration_lease_s
+
+    @migration_lease_s.setter
+    def migration_lease_s(self, seconds: float) -> None:
+        self.parts.migration_lease_s = seconds
+
+    # ------------------------------------------------------------------ lifecycle and execution
+    async def open(self) -> StoreCore:
+        await self.engine.run(self._open_sync)
+        return self
+
+    def _open_sync(self) -> None:
+        self.parts.applied_migrations = self.engine.open_sync(self)
+        with self.engine.read_txn():
+            self.parts.recorded_profile = self._vectors.recorded()
+
+    def rebuild_archive(self) -> None:
+        """A data migration's step: fill the archive projection from authority (inside its write transaction)."""
+        self._records.rebuild()
+
+    async def _run(self, fn: Callable[..., T], *args: object) -> T:
+        if self._closed:
+            raise InvalidInput("this store is closed")
+        return await self.engine.run(fn, *args)
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        await self.engine.aclose()
+
+    # ------------------------------------------------------------------ unit of work
+    @asynccontextmanager
+    async def begin(self) -> AsyncIterator[_UnitOfWork]:
+        yield _UnitOfWork(self)
+
+    def _commit_sync(self, plan: WritePlan) -> Revision:
+        after_commit: list[Callable[[], None]] = []
+        with self.engine.conflict(plan.memory_id, plan.base_revision), self.engine.write_txn():
+            self.engine.lock("meta:migration", shared=True)
+            self.engine.lock(f"memory:{plan.memory_id}")
+            if plan.bind_scope is not None:
+                self.engine.lock(f"scope:{plan.bind_scope}")
+            revision = self._apply_plan_sync(plan, after_commit)
+        for update in after_commit:  # caches change only after COMMIT: a rolled-back write leaves them as they were
+            update()
+        return revision
+
+    def _apply_plan_sync(self, plan: WritePlan, after_commit: list[Callable[[], None]]) -> Revision:
+        p, memory_id = self.parts, plan.memory_id
+        self._migration.check_not_migrating()
+        head = p.rows.head(memory_id)
+        if plan.base_revision == 0:
+            if head is not None:
+                raise RevisionConflictError(memory_id, expected=0, actual=head.revision)
+            base_root = EMPTY_ROOT
+        else:
+            if head is None:
+                raise ArtifactNotFoundError(f"no memory {memory_id}")
+            if head.revision != plan.base_revision:
+                raise RevisionConflictError(memory_id, expected=plan.base_revision, actual=head.revision)
+            base_root = head.manifest_root
+        applied = apply_plan(plan, base_root, p.manifests, p.rows.version_number)
+        self._check_evidence(plan)
+        revision = applied.revision
+        new_revision = revision.revision
+        p.rows.insert_revision(revision, applied.content)
+        p.rows.insert_nodes(applied.nodes)
+        p.rows.insert_versions(plan.new_versions)
+        if not p.rows.cas_head(memory_id, plan.base_revision, new_revision):
+            raise RevisionConflictError(memory_id, expected=plan.base_revision)
+        if plan.bind_scope is not None and not p.rows.bind_scope(plan.bind_scope, memory_id, plan.created_at):
+            winner = p.rows.scopes(plan.bind_scope)
+            raise RevisionConflictError(winner[0].memory_id if winner else memory_id, expected=0, actual=None)
+        new_versions: dict[str, EntryVersion] = {v.entry_version_id: v for v in plan.new_versions}
+        reactivated = [op.entry_version_id for op in applied.projection if op.reactivated and op.entry_version_id]
+        loaded = {v.entry_version_id: v for v in p.rows.versions(memory_id, reactivated)} if reactivated else {}
+        vectors_complete = True
+        moved_to = self._vectors.moved() if plan.vectors else None
+        profile_moved = moved_to is not None
+        for op in applied.projection:
+            if op.op == "put":
+                assert op.entry_version_id is not None
+                if op.reactivated:
+                    version = loaded[op.entry_version_id]
+                    check_version_hash(version)
+                else:
+                    version = new_versions[op.entry_version_id]
+                p.proj.put_head(new_revision, version, projection_text(version))
+                # A revised entry's old vectors are stale: they are removed in this same transaction.
+                self._vectors.drop(memory_id, op.entry_id)
+                vectors = None if profile_moved else plan.vectors.get(version.entry_version_id)
+                if vectors and p.vector_profile is not None:
+                    self._vectors.store(version, vectors)
+                else:
+                    vectors_complete = False
+            else:
+                p.proj.drop_head(memory_id, op.entry_id)
+                self._vectors.drop(memory_id, op.entry_id)
+        if profile_moved:
+            # Trigger: another process migrated the store to a new embedding profile after this one opened it.
+            # Why: this write's vectors come from the old model; storing them would fail (or mix profiles) and
+            #      the write would be lost with them.
+            # Outcome: the write commits without vectors (backfill embeds them with the new model) and this
+            #      backend stops writing vectors of a profile the store no longer has.
+            after_commit.append(partial(self._vectors.adopt_moved, moved_to))
+        elif vectors_complete and p.complete_cache.get((memory_id, plan.base_revision)) is True:
+            after_commit.append(partial(p.complete_cache.__setitem__, (memory_id, new_revision), True))
+        self._records.after_plan(memory_id, revision.changes, new_versions, loaded)  # archive + slug checks
+        return revision
+
+    def _check_evidence(self, plan: WritePlan) -> None:
+        wanted = set(plan.sources)
+        for v in plan.new_versions:
+            wanted.update(v.content.sources)
+        if wanted:
+            found = {s.source_id for s in self.parts.rows.sources(sorted(wanted))}
+            missing = sorted(wanted - found)
+            if missing:
+                raise InvalidInput(
+                    f"unknown source(s): {', '.join(missing)}", hint="persist evidence with record_source first"
+                )
+        refs = set(plan.artifacts)
+        for v in plan.new_versions:
+            refs.update(v.content.artifacts)
+        for ref in sorted(refs):
+            if self.parts.rows.revision(ref.memory_id, ref.revision) is None:
+                raise InvalidInput(f"artifact {ref} does not exist")
+
+    def _head_matches_sync(self, cand: VectorCandidate, request: SearchRequest) -> bool:
+        """Whether a vector candidate's head projection row passes the request's kind, tag and flag filters."""
+        return self.parts.proj.head_matches(cand.memory_id, cand.entry_id, request)
+
+    # ------------------------------------------------------------------ reads
+    async def read(self, query: Query[T]) -> T:
+        # Each query class names its result type; the dispatch below returns exactly that type for it (the
+        # conformance suite checks every query's result), so the one cast of the read path lives here.
+        if isinstance(query, RECORD_QUERIES):
+            return cast(T, await self._run(self._records.read_sync, query))
+        return cast(T, await self._run(self._read_sync, query))
+
+    def _read_sync(self, query: Query[object]) -> object:
+        p = self.parts
+        with self.engine.read_txn():
+            match query:
+                case HeadQuery(memory_id=mid):
+                    return p.rows.head(mid)
+                case RevisionQuery(ref=ref):
+                    return p.rows.revision(ref.memory_id, ref.revision)
+                case ManifestQuery(ref=ref, entry_ids=ids):
+                    rev = p.rows.revision(ref.memory_id, ref.revision)
+                    if rev is None:
+                        raise ArtifactNotFoundError(f"no revision {ref}")
+                    if ids is None:
+                        return {e.entry_id: e for e in p.manifests.iter_entries(rev.manifest_root)}
+                    out: dict[EntryId, ManifestEntry] = {}
+                    for eid in ids:
+                        found = p.manifests.lookup(rev.manifest_root, eid)
+                        if found is not None:
+                            out[eid] = found
+                    return out
+                case VersionsQuery(memory_id=mid, version_ids=vids, entry_id=eid):
+                    if eid is not None:
+                        return p.rows.entry_versions(mid, eid)
+                    return p.rows.versions(mid, list(vids))
+                case ContentQuery(memory_id=mid, content_hashes=hashes):
+                    head = p.rows.head(mid)
+                    if head is None:
+                        return []
+                    live = []
+                    for v in p.rows.versions_by_hash(mid, hashes):
+                        m = p.manifests.lookup(head.manifest_root, v.entry_id)
+                        if m is not None and m.entry_version_id == v.entry_version_id:
+                            live.append(LiveVersion(v, m.state))
+                    return live
+                case MemoriesQuery():
+                    return p.rows.heads()
+                case SourcesQuery(source_ids=sids):
+                    return p.rows.sources(list(sids))
+                case ScopeQuery(scope=scope):
+                    return p.rows.scopes(scope)
+                case VectorStatusQuery(memories=refs):
+                    return {ref.memory_id: self._vectors.complete(ref.memory_id) for ref in refs}
+        raise InvalidInput(f"unknown read query {query!r}")
+
+    async def put_source(self, source: Source) -> Source:
+        def put() -> Source:
+            with self.engine.write_txn():
+                self.engine.lock(f"source:{source.source_id}")
+                existing = self.parts.rows.sources([source.source_id])
+                if existing:
+                    return existing[0]
+                self.parts.rows.put_source(source)
+                return source
+
+        return await self._run(put)
+
+    async def changes(self, memory: ArtifactRef, since_revision: int | None) -> tuple[RevisionChanges, ...]:
+        def read() -> tuple[RevisionChanges, ...]:
+            with self.engine.read_txn():
+                target = self.parts.rows.revision(memory.memory_id, memory.revision)
+                if target is None:
+                    raise ArtifactNotFoundError(f"no revision {memory}")
+                if since_revision is None:
+                    first = memory.revision
+                else:
+                    if isinstance(since_revision, bool) or not isinstance(since_revision, int) or since_revision < 0:
+                        raise InvalidInput(f"since_revision must be a non-negative integer, got {since_revision!r}")
+                    if since_revision > memory.revision:
+                        raise InvalidInput(
+                            f"since_revision {since_revision} is after the target revision {memory.revision}"
+                        )
+                    first = since_revision + 1
+                revs = self.parts.rows.revisions(memory.memory_id, first, memory.revision)
+                return tuple(RevisionChanges(memory_ref=r.ref, changes=r.changes) for r in revs)
+
+        return await self._run(read)
+
+    async def expand(self, anchors: Sequence[tuple[ArtifactRef, EntryId, EntryVersionId]]) -> tuple[EntryVersion, ...]:
+        def read() -> tuple[EntryVersion, ...]:
+            p = self.parts
+            out = []
+            with self.engine.read_txn():
+                for ref, eid, vid in anchors:
+                    rev = p.rows.revision(ref.memory_id, ref.revision)
+                    if rev is None:
+                        raise ArtifactNotFoundError(f"no revision {ref}")
+                    m = p.manifests.lookup(rev.manifest_root, eid)
+                    if m is None or m.entry_version_id != vid:
+                        raise InvalidCitationError(f"{ref} has no entry {eid} at version {vid}")
+                    versions = p.rows.versions(ref.memory_id, [vid])
+                    if not versions or versions[0].entry_id != eid:
+                        raise InvalidCitationError(f"version {vid} of entry {eid} is not stored")
+                    v = versions[0]
+                    if v.content.content_hash != m.entry_content_hash or v.entry_content_hash != m.entry_content_hash:
+                        raise InvalidCitationError(f"version {vid} does not match the hash its Revision committed to")
+                    out.append(v)
+            return tuple(out)
+
+        return await self._run(read)
+
+    # ------------------------------------------------------------------ search and maintenance
+    async def search(self, request: SearchRequest) -> SearchPage:
+        if self._closed:
+            raise InvalidInput("this store is closed")
+        if "vector" in request.channels:
+            return await self.engine.run(self._search.search_sync, request)
+        return await self.engine.run_short(self._search.search_sync, request)
+
+    async def maintain(self, task: Literal["verify", "rebuild"]) -> VerifyReport:
+        if task == "verify":
+            return await self._run(self._maintenance.verify_sync)
+        return await self._run(self._maintenance.rebuild_sync)
+
+    # ------------------------------------------------------------------ vectors and the model migration
+    async def configure_embedding(self, profile: EmbeddingProfile | None, *, record: bool) -> EmbeddingProfile | None:
+        """Check ``profile`` against the store's recorded one (recording it when none is and ``record``).
+
+        Returns the store's profile. A different profile raises ProfileMismatchError naming both.
+        """
+        return await self._run(self._vectors.configure_sync, profile, record)
+
+    async def missing_vectors(self, limit: int) -> list[EntryVersion]:
+        """Current versions of active entries (across Memories) that lack a vector for the store's profile."""
+        return await self._run(self._vectors.missing_sync, limit)
+
+    async def vector_backlog(self) -> int:
+        """How many active entries (across Memories) lack a vector for the store's profile."""
+        return await self._run(self._vectors.backlog_sync)
+
+    async def put_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> int:
+        """Store vectors for entry versions that are still current and active; returns how many were stored."""
+        return await self._run(self._vectors.put_sync, batch, self._migration.check_not_migrating)
+
+    async def start_migration(self, profile: EmbeddingProfile) -> None:
+        """Pause writes and begin staging vectors of ``profile`` (refused while another migration runs)."""
+        await self._run(self._migration.start_sync, profile)
+
+    async def unstaged_versions(self, limit: int) -> list[EntryVersion]:
+        """Up to ``limit`` current active versions that have no staged vector yet."""
+        return await self._run(self._migration.unstaged_sync, limit)
+
+    async def stage_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> None:
+        """Stage vectors of the new profile (renewing the migration's lease)."""
+        await self._run(self._migration.stage_sync, batch)
+
+    async def finish_migration(self, profile: EmbeddingProfile) -> None:
+        """Swap the vector projection and the recorded profile to the staged ones, in one transaction."""
+        await self._run(self._migration.finish_sync, profile)
+
+    async def abort_migration(self) -> None:
+        """Drop the staged vectors and resume writes on the old profile."""
+        await self._run(self._migration.abort_sync)
+
+
+class _UnitOfWork:
+    def __init__(self, core: StoreCore) -> None:
+        self._core = core
+
+    async def commit(self, plan: WritePlan) -> Revision:
+        return await self._core._run(self._core._commit_sync, plan)
+
+    async def bind(self, scope: str, memory_id: MemoryId, created_at: str) -> bool:
+        return await self._core._run(self._core._records.bind_sync, scope, memory_id, created_at)
+
+    async def record_kinds(self, kinds: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        return await self._core._run(self._core._records.record_kinds_sync, kinds)
+
+    async def rollback(self) -> None:
+        # Every commit runs in one database transaction that rolls back on any error, so nothing is pending.
+        return None
+
+
+__all__ = ["StoreCore"]

@@ -1,0 +1,311 @@
+"""The engine part interface: what an SQL engine supplies to :class:`~memstone.backends.sql.core.StoreCore`.
+
+An engine is DDL, transactions, a full-text dialect and a vector codec. Everything else (every row-level
+statement on the authority tables and projections, the write plan, search, verify, rebuild, vectors' bookkeeping,
+migrations of the embedding model) is written once in ``backends/sql/`` against these parts. This interface is
+stable: an engine outside this package implements it and builds its backend as ``StoreCore(engine)``.
+
+The parts
+---------
+
+``Engine``
+    Owns the connection(s) and the execution model (``run`` / ``run_short``: SQLite runs every job on one worker
+    thread; a server engine runs jobs on a pool of threads, each with its own pooled connection). It opens the
+    store (DDL and its own versioned migrations), and hands out transactions:
+
+    - ``write_txn()``: a read-write transaction bound to the calling thread (``engine.conn`` inside it). Nested
+      calls join the outer transaction. It commits when the block ends and rolls back on any exception.
+    - ``read_txn()``: a read-only transaction that sees ONE snapshot for all its statements.
+    - ``lock(key, shared=False)``: inside a write transaction, take the engine's own lock on ``key`` until the
+      transaction ends (see the isolation contract below). An engine whose write transaction already serializes
+      every write (SQLite's ``BEGIN IMMEDIATE``) makes this a no-op.
+    - ``conflict(memory_id, base)``: a context manager around a commit that turns the engine's unique or
+      serialization violation into ``RevisionConflictError`` (another writer won the head race).
+
+``Conn`` (``engine.conn``)
+    The statements of the current thread's transaction. SQL is written with ``?`` placeholders; the engine
+    translates them to its driver's form. ``q`` fetches every row (tuples), ``x`` returns the row count,
+    ``many`` runs one statement over many parameter rows, ``insert_id`` inserts one row and returns its
+    generated integer key.
+
+``Dialect`` (``engine.dialect``)
+    The SQL forms that differ between engines: upsert, insert-or-ignore, "a JSON array column holds this text",
+    and how integers and booleans come back. The shared SQL uses only these plus plain SELECT/INSERT/UPDATE/DELETE
+    with ``LIMIT ?``.
+
+``FullText`` (``engine.fts``)
+    Indexes the analyzer's tokens (``searchable_text`` of a projection row is Analyzer v1's tokens, space
+    separated; the engine must not re-analyze them) and answers candidate queries with the caller's filters.
+    ``put_head`` / ``drop_head`` run right after a head row is written / right before it is deleted (an engine
+    that indexes by trigger does nothing there); the same for the archive projection. ``clear`` empties both
+    projections and their indexes for a rebuild; ``check`` reports index damage.
+
+``VectorCodec`` (``engine.vectors``, or None: no vector projection, ``Capabilities.vector`` is False)
+    Stores and searches the vectors of the shared ``memory_entry_vector_metadata`` rows (keyed by
+    ``vector_rowid``): ``create`` / ``drop`` the tables for one dimension (called from configuration and the
+    model migration, never from an entry write), ``put`` / ``delete`` vectors, ``knn`` (exact when asked: the
+    reference every fast path is checked against), and optionally ``begin`` a scan that overlaps the FTS
+    statement of a hybrid search. ``staging`` keeps or drops the staging table of a model migration.
+
+The isolation contract
+----------------------
+
+Every write is serializable against every other write that could conflict with it. The core takes, inside the
+write transaction and before it reads what it decides on:
+
+- ``memory:<id>`` (exclusive) for a commit, a bind or a vector write that touches that Memory's head,
+  projections or vectors: two writes of one Memory never interleave; writes of different Memories run side by
+  side. The head compare-and-swap (``UPDATE artifact_heads … WHERE revision = base``) still guards the head.
+- ``scope:<uri>`` (exclusive) before binding a scope (a unique key on the scope also refuses a second binding).
+- ``meta:<key>`` (exclusive) before changing store metadata (``kinds``, ``embedding_profile``, ``migration``,
+  ``vector_generation``); every commit takes ``meta:migration`` shared, so a model migration's start and swap
+  serialize against all writes, and writes among themselves do not.
+- ``source:<id>`` (exclusive) before inserting a source (insert-or-ignore, then read back).
+
+No DDL runs inside an entry write. Caches in the core hold only immutable rows (Revisions, entry versions,
+manifest nodes) or state keyed by head revision, and change only after COMMIT.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol, TypeVar
+
+from ...domain.ids import EntryId, EntryVersionId, MemoryId
+from ...domain.model import EntryVersion
+from ...ports import Capabilities
+
+T = TypeVar("T")
+Row = Sequence[Any]  # a database row: loosely typed at this edge by design
+
+
+class Conn(Protocol):
+    """The statements of the calling thread's transaction (``?`` placeholders)."""
+
+    def q(self, sql: str, args: Sequence[object] = ()) -> list[Any]: ...
+
+    def x(self, sql: str, args: Sequence[object] = ()) -> int: ...
+
+    def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None: ...
+
+    def insert_id(self, sql: str, args: Sequence[object], id_column: str) -> int: ...
+
+
+class Dialect:
+    """SQL forms shared by SQLite and PostgreSQL (``ON CONFLICT``); other engines override what differs."""
+
+    name = "sql"
+
+    def marks(self, n: int) -> str:
+        return ",".join("?" * n)
+
+    def upsert(self, table: str, columns: Sequence[str], key: Sequence[str], update: Sequence[str]) -> str:
+        """INSERT that replaces ``update`` columns of the row with the same ``key``."""
+        sets = ", ".join(f"{c} = excluded.{c}" for c in update)
+        return (
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({self.marks(len(columns))}) "
+            f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {sets}"
+        )
+
+    def insert_ignore(self, table: str, columns: Sequence[str], key: Sequence[str]) -> str:
+        """INSERT that does nothing when a row with the same ``key`` exists (row count 0)."""
+        return (
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({self.marks(len(columns))}) "
+            f"ON CONFLICT ({', '.join(key)}) DO NOTHING"
+        )
+
+    def no_index(self, column: str) -> str:
+        """``column`` in a condition the planner should not pick an index for (SQLite: ``+column``)."""
+        return column
+
+    def json_array_has(self, column: str) -> str:
+        """A condition with one ``?``: the JSON array of strings in ``column`` holds that string."""
+        return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE json_each.value = ?)"
+
+
+class FtsRow(NamedTuple):
+    """A full-text candidate of the head projection, best first. ``key`` is its ``projection_id``."""
+
+    memory_id: MemoryId
+    entry_id: EntryId
+    entry_version_id: EntryVersionId
+    entry_content_hash: str
+    key: int
+    score: float  # the engine's relevance (higher is better)
+
+
+class ArchiveRow(NamedTuple):
+    memory_id: MemoryId
+    entry_id: EntryId
+    entry_version_id: EntryVersionId
+    searchable_text: str
+
+
+class FullText(Protocol):
+    """The engine's full-text dialect over the analyzer's tokens."""
+
+    def put_head(self, conn: Conn, version: EntryVersion, text: str) -> None: ...
+
+    def drop_head(self, conn: Conn, memory_id: MemoryId, entry_id: EntryId) -> None: ...
+
+    def head_candidates(
+        self,
+        conn: Conn,
+        memory_ids: Sequence[str],
+        terms: Sequence[str],
+        depth: int,
+        where: Sequence[str],
+        args: Sequence[object],
+    ) -> list[FtsRow]:
+        """Top ``depth`` head rows (alias ``h``) matching any of ``terms`` and every ``where`` condition."""
+        ...
+
+    def put_archive(self, conn: Conn, version: EntryVersion, text: str) -> None: ...
+
+    def archive_candidates(
+        self, conn: Conn, memory_ids: Sequence[str], terms: Sequence[str], depth: int
+    ) -> list[ArchiveRow]: ...
+
+    def clear(self, conn: Conn) -> None:
+        """Delete every head and archive projection row and reset their indexes (inside a rebuild)."""
+        ...
+
+    def check(self, conn: Conn) -> list[str]:
+        """Damage of the engine's full-text indexes, as readable lines."""
+        ...
+
+
+class VectorCodec(Protocol):
+    """The engine's vector storage for the shared metadata rows (``vector_rowid`` keys)."""
+
+    def exists(self, conn: Conn) -> bool:
+        """Whether the vector tables exist (a store that never recorded a profile has none)."""
+        ...
+
+    def create(self, conn: Conn, dimension: int) -> None:
+        """Create the metadata and vector tables for ``dimension`` (idempotent)."""
+        ...
+
+    def drop(self, conn: Conn) -> None:
+        """Drop the metadata and vector tables (the model migration's swap recreates them)."""
+        ...
+
+    def put(self, conn: Conn, rowid: int, memory_id: MemoryId, vector: tuple[float, ...]) -> None: ...
+
+    def delete(self, conn: Conn, rowids: Sequence[int]) -> None: ...
+
+    def present(self, conn: Conn) -> set[int]:
+        """The rowids that have a stored vector (verify: a metadata row without one is damage)."""
+        ...
+
+    def knn(
+        self,
+        conn: Conn,
+        memory_ids: Sequence[str],
+        vector: tuple[float, ...],
+        k: int,
+        *,
+        exact: bool,
+        generation: str,
+    ) -> list[tuple[float, int]]:
+        """The ``k`` nearest windows as (L2 distance, rowid), nearest first; ``exact`` is the reference scan."""
+        ...
+
+    def begin(
+        self, conn: Conn, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, *, generation: str
+    ) -> Callable[[], list[tuple[float, int]]] | None:
+        """Start a non-exact scan that finishes after the FTS statement (None: ``knn`` runs later)."""
+        ...
+
+    def staging(self, conn: Conn, *, keep: bool) -> None:
+        """Create (``keep``) or drop the model migration's staging table ``memory_vector_staging``
+        (entry_version_id, chunk, memory_artifact_id, entry_id, vector: float32 little-endian bytes)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class Engine(Protocol):
+    """One database engine: connections, execution model, DDL and migrations, and the parts above."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    @property
+    def fts(self) -> FullText: ...
+
+    @property
+    def vectors(self) -> VectorCodec | None: ...
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    @property
+    def schema_version(self) -> int: ...
+
+    @property
+    def conn(self) -> Conn:
+        """The calling thread's transaction connection (only inside ``write_txn`` / ``read_txn``)."""
+        ...
+
+    def write_txn(self) -> AbstractContextManager[None]: ...
+
+    def read_txn(self) -> AbstractContextManager[None]: ...
+
+    def lock(self, key: str, *, shared: bool = False) -> None: ...
+
+    def conflict(self, memory_id: str, base: int) -> AbstractContextManager[None]: ...
+
+    async def run(self, fn: Callable[..., T], *args: object) -> T:
+        """Run a synchronous job off the event loop (the engine's executor)."""
+        ...
+
+    async def run_short(self, fn: Callable[..., T], *args: object) -> T:
+        """A bounded read-only job: an engine may run it on the caller's thread when that costs no waiting."""
+        ...
+
+    def open_sync(self, migrate: Migrator) -> tuple[int, ...]:
+        """Connect, create or migrate the schema; returns the migration versions applied by this open.
+
+        Runs on the engine's executor (``StoreCore.open`` calls it through ``run``)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close every connection and stop the executor (after the last job)."""
+        ...
+
+
+class Migrator(Protocol):
+    """What an engine's data migrations may call on the core (inside the migration's write transaction)."""
+
+    def rebuild_archive(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class VectorMeta:
+    """Metadata of one stored vector window, binding it to an exact entry version and profile."""
+
+    memory_id: MemoryId
+    entry_id: EntryId
+    entry_version_id: EntryVersionId
+    chunk: int
+    chunk_count: int
+    entry_content_hash: str
+    embedding_content_hash: str
+    profile_id: str
+
+
+__all__ = [
+    "ArchiveRow",
+    "Conn",
+    "Dialect",
+    "Engine",
+    "FtsRow",
+    "FullText",
+    "Migrator",
+    "Row",
+    "VectorCodec",
+    "VectorMeta",
+]

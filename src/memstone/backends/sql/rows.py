@@ -1,0 +1,411 @@
+"""Row-level SQL of the authority tables, written once for every engine (``?`` placeholders, the dialect's forms).
+
+Revisions, the head pointer and its compare-and-swap, manifest nodes, entry versions, sources, scope bindings and
+store metadata. Revisions and entry versions are immutable, so their decoded rows are cached across
+transactions (a cached row can never go stale); nothing mutable is cached here.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ...domain.errors import IntegrityError
+from ...domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
+from ...domain.model import (
+    ArtifactRef,
+    Change,
+    EntryContent,
+    EntryVersion,
+    Provenance,
+    Relation,
+    Revision,
+    Source,
+)
+from ...ports import ScopeBinding
+from .engine import Engine, Row
+
+VERSION_COLUMNS = (
+    "memory_artifact_id, entry_id, entry_version_id, version, previous_version_id, kind, title, text, tags, slug, "
+    "important, mandatory, source_refs, artifact_refs, relations, entry_content_hash, created_in_revision, author, "
+    "surface, created_at"
+)
+REVISION_COLUMNS = (
+    "artifact_id, revision, content, content_hash, manifest_root, entry_count, active_count, lineage, author, "
+    "surface, created_at"
+)
+_BATCH = 500
+
+
+def loads_json(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise IntegrityError(f"stored JSON is unreadable: {exc}") from exc
+
+
+def dumps_json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def json_list(text: str) -> list[Any]:
+    """A stored JSON array (most are empty, which needs no parse)."""
+    if text == "[]":
+        return []
+    value = loads_json(text)
+    if not isinstance(value, list):
+        raise IntegrityError("a stored JSON array is not an array")
+    return value
+
+
+def content_from_row(r: Row) -> EntryContent:
+    """Content fields in VERSION_COLUMNS order from ``kind`` on: kind, title, text, tags, slug, important,
+    mandatory, source_refs, artifact_refs, relations."""
+    return EntryContent(
+        kind=r[0],
+        title=r[1],
+        text=r[2],
+        tags=tuple(json_list(r[3])),
+        slug=r[4],
+        important=bool(r[5]),
+        mandatory=bool(r[6]),
+        sources=tuple(SourceId(s) for s in json_list(r[7])),
+        artifacts=tuple(
+            ArtifactRef(memory_id=MemoryId(a["memory_id"]), revision=a["revision"]) for a in json_list(r[8])
+        ),
+        relations=tuple(Relation(kind=x["kind"], target=EntryId(x["target"])) for x in json_list(r[9])),
+    )
+
+
+def version_from_row(row: Row) -> EntryVersion:
+    return EntryVersion(
+        memory_id=MemoryId(row[0]),
+        entry_id=EntryId(row[1]),
+        entry_version_id=EntryVersionId(row[2]),
+        version=int(row[3]),
+        previous_version_id=row[4],
+        content=content_from_row(row[5:15]),
+        entry_content_hash=row[15],
+        created_in_revision=int(row[16]),
+        provenance=Provenance(author=row[17], surface=row[18], created_at=row[19]),
+    )
+
+
+def revision_from_row(row: Row) -> Revision:
+    content = loads_json(row[2])
+    lineage = loads_json(row[7])
+    if not isinstance(content, dict) or not isinstance(lineage, dict):
+        raise IntegrityError("a stored revision's content or lineage is not an object")
+    changes = tuple(
+        Change(
+            op=c["op"],
+            entry_id=EntryId(c["entry_id"]),
+            from_entry_version_id=c["from_entry_version_id"],
+            to_entry_version_id=c["to_entry_version_id"],
+            reason=c["reason"],
+        )
+        for c in content.get("changes", [])
+    )
+    return Revision(
+        memory_id=MemoryId(row[0]),
+        revision=int(row[1]),
+        content_hash=row[3],
+        manifest_root=row[4],
+        entry_count=int(row[5]),
+        active_count=int(row[6]),
+        changes=changes,
+        sources=tuple(SourceId(s) for s in lineage.get("sources", [])),
+        artifacts=tuple(
+            ArtifactRef(memory_id=MemoryId(a["memory_id"]), revision=a["revision"])
+            for a in lineage.get("artifacts", [])
+        ),
+        author=row[8],
+        surface=row[9],
+        created_at=row[10],
+    )
+
+
+def _node_body(body: object) -> bytes:
+    # Bodies are stored zlib-compressed; node hashes cover the uncompressed canonical bytes.
+    if isinstance(body, bytes | bytearray | memoryview):
+        return zlib.decompress(bytes(body))
+    return str(body).encode("utf-8")
+
+
+class AuthorityRows:
+    """The authority tables' statements, on the engine's current transaction."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.dialect = engine.dialect
+        self._revision_cache: dict[tuple[str, int], Revision] = {}
+        self._version_cache: dict[str, EntryVersion] = {}
+
+    def q(self, sql: str, args: Sequence[object] = ()) -> list[Any]:
+        return self.engine.conn.q(sql, args)
+
+    # ---------------------------------------------------------------- revisions and heads
+    def head(self, memory_id: MemoryId) -> Revision | None:
+        rows = self.q("SELECT revision FROM artifact_heads WHERE artifact_id = ?", (memory_id,))
+        return self.revision(memory_id, int(rows[0][0])) if rows else None
+
+    def revision(self, memory_id: MemoryId, revision: int) -> Revision | None:
+        key = (memory_id, revision)
+        cached = self._revision_cache.get(key)
+        if cached is not None:
+            return cached  # Revisions are immutable, so a decoded one never goes stale
+        rows = self.q(
+            f"SELECT {REVISION_COLUMNS} FROM artifact_revisions WHERE artifact_id = ? AND revision = ?",
+            (memory_id, revision),
+        )
+        if not rows:
+            return None
+        found = revision_from_row(rows[0])
+        if len(self._revision_cache) > 4096:
+            self._revision_cache.clear()
+        self._revision_cache[key] = found
+        return found
+
+    def revisions(self, memory_id: MemoryId, first: int, last: int) -> list[Revision]:
+        rows = self.q(
+            f"SELECT {REVISION_COLUMNS} FROM artifact_revisions WHERE artifact_id = ? AND revision BETWEEN ? AND ? "
+            "ORDER BY revision",
+            (memory_id, first, last),
+        )
+        return [revision_from_row(r) for r in rows]
+
+    def raw_revisions(self) -> Iterator[tuple[Revision, str]]:
+        """Every stored Revision with its stored canonical content text, for verification."""
+        for row in self.q(f"SELECT {REVISION_COLUMNS} FROM artifact_revisions ORDER BY artifact_id, revision"):
+            yield revision_from_row(row), row[2]
+
+    def heads(self) -> list[Revision]:
+        columns = ", ".join("r." + c.strip() for c in REVISION_COLUMNS.split(","))
+        rows = self.q(
+            f"SELECT {columns} FROM artifact_heads h "
+            "JOIN artifact_revisions r ON r.artifact_id = h.artifact_id AND r.revision = h.revision "
+            "ORDER BY h.artifact_id"
+        )
+        return [revision_from_row(r) for r in rows]
+
+    def insert_revision(self, revision: Revision, content: str) -> None:
+        lineage = dumps_json(
+            {"sources": list(revision.sources), "artifacts": [a.to_dict() for a in revision.artifacts]}
+        )
+        self.engine.conn.x(
+            f"INSERT INTO artifact_revisions ({REVISION_COLUMNS}) VALUES ({self.dialect.marks(11)})",
+            (
+                revision.memory_id,
+                revision.revision,
+                content,
+                revision.content_hash,
+                revision.manifest_root,
+                revision.entry_count,
+                revision.active_count,
+                lineage,
+                revision.author,
+                revision.surface,
+                revision.created_at,
+            ),
+        )
+
+    def cas_head(self, memory_id: MemoryId, base: int, new: int) -> bool:
+        """Move the head from ``base`` to ``new`` (``base == 0`` inserts it). False when the head moved."""
+        conn = self.engine.conn
+        if base == 0:
+            sql = self.dialect.insert_ignore("artifact_heads", ("artifact_id", "revision"), ("artifact_id",))
+            return conn.x(sql, (memory_id, new)) == 1
+        return (
+            conn.x(
+                "UPDATE artifact_heads SET revision = ? WHERE artifact_id = ? AND revision = ?", (new, memory_id, base)
+            )
+            == 1
+        )
+
+    # ---------------------------------------------------------------- manifest nodes
+    def load_node(self, node_hash: str) -> bytes:
+        rows = self.q("SELECT body FROM manifest_nodes WHERE node_hash = ?", (node_hash,))
+        if not rows:
+            raise KeyError(f"manifest node {node_hash} is missing")
+        return _node_body(rows[0][0])
+
+    def load_nodes(self, node_hashes: Sequence[str]) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        for i in range(0, len(node_hashes), _BATCH):
+            chunk = node_hashes[i : i + _BATCH]
+            for h, body in self.q(
+                f"SELECT node_hash, body FROM manifest_nodes WHERE node_hash IN ({self.dialect.marks(len(chunk))})",
+                chunk,
+            ):
+                out[h] = _node_body(body)
+        missing = [h for h in node_hashes if h not in out]
+        if missing:
+            raise KeyError(f"manifest node {missing[0]} is missing")
+        return out
+
+    def insert_nodes(self, nodes: Mapping[str, bytes]) -> None:
+        if nodes:
+            self.engine.conn.many(
+                self.dialect.insert_ignore("manifest_nodes", ("node_hash", "body"), ("node_hash",)),
+                [(h, zlib.compress(raw, 6)) for h, raw in nodes.items()],
+            )
+
+    # ---------------------------------------------------------------- entry versions
+    def insert_versions(self, versions: Sequence[EntryVersion]) -> None:
+        rows = []
+        for v in versions:
+            c = v.content
+            rows.append(
+                (
+                    v.memory_id,
+                    v.entry_id,
+                    v.entry_version_id,
+                    v.version,
+                    v.previous_version_id,
+                    c.kind,
+                    c.title,
+                    c.text,
+                    dumps_json(list(c.tags)),
+                    c.slug,
+                    int(c.important),
+                    int(c.mandatory),
+                    dumps_json(list(c.sources)),
+                    dumps_json([a.to_dict() for a in c.artifacts]),
+                    dumps_json([r.to_dict() for r in c.relations]),
+                    v.entry_content_hash,
+                    v.created_in_revision,
+                    v.provenance.author,
+                    v.provenance.surface,
+                    v.provenance.created_at,
+                )
+            )
+        if rows:
+            self.engine.conn.many(
+                f"INSERT INTO memory_entry_versions ({VERSION_COLUMNS}) VALUES ({self.dialect.marks(20)})", rows
+            )
+
+    def versions(self, memory_id: MemoryId | None, version_ids: Sequence[str]) -> list[EntryVersion]:
+        """Versions by id, in the order asked (missing ones left out); only ``memory_id``'s when given."""
+        if not version_ids:
+            return []
+        cache = self._version_cache
+        hit = [cache.get(v) for v in version_ids]
+        if all(v is not None and (memory_id is None or v.memory_id == memory_id) for v in hit):
+            return [v for v in hit if v is not None]  # entry versions are immutable: a decoded one never changes
+        found: list[EntryVersion] = []
+        for i in range(0, len(version_ids), _BATCH):
+            chunk = list(version_ids[i : i + _BATCH])
+            sql = (
+                f"SELECT {VERSION_COLUMNS} FROM memory_entry_versions "
+                f"WHERE entry_version_id IN ({self.dialect.marks(len(chunk))})"
+            )
+            args: list[object] = list(chunk)
+            if memory_id is not None:
+                sql += f" AND {self.dialect.no_index('memory_artifact_id')} = ?"  # keep the planner on the key
+                args.append(memory_id)
+            found.extend(version_from_row(r) for r in self.q(sql, args))
+        order = {vid: i for i, vid in enumerate(version_ids)}
+        found.sort(key=lambda v: order[v.entry_version_id])
+        if len(cache) > 50_000:
+            cache.clear()
+        for v in found:
+            cache[v.entry_version_id] = v
+        return found
+
+    def hit_rows(self, memory_id: MemoryId, version_ids: Sequence[str]) -> list[tuple[Any, ...]]:
+        """(entry_id, entry_version_id, content, entry_content_hash, created_at) of some versions of a Memory."""
+        if not version_ids:
+            return []
+        rows = self.q(
+            "SELECT entry_id, entry_version_id, kind, title, text, tags, slug, important, mandatory, "
+            "source_refs, artifact_refs, relations, entry_content_hash, created_at FROM memory_entry_versions "
+            f"WHERE entry_version_id IN ({self.dialect.marks(len(version_ids))}) "
+            f"AND {self.dialect.no_index('memory_artifact_id')} = ?",
+            [*version_ids, memory_id],
+        )
+        return [(EntryId(r[0]), EntryVersionId(r[1]), content_from_row(r[2:12]), r[12], r[13]) for r in rows]
+
+    def entry_versions(self, memory_id: MemoryId | None, entry_id: EntryId) -> list[EntryVersion]:
+        if memory_id is None:
+            rows = self.q(
+                f"SELECT {VERSION_COLUMNS} FROM memory_entry_versions WHERE entry_id = ? ORDER BY version", (entry_id,)
+            )
+        else:
+            rows = self.q(
+                f"SELECT {VERSION_COLUMNS} FROM memory_entry_versions WHERE memory_artifact_id = ? AND entry_id = ? "
+                "ORDER BY version",
+                (memory_id, entry_id),
+            )
+        return [version_from_row(r) for r in rows]
+
+    def iter_versions(self) -> Iterator[EntryVersion]:
+        """Every version, oldest first within each entry (predecessors are seen before successors)."""
+        for row in self.q(
+            f"SELECT {VERSION_COLUMNS} FROM memory_entry_versions ORDER BY memory_artifact_id, entry_id, version"
+        ):
+            yield version_from_row(row)
+
+    def versions_by_hash(self, memory_id: MemoryId, hashes: Sequence[str]) -> list[EntryVersion]:
+        if not hashes:
+            return []
+        rows = self.q(
+            f"SELECT {VERSION_COLUMNS} FROM memory_entry_versions WHERE memory_artifact_id = ? "
+            f"AND entry_content_hash IN ({self.dialect.marks(len(hashes))})",
+            (memory_id, *hashes),
+        )
+        return [version_from_row(r) for r in rows]
+
+    def version_number(self, version_id: EntryVersionId) -> int | None:
+        found = self.versions(None, [version_id])
+        return found[0].version if found else None
+
+    # ---------------------------------------------------------------- sources, scopes, meta
+    def sources(self, source_ids: Sequence[str]) -> list[Source]:
+        if not source_ids:
+            return []
+        rows = self.q(
+            "SELECT source_id, kind, uri, content, content_hash, created_at FROM sources "
+            f"WHERE source_id IN ({self.dialect.marks(len(source_ids))})",
+            list(source_ids),
+        )
+        return [
+            Source(source_id=SourceId(r[0]), kind=r[1], uri=r[2], content=r[3], content_hash=r[4], created_at=r[5])
+            for r in rows
+        ]
+
+    def put_source(self, source: Source) -> None:
+        self.engine.conn.x(
+            self.dialect.insert_ignore(
+                "sources", ("source_id", "kind", "uri", "content", "content_hash", "created_at"), ("source_id",)
+            ),
+            (source.source_id, source.kind, source.uri, source.content, source.content_hash, source.created_at),
+        )
+
+    def scopes(self, scope: str | None) -> list[ScopeBinding]:
+        if scope is None:
+            rows = self.q("SELECT scope, memory_id, created_at FROM scope_bindings ORDER BY scope")
+        else:
+            rows = self.q("SELECT scope, memory_id, created_at FROM scope_bindings WHERE scope = ?", (scope,))
+        return [ScopeBinding(r[0], MemoryId(r[1]), r[2]) for r in rows]
+
+    def bind_scope(self, scope: str, memory_id: MemoryId, created_at: str) -> bool:
+        """Bind a scope; False when it (or the Memory) is already bound."""
+        sql = self.dialect.insert_ignore("scope_bindings", ("scope", "memory_id", "created_at"), ("scope",))
+        if self.q("SELECT 1 FROM scope_bindings WHERE memory_id = ?", (memory_id,)):
+            return False
+        return self.engine.conn.x(sql, (scope, memory_id, created_at)) == 1
+
+    def meta(self, key: str) -> str | None:
+        rows = self.q("SELECT value FROM store_meta WHERE key = ?", (key,))
+        return str(rows[0][0]) if rows else None
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        if value is None:
+            self.engine.conn.x("DELETE FROM store_meta WHERE key = ?", (key,))
+            return
+        self.engine.conn.x(self.dialect.upsert("store_meta", ("key", "value"), ("key",), ("value",)), (key, value))
+
+
+__all__ = ["AuthorityRows", "dumps_json", "json_list", "loads_json", "version_from_row"]

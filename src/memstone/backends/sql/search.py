@@ -1,0 +1,237 @@
+"""Search over the head projection, written once: FTS and vector candidates, admission, fusion, collapse onto
+the authoritative manifest (every hit is re-checked against the head's manifest and its committed hash)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Literal, NamedTuple
+
+from ...domain.analyzer import informative_terms, query_terms
+from ...domain.errors import ArtifactNotFoundError, CapabilityNotSupportedError, InvalidInput
+from ...domain.ids import EntryId, EntryVersionId, MemoryId
+from ...domain.model import EntryContent, EntryVersion, ManifestEntry, MemoryHit, Revision
+from ...domain.search import (
+    FTS_COVERAGE_POWER,
+    Candidate,
+    Fused,
+    admit_dense,
+    candidate_depth,
+    convex_fuse,
+    fts_required_terms,
+    l2_to_cosine,
+    matched_share_in,
+    rrf_fuse,
+)
+from ...ports import SearchPage, SearchRequest
+from .parts import StoreParts
+from .projection import HeadRow
+from .vectors import VectorPart, window_depth
+
+_CHANNELS: tuple[Literal["fts", "vector"], ...] = ("fts", "vector")
+
+
+class HitRow(NamedTuple):
+    """What a search hit shows of an entry version, read from its authoritative (append-only) version row.
+
+    It carries the whole hashed content, so the search re-checks the bytes it serves against the hash the
+    head's manifest committed to (RFC "Search and reads", condition 3).
+    """
+
+    entry_id: EntryId
+    entry_version_id: EntryVersionId
+    content: EntryContent
+    entry_content_hash: str
+    created_at: str
+
+    @classmethod
+    def of(cls, v: EntryVersion) -> HitRow:
+        return cls(v.entry_id, v.entry_version_id, v.content, v.entry_content_hash, v.provenance.created_at)
+
+
+class SearchPart:
+    def __init__(self, parts: StoreParts, vectors: VectorPart) -> None:
+        self.p = parts
+        self.vectors = vectors
+
+    def _hit_rows(self, memory_id: MemoryId, version_ids: Sequence[str]) -> list[HitRow]:
+        return [HitRow(*r) for r in self.p.rows.hit_rows(memory_id, version_ids)]
+
+    def _fts_candidates(
+        self, memory_ids: Sequence[str], terms: Sequence[str], depth: int, request: SearchRequest
+    ) -> list[HeadRow]:
+        """Top ``depth`` head rows matching any of ``terms`` by the engine's ranking, with their text.
+
+        The text is read for the top rows only: a ranked statement would materialize every matching row's text
+        before its LIMIT (a common word matches thousands of long entries).
+        """
+        where = [f"h.memory_artifact_id IN ({self.p.engine.dialect.marks(len(memory_ids))})"]
+        args: list[object] = list(memory_ids)
+        self.p.proj.request_filters(request, where, args)
+        rows = self.p.engine.fts.head_candidates(self.p.engine.conn, memory_ids, terms, depth, where, args)
+        texts = self.p.proj.head_texts([r.key for r in rows])
+        return [
+            HeadRow(r.memory_id, r.entry_id, r.entry_version_id, r.entry_content_hash, texts.get(r.key, ""), r.score)
+            for r in rows
+        ]
+
+    def heads(self, request: SearchRequest) -> dict[str, Revision]:
+        """The head Revision of every Memory searched, read inside the search's own read transaction.
+
+        ``request.memories`` must still be current; ``request.heads`` are taken at whatever their head is now,
+        so a writer committing between the caller's resolve and this read never fails the search (issue 12).
+        """
+        heads: dict[str, Revision] = {}
+        for ref in request.memories:
+            head = self.p.rows.head(ref.memory_id)
+            if head is None:
+                raise ArtifactNotFoundError(f"no memory {ref.memory_id}")
+            if head.revision != ref.revision:
+                raise CapabilityNotSupportedError(
+                    "non-head-search",
+                    f"{ref} is not the current head of {ref.memory_id} (head is revision {head.revision})",
+                    hint="search takes current heads only; read the head and search it",
+                )
+            heads[ref.memory_id] = head
+        for mid in request.heads:
+            if mid in heads:
+                continue
+            head = self.p.rows.head(mid)
+            if head is None:
+                raise ArtifactNotFoundError(f"no memory {mid}")
+            heads[mid] = head
+        return heads
+
+    def search_sync(self, request: SearchRequest) -> SearchPage:
+        with self.p.engine.read_txn():
+            heads = self.heads(request)
+            memory_ids = sorted(heads)
+            depth = candidate_depth(request.limit)
+            begun = None
+            if "fts" in request.channels and "vector" in request.channels and request.query_vector is not None:
+                # Hybrid: the vector scan runs while the FTS statement does (both release the GIL).
+                self.vectors.checked_vector(request.query_vector)
+                begun = (
+                    None if request.exact else self.vectors.begin(memory_ids, request.query_vector, window_depth(depth))
+                )
+            fts: list[tuple[Candidate, float, float]] | None = None
+            if "fts" in request.channels:
+                terms = query_terms(request.query)
+                informative = informative_terms(terms)
+                required = fts_required_terms(terms) / max(1, len(informative))
+                fts = []
+                if informative:
+                    # Only informative terms reach MATCH; each row's matched share is both its admission (the
+                    # RFC's coverage) and its per-candidate confidence in the fusion.
+                    for row in self._fts_candidates(memory_ids, informative, depth, request):
+                        share = matched_share_in(informative, row.searchable_text)
+                        if share >= required - 1e-9:
+                            fts.append((Candidate(row.memory_id, row.entry_id, row.entry_version_id), row.bm25, share))
+            vec: list[tuple[Candidate, float]] | None = None
+            floor = request.weights.get("vector_min_cosine", self.p.vector_min_cosine)
+            if "vector" in request.channels:
+                if request.query_vector is None:
+                    raise InvalidInput("vector search needs a query vector")
+                vec = admit_dense(
+                    [
+                        (Candidate(vc.memory_id, vc.entry_id, vc.entry_version_id), l2_to_cosine(vc.distance))
+                        for vc in self.vectors.candidates(memory_ids, request.query_vector, depth, request, begun)
+                    ],
+                    floor=floor,
+                    min_top=request.weights.get("vector_min_top", -1.0),
+                )
+            fused = self._fuse(request, fts, vec, floor)
+            hits: list[MemoryHit] = []
+            start = 0
+            while start < len(fused) and len(hits) < request.limit:
+                batch = fused[start : start + request.limit]
+                start += len(batch)
+                by_memory: dict[str, list[str]] = {}
+                for cand, *_ in batch:
+                    by_memory.setdefault(cand.memory_id, []).append(cand.entry_version_id)
+                loaded: dict[str, HitRow] = {
+                    row.entry_version_id: row
+                    for mid, vids in by_memory.items()
+                    for row in self._hit_rows(MemoryId(mid), vids)
+                }
+                manifest: dict[tuple[str, str], ManifestEntry] = {}
+                for mid in by_memory:
+                    wanted = [cand.entry_id for cand, *_ in batch if cand.memory_id == mid]
+                    for eid, entry in self.p.manifests.lookup_many(heads[mid].manifest_root, wanted).items():
+                        manifest[(mid, eid)] = entry
+                for cand, score, ranks, parts in batch:
+                    m = manifest.get((cand.memory_id, cand.entry_id))
+                    hit_row = loaded.get(cand.entry_version_id)
+                    # A projection row that disagrees with the authoritative manifest never reaches a caller: the
+                    # head's manifest must hold this exact version, active, and the bytes served must hash to the
+                    # hash it committed to. A tampered version row is skipped here; `verify` reports it.
+                    if m is None or m.state != "active" or m.entry_version_id != cand.entry_version_id:
+                        continue
+                    if (
+                        hit_row is None
+                        or hit_row.entry_id != cand.entry_id
+                        or hit_row.entry_content_hash != m.entry_content_hash
+                        or not self.p.bytes_match(cand.entry_version_id, hit_row.content, m.entry_content_hash)
+                    ):
+                        continue
+                    hits.append(self._hit(heads[cand.memory_id], hit_row, score, ranks, parts))
+                    if len(hits) >= request.limit:
+                        break
+            if hits:
+                # Annotate each hit with its Memory's scope here, in the search's own read transaction.
+                bound = {b.memory_id: b.scope for b in self.p.rows.scopes(None)}
+                if bound:
+                    hits = [replace(h, scope=bound.get(h.memory_ref.memory_id)) for h in hits]
+            return SearchPage(hits=tuple(hits), heads=tuple(heads[mid].ref for mid in memory_ids))
+
+    @staticmethod
+    def _fuse(
+        request: SearchRequest,
+        fts: list[tuple[Candidate, float, float]] | None,
+        vec: list[tuple[Candidate, float]] | None,
+        floor: float,
+    ) -> list[Fused]:
+        """The request's fusion over the admitted channel lists (domain/search.py holds both rules)."""
+        if request.fusion == "rrf":
+            channels = {"fts": [c for c, *_ in fts or ()], "vector": [c for c, _ in vec or ()]}
+            chosen: dict[str, Sequence[Candidate]] = {k: v for k, v in channels.items() if k in request.channels}
+            return [Fused(c, score, ranks, {"fusion": score}) for c, score, ranks in rrf_fuse(chosen)]
+        w = request.weights
+        hybrid = fts is not None and vec is not None
+        return convex_fuse(
+            fts,
+            vec,
+            vector_share=(
+                w.get("share_low", 0.5),
+                w.get("share_high", 0.5),
+                w.get("share_pivot", 0.5),
+                w.get("share_width", 0.05),
+            ),
+            coverage_power=w.get("coverage_power", FTS_COVERAGE_POWER) if hybrid else FTS_COVERAGE_POWER,
+            cosine_floor=floor,
+        )
+
+    @staticmethod
+    def _hit(head: Revision, row: HitRow, score: float, ranks: dict[str, int], parts: dict[str, float]) -> MemoryHit:
+        c = row.content
+        return MemoryHit(
+            memory_ref=head.ref,
+            entry_id=row.entry_id,
+            entry_version_id=row.entry_version_id,
+            text=c.text,
+            score=score,
+            matched_by=tuple(ch for ch in _CHANNELS if ch in ranks),
+            kind=c.kind,
+            title=c.title,
+            tags=c.tags,
+            important=c.important,
+            mandatory=c.mandatory,
+            entry_content_hash=row.entry_content_hash,
+            updated_at=row.created_at,
+            ranks=ranks,
+            slug=c.slug,
+            contributions=parts,
+        )
+
+
+__all__ = ["HitRow", "SearchPart"]

@@ -1,0 +1,301 @@
+"""The vector projection's rules, above the engine's codec: the fixed profile, validation, completeness, backfill
+and the vector channel's candidates (windows collapsed per entry, filtered by the head projection)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ...domain.canonical import EMBEDDING_CONTENT_TAG, canonical_bytes, canonical_json, tagged_sha256
+from ...domain.errors import CapabilityNotSupportedError, InvalidInput, ProfileMismatchError
+from ...domain.ids import EntryId, EntryVersionId, MemoryId
+from ...domain.model import EntryVersion
+from ...domain.plan import check_version_hash
+from ...domain.rules import check_vector
+from ...ports import EmbeddingProfile, SearchRequest
+from .engine import VectorMeta
+from .parts import StoreParts
+from .rows import loads_json
+
+
+@dataclass(frozen=True, slots=True)
+class VectorCandidate:
+    memory_id: MemoryId
+    entry_id: EntryId
+    entry_version_id: EntryVersionId
+    distance: float
+
+
+HeadMatches = Callable[[VectorCandidate, SearchRequest], bool]
+
+
+def window_depth(depth: int) -> int:
+    """Vector windows fetched for ``depth`` entry candidates (an entry may have several windows)."""
+    return min(4096, depth * 3)
+
+
+class VectorPart:
+    def __init__(self, parts: StoreParts, head_matches: HeadMatches) -> None:
+        self.p = parts
+        self._head_matches = head_matches
+
+    # ---------------------------------------------------------------- the profile
+    def recorded(self) -> EmbeddingProfile | None:
+        """The embedding profile recorded in the store, if any."""
+        raw = self.p.rows.meta("embedding_profile")
+        if raw is None:
+            return None
+        data = loads_json(raw)
+        assert isinstance(data, dict)
+        return EmbeddingProfile(
+            profile_id=data["profile_id"],
+            model=data["model"],
+            dimension=int(data["dimension"]),
+            distance=data["distance"],
+            normalization=data["normalization"],
+        )
+
+    def record(self, profile: EmbeddingProfile) -> None:
+        """Create the vector tables for ``profile`` and record it (configuration or the migration's swap)."""
+        codec = self.p.engine.vectors
+        if codec is None:
+            raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
+        self.p.engine.lock("meta:embedding_profile")
+        codec.create(self.p.engine.conn, profile.dimension)
+        self.p.rows.set_meta("embedding_profile", canonical_json(profile.canonical()))
+
+    def configure_sync(self, profile: EmbeddingProfile | None, record: bool) -> EmbeddingProfile | None:
+        p = self.p
+        with p.engine.read_txn():
+            recorded = self.recorded()
+        if profile is None:
+            p.vector_profile = None
+            return recorded
+        if recorded is None:
+            if not record:
+                p.vector_profile = None
+                return None
+            if p.engine.vectors is None:
+                raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
+            with p.engine.write_txn():
+                p.engine.lock("meta:embedding_profile")
+                recorded = self.recorded()
+                if recorded is None:
+                    self.record(profile)
+                    recorded = profile
+            p.recorded_profile = recorded  # caches change only after COMMIT
+        if recorded.canonical() != profile.canonical():
+            raise ProfileMismatchError(
+                f"this store's embedding profile is {recorded.profile_id} ({recorded.model}, "
+                f"{recorded.dimension}-d), not {profile.profile_id} ({profile.model}, {profile.dimension}-d)",
+                hint=f"open it with its own model, or migrate: memstone reembed --profile {profile.profile_id}",
+            )
+        p.vector_profile = recorded
+        return recorded
+
+    def moved(self) -> tuple[EmbeddingProfile | None] | None:
+        """``(recorded,)`` when the store's recorded profile is no longer the one this backend writes, else None."""
+        if self.p.vector_profile is None:
+            return None
+        recorded = self.recorded()
+        if recorded is not None and recorded.canonical() == self.p.vector_profile.canonical():
+            return None
+        return (recorded,)
+
+    def adopt_moved(self, moved_to: tuple[EmbeddingProfile | None] | None) -> None:
+        self.p.recorded_profile = moved_to[0] if moved_to else None
+        self.p.vector_profile = None  # this process's model is not the store's any more: no vectors from it
+        self.p.complete_cache.clear()
+
+    # ---------------------------------------------------------------- storing
+    def embedding_hash(self, entry_content_hash: str, profile: EmbeddingProfile | None = None) -> str:
+        profile = profile or self.p.vector_profile
+        assert profile is not None
+        payload = canonical_bytes(profile.canonical()) + b"\0" + entry_content_hash.encode("ascii")
+        return tagged_sha256(EMBEDDING_CONTENT_TAG, payload)
+
+    def store(
+        self, version: EntryVersion, vectors: tuple[tuple[float, ...], ...], profile: EmbeddingProfile | None = None
+    ) -> None:
+        """Validate vectors against the fixed profile (inside the transaction) and store them."""
+        profile = profile or self.p.vector_profile
+        assert profile is not None
+        if not vectors:
+            raise InvalidInput("an entry's vector projection needs at least one vector")
+        for vec in vectors:
+            check_vector(vec, dimension=profile.dimension)
+        for chunk, vec in enumerate(vectors):
+            meta = VectorMeta(
+                memory_id=version.memory_id,
+                entry_id=version.entry_id,
+                entry_version_id=version.entry_version_id,
+                chunk=chunk,
+                chunk_count=len(vectors),
+                entry_content_hash=version.entry_content_hash,
+                embedding_content_hash=self.embedding_hash(version.entry_content_hash, profile),
+                profile_id=profile.profile_id,
+            )
+            self.p.proj.put_vector(meta, vec)
+
+    def drop(self, memory_id: MemoryId, entry_id: EntryId) -> None:
+        if self.p.vector_profile is None and not self.p.proj.vector_tables():
+            return
+        self.p.proj.drop_vectors(memory_id, entry_id)
+
+    def generation(self) -> str:
+        """A token that changes whenever vectors change outside ordinary writes (backfill, migration, rebuild)."""
+        return self.p.rows.meta("vector_generation") or "0"
+
+    def bump_generation(self) -> None:
+        self.p.engine.lock("meta:vector_generation")
+        self.p.rows.set_meta("vector_generation", str(int(self.generation()) + 1))
+
+    # ---------------------------------------------------------------- completeness and backfill
+    def complete(self, memory_id: MemoryId) -> bool:
+        """Whether every active head entry has a vector projection for the store's profile (cached by head)."""
+        p = self.p
+        profile = p.vector_profile
+        if profile is None:
+            return False
+        head = p.rows.head(memory_id)
+        if head is None:
+            return False
+        key = (memory_id, head.revision)
+        generation = self.generation()
+        if generation != p.complete_generation:
+            p.complete_cache.clear()
+            p.complete_generation = generation
+        cached = p.complete_cache.get(key)
+        if cached is None:
+            cached = not p.proj.incomplete(memory_id, profile.profile_id, 1)
+            if len(p.complete_cache) > 4096:
+                p.complete_cache.clear()
+            p.complete_cache[key] = cached
+        return cached
+
+    def missing_sync(self, limit: int) -> list[EntryVersion]:
+        p = self.p
+        profile = p.vector_profile
+        if profile is None:
+            raise CapabilityNotSupportedError("vector", "no embedding profile is configured for this store")
+        out: list[EntryVersion] = []
+        with p.engine.read_txn():
+            for head in p.rows.heads():
+                rows = p.proj.incomplete(head.memory_id, profile.profile_id, limit - len(out))
+                if rows:
+                    out.extend(p.rows.versions(head.memory_id, [r.entry_version_id for r in rows]))
+                if len(out) >= limit:
+                    break
+        return out
+
+    def backlog_sync(self) -> int:
+        p = self.p
+        profile = p.vector_profile
+        if profile is None:
+            return 0
+        with p.engine.read_txn():
+            return sum(len(p.proj.incomplete(h.memory_id, profile.profile_id, 10**9)) for h in p.rows.heads())
+
+    def put_sync(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]], check: Callable[[], None]) -> int:
+        """Store vectors for entry versions that are still current and active; returns how many were stored."""
+        p = self.p
+        stored = 0
+        with p.engine.write_txn():
+            p.engine.lock("meta:migration", shared=True)
+            check()
+            for vid, vectors in sorted(batch.items()):
+                found = p.rows.versions(None, [vid])
+                if not found:
+                    continue
+                v = found[0]
+                p.engine.lock(f"memory:{v.memory_id}")
+                head = p.rows.head(v.memory_id)
+                m = p.manifests.lookup(head.manifest_root, v.entry_id) if head else None
+                if m is None or m.state != "active" or m.entry_version_id != vid:
+                    continue  # superseded while it was being embedded: never write a stale vector
+                check_version_hash(v)
+                self.drop(v.memory_id, v.entry_id)
+                self.store(v, vectors)
+                stored += 1
+            self.bump_generation()
+        return stored
+
+    # ---------------------------------------------------------------- the vector channel
+    def checked_vector(self, vector: tuple[float, ...]) -> None:
+        profile = self.p.vector_profile
+        if profile is None:
+            raise CapabilityNotSupportedError("vector", "no embedding profile is configured for this store")
+        check_vector(vector, dimension=profile.dimension)
+
+    def begin(
+        self, memory_ids: Sequence[str], vector: tuple[float, ...], k: int
+    ) -> Callable[[], list[VectorCandidate]] | None:
+        """Start the scan of a hybrid search so it overlaps the FTS statement; None runs it later."""
+        codec = self.p.engine.vectors
+        if codec is None:
+            return None
+        started = codec.begin(self.p.engine.conn, memory_ids, vector, k, generation=self.generation())
+        if started is None:
+            return None
+        return lambda: self.resolve(started(), k)
+
+    def knn(
+        self, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, *, exact: bool
+    ) -> list[VectorCandidate]:
+        """Nearest vector windows (one row per window), nearest first."""
+        codec = self.p.engine.vectors
+        if codec is None:
+            raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
+        scored = codec.knn(self.p.engine.conn, memory_ids, vector, k, exact=exact, generation=self.generation())
+        return self.resolve(scored, k)
+
+    def resolve(self, scored: list[tuple[float, int]], k: int) -> list[VectorCandidate]:
+        """The ``k`` nearest (distance, rowid) windows as candidates bound to their entry versions."""
+        scored = sorted(scored)[:k]
+        meta = self.p.proj.windows([rowid for _, rowid in scored])
+        out = []
+        for distance, rowid in scored:
+            m = meta.get(rowid)
+            if m is not None:
+                out.append(VectorCandidate(m[0], m[1], m[2], distance))
+        return out
+
+    def candidates(
+        self,
+        memory_ids: Sequence[str],
+        vector: tuple[float, ...],
+        depth: int,
+        request: SearchRequest,
+        begun: Callable[[], list[VectorCandidate]] | None = None,
+    ) -> list[VectorCandidate]:
+        """Per-entry nearest candidates (max similarity over an entry's windows), nearest first."""
+        self.checked_vector(vector)
+        windows = (
+            begun() if begun is not None else self.knn(memory_ids, vector, window_depth(depth), exact=request.exact)
+        )
+        best: dict[tuple[str, str], VectorCandidate] = {}
+        for w in windows:
+            key = (w.memory_id, w.entry_id)
+            if key not in best or w.distance < best[key].distance:
+                best[key] = w
+        ordered = sorted(best.values(), key=lambda c: (c.distance, c.memory_id, c.entry_id))
+        if request.kinds or request.tags or request.important is not None or request.mandatory is not None:
+            ordered = [c for c in ordered if self._head_matches(c, request)]
+        return ordered[:depth]
+
+    def row_valid(self, row: VectorMeta, profile: EmbeddingProfile) -> bool:
+        if row.profile_id != profile.profile_id or row.embedding_content_hash != self.embedding_hash(
+            row.entry_content_hash, profile
+        ):
+            return False
+        head = self.p.rows.head(row.memory_id)
+        m = self.p.manifests.lookup(head.manifest_root, row.entry_id) if head else None
+        return (
+            m is not None
+            and m.state == "active"
+            and m.entry_version_id == row.entry_version_id
+            and m.entry_content_hash == row.entry_content_hash
+        )
+
+
+__all__ = ["VectorCandidate", "VectorPart", "window_depth"]

@@ -1,0 +1,233 @@
+"""The SQLite engine: one apsw connection served by one worker thread, WAL mode, FTS5 and sqlite-vec.
+
+Its write transaction is ``BEGIN IMMEDIATE``, which already serializes every write against every other on the
+file, so the isolation contract's locks (``backends/sql/engine.py``) are no-ops here. A read transaction is a
+deferred ``BEGIN``: one WAL snapshot for all its statements.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, contextmanager
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+import apsw
+
+from ...domain.errors import BackendUnavailable, NotFound
+from ...ports import Capabilities
+from ..sql.engine import Dialect, Migrator
+from . import migrations
+from .errors import translated
+from .fts import SQLiteFullText
+from .options import SYNCHRONOUS, StoreOptions, must_open_read_only, read_only_refusal, read_only_uri
+from .vectors import SQLiteVectors
+
+T = TypeVar("T")
+MIN_SQLITE = (3, 38, 0)
+DEFAULT_BUSY_TIMEOUT_MS = 15_000
+
+
+class SQLiteDialect(Dialect):
+    name = "sqlite"
+
+    def no_index(self, column: str) -> str:
+        return "+" + column  # unary + keeps SQLite's planner on the primary key
+
+
+class SQLiteConn:
+    """``Conn`` over the apsw connection (apsw takes ``?`` placeholders as they are)."""
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self.raw = conn
+
+    def q(self, sql: str, args: Sequence[object] = ()) -> list[Any]:
+        return self.raw.execute(sql, args).fetchall()
+
+    def x(self, sql: str, args: Sequence[object] = ()) -> int:
+        self.raw.execute(sql, args)
+        return int(self.raw.changes())
+
+    def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        if rows:
+            self.raw.executemany(sql, rows)
+
+    def insert_id(self, sql: str, args: Sequence[object], id_column: str) -> int:
+        self.raw.execute(sql, args)
+        return int(self.raw.last_insert_rowid())
+
+
+class SQLiteEngine:
+    """The engine parts for one SQLite file (or ``:memory:``)."""
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        options: StoreOptions | None = None,
+        create: bool = True,
+    ) -> None:
+        self.path = path
+        self.options = options or StoreOptions()
+        self.read_only = self.options.read_only
+        self._create = create
+        self.busy_timeout_ms = busy_timeout_ms
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="SQLiteEngine")
+        self._lock = threading.Lock()  # held by whichever thread is using the connection
+        self._conn: SQLiteConn | None = None
+        self.dialect = SQLiteDialect()
+        self.fts = SQLiteFullText(self)
+        self.vectors = SQLiteVectors()
+        self._caps = Capabilities(
+            fts=True,
+            vector=True,  # sqlite-vec is loaded and probed at open; a store uses it once it records a profile
+            hybrid=True,
+            concurrent_processes=path != ":memory:",
+            persistent=path != ":memory:",
+        )
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self._caps
+
+    @property
+    def schema_version(self) -> int:
+        return migrations.LATEST
+
+    @property
+    def conn(self) -> SQLiteConn:
+        if self._conn is None:
+            raise BackendUnavailable("the SQLite store is not open")
+        return self._conn
+
+    @property
+    def raw(self) -> apsw.Connection:
+        return self.conn.raw
+
+    # ---------------------------------------------------------------- execution: one worker thread
+    async def run(self, fn: Callable[..., T], *args: object) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, partial(self._locked, fn, *args))
+
+    def _locked(self, fn: Callable[..., T], *args: object) -> T:
+        with self._lock:
+            return fn(*args)
+
+    async def run_short(self, fn: Callable[..., T], *args: object) -> T:
+        """On the caller's thread when the store is idle (no thread hand-off), else queued.
+
+        Only for bounded reads (an FTS search reads at most its candidate depth): it briefly holds the event loop.
+        """
+        if self._lock.acquire(blocking=False):
+            try:
+                return fn(*args)
+            finally:
+                self._lock.release()
+        return await self.run(fn, *args)
+
+    # ---------------------------------------------------------------- transactions
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        conn = self.raw
+        if conn.in_transaction:
+            yield
+            return
+        if self.read_only:
+            raise read_only_refusal(self.path)
+        with translated():
+            conn.execute("BEGIN IMMEDIATE")
+        try:
+            with translated():
+                yield
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        with translated():
+            conn.execute("COMMIT")
+
+    def write_txn(self) -> AbstractContextManager[None]:
+        return self._write()
+
+    @contextmanager
+    def _read(self) -> Iterator[None]:
+        conn = self.raw
+        if conn.in_transaction:
+            yield
+            return
+        with translated():
+            conn.execute("BEGIN")
+        try:
+            with translated():
+                yield
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+
+    def read_txn(self) -> AbstractContextManager[None]:
+        return self._read()
+
+    def lock(self, key: str, *, shared: bool = False) -> None:
+        return None  # BEGIN IMMEDIATE already holds the file's write lock
+
+    def conflict(self, memory_id: str, base: int) -> AbstractContextManager[None]:
+        return translated(memory_id, base=base)
+
+    # ---------------------------------------------------------------- lifecycle
+    def open_sync(self, migrate: Migrator) -> tuple[int, ...]:
+        version = tuple(int(x) for x in apsw.sqlite_lib_version().split(".")[:3])
+        if version < MIN_SQLITE:
+            raise BackendUnavailable(f"SQLite {apsw.sqlite_lib_version()} is older than 3.38.0")
+        self.read_only = self.options.read_only or must_open_read_only(self.path)
+        if self.path != ":memory:":
+            if not self._create and not Path(self.path).exists():
+                # Trigger: a read-only command (list, search, show, verify, ...) on a path with no store.
+                # Why: opening it would create an empty database, so a typo'd path looked like an empty store.
+                # Outcome: NotFound naming the file; nothing is created.
+                raise NotFound(
+                    f"no memstone store at {self.path}",
+                    hint="check --url / MEMSTONE_URL; a write (memstone remember) creates a new store",
+                )
+            if self._create and not self.read_only:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        with translated(path=self.path):
+            if self.read_only:
+                conn = apsw.Connection(read_only_uri(self.path), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+            else:
+                conn = apsw.Connection(self.path)
+            conn.set_busy_timeout(self.busy_timeout_ms)
+            self._conn = SQLiteConn(conn)
+            self.vectors.load(conn)
+            conn.execute("PRAGMA foreign_keys = ON")
+            if self.path != ":memory:" and not self.read_only:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]
+                if str(mode).lower() != "wal":
+                    raise BackendUnavailable(f"could not switch {self.path} to WAL mode (got {mode})")
+            # An acknowledged write is durable by default: FULL syncs the WAL at every commit (see .options).
+            conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS[self.options.durability]}")
+            if migrations.stored_version(conn) == migrations.LATEST:
+                return ()  # opening an up-to-date store takes no write lock
+            if self.read_only:
+                # Trigger: a read-only open (?mode=ro, a read-only file) of a store an older release wrote.
+                # Why: migrating writes; reads of the authority work on every version this code knows.
+                # Outcome: open it as it is; the next read-write open (or `memstone migrate`) migrates it.
+                return ()
+            return migrations.migrate(self, migrate)
+
+    async def aclose(self) -> None:
+        def close() -> None:
+            self.vectors.close()
+            if self._conn is not None:
+                self._conn.raw.close()
+                self._conn = None
+
+        await self.run(close)
+        self._executor.shutdown(wait=True)
+
+
+__all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SQLiteEngine"]

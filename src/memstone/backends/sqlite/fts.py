@@ -1,0 +1,118 @@
+"""SQLite's full-text dialect: FTS5 external-content tables over the head and archive projections.
+
+Triggers on the projection tables keep the FTS5 indexes in step, so ``put_head`` / ``drop_head`` have nothing
+to do. The tokenizer keeps Analyzer v1's tokens whole (``tokenchars '_'``, no diacritic folding). Ranking is FTS5's
+``bm25()`` (k1 = 1.2, b = 0.75, fixed by the engine; one column, so no weights).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import apsw
+
+from ...domain.ids import EntryId, EntryVersionId, MemoryId
+from ...domain.model import EntryVersion
+from ..sql.engine import ArchiveRow, Conn, FtsRow
+from . import schema
+from .options import fts_integrity
+
+
+class SQLiteFile(Protocol):
+    """What the FTS part reads of its engine (``engine.SQLiteEngine``; a Protocol, so no import cycle)."""
+
+    @property
+    def raw(self) -> apsw.Connection: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def read_only(self) -> bool: ...
+    @property
+    def busy_timeout_ms(self) -> int: ...
+
+
+def match_expression(terms: Sequence[str]) -> str:
+    """Raw user input never reaches MATCH: only analyzer tokens, each quoted as a string."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+class SQLiteFullText:
+    def __init__(self, engine: SQLiteFile) -> None:
+        self._engine = engine
+
+    def put_head(self, conn: Conn, version: EntryVersion, text: str) -> None:
+        return None  # trg_heads_fts_insert / _update index the row
+
+    def drop_head(self, conn: Conn, memory_id: MemoryId, entry_id: EntryId) -> None:
+        return None  # trg_heads_fts_delete
+
+    def put_archive(self, conn: Conn, version: EntryVersion, text: str) -> None:
+        return None  # trg_archive_fts_insert
+
+    def head_candidates(
+        self,
+        conn: Conn,
+        memory_ids: Sequence[str],
+        terms: Sequence[str],
+        depth: int,
+        where: Sequence[str],
+        args: Sequence[object],
+    ) -> list[FtsRow]:
+        rows = conn.q(
+            "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, h.projection_id, "
+            "f.rank FROM memory_entry_search_fts f CROSS JOIN memory_entry_heads h ON h.projection_id = f.rowid "
+            f"WHERE memory_entry_search_fts MATCH ? AND {' AND '.join(where)} ORDER BY f.rank LIMIT ?",
+            [match_expression(terms), *args, depth],
+        )
+        # FTS5's rank is bm25() negated.
+        return [
+            FtsRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], int(r[4]), -float(r[5])) for r in rows
+        ]
+
+    def archive_candidates(
+        self, conn: Conn, memory_ids: Sequence[str], terms: Sequence[str], depth: int
+    ) -> list[ArchiveRow]:
+        rows = conn.q(
+            "SELECT a.memory_artifact_id, a.entry_id, a.entry_version_id, a.searchable_text "
+            "FROM memory_entry_archive_fts f CROSS JOIN memory_entry_archive a ON a.archive_id = f.rowid "
+            f"WHERE memory_entry_archive_fts MATCH ? AND a.memory_artifact_id IN ({','.join('?' * len(memory_ids))}) "
+            "ORDER BY f.rank, a.entry_version_id LIMIT ?",
+            (match_expression(terms), *memory_ids, depth),
+        )
+        return [ArchiveRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3]) for r in rows]
+
+    def clear(self, conn: Conn) -> None:
+        # A damaged FTS index cannot be trusted to accept per-row deletes, so drop and recreate the projections,
+        # their indexes and triggers in the rebuild's transaction; re-inserted rows repopulate them by trigger.
+        for trigger in ("trg_heads_fts_insert", "trg_heads_fts_delete", "trg_heads_fts_update"):
+            conn.x(f"DROP TRIGGER IF EXISTS {trigger}")
+        conn.x("DROP TABLE IF EXISTS memory_entry_search_fts")
+        conn.x("DELETE FROM memory_entry_heads")
+        self._engine.raw.execute(schema.PROJECTIONS)
+        for trigger in ("trg_archive_fts_insert", "trg_archive_fts_delete"):
+            conn.x(f"DROP TRIGGER IF EXISTS {trigger}")
+        conn.x("DROP TABLE IF EXISTS memory_entry_archive_fts")
+        conn.x("DROP TABLE IF EXISTS memory_entry_archive")
+        self._engine.raw.execute(schema.RECORDS)
+
+    def check(self, conn: Conn) -> list[str]:
+        e = self._engine
+        found = fts_integrity(
+            e.raw,
+            e.path,
+            ("memory_entry_search_fts", "memory_entry_archive_fts"),
+            read_only=e.read_only,
+            busy_timeout_ms=e.busy_timeout_ms,
+        )
+        damage = []
+        if "memory_entry_search_fts" in found:
+            damage.append(f"full-text index does not match the head projection: {found['memory_entry_search_fts']}")
+        if "memory_entry_archive_fts" in found:
+            damage.append(
+                f"archive full-text index does not match the archive projection: {found['memory_entry_archive_fts']}"
+            )
+        return damage
+
+
+__all__ = ["SQLiteFullText", "match_expression"]

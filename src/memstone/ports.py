@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Generic, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from .domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
+from .domain.maintenance import MaintenanceRun, Proposal, ProposalStatus
 from .domain.model import (
     ArtifactRef,
     Change,
@@ -461,3 +462,51 @@ ReadQuery = (
 )
 
 ManifestMap = Mapping[EntryId, ManifestEntry]
+
+
+@runtime_checkable
+class MaintenanceStore(Protocol):
+    """Where governed maintenance keeps its state (issue #14): the scope lease, the digest ledger, runs, proposals.
+
+    A backend that offers it implements these beside :class:`MemoryBackend`; the maintenance workflow checks for
+    it with ``isinstance`` and refuses a store without it (Unsupported). Every method is one transaction.
+    """
+
+    async def lease_maintenance(self, scope: str, run_id: str, holder: str, ttl_s: float) -> str | None:
+        """Take (or renew) the scope's lease for ``run_id``; returns None when it is ours now, else the run id of
+        the unexpired holder. An expired lease is taken over."""
+        ...
+
+    async def release_maintenance(self, scope: str, run_id: str) -> None:
+        """Drop the scope's lease if ``run_id`` holds it."""
+        ...
+
+    async def maintenance_ledger(self, scope: str) -> dict[EntryId, str]:
+        """Entry id → the content hash a maintenance pass last saw, for one scope."""
+        ...
+
+    async def save_maintenance(
+        self,
+        run: MaintenanceRun,
+        proposals: Sequence[Proposal] = (),
+        *,
+        seen: Mapping[EntryId, str] | None = None,
+        unseen: Sequence[EntryId] = (),
+    ) -> None:
+        """Upsert a run record and proposals, and record ledger hashes (``seen``; ``unseen`` drops entries), at once."""
+        ...
+
+    async def maintenance_runs(self, scope: str | None = None, run_id: str | None = None) -> list[MaintenanceRun]:
+        """Run records, newest first (one scope's, or one run)."""
+        ...
+
+    async def maintenance_proposals(
+        self,
+        *,
+        scope: str | None = None,
+        run_id: str | None = None,
+        proposal_id: str | None = None,
+        status: ProposalStatus | None = None,
+    ) -> list[Proposal]:
+        """Stored proposals in the order they were made."""
+        ...

@@ -10,6 +10,7 @@ never from message text::
     │   ├── AlreadyExists                 already_exists
     │   └── RevisionConflictError         revision_conflict    (stale base Revision: re-read the head, retry)
     │       └── StaleEntryError           revision_conflict    (an update's expected version is not current)
+    │   └── MaintenanceBusyError          maintenance_busy     (another maintenance run holds the scope's lease)
     ├── InvalidInput (ValueError)         invalid_input        HTTP 422, CLI exit 2
     │   ├── EntryInactiveError            entry_inactive       (forgotten: reactivate it before revising it)
     │   ├── InvalidCitationError          invalid_citation
@@ -102,6 +103,12 @@ class StaleEntryError(RevisionConflictError):
         self.expected = expected if isinstance(expected, int) else 0
         self.expected_ref = expected
         self.actual = actual
+
+
+class MaintenanceBusyError(Conflict):
+    """Another maintenance run holds the scope's lease, and the caller asked not to wait for it."""
+
+    code: ClassVar[str] = "maintenance_busy"
 
 
 class InvalidInput(MemstoneError, ValueError):

@@ -171,6 +171,7 @@ class MemoryService:
     records = _via(lambda s: s._records, Records.records)
     flag = _via(lambda s: s._records, Records.flag)
     rename = _via(lambda s: s._records, Records.rename)
+    merge = _via(lambda s: s._records, Records.merge)
     relate = _via(lambda s: s._records, Records.relate)
     unrelate = _via(lambda s: s._records, Records.unrelate)
     version = _via(lambda s: s._records, Records.version)

@@ -31,9 +31,13 @@ from ..domain.records import (
     order_records,
 )
 from ..domain.rules import (
+    normalize_artifacts,
+    normalize_reason,
     normalize_relation_kind,
     normalize_slug,
+    normalize_source_ids,
     normalize_tags,
+    normalize_text,
     parse_revision,
 )
 from ..domain.scopes import canonical_scope
@@ -246,6 +250,48 @@ class Records:
         base = await self._core._base_of(memory)
         prev = await self._live_version(base, entry)
         return await self._revise(base, [(prev, replace(prev.content, slug=normalize_slug(slug)), "rename")])
+
+    async def merge(
+        self,
+        memory: Revision | ArtifactRef,
+        survivor: str | EntryVersion | MemoryHit | Record,
+        absorbed: Sequence[str | EntryVersion | MemoryHit | Record],
+        *,
+        text: str | None = None,
+        reason: str = "merge",
+    ) -> Revision:
+        """Fold ``absorbed`` entries into ``survivor`` in one Revision; history keeps every word of each.
+
+        The survivor gets ``text`` (default: its own), inherits ``important`` and ``mandatory`` independently from
+        what it absorbs, and keeps the union of tags, sources, artifacts and relations, plus a ``supersedes``
+        relation to each absorbed entry; the absorbed entries become inactive (reason ``merged into ent_…``).
+
+        >>> rev = await svc.merge(head, "ent_keep", ["ent_restated"], reason="maintenance: duplicate")  # doctest: +SKIP
+        """
+        base = await self._core._base_of(memory)
+        keep = await self._live_version(base, survivor)
+        if not absorbed:
+            raise InvalidInput("merge needs at least one entry to absorb")
+        gone = [await self._live_version(base, e) for e in absorbed]
+        if len({g.entry_id for g in gone} | {keep.entry_id}) != len(gone) + 1:
+            raise InvalidInput("merge names an entry twice (or the survivor among the absorbed)")
+        c = keep.content
+        parts = [c, *(g.content for g in gone)]
+        relations = {r for p in parts for r in p.relations if r.target not in {g.entry_id for g in gone}}
+        relations |= {Relation(kind="supersedes", target=g.entry_id) for g in gone}
+        new = replace(
+            c,
+            text=c.text if text is None else normalize_text(text, what="merged text"),
+            important=any(p.important for p in parts),
+            mandatory=any(p.mandatory for p in parts),
+            tags=normalize_tags([t for p in parts for t in p.tags]),
+            sources=normalize_source_ids([s for p in parts for s in p.sources]),
+            artifacts=normalize_artifacts([a for p in parts for a in p.artifacts]),
+            relations=tuple(sorted(relations)),
+        )
+        why = normalize_reason(reason) or "merge"
+        deactivate = [(g.entry_id, g.entry_version_id, f"merged into {keep.entry_id}") for g in gone]
+        return await self._revise(base, [(keep, new, why)], deactivate=deactivate)
 
     async def relate(
         self,

@@ -7,6 +7,8 @@ no write lock. A store newer than this code is refused (upgrade memstone), never
 1. Authority, head projection, immutability triggers and the meta table (every store of the first release).
 2. The record surface formally versioned: the archive projection and the slug indexes, created and filled from
    authority where a store lacks them (this used to be an ad-hoc check on every open).
+3. Governed maintenance (issue #14): the scope lease, the digest ledger, run, proposal and event records
+   (``backends/sqlite/maintenance_schema.py``, used by ``maintenance.py``). New tables only; nothing existing changes.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import apsw
 
 from ...domain.errors import BackendUnavailable
 from ..sql.engine import Migrator
-from . import schema
+from . import maintenance_schema, schema
 
 
 class SQLiteFile(Protocol):
@@ -62,9 +64,14 @@ def _records(conn: apsw.Connection, core: Migrator) -> None:
         core.rebuild_archive()
 
 
+def _maintenance(conn: apsw.Connection, core: Migrator) -> None:
+    conn.execute(maintenance_schema.DDL)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "authority, head projection, immutability triggers", _base),
     Migration(2, "record surface: archive projection and slug indexes", _records),
+    Migration(3, "maintenance: scope lease, digest ledger, runs, proposals and events", _maintenance),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -12,6 +12,7 @@ from ...domain.errors import InvalidInput
 from ..sql.core import StoreCore
 from ..url import StoreURL, parse_store_url
 from .engine import DEFAULT_BUSY_TIMEOUT_MS, SQLiteEngine
+from .maintenance import SQLiteMaintenanceMixin
 from .options import StoreOptions, split_url
 
 
@@ -29,7 +30,7 @@ async def open_sqlite(url: StoreURL, *, create: bool = True) -> SQLiteMemoryBack
     return await SQLiteMemoryBackend(url.path, options=options, create=create).open()
 
 
-class SQLiteMemoryBackend(StoreCore):
+class SQLiteMemoryBackend(SQLiteMaintenanceMixin, StoreCore):
     """SQLite + FTS5 + sqlite-vec through apsw. Many processes may share one file."""
 
     def __init__(

@@ -1,0 +1,38 @@
+"""Governed maintenance (issue #14): digest-gated runs per scope that propose, and in APPLY mode write, the
+consolidation of what capture and agents appended: duplicates merged, superseded entries and old working notes
+retired, drifted slugs renamed, empty or orphaned entries flagged, an oversized mandatory tier demoted.
+
+Every write goes through the service (:class:`~memstone.service.MemoryService`), acting as the caller, so
+secrets, grants, compare-and-swap and retries apply exactly as for an agent's writes::
+
+    from memstone.maintenance import maintain, proposals, decide
+
+    report = await maintain(svc, scope="memstone://orgs/acme/projects/web")          # DRY_RUN: proposals only
+    for p in report.proposals:
+        print(p.kind, p.action, p.entries, p.evidence)
+    await decide(svc, report.proposals[0].proposal_id, accept=True)       # write one now
+    again = await maintain(svc, scope="memstone://orgs/acme/projects/web")           # unchanged memory: lists nothing
+    assert again.run.listed == 0 and again.run.usage.model_calls == 0
+"""
+
+from ..domain.maintenance import MaintenanceMode, MaintenanceRun, Proposal, ProposalStatus, Usage, parse_mode
+from .decisions import decide, proposal, proposals, runs
+from .judges import JudgeSettings
+from .runner import MaintenanceSettings, RunReport, maintain
+
+__all__ = [
+    "JudgeSettings",
+    "MaintenanceMode",
+    "MaintenanceRun",
+    "MaintenanceSettings",
+    "Proposal",
+    "ProposalStatus",
+    "RunReport",
+    "Usage",
+    "decide",
+    "maintain",
+    "parse_mode",
+    "proposal",
+    "proposals",
+    "runs",
+]

@@ -1,0 +1,63 @@
+"""Applying one proposal through the service's normal write path (the path agents write through).
+
+Each proposal is one Revision (``merge``, ``forget``, ``rename`` or ``flag``), so the service's validation,
+secret refusal, grants, hashes, embeddings and audit apply unchanged, and a crash leaves a proposal either
+wholly applied or not at all. Before it writes, the proposal's content hashes are compared with the entries'
+current ones: any difference is ``SKIPPED_HASH_MISMATCH``, final for that proposal (the next run lists the
+changed entries again). A lost race with another writer re-reads the head and re-checks (the service's retry).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..domain.ids import EntryId
+from ..domain.maintenance import Proposal
+from ..domain.model import Revision
+
+if TYPE_CHECKING:
+    from ..service import MemoryService
+
+BARE_DELETE_REFUSED = "a bare delete never removes an important or mandatory entry"
+
+
+async def apply_proposal(svc: MemoryService, proposal: Proposal, *, at: str) -> tuple[Proposal, dict[EntryId, str]]:
+    """Write one proposal; returns it decided (APPLIED, SKIPPED_HASH_MISMATCH or REJECTED) and the content hashes
+    of the entries it left active (what the ledger records as seen by this pass)."""
+    if proposal.informational:
+        return proposal, {}
+
+    async def attempt() -> tuple[Proposal, dict[EntryId, str]]:
+        head = await svc.head(proposal.memory_id)
+        manifest = await svc.manifest(head)
+        for entry_id, expected in proposal.hashes:
+            m = manifest.get(entry_id)
+            if m is None or m.state != "active" or m.entry_content_hash != expected:
+                why = "inactive" if m is not None and m.state != "active" else "changed"
+                result = f"{entry_id} {why} since the proposal was made"
+                return proposal.decided("SKIPPED_HASH_MISMATCH", result=result, at=at), {}
+        reason = f"maintenance: {proposal.kind}"
+        rev: Revision
+        match proposal.action:
+            case "merge":
+                survivor, *absorbed = proposal.entries
+                rev = await svc.merge(head, survivor, absorbed, text=proposal.text, reason=reason)
+            case "retire":
+                versions = [await svc.get(e, memory=head) for e in proposal.entries]
+                if any(v.content.important or v.content.mandatory for v in versions):
+                    return proposal.decided("REJECTED", result=BARE_DELETE_REFUSED, at=at), {}
+                rev = await svc.forget(head, entries=list(proposal.entries), reason=reason)
+            case "rename":
+                rev = await svc.rename(head, proposal.entries[0], proposal.slug)
+            case "demote":
+                rev = await svc.flag(head, proposal.entries[0], mandatory=False, important=True)
+            case "flag_stale" | "inform":
+                return proposal, {}
+        after = await svc.manifest(rev)
+        seen = {e: after[e].entry_content_hash for e in proposal.entries if e in after and after[e].state == "active"}
+        return proposal.decided("APPLIED", result=f"{rev.memory_id}@{rev.revision}", at=at), seen
+
+    return await svc.retrying(attempt)
+
+
+__all__ = ["BARE_DELETE_REFUSED", "apply_proposal"]

@@ -1,0 +1,271 @@
+"""The deterministic judges of a maintenance run: what to propose for the changed entries of one partition.
+
+Each judge reads the live entries of one (scope, kind) partition and the ids of those that changed since the
+ledger last saw them, and returns :class:`Draft` judgements; the runner turns them into stored proposals with
+the content hashes they were made on. An entry appears in at most one actionable draft per run, so applying
+one proposal never invalidates another of the same run. No judge needs a model: the near-duplicate rule is
+capture's matcher (:func:`memstone.capture.plan_candidates`), and only with a calibrated embedding model does
+it also match paraphrases by meaning (the vectors are computed for changed entries' partitions only).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from ..capture import Candidate, plan_candidates
+from ..capture._text import informative_count, subject_tokens
+from ..capture.admission import SEMANTIC_THRESHOLDS, Semantic, semantic_texts
+from ..capture.statements import is_mandatory
+from ..domain.ids import EntryId
+from ..domain.maintenance import ProposalAction, ProposalKind
+from ..domain.model import EntryVersion
+from ..domain.rules import slugify
+from ..ports import EmbeddingModel
+
+Embed = Callable[[tuple[str, ...]], Awaitable[tuple[tuple[float, ...], ...]]]
+SEMANTIC_LIMIT = 512  # texts embedded per partition for the paraphrase rule, at most
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Draft:
+    """One judgement before it is stored: the kind, the action, the entries (a merge's survivor first), why."""
+
+    kind: ProposalKind
+    partition: str
+    action: ProposalAction
+    entries: tuple[EntryId, ...]
+    evidence: str
+    text: str | None = None
+    slug: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JudgeSettings:
+    """Thresholds of the deterministic judges."""
+
+    near_cosine: float | None = None  # the paraphrase rule's cosine (None: capture's calibrated one, if any)
+    note_max_age_days: float = 30.0  # a changed working note older than this is a prune candidate
+    mandatory_budget_chars: int = 6000  # the mandatory tier's share of a session, in characters
+
+
+def semantic_threshold(model: EmbeddingModel | None, settings: JudgeSettings) -> float | None:
+    if model is None:
+        return None
+    return (
+        settings.near_cosine if settings.near_cosine is not None else SEMANTIC_THRESHOLDS.get(model.profile.profile_id)
+    )
+
+
+async def duplicates(
+    partition: str,
+    live: Sequence[EntryVersion],
+    changed: set[EntryId],
+    taken: set[EntryId],
+    embed: Embed | None,
+    threshold: float | None,
+) -> list[Draft]:
+    """Duplicate and near-duplicate pairs: each changed entry that restates another live entry is merged into it.
+
+    The entry already there survives; its text becomes capture's merged text when the restatement adds detail.
+    """
+    if not changed:
+        return []
+    cands = {
+        v.entry_id: Candidate(kind=v.kind, text=v.text, origin="statement", slug=v.content.slug)
+        for v in live
+        if v.entry_id in changed
+    }
+    semantic = None
+    if embed is not None and threshold is not None:
+        texts = semantic_texts(list(cands.values()), live, limit=SEMANTIC_LIMIT)
+        semantic = Semantic(vectors=dict(zip(texts, await embed(tuple(texts)), strict=True)), threshold=threshold)
+    used = taken
+    out: list[Draft] = []
+    for v in live:
+        if v.entry_id not in cands or v.entry_id in used:
+            continue
+        others = [o for o in live if o.entry_id != v.entry_id and o.entry_id not in used]
+        (plan,) = plan_candidates([cands[v.entry_id]], others, semantic)
+        if plan.action == "add" or plan.entry_id is None:
+            continue
+        used |= {v.entry_id, plan.entry_id}
+        survivor = next(o for o in others if o.entry_id == plan.entry_id)
+        text = plan.text if plan.action == "revise" and plan.text != survivor.text else None
+        out.append(
+            Draft(
+                kind="duplicate",
+                partition=partition,
+                action="merge",
+                entries=(plan.entry_id, v.entry_id),
+                evidence=f"{v.entry_id} restates {plan.entry_id}: {plan.why}",
+                text=text,
+            )
+        )
+    return out
+
+
+def prune(
+    partition: str,
+    live: Sequence[EntryVersion],
+    changed: set[EntryId],
+    taken: set[EntryId],
+    now: str,
+    settings: JudgeSettings,
+) -> list[Draft]:
+    """Prune candidates: an entry another live entry supersedes (merged into it, so no flag is lost), and a
+    working note older than ``note_max_age_days`` that is neither important nor mandatory (retired)."""
+    out: list[Draft] = []
+    by_id = {v.entry_id: v for v in live}
+    for v in live:
+        for r in v.content.relations:
+            old = by_id.get(r.target)
+            if r.kind != "supersedes" or old is None or {v.entry_id, old.entry_id} & taken:
+                continue
+            if not {v.entry_id, old.entry_id} & changed:
+                continue
+            taken |= {v.entry_id, old.entry_id}
+            out.append(
+                Draft(
+                    kind="prune",
+                    partition=partition,
+                    action="merge",
+                    entries=(v.entry_id, old.entry_id),
+                    evidence=f"{v.entry_id} supersedes {old.entry_id}, which is still active",
+                )
+            )
+    if partition != "working_note":
+        return out
+    cutoff = _parse(now) - _dt.timedelta(days=settings.note_max_age_days)
+    for v in live:
+        if v.entry_id not in changed or v.entry_id in taken or v.content.important or v.content.mandatory:
+            continue
+        if _parse(v.provenance.created_at) < cutoff:
+            taken.add(v.entry_id)
+            out.append(
+                Draft(
+                    kind="prune",
+                    partition=partition,
+                    action="retire",
+                    entries=(v.entry_id,),
+                    evidence=f"a working note from {v.provenance.created_at[:10]}, older than "
+                    f"{settings.note_max_age_days:g} days",
+                )
+            )
+    return out
+
+
+def slugs(partition: str, live: Sequence[EntryVersion], changed: set[EntryId], taken: set[EntryId]) -> list[Draft]:
+    """Slug review: a changed entry whose slug shares no subject word with its title and text has drifted; rename
+    it to one derived from them (reads of the old slug keep redirecting to the entry)."""
+    held = {v.content.slug for v in live if v.content.slug}
+    out: list[Draft] = []
+    for v in live:
+        slug = v.content.slug
+        if not slug or v.entry_id not in changed or v.entry_id in taken or slug == "project-lifecycle":
+            continue
+        words = f"{v.content.title or ''} {v.text}"
+        if subject_tokens(slug.replace("-", " ")) & subject_tokens(words):
+            continue
+        fresh = slugify(v.content.title or " ".join(v.text.split()[:8]))
+        if not fresh or fresh in held or not subject_tokens(fresh.replace("-", " ")):
+            continue
+        taken.add(v.entry_id)
+        held.add(fresh)
+        out.append(
+            Draft(
+                kind="slug",
+                partition=partition,
+                action="rename",
+                entries=(v.entry_id,),
+                evidence=f"slug {slug!r} shares no subject word with the entry's title and text",
+                slug=fresh,
+            )
+        )
+    return out
+
+
+def empties(partition: str, live: Sequence[EntryVersion], changed: set[EntryId], active: set[EntryId]) -> list[Draft]:
+    """Empty or orphaned entries (informational): next to no informative words, or a relation (other than
+    ``supersedes``) to an entry that is not active in the scope."""
+    out: list[Draft] = []
+    for v in live:
+        if v.entry_id not in changed:
+            continue
+        if informative_count(v.text) < 2:
+            out.append(
+                Draft(
+                    kind="empty",
+                    partition=partition,
+                    action="inform",
+                    entries=(v.entry_id,),
+                    evidence="the entry says next to nothing (fewer than two informative words)",
+                )
+            )
+        dangling = sorted(r.target for r in v.content.relations if r.kind != "supersedes" and r.target not in active)
+        if dangling:
+            out.append(
+                Draft(
+                    kind="empty",
+                    partition=partition,
+                    action="inform",
+                    entries=(v.entry_id,),
+                    evidence=f"orphaned relations to entries that are not active here: {', '.join(dangling)}",
+                )
+            )
+    return out
+
+
+def mandatory_audit(
+    live: Sequence[EntryVersion], changed: set[EntryId], taken: set[EntryId], settings: JudgeSettings
+) -> list[Draft]:
+    """The mandatory tier over its session budget: demote (to important) the mandatory entries capture's rule
+    would not make mandatory, largest first, until the tier fits; informational when it still does not."""
+    tier = [v for v in live if v.content.mandatory]
+    if not any(v.entry_id in changed for v in tier):
+        return []  # digest gate: the tier is as the last pass saw it
+    size = sum(len(v.text) for v in tier)
+    budget = settings.mandatory_budget_chars
+    if size <= budget:
+        return []
+    out: list[Draft] = []
+    for v in sorted(tier, key=lambda v: (-len(v.text), v.entry_id)):
+        if size <= budget:
+            break
+        lifecycle = v.content.slug == "project-lifecycle"
+        if v.entry_id in taken or is_mandatory(v.text, lifecycle=lifecycle, rule=True):
+            continue
+        taken.add(v.entry_id)
+        size -= len(v.text)
+        out.append(
+            Draft(
+                kind="mandatory",
+                partition=v.kind,
+                action="demote",
+                entries=(v.entry_id,),
+                evidence=f"the mandatory tier holds more than its budget of {budget} characters, and this "
+                "entry is not needed in every session (not a workflow gate or the lifecycle)",
+            )
+        )
+    if size > budget:
+        out.append(
+            Draft(
+                kind="mandatory",
+                partition="*",
+                action="inform",
+                entries=tuple(v.entry_id for v in tier),
+                evidence=f"the mandatory tier would still hold {size} characters, over its budget of {budget}",
+            )
+        )
+    return out
+
+
+def _parse(stamp: str) -> _dt.datetime:
+    try:
+        return _dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return _dt.datetime.now(_dt.UTC)
+
+
+__all__ = ["Draft", "JudgeSettings", "duplicates", "empties", "mandatory_audit", "prune", "semantic_threshold", "slugs"]

@@ -1,0 +1,317 @@
+"""One governed maintenance run per scope: lease, queue, digest-gated listing, judged partitions, apply, record.
+
+The scope comes from the caller's verified principal: an authenticated actor maintains its own user scope
+unless it names one it holds ``write`` on (any other name is refused by the policy, so a caller cannot run
+maintenance for another tenant). Only one run per scope is active at a time, across processes and machines:
+the run holds the scope's lease in the store and renews it while it works; a second start while one runs is
+recorded as ``QUEUED`` behind it and waits (or, with ``wait=False``, is refused with MaintenanceBusyError). A
+failed step is retried up to twice; the whole run times out (30 minutes by default). The terminal status and
+the totals are recorded; the totals are derived from the proposals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import TYPE_CHECKING, TypeVar
+
+from ..domain.errors import CapabilityNotSupportedError, InvalidInput, MaintenanceBusyError, MemstoneError, NotFound
+from ..domain.ids import EntryId, new_ulid
+from ..domain.maintenance import (
+    PROPOSAL_ORDER,
+    MaintenanceMode,
+    MaintenanceRun,
+    Proposal,
+    RunStatus,
+    parse_mode,
+    totals,
+)
+from ..domain.model import EntryVersion
+from ..domain.scopes import canonical_scope
+from ..ports import EmbeddingModel, MaintenanceStore
+from . import judges
+from .apply import apply_proposal
+
+if TYPE_CHECKING:
+    from ..service import MemoryService
+
+T = TypeVar("T")
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MaintenanceSettings:
+    """How a run behaves. The defaults follow the seed: 30-minute timeout, a failed step retried up to twice."""
+
+    timeout_s: float = 1800.0
+    step_attempts: int = 3
+    lease_ttl_s: float = 120.0
+    poll_s: float = 0.25
+    wait: bool = True  # a second start while a run holds the scope queues behind it (False: MaintenanceBusyError)
+    judges: judges.JudgeSettings = field(default_factory=judges.JudgeSettings)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunReport:
+    """A finished run and the proposals it recorded."""
+
+    run: MaintenanceRun
+    proposals: tuple[Proposal, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"run": self.run.to_dict(), "proposals": [p.to_dict() for p in self.proposals]}
+
+
+class _StepFailed(Exception):
+    def __init__(self, step: str, error: BaseException) -> None:
+        super().__init__(f"step {step} failed 3 times: {error}")
+        self.step = step
+        self.error = error
+
+
+def store_of(svc: MemoryService) -> MaintenanceStore:
+    backend = svc.backend
+    if not isinstance(backend, MaintenanceStore):
+        raise CapabilityNotSupportedError(
+            "maintenance", "this store keeps no maintenance ledger", hint="use a sqlite:/// store"
+        )
+    return backend
+
+
+async def scope_for(svc: MemoryService, scope: str | None) -> str:
+    """The scope a run may maintain: the one named (if the actor holds ``write`` on it), else its own user scope."""
+    access = svc.actor.access
+    if scope is None:
+        if access is None or access.local:
+            raise InvalidInput("name the scope to maintain", hint="pass scope='memstone://…' (CLI: --scope)")
+        scope = access.principal.user_scope
+    uri = canonical_scope(scope)
+    await svc.policy.require_named(uri, "write")
+    return uri
+
+
+class _Run:
+    """The state of one run while it works (the record is saved after every step)."""
+
+    def __init__(
+        self,
+        svc: MemoryService,
+        store: MaintenanceStore,
+        run: MaintenanceRun,
+        settings: MaintenanceSettings,
+        model: EmbeddingModel | None,
+        progress: Progress,
+    ) -> None:
+        self.svc, self.store, self.run, self.settings = svc, store, run, settings
+        self.model, self.progress = model, progress
+        self.proposals: list[Proposal] = []
+
+    def _now(self) -> str:
+        from ..service import utc_now
+
+        return utc_now()
+
+    async def embed(self, texts: tuple[str, ...]) -> tuple[tuple[float, ...], ...]:
+        assert self.model is not None
+        if not texts:
+            return ()
+        result = await self.model.embed(texts)
+        self.run = replace(self.run, usage=self.run.usage.plus(max(result.usage.calls, 1), result.usage.input_tokens))
+        if len(result.vectors) != len(texts):
+            raise InvalidInput(f"the model returned {len(result.vectors)} vectors for {len(texts)} texts")
+        return result.vectors
+
+    async def step(self, name: str, fn: Callable[[], Awaitable[T]]) -> T:
+        """Run one step; a failure is retried up to ``step_attempts - 1`` times (twice by default)."""
+        for attempt in range(1, self.settings.step_attempts + 1):
+            try:
+                return await fn()
+            except (MemstoneError, OSError, ValueError, RuntimeError) as exc:
+                if attempt == self.settings.step_attempts:
+                    raise _StepFailed(name, exc) from exc
+                self.run = replace(self.run, retries=self.run.retries + 1)
+                self.progress(f"step {name} failed ({exc}); retrying ({attempt}/{self.settings.step_attempts - 1})")
+        raise AssertionError("unreachable")
+
+    async def work(self) -> None:
+        head = await self.step("list", lambda: self.svc.resolve(self.run.scope))
+        if head is None:
+            self.progress(f"{self.run.scope} holds no memory; nothing to maintain")
+            return
+        live: list[EntryVersion] = await self.step("list", lambda: self.svc.entries(head))
+        ledger = await self.step("list", lambda: self.store.maintenance_ledger(self.run.scope))
+        changed = {v.entry_id for v in live if ledger.get(v.entry_id) != v.entry_content_hash}
+        active = {v.entry_id for v in live}
+        unseen = [e for e in ledger if e not in active]
+        self.run = replace(self.run, memory_id=head.memory_id, head_revision=head.revision, listed=len(changed))
+        self.progress(f"listed {len(changed)} changed of {len(live)} active entries (revision {head.revision})")
+        if not changed and not unseen:
+            return  # the digest gate: nothing changed since the last pass; no judge runs, no model is called
+        taken: set[EntryId] = set()
+        drafts: list[judges.Draft] = []
+        partitions = sorted({v.kind for v in live if v.entry_id in changed})
+        threshold = judges.semantic_threshold(self.model, self.settings.judges)
+        embed = self.embed if self.model is not None else None
+        cfg = self.settings.judges
+        now = self._now()
+        for kind in partitions:
+            part = [v for v in live if v.kind == kind]
+
+            async def judge(part: list[EntryVersion] = part, kind: str = kind) -> list[judges.Draft]:
+                mine = set(taken)  # a retried step starts from what earlier partitions took
+                out = await judges.duplicates(kind, part, changed, mine, embed, threshold)
+                out += judges.prune(kind, part, changed, mine, now, cfg)
+                out += judges.slugs(kind, part, changed, mine)
+                out += judges.empties(kind, part, changed, active)
+                taken.update(mine)
+                return out
+
+            found = await self.step(f"judge:{kind}", judge)
+            drafts += found
+            self.progress(f"partition {kind}: {len(part)} entries, {len(found)} proposals")
+        drafts += judges.mandatory_audit(live, changed, taken, cfg)
+        by_id = {v.entry_id: v for v in live}
+        drafts.sort(key=lambda d: (PROPOSAL_ORDER.index(d.kind), d.partition))
+        for d in drafts:
+            self.proposals.append(
+                Proposal(
+                    proposal_id=new_ulid("mprop_"),
+                    run_id=self.run.run_id,
+                    scope=self.run.scope,
+                    memory_id=head.memory_id,
+                    kind=d.kind,
+                    partition=d.partition,
+                    action=d.action,
+                    entries=d.entries,
+                    hashes=tuple((e, by_id[e].entry_content_hash) for e in d.entries),
+                    evidence=d.evidence,
+                    text=d.text,
+                    slug=d.slug,
+                    status="INFORMATIONAL" if d.action == "inform" else "PROPOSED",
+                    created_at=now,
+                )
+            )
+        seen = {v.entry_id: v.entry_content_hash for v in live if v.entry_id in changed}
+        # Proposals and the ledger land together: a crash after this keeps the judgements, stored and decidable.
+        await self.step(
+            "record", lambda: self.store.save_maintenance(self.run, self.proposals, seen=seen, unseen=unseen)
+        )
+        if self.run.mode == "APPLY":
+            await self.apply_all()
+
+    async def apply_all(self) -> None:
+        for i, p in enumerate(self.proposals):
+            if p.status != "PROPOSED":
+                continue
+            decided, seen = await self.step(f"apply:{p.proposal_id}", partial(self.apply_one, p))
+            self.proposals[i] = decided
+            await self.step("record", partial(self.record_decision, decided, seen))
+            self.progress(f"{decided.kind} {decided.action} {' '.join(decided.entries)}: {decided.status}")
+
+    async def apply_one(self, p: Proposal) -> tuple[Proposal, dict[EntryId, str]]:
+        return await apply_proposal(self.svc, p, at=self._now())
+
+    async def record_decision(self, decided: Proposal, seen: dict[EntryId, str]) -> None:
+        await record_decision(self.store, self.run, decided, seen)
+
+
+async def record_decision(
+    store: MaintenanceStore, run: MaintenanceRun, decided: Proposal, seen: dict[EntryId, str]
+) -> None:
+    """Save a decided proposal; an applied one's entries are seen at their new hashes (absorbed ones dropped)."""
+    gone = [e for e in decided.entries if e not in seen] if decided.status == "APPLIED" else []
+    await store.save_maintenance(run, [decided], seen=seen, unseen=gone)
+
+
+async def maintain(
+    svc: MemoryService,
+    *,
+    scope: str | None = None,
+    mode: MaintenanceMode | str = "DRY_RUN",
+    settings: MaintenanceSettings | None = None,
+    model: EmbeddingModel | bool | None = True,
+    progress: Progress | None = None,
+) -> RunReport:
+    """Run maintenance over one scope: ``DRY_RUN`` (default) records proposals, ``APPLY`` also writes them.
+
+    ``model`` is the embedding model the paraphrase rule may use: True (default) the service's own, None/False
+    none. Only changed entries' partitions are embedded; a run over unchanged memory calls no model at all.
+
+    >>> report = await maintain(svc, scope="memstone://orgs/acme/projects/web", mode="apply")   # doctest: +SKIP
+    >>> report.run.status, report.run.totals["proposals"]                             # doctest: +SKIP
+    ('COMPLETED', 3)
+    """
+    from ..service import utc_now
+
+    cfg = settings or MaintenanceSettings()
+    say = progress or (lambda _msg: None)
+    run_mode = parse_mode(mode)
+    store = store_of(svc)
+    uri = await scope_for(svc, scope)
+    judge_model: EmbeddingModel | None
+    if isinstance(model, bool):
+        judge_model = (svc.indexer.model if svc.indexer is not None else None) if model else None
+    else:
+        judge_model = model
+    holder = f"{socket.gethostname()}:{os.getpid()}"
+    run = MaintenanceRun(
+        run_id=new_ulid("mrun_"), scope=uri, mode=run_mode, status="QUEUED", created_at=utc_now(), holder=holder
+    )
+    deadline = time.monotonic() + cfg.timeout_s
+    other = await store.lease_maintenance(uri, run.run_id, holder, cfg.lease_ttl_s)
+    if other is not None:
+        if not cfg.wait:
+            raise MaintenanceBusyError(
+                f"maintenance run {other} is active for {uri}", hint="wait for it to finish, or start without --no-wait"
+            )
+        run = replace(run, queued_behind=other)
+        await store.save_maintenance(run)
+        say(f"queued behind run {other}, which holds {uri}")
+        while other is not None:
+            if time.monotonic() > deadline:
+                run = replace(run, status="TIMED_OUT", finished_at=utc_now(), error=f"still queued behind {other}")
+                await store.save_maintenance(run)
+                return RunReport(run=run, proposals=())
+            await asyncio.sleep(cfg.poll_s)
+            other = await store.lease_maintenance(uri, run.run_id, holder, cfg.lease_ttl_s)
+    state = _Run(svc, store, replace(run, status="RUNNING", started_at=utc_now()), cfg, judge_model, say)
+    say(f"run {run.run_id} started on {uri} ({run_mode})")
+    renew = asyncio.create_task(_renew(store, uri, run.run_id, holder, cfg.lease_ttl_s))
+    try:
+        await store.save_maintenance(state.run)
+        try:
+            async with asyncio.timeout(max(deadline - time.monotonic(), 0.0)):
+                await state.work()
+            status: RunStatus = "COMPLETED"
+            error: str | None = None
+        except TimeoutError:
+            status, error = "TIMED_OUT", f"the run exceeded its timeout of {cfg.timeout_s:g} s"
+        except _StepFailed as exc:
+            status, error = "FAILED", str(exc)
+        except NotFound as exc:
+            status, error = "FAILED", str(exc)
+        final = replace(state.run, status=status, finished_at=utc_now(), error=error, totals=totals(state.proposals))
+        await store.save_maintenance(final)
+        say(f"run {final.run_id} {status.lower()}: {final.totals.get('proposals', 0)} proposals")
+        return RunReport(run=final, proposals=tuple(state.proposals))
+    finally:
+        renew.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await renew
+        await store.release_maintenance(uri, run.run_id)
+
+
+async def _renew(store: MaintenanceStore, scope: str, run_id: str, holder: str, ttl_s: float) -> None:
+    """Keep the lease while the run works (a run that dies stops renewing; its lease runs out)."""
+    while True:
+        await asyncio.sleep(ttl_s / 3)
+        await store.lease_maintenance(scope, run_id, holder, ttl_s)
+
+
+__all__ = ["MaintenanceSettings", "Progress", "RunReport", "maintain", "scope_for", "store_of"]

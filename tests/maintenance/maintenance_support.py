@@ -1,0 +1,78 @@
+"""A fake OpenAI-compatible ``POST /embeddings`` server: the process edge a maintenance judge calls a model at.
+
+It counts requests, can fail the first ``fail_first`` of them with HTTP 503, and can hold every answer for
+``delay_s`` seconds (a slow model). Vectors are a bag of hashed words, so texts sharing words are close.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+DIM = 32
+
+
+def vector(text: str) -> list[float]:
+    out = [0.0] * DIM
+    for word in text.lower().split():
+        out[int(hashlib.sha256(word.strip(".,").encode()).hexdigest(), 16) % DIM] += 1.0
+    norm = math.sqrt(sum(x * x for x in out)) or 1.0
+    return [x / norm if any(out) else 1.0 / math.sqrt(DIM) for x in out]
+
+
+@dataclass
+class FakeModel:
+    url: str
+    fail_first: int = 0
+    delay_s: float = 0.0
+    requests: int = 0
+    texts: int = 0
+
+
+@contextmanager
+def fake_model_server(*, fail_first: int = 0, delay_s: float = 0.0) -> Iterator[FakeModel]:
+    state = FakeModel(url="", fail_first=fail_first, delay_s=delay_s)
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with lock:
+                state.requests += 1
+                n = state.requests
+                state.texts += len(body["input"])
+            if state.delay_s:
+                time.sleep(state.delay_s)
+            if n <= state.fail_first:
+                payload = b'{"error": "overloaded"}'
+                self.send_response(503)
+            else:
+                data = [{"index": i, "embedding": vector(t)} for i, t in enumerate(body["input"])]
+                payload = json.dumps({"data": data, "usage": {"prompt_tokens": 5 * len(data)}}).encode()
+                self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

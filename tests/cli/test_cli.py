@@ -490,6 +490,8 @@ JSON_COMMANDS = [
     pytest.param(lambda e, m: ["reembed", "--profile", "hashing-32"], id="reembed"),
     pytest.param(lambda e, m: ["config", "show"], id="config"),
     pytest.param(lambda e, m: ["migrate"], id="migrate"),
+    pytest.param(lambda e, m: ["maintain", "--quiet"], id="maintain"),
+    pytest.param(lambda e, m: ["maintenance", "runs"], id="maintenance"),
 ]
 
 

@@ -1,7 +1,8 @@
 """A fake OpenAI-compatible ``POST /embeddings`` server: the process edge a maintenance judge calls a model at.
 
-It counts requests, can fail the first ``fail_first`` of them with HTTP 503, and can hold every answer for
-``delay_s`` seconds (a slow model). Vectors are a bag of hashed words, so texts sharing words are close.
+It counts requests, can fail the first ``fail_first`` of them with HTTP 503, can hold every answer for
+``delay_s`` seconds (a slow model), and with ``hold=True`` holds every answer until ``release`` is set.
+Vectors are a bag of hashed words, so texts sharing words are close.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 DIM = 32
@@ -34,11 +35,14 @@ class FakeModel:
     delay_s: float = 0.0
     requests: int = 0
     texts: int = 0
+    release: threading.Event = field(default_factory=threading.Event)
 
 
 @contextmanager
-def fake_model_server(*, fail_first: int = 0, delay_s: float = 0.0) -> Iterator[FakeModel]:
+def fake_model_server(*, fail_first: int = 0, delay_s: float = 0.0, hold: bool = False) -> Iterator[FakeModel]:
     state = FakeModel(url="", fail_first=fail_first, delay_s=delay_s)
+    if not hold:
+        state.release.set()
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -53,6 +57,7 @@ def fake_model_server(*, fail_first: int = 0, delay_s: float = 0.0) -> Iterator[
                 state.texts += len(body["input"])
             if state.delay_s:
                 time.sleep(state.delay_s)
+            state.release.wait(timeout=60)
             if n <= state.fail_first:
                 payload = b'{"error": "overloaded"}'
                 self.send_response(503)
@@ -73,6 +78,7 @@ def fake_model_server(*, fail_first: int = 0, delay_s: float = 0.0) -> Iterator[
     try:
         yield state
     finally:
+        state.release.set()
         server.shutdown()
         server.server_close()
         thread.join()

@@ -120,6 +120,9 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "config": (".config", "config"),
     # The capture review queue (memstone.capture).
     "review": (".review", "review"),
+    # Governed maintenance (memstone.maintenance): start a run; its runs and proposals.
+    "maintain": (".maintain", "maintain_command"),
+    "maintenance": (".maintain", "maintenance_group"),
 }
 
 

@@ -72,7 +72,8 @@ async def decide(svc: MemoryService, proposal_id: str, *, accept: bool) -> Propo
     await svc.policy.require_named(p.scope, "write")
     if p.status != "PROPOSED":
         raise InvalidInput(
-            f"proposal {proposal_id} is {p.status}, not PROPOSED", hint="only a proposal is decided once"
+            f"proposal {proposal_id} is {p.status}, not PROPOSED",
+            hint="a proposal is decided only once; list the PROPOSED ones",
         )
     (run,) = await store.maintenance_runs(run_id=p.run_id)
     if not accept:

@@ -1,0 +1,133 @@
+"""``memstone maintain`` and ``memstone maintenance …`` through click's CliRunner, and two real processes racing
+for one scope (one runs, one queues)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from maintenance_support import DIM, fake_model_server
+
+import memstone
+from memstone.cli.main import cli
+from memstone.embedding import OpenAICompatibleEmbedder
+from memstone.maintenance import JudgeSettings, MaintenanceSettings, maintain
+
+WEB = "memstone://orgs/acme/projects/web"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("MEMSTONE_URL", "MEMSTONE_SCOPE", "MEMSTONE_AUTHOR", "MEMSTONE_PROJECT_SCOPE", "MEMSTONE_USER_SCOPE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MEMSTONE_EMBEDDING", "none")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir(exist_ok=True)
+    monkeypatch.chdir(tmp_path / "home")
+
+
+def run(url: str, *args: str, code: int = 0) -> Any:
+    result = CliRunner().invoke(cli, ["--url", url, "--scope", WEB, *args], catch_exceptions=False)
+    assert result.exit_code == code, result.output
+    return json.loads(result.stdout) if "--json" in args else result
+
+
+def seed(url: str) -> None:
+    run(url, "remember", "--kind", "convention", "--text", "Always run make test before pushing.", "--important")
+    run(url, "remember", "--kind", "convention", "--text", "Run make test before you push, always.", "--mandatory")
+
+
+def test_maintain_dry_run_then_accept_then_a_repeat_run_is_a_no_op(db_url: str) -> None:
+    seed(db_url)
+    out = run(db_url, "maintain", "--json")
+    assert out["run"]["mode"] == "DRY_RUN" and out["run"]["status"] == "COMPLETED" and out["run"]["listed"] == 2
+    (p,) = out["proposals"]
+    assert p["status"] == "PROPOSED" and p["kind"] == "duplicate"
+    shown = run(db_url, "maintenance", "show", p["proposal_id"], "--json")["proposal"]
+    assert shown["hashes"] == p["hashes"]
+    listed = run(db_url, "maintenance", "proposals", "--status", "PROPOSED", "--json")["proposals"]
+    assert [x["proposal_id"] for x in listed] == [p["proposal_id"]]
+    (done,) = run(db_url, "maintenance", "accept", p["proposal_id"], "--json")["proposals"]
+    assert done["status"] == "APPLIED"
+    again = run(db_url, "maintenance", "accept", p["proposal_id"], "--json", code=2)
+    assert again["error"]["code"] == "invalid_input"
+    repeat = run(db_url, "maintain", "--mode", "apply", "--json")
+    assert repeat["run"]["listed"] == 0 and repeat["proposals"] == [] and repeat["run"]["model_calls"] == 0
+    runs = run(db_url, "maintenance", "runs", "--json")["runs"]
+    assert [r["mode"] for r in runs] == ["APPLY", "DRY_RUN"]
+    assert runs[1]["totals"]["status:APPLIED"] == 1
+
+
+def test_progress_goes_to_stderr_and_reject_writes_nothing(db_url: str) -> None:
+    seed(db_url)
+    result = run(db_url, "maintain")
+    assert "maintain: listed 2 changed of 2 active entries" in result.stderr
+    assert "COMPLETED DRY_RUN" in result.stdout
+    pid = run(db_url, "maintenance", "proposals", "--json")["proposals"][0]["proposal_id"]
+    assert "REJECTED" in run(db_url, "maintenance", "reject", pid).stdout
+    (memory,) = run(db_url, "memories", "--json")["memories"]
+    assert memory["revision"] == 2
+
+
+def test_no_wait_is_refused_with_exit_3_while_another_run_holds_the_scope(db_url: str) -> None:
+    seed(db_url)
+
+    async def hold() -> None:
+        async with memstone.open_service(db_url, embedding=None) as svc:
+            assert await svc.backend.lease_maintenance(WEB, "mrun_other", "elsewhere:1", 60.0) is None  # type: ignore[attr-defined]
+
+    asyncio.run(hold())
+    out = run(db_url, "maintain", "--no-wait", "--json", code=3)
+    assert out["error"]["code"] == "maintenance_busy" and "mrun_other" in out["error"]["message"]
+
+
+def test_a_bad_mode_is_a_usage_error(db_url: str) -> None:
+    result = CliRunner().invoke(cli, ["--url", db_url, "maintain", "--mode", "yolo"])
+    assert result.exit_code == 2
+
+
+async def test_two_runs_started_at_once_from_two_processes_one_runs_one_queues(db_url: str) -> None:
+    await asyncio.to_thread(seed, db_url)
+    async with memstone.open_service(db_url, embedding=None) as svc:
+        with fake_model_server(hold=True) as fake:
+            model = OpenAICompatibleEmbedder(fake.url, "fake", DIM)
+            settings = MaintenanceSettings(judges=JudgeSettings(near_cosine=0.99))
+            first = asyncio.create_task(maintain(svc, scope=WEB, model=model, settings=settings))
+            while fake.requests == 0:  # this process holds the scope's lease now, inside its judge step
+                await asyncio.sleep(0.02)
+            env = {**os.environ, "MEMSTONE_EMBEDDING": "none"}
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-c",
+                "from memstone.cli.main import main; main()",
+                "--url",
+                db_url,
+                "--scope",
+                WEB,
+                "maintain",
+                "--json",
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+            )
+            assert proc.stderr is not None and proc.stdout is not None
+            said = b""
+            while b"queued behind" not in said:  # the other process waits while this one holds the scope
+                line = await proc.stderr.readline()
+                assert line, "the second process ended without queueing"
+                said += line
+            fake.release.set()
+            out, rest = await proc.communicate()
+            err = said + rest
+            done = await first
+    assert proc.returncode == 0, err.decode()
+    second = json.loads(out)["run"]
+    assert f"queued behind run {done.run.run_id}" in err.decode()
+    assert second["queued_behind"] == done.run.run_id and second["status"] == "COMPLETED"
+    assert done.run.finished_at is not None and second["started_at"] >= done.run.finished_at

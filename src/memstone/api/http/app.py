@@ -31,6 +31,7 @@ from ...domain.errors import BackendUnavailable, InvalidInput
 from ...service import UNSET, open_service
 from .access import AppState
 from .errors import error_body
+from .maintenance import maintenance_operations
 from .review import review_operations
 from .routes import operations
 from .routing import Call, Operation, openapi, routes
@@ -86,7 +87,7 @@ class _Deferred:
 
 def create_app(settings: Settings, *, extra_mounts: Mapping[str, MountFactory] | None = None) -> Starlette:
     """The memstone ASGI app: ``/api`` (OpenAPI at ``/api/openapi.json``), ``/memory/explorer/``, extra mounts."""
-    table = [*operations(), *review_operations()]
+    table = [*operations(), *review_operations(), *maintenance_operations()]
     mounts = {path: _Deferred() for path in (extra_mounts or {})}
 
     def state_of(request: Request) -> AppState:

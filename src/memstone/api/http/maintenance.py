@@ -1,0 +1,90 @@
+"""Governed maintenance over HTTP: start a run, list runs and proposals, inspect, accept or reject a proposal.
+
+Everything goes through :mod:`memstone.maintenance` with the request's acting service, so the scope comes
+from the caller's token (its own user scope unless it names one it may write) and every write is the
+service's normal write path.
+"""
+
+from __future__ import annotations
+
+from starlette.responses import JSONResponse, Response
+
+from ...maintenance import MaintenanceSettings, decide, maintain, proposal, proposals, runs
+from . import schemas as s
+from .routing import Call, Operation, Param
+
+PROPOSAL = Param(
+    "proposal_id", "path", {"type": "string", "pattern": s.MAINTENANCE_PROPOSAL_ID}, "A proposal id (mprop_…)."
+)
+
+
+def _ok(model: type[s.Open], data: object, status: int = 200) -> Response:
+    return JSONResponse(model.model_validate(data).model_dump(mode="json"), status_code=status)
+
+
+async def start_run(call: Call) -> Response:
+    body, scope = call.b(s.MaintainIn), call.q(s.MaintainQuery).scope
+    settings = MaintenanceSettings(timeout_s=body.timeout_s, wait=body.wait)
+    report = await maintain(call.gate.service, scope=scope, mode=body.mode, settings=settings)
+    return _ok(s.MaintenanceReportOut, report.to_dict(), 201)
+
+
+async def list_runs(call: Call) -> Response:
+    q = call.q(s.MaintenanceQuery)
+    found = await runs(call.gate.service, scope=q.scope)
+    return _ok(s.MaintenanceRunsOut, {"runs": [r.to_dict() for r in found]})
+
+
+async def list_proposals(call: Call) -> Response:
+    q = call.q(s.MaintenanceQuery)
+    found = await proposals(call.gate.service, scope=q.scope, run_id=q.run, status=q.status)
+    return _ok(s.MaintenanceProposalsOut, {"proposals": [p.to_dict() for p in found]})
+
+
+async def show_proposal(call: Call) -> Response:
+    found = await proposal(call.gate.service, call.path["proposal_id"])
+    return _ok(s.MaintenanceProposalOneOut, {"proposal": found.to_dict()})
+
+
+async def accept_proposal(call: Call) -> Response:
+    done = await decide(call.gate.service, call.path["proposal_id"], accept=True)
+    return _ok(s.MaintenanceProposalOneOut, {"proposal": done.to_dict()})
+
+
+async def reject_proposal(call: Call) -> Response:
+    done = await decide(call.gate.service, call.path["proposal_id"], accept=False)
+    return _ok(s.MaintenanceProposalOneOut, {"proposal": done.to_dict()})
+
+
+def maintenance_operations() -> list[Operation]:
+    """The maintenance operations (appended to the /api table)."""
+    tags = ("maintenance",)
+    one = (PROPOSAL,)
+    return [
+        Operation("POST", "/api/maintenance/runs", "startMaintenanceRun",
+                  "Run maintenance over one scope (dry-run by default; apply writes the proposals that survive)",
+                  "write on ?scope= (default: your own user scope)", start_run, query=s.MaintainQuery,
+                  body=s.MaintainIn,
+                  body_required=False, success=201, response=s.MaintenanceReportOut, errors=(401, 403, 409, 422, 501),
+                  tags=tags),
+        Operation("GET", "/api/maintenance/runs", "listMaintenanceRuns", "Maintenance runs, newest first",
+                  "lists only runs of scopes you can read", list_runs, query=s.MaintenanceQuery,
+                  response=s.MaintenanceRunsOut, errors=(401, 422, 501), tags=tags),
+        Operation("GET", "/api/maintenance/proposals", "listMaintenanceProposals",
+                  "Stored maintenance proposals, in the order they were made",
+                  "lists only proposals of scopes you can read", list_proposals, query=s.MaintenanceQuery,
+                  response=s.MaintenanceProposalsOut, errors=(401, 422, 501), tags=tags),
+        Operation("GET", "/api/maintenance/proposals/{proposal_id}", "getMaintenanceProposal",
+                  "One proposal, with the content hashes it was made on", "read on its scope", show_proposal,
+                  params=one, response=s.MaintenanceProposalOneOut, errors=(401, 404, 422, 501), tags=tags),
+        Operation("POST", "/api/maintenance/proposals/{proposal_id}/accept", "acceptMaintenanceProposal",
+                  "Accept a proposal: write it now (SKIPPED_HASH_MISMATCH when its entries changed)",
+                  "write on its scope", accept_proposal, params=one, response=s.MaintenanceProposalOneOut,
+                  errors=(401, 403, 404, 409, 422, 501), tags=tags),
+        Operation("POST", "/api/maintenance/proposals/{proposal_id}/reject", "rejectMaintenanceProposal",
+                  "Reject a proposal: nothing is written", "write on its scope", reject_proposal, params=one,
+                  response=s.MaintenanceProposalOneOut, errors=(401, 403, 404, 422, 501), tags=tags),
+    ]  # fmt: skip
+
+
+__all__ = ["maintenance_operations"]

@@ -1,0 +1,66 @@
+"""Governed maintenance over HTTP: start a run, list and inspect proposals, accept and reject; the scope comes
+from the caller's token, never from a body naming another tenant's scope."""
+
+from __future__ import annotations
+
+from api_support import Server
+
+from memstone import EntryInput
+
+PROJECT = "memstone://orgs/acme/projects/web"
+RESTATED = [
+    EntryInput(kind="convention", text="Always run make test before pushing.", important=True),
+    EntryInput(kind="convention", text="Run make test before you push, always.", mandatory=True),
+]
+
+
+async def test_a_dry_run_then_accept_and_reject_in_local_mode(local: Server) -> None:
+    svc = local.state.service
+    await svc.remember(scope=PROJECT, entries=RESTATED)
+    started = await local.client.post("/api/maintenance/runs", params={"scope": PROJECT})
+    assert started.status_code == 201, started.text
+    report = started.json()
+    assert report["run"]["status"] == "COMPLETED" and report["run"]["mode"] == "DRY_RUN"
+    (p,) = report["proposals"]
+    one = await local.client.get(f"/api/maintenance/proposals/{p['proposal_id']}")
+    assert one.status_code == 200 and one.json()["proposal"]["hashes"] == p["hashes"]
+    listed = (await local.client.get("/api/maintenance/proposals", params={"status": "PROPOSED"})).json()
+    assert [x["proposal_id"] for x in listed["proposals"]] == [p["proposal_id"]]
+    accepted = await local.client.post(f"/api/maintenance/proposals/{p['proposal_id']}/accept")
+    assert accepted.status_code == 200 and accepted.json()["proposal"]["status"] == "APPLIED"
+    again = await local.client.post(f"/api/maintenance/proposals/{p['proposal_id']}/reject")
+    assert again.status_code == 422
+    head = await svc.resolve(PROJECT)
+    assert head is not None and head.active_count == 1
+    repeat = (
+        await local.client.post("/api/maintenance/runs", params={"scope": PROJECT}, json={"mode": "apply"})
+    ).json()
+    assert repeat["run"]["listed"] == 0 and repeat["proposals"] == []
+    runs = (await local.client.get("/api/maintenance/runs", params={"scope": PROJECT})).json()["runs"]
+    assert [r["mode"] for r in runs] == ["APPLY", "DRY_RUN"]
+    assert (await local.client.get("/api/maintenance/proposals/mprop_nope")).status_code == 404
+
+
+async def test_in_token_mode_the_scope_is_the_callers_own_unless_it_may_write_the_one_it_names(
+    remote: Server,
+) -> None:
+    svc = remote.state.service
+    await svc.remember(scope=PROJECT, entries=RESTATED)
+    await svc.remember(scope="memstone://users/mallory", entries=[EntryInput(kind="fact", text="Mallory uses vim.")])
+    stranger, _ = await remote.token("mallory", "globex")
+    writer, _ = await remote.token("will", "acme", {PROJECT: "write"})
+    theirs = await remote.client.post("/api/maintenance/runs", params={"scope": PROJECT}, headers=remote.as_(stranger))
+    assert theirs.status_code == 403
+    own = await remote.client.post("/api/maintenance/runs", headers=remote.as_(stranger))
+    assert own.status_code == 201 and own.json()["run"]["scope"] == "memstone://users/mallory"
+    made = await remote.client.post("/api/maintenance/runs", params={"scope": PROJECT}, headers=remote.as_(writer))
+    (p,) = made.json()["proposals"]
+    assert (await remote.client.get("/api/maintenance/proposals", headers=remote.as_(stranger))).json() == {
+        "proposals": []
+    }
+    hidden = await remote.client.post(
+        f"/api/maintenance/proposals/{p['proposal_id']}/accept", headers=remote.as_(stranger)
+    )
+    assert hidden.status_code == 404
+    done = await remote.client.post(f"/api/maintenance/proposals/{p['proposal_id']}/reject", headers=remote.as_(writer))
+    assert done.status_code == 200 and done.json()["proposal"]["status"] == "REJECTED"

@@ -31,6 +31,10 @@ TOOLS = {
     "memory_review_list": (True, False, True),
     "memory_review_accept": (False, False, False),
     "memory_review_reject": (False, False, False),
+    "memory_maintain": (False, False, True),
+    "memory_maintenance_proposals": (True, False, True),
+    "memory_maintenance_accept": (False, False, False),
+    "memory_maintenance_reject": (False, False, False),
 }
 
 

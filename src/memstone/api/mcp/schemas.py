@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from ...capture.queue import QueueItem
 from ...domain.history import EntryDiff
+from ...domain.maintenance import MaintenanceRun, Proposal
 from ...domain.model import Change, MemoryHit, Revision, RevisionChanges
 from ...domain.records import Record
 from ...service import HistoryItem
@@ -378,6 +379,51 @@ class ReviewDecisionOut(BaseModel):
     note: str | None = None
 
 
+class ProposalOut(BaseModel):
+    """One maintenance proposal: what to do with which entries (a merge's survivor first), on which hashes, why."""
+
+    id: str
+    run: str
+    kind: Literal["duplicate", "prune", "slug", "stale", "empty", "mandatory"]
+    action: str
+    entries: list[str]
+    evidence: str
+    status: str
+    text: str | None = None
+    slug: str | None = None
+    result: str | None = None
+
+    @classmethod
+    def of(cls, p: Proposal) -> ProposalOut:
+        return cls(id=p.proposal_id, run=p.run_id, kind=p.kind, action=p.action, entries=list(p.entries),
+                   evidence=p.evidence, status=p.status, text=p.text, slug=p.slug, result=p.result)  # fmt: skip
+
+
+class MaintainOut(BaseModel):
+    """A finished maintenance run: status, what it listed and spent, totals derived from its proposals."""
+
+    run: str
+    scope: str
+    mode: str
+    status: str
+    listed: int
+    model_calls: int
+    totals: dict[str, int]
+    proposals: list[ProposalOut]
+    error: str | None = None
+
+    @classmethod
+    def of(cls, run: MaintenanceRun, proposals: tuple[Proposal, ...]) -> MaintainOut:
+        return cls(run=run.run_id, scope=run.scope, mode=run.mode, status=run.status, listed=run.listed,
+                   model_calls=run.usage.model_calls, totals=dict(run.totals),
+                   proposals=[ProposalOut.of(p) for p in proposals], error=run.error)  # fmt: skip
+
+
+class ProposalsOut(BaseModel):
+    proposals: list[ProposalOut]
+    count: int
+
+
 __all__ = [
     "ChangesOut",
     "EntryRef",
@@ -385,9 +431,12 @@ __all__ = [
     "HitOut",
     "LinkOut",
     "ListOut",
+    "MaintainOut",
     "MandatoryOut",
     "MemoryBrief",
     "MemoryOut",
+    "ProposalOut",
+    "ProposalsOut",
     "RecallOut",
     "ReviewDecisionOut",
     "ReviewItemOut",

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Generic, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from .domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
-from .domain.maintenance import MaintenanceRun, Proposal, ProposalStatus
+from .domain.maintenance import MaintenanceEvent, MaintenanceRun, Proposal, ProposalStatus
 from .domain.model import (
     ArtifactRef,
     Change,
@@ -509,4 +509,12 @@ class MaintenanceStore(Protocol):
         status: ProposalStatus | None = None,
     ) -> list[Proposal]:
         """Stored proposals in the order they were made."""
+        ...
+
+    async def record_maintenance_event(self, event: MaintenanceEvent) -> None:
+        """Store an event (``writes_threshold_reached``)."""
+        ...
+
+    async def maintenance_events(self, scope: str) -> list[MaintenanceEvent]:
+        """One scope's events, newest first."""
         ...

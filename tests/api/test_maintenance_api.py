@@ -64,3 +64,12 @@ async def test_in_token_mode_the_scope_is_the_callers_own_unless_it_may_write_th
     assert hidden.status_code == 404
     done = await remote.client.post(f"/api/maintenance/proposals/{p['proposal_id']}/reject", headers=remote.as_(writer))
     assert done.status_code == 200 and done.json()["proposal"]["status"] == "REJECTED"
+
+
+async def test_the_threshold_event_is_visible_over_http(local: Server) -> None:
+    for text in ("Deploy with uv.", "Pin every dependency."):
+        await local.state.service.remember(scope=PROJECT, entries=[EntryInput(kind="fact", text=text)])
+    got = await local.client.get("/api/maintenance/status", params={"scope": PROJECT, "threshold": 2})
+    assert got.status_code == 200, got.text
+    assert got.json()["threshold_reached"] is True and got.json()["event"]["kind"] == "writes_threshold_reached"
+    assert (await local.client.get("/api/maintenance/status")).status_code == 422  # local mode names the scope

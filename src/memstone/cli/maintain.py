@@ -166,6 +166,34 @@ def show_command(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
     _run(ctx, as_json, body)
 
 
+@maintenance_group.command("status")
+@click.option("--scope", "scope", help="The scope (default: --scope of memstone, or the project's).")
+@click.option(
+    "--threshold",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="Writes since the last run that raise writes_threshold_reached.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def status_command(ctx: click.Context, scope: str | None, threshold: int, as_json: bool) -> None:
+    """Writes to a scope since its last maintenance run, and the writes_threshold_reached event."""
+    obj = ctx.find_root().obj
+
+    async def body(svc: MemoryService) -> None:
+        from ..maintenance import scope_status
+
+        st = await scope_status(svc, scope or obj.scope, threshold=threshold)
+        last = st.last_run.run_id if st.last_run is not None else "never"
+        human = f"{st.scope}  revision {st.head_revision}, {st.writes_since_run} writes since the last run ({last})"
+        if st.event is not None:
+            human += f"\nwrites_threshold_reached at {st.event.at} ({st.event.writes} >= {st.threshold})"
+        _echo(as_json, st.to_dict(), human)
+
+    _run(ctx, as_json, body)
+
+
 def _decision(name: str, accept: bool, summary: str) -> click.Command:
     @click.command(name, help=summary)
     @click.argument("proposal_ids", nargs=-1, required=True)

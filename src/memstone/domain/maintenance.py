@@ -152,6 +152,7 @@ class MaintenanceRun:
     finished_at: str | None = None
     queued_behind: str | None = None  # the run that held the lease when this one was started
     head_revision: int = 0  # the scope's head when the run listed it
+    end_revision: int = 0  # the scope's head when the run ended (after its own writes): writes are counted from it
     listed: int = 0  # entries whose content changed since the ledger last saw them
     retries: int = 0  # failed step attempts that were retried
     usage: Usage = field(default_factory=Usage)
@@ -175,6 +176,7 @@ class MaintenanceRun:
             "finished_at": self.finished_at,
             "queued_behind": self.queued_behind,
             "head_revision": self.head_revision,
+            "end_revision": self.end_revision,
             "listed": self.listed,
             "retries": self.retries,
             "model_calls": self.usage.model_calls,
@@ -202,11 +204,53 @@ class MaintenanceRun:
             finished_at=_opt(data.get("finished_at")),
             queued_behind=_opt(data.get("queued_behind")),
             head_revision=_int(data.get("head_revision")),
+            end_revision=_int(data.get("end_revision")),
             listed=_int(data.get("listed")),
             retries=_int(data.get("retries")),
             usage=Usage(model_calls=_int(data.get("model_calls")), input_tokens=_int(data.get("input_tokens"))),
             totals={str(k): _int(v) for k, v in totals.items()},
             error=_opt(data.get("error")),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MaintenanceEvent:
+    """A signal for whoever watches maintenance (a daemon, an operator): it starts no run by itself.
+
+    ``writes_threshold_reached``: the scope's Memory received ``writes`` Revisions since the last run ended,
+    at least ``threshold`` (Xema ``memory.maintenance.writes_threshold_reached``).
+    """
+
+    event_id: str
+    scope: str
+    kind: Literal["writes_threshold_reached"]
+    at: str
+    writes: int
+    threshold: int
+    head_revision: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "event_id": self.event_id,
+            "scope": self.scope,
+            "kind": self.kind,
+            "at": self.at,
+            "writes": self.writes,
+            "threshold": self.threshold,
+            "head_revision": self.head_revision,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> MaintenanceEvent:
+        assert data.get("kind") == "writes_threshold_reached"
+        return cls(
+            event_id=str(data["event_id"]),
+            scope=str(data["scope"]),
+            kind="writes_threshold_reached",
+            at=str(data.get("at") or ""),
+            writes=_int(data.get("writes")),
+            threshold=_int(data.get("threshold")),
+            head_revision=_int(data.get("head_revision")),
         )
 
 
@@ -231,6 +275,7 @@ def _int(value: object) -> int:
 __all__ = [
     "DECIDED",
     "PROPOSAL_ORDER",
+    "MaintenanceEvent",
     "MaintenanceMode",
     "MaintenanceRun",
     "Proposal",

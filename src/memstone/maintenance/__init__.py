@@ -15,19 +15,31 @@ secrets, grants, compare-and-swap and retries apply exactly as for an agent's wr
     assert again.run.listed == 0 and again.run.usage.model_calls == 0
 """
 
-from ..domain.maintenance import MaintenanceMode, MaintenanceRun, Proposal, ProposalStatus, Usage, parse_mode
+from ..domain.maintenance import (
+    MaintenanceEvent,
+    MaintenanceMode,
+    MaintenanceRun,
+    Proposal,
+    ProposalStatus,
+    Usage,
+    parse_mode,
+)
 from .decisions import decide, proposal, proposals, runs
 from .judges import JudgeSettings
 from .runner import MaintenanceSettings, RunReport, maintain
+from .trigger import DEFAULT_THRESHOLD, ScopeStatus, scope_status
 
 __all__ = [
+    "DEFAULT_THRESHOLD",
     "JudgeSettings",
+    "MaintenanceEvent",
     "MaintenanceMode",
     "MaintenanceRun",
     "MaintenanceSettings",
     "Proposal",
     "ProposalStatus",
     "RunReport",
+    "ScopeStatus",
     "Usage",
     "decide",
     "maintain",
@@ -35,4 +47,5 @@ __all__ = [
     "proposal",
     "proposals",
     "runs",
+    "scope_status",
 ]

@@ -296,7 +296,15 @@ async def maintain(
             status, error = "FAILED", str(exc)
         except NotFound as exc:
             status, error = "FAILED", str(exc)
-        final = replace(state.run, status=status, finished_at=utc_now(), error=error, totals=totals(state.proposals))
+        end = await svc.resolve(uri)
+        final = replace(
+            state.run,
+            status=status,
+            finished_at=utc_now(),
+            error=error,
+            totals=totals(state.proposals),
+            end_revision=end.revision if end is not None else 0,
+        )
         await store.save_maintenance(final)
         say(f"run {final.run_id} {status.lower()}: {final.totals.get('proposals', 0)} proposals")
         return RunReport(run=final, proposals=tuple(state.proposals))

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from starlette.responses import JSONResponse, Response
 
-from ...maintenance import MaintenanceSettings, decide, maintain, proposal, proposals, runs
-from . import schemas as s
+from ...maintenance import MaintenanceSettings, decide, maintain, proposal, proposals, runs, scope_status
+from . import maintenance_schemas as s
 from .routing import Call, Operation, Param
+from .schemas import Open
 
 PROPOSAL = Param(
     "proposal_id", "path", {"type": "string", "pattern": s.MAINTENANCE_PROPOSAL_ID}, "A proposal id (mprop_…)."
 )
 
 
-def _ok(model: type[s.Open], data: object, status: int = 200) -> Response:
+def _ok(model: type[Open], data: object, status: int = 200) -> Response:
     return JSONResponse(model.model_validate(data).model_dump(mode="json"), status_code=status)
 
 
@@ -56,6 +57,20 @@ async def reject_proposal(call: Call) -> Response:
     return _ok(s.MaintenanceProposalOneOut, {"proposal": done.to_dict()})
 
 
+async def status(call: Call) -> Response:
+    q = call.q(s.MaintenanceStatusQuery)
+    svc = call.gate.service
+    scope = q.scope
+    if scope is None:
+        access = svc.actor.access
+        scope = access.principal.user_scope if access is not None and not access.local else None
+    if scope is None:
+        from ...domain.errors import InvalidInput
+
+        raise InvalidInput("name the scope", hint="GET /api/maintenance/status?scope=memstone://…")
+    return _ok(s.MaintenanceStatusOut, (await scope_status(svc, scope, threshold=q.threshold)).to_dict())
+
+
 def maintenance_operations() -> list[Operation]:
     """The maintenance operations (appended to the /api table)."""
     tags = ("maintenance",)
@@ -67,6 +82,10 @@ def maintenance_operations() -> list[Operation]:
                   body=s.MaintainIn,
                   body_required=False, success=201, response=s.MaintenanceReportOut, errors=(401, 403, 409, 422, 501),
                   tags=tags),
+        Operation("GET", "/api/maintenance/status", "getMaintenanceStatus",
+                  "Writes to a scope since its last run, and the writes_threshold_reached event",
+                  "read on ?scope= (default: your own user scope)", status, query=s.MaintenanceStatusQuery,
+                  response=s.MaintenanceStatusOut, errors=(401, 403, 422, 501), tags=tags),
         Operation("GET", "/api/maintenance/runs", "listMaintenanceRuns", "Maintenance runs, newest first",
                   "lists only runs of scopes you can read", list_runs, query=s.MaintenanceQuery,
                   response=s.MaintenanceRunsOut, errors=(401, 422, 501), tags=tags),

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from ...domain.ids import EntryId
-from ...domain.maintenance import MaintenanceRun, Proposal, ProposalStatus
+from ...domain.maintenance import MaintenanceEvent, MaintenanceRun, Proposal, ProposalStatus
 from .engine import SQLiteEngine
 from .maintenance_schema import DDL
 
@@ -124,6 +124,26 @@ class SQLiteMaintenanceMixin:
             with self.sqlite.read_txn():
                 rows = self.sqlite.conn.q(f"SELECT record FROM maintenance_proposals{where} ORDER BY rowid", args)
             return [Proposal.from_dict(json.loads(r[0])) for r in rows]
+
+        return await self.sqlite.run(run)
+
+    async def record_maintenance_event(self: _Engine, event: MaintenanceEvent) -> None:
+        def save() -> None:
+            with self.sqlite.write_txn():
+                self.sqlite.conn.q(
+                    "INSERT OR IGNORE INTO maintenance_events (event_id, scope, record) VALUES (?, ?, ?)",
+                    (event.event_id, event.scope, json.dumps(event.to_dict(), ensure_ascii=False)),
+                )
+
+        await self.sqlite.run(save)
+
+    async def maintenance_events(self: _Engine, scope: str) -> list[MaintenanceEvent]:
+        def run() -> list[MaintenanceEvent]:
+            with self.sqlite.read_txn():
+                rows = self.sqlite.conn.q(
+                    "SELECT record FROM maintenance_events WHERE scope = ? ORDER BY rowid DESC", (scope,)
+                )
+            return [MaintenanceEvent.from_dict(json.loads(r[0])) for r in rows]
 
         return await self.sqlite.run(run)
 

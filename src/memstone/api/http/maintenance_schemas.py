@@ -1,0 +1,87 @@
+"""Request and response models of the maintenance routes (``api/http/maintenance.py``), beside ``schemas.py``."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from .schemas import Open, Strict
+
+MAINTENANCE_PROPOSAL_ID = r"^mprop_[0-9A-Za-z]{1,64}$"
+ProposalStatusName = Literal["PROPOSED", "APPLIED", "REJECTED", "SKIPPED_HASH_MISMATCH", "FAILED", "INFORMATIONAL"]
+
+
+class MaintainIn(Strict):
+    mode: Literal["dry-run", "apply", "DRY_RUN", "APPLY"] = "dry-run"
+    timeout_s: float = Field(default=1800.0, gt=0, le=86400)
+    wait: bool = Field(default=True, description="Queue behind a run that holds the scope (false: 409).")
+
+
+class MaintainQuery(Strict):
+    scope: str | None = Field(default=None, max_length=512, description="Default: your own user scope.")
+
+
+class MaintenanceQuery(MaintainQuery):
+    run: str | None = Field(default=None, max_length=128)
+    status: ProposalStatusName | None = None
+
+
+class MaintenanceRunOut(Open):
+    run_id: str
+    scope: str
+    mode: Literal["DRY_RUN", "APPLY"]
+    status: Literal["QUEUED", "RUNNING", "COMPLETED", "FAILED", "TIMED_OUT"]
+    queued_behind: str | None
+    listed: int
+    retries: int
+    model_calls: int
+    input_tokens: int
+    totals: dict[str, int]
+    error: str | None
+
+
+class MaintenanceProposalOut(Open):
+    proposal_id: str
+    run_id: str
+    scope: str
+    kind: Literal["duplicate", "prune", "slug", "stale", "empty", "mandatory"]
+    action: str
+    entries: list[str]
+    hashes: dict[str, str]
+    evidence: str
+    text: str | None
+    slug: str | None
+    status: ProposalStatusName
+    result: str | None
+
+
+class MaintenanceReportOut(Open):
+    run: MaintenanceRunOut
+    proposals: list[MaintenanceProposalOut]
+
+
+class MaintenanceRunsOut(Open):
+    runs: list[MaintenanceRunOut]
+
+
+class MaintenanceProposalsOut(Open):
+    proposals: list[MaintenanceProposalOut]
+
+
+class MaintenanceProposalOneOut(Open):
+    proposal: MaintenanceProposalOut
+
+
+class MaintenanceStatusQuery(MaintainQuery):
+    threshold: int = Field(default=50, ge=1, le=1_000_000)
+
+
+class MaintenanceStatusOut(Open):
+    scope: str
+    head_revision: int
+    writes_since_run: int
+    threshold: int
+    threshold_reached: bool
+    event: dict[str, object] | None
+    last_run: MaintenanceRunOut | None

@@ -26,6 +26,7 @@ from ..ports import EmbeddingModel
 
 Embed = Callable[[tuple[str, ...]], Awaitable[tuple[tuple[float, ...], ...]]]
 SEMANTIC_LIMIT = 512  # texts embedded per partition for the paraphrase rule, at most
+POOL = 16  # live entries a changed entry is compared with: those sharing the most subject tokens
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,11 +83,38 @@ async def duplicates(
         texts = semantic_texts(list(cands.values()), live, limit=SEMANTIC_LIMIT)
         semantic = Semantic(vectors=dict(zip(texts, await embed(tuple(texts)), strict=True)), threshold=threshold)
     used = taken
+    tokens = {v.entry_id: subject_tokens(v.text) for v in live}
+    index: dict[str, list[EntryVersion]] = {}
+    for v in live:
+        for tok in tokens[v.entry_id]:
+            index.setdefault(tok, []).append(v)
+    need = 1 if semantic is not None else 2
     out: list[Draft] = []
     for v in live:
         if v.entry_id not in cands or v.entry_id in used:
             continue
-        others = [o for o in live if o.entry_id != v.entry_id and o.entry_id not in used]
+        mine = tokens[v.entry_id]
+        shared: dict[EntryId, int] = {}
+        for tok in mine:
+            for o in index.get(tok, ()):
+                shared[o.entry_id] = shared.get(o.entry_id, 0) + 1
+        # Trigger: every rule of capture's matcher needs a shared subject token (two without the paraphrase
+        # rule, or one for a one-word subject), or the same slug. Why: planning against the whole partition
+        # tokenizes every entry once per changed entry (quadratic on a large scope). Outcome: the POOL entries
+        # sharing the most subject tokens, plus same-slug ones, are compared; capture's rules decide as ever.
+        floor = min(need, len(mine)) or 1
+        near = [(n, o) for o, n in shared.items() if n >= floor and o != v.entry_id and o not in used]
+        pool_ids = {o for _, o in sorted(near, key=lambda x: (-x[0], x[1]))[:POOL]}
+        slug = v.content.slug
+        others = [
+            o
+            for o in live
+            if o.entry_id != v.entry_id
+            and o.entry_id not in used
+            and (o.entry_id in pool_ids or (slug is not None and o.content.slug == slug))
+        ]
+        if not others:
+            continue
         (plan,) = plan_candidates([cands[v.entry_id]], others, semantic)
         if plan.action == "add" or plan.entry_id is None:
             continue

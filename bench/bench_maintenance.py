@@ -97,7 +97,28 @@ async def capture_store(svc: MemoryService, data: Path) -> Planted:
     return planted
 
 
-SYLLABLES = "ka lo mi nu pe ra si tu vo xe za bo di fu gi ha ju ke li mo".split()
+SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "nu",
+    "pe",
+    "ra",
+    "si",
+    "tu",
+    "vo",
+    "xe",
+    "za",
+    "bo",
+    "di",
+    "fu",
+    "gi",
+    "ha",
+    "ju",
+    "ke",
+    "li",
+    "mo",
+]
 
 
 def word(rng: random.Random) -> str:

@@ -291,3 +291,19 @@ async def test_proposals_survive_as_values(svc: MemoryService) -> None:
 
     assert Proposal.from_dict(p.to_dict()) == p
     assert replace(p, status="APPLIED").status == "APPLIED"
+
+
+async def test_the_judges_need_no_model_unless_asked_and_then_use_the_services(db_url: str) -> None:
+    import memstone
+
+    with fake_model_server() as fake:
+        model = OpenAICompatibleEmbedder(fake.url, "fake", DIM)
+        async with memstone.open_service(db_url, embedding=model) as svc:
+            await seed(svc, *RESTATED)
+            writes = fake.requests  # the writes embedded their entries
+            plain = await maintain(svc, scope=WEB, settings=MaintenanceSettings(judges=CLOSE))
+            assert fake.requests == writes and plain.run.usage.model_calls == 0  # deterministic by default
+            await svc.update(plain.proposals[0].entries[1], EntryPatch(text="Run make test before every push."))
+            before = fake.requests
+            asked = await maintain(svc, scope=WEB, model=True, settings=MaintenanceSettings(judges=CLOSE))
+            assert asked.run.usage.model_calls == fake.requests - before > 0

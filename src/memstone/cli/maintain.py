@@ -56,7 +56,7 @@ def _proposal_line(p: Proposal) -> str:
     help="Seconds before the run stops with TIMED_OUT.",
 )
 @click.option("--no-wait", is_flag=True, help="Fail (exit 3) instead of queueing when another run holds the scope.")
-@click.option("--no-model", is_flag=True, help="Judge without the embedding model (lexical near-duplicates only).")
+@click.option("--use-model", is_flag=True, help="Also match paraphrases with the store's embedding model.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.pass_context
@@ -66,7 +66,7 @@ def maintain_command(
     mode: str,
     timeout_s: float,
     no_wait: bool,
-    no_model: bool,
+    use_model: bool,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -83,7 +83,7 @@ def maintain_command(
             scope=scope or obj.scope,
             mode=mode,
             settings=MaintenanceSettings(timeout_s=timeout_s, wait=not no_wait),
-            model=not no_model,
+            model=use_model,
             progress=None if quiet else (lambda msg: click.echo(f"maintain: {msg}", err=True)),
         )
         failed = report.run.status != "COMPLETED"

@@ -235,13 +235,14 @@ async def maintain(
     scope: str | None = None,
     mode: MaintenanceMode | str = "DRY_RUN",
     settings: MaintenanceSettings | None = None,
-    model: EmbeddingModel | bool | None = True,
+    model: EmbeddingModel | bool | None = False,
     progress: Progress | None = None,
 ) -> RunReport:
     """Run maintenance over one scope: ``DRY_RUN`` (default) records proposals, ``APPLY`` also writes them.
 
-    ``model`` is the embedding model the paraphrase rule may use: True (default) the service's own, None/False
-    none. Only changed entries' partitions are embedded; a run over unchanged memory calls no model at all.
+    The judges are deterministic and need no model. ``model`` adds capture's paraphrase rule (vectors of the
+    changed entries' partitions): an embedding model, or True for the service's own; False/None (the default)
+    none. A run over unchanged memory calls no model at all.
 
     >>> report = await maintain(svc, scope="memstone://orgs/acme/projects/web", mode="apply")   # doctest: +SKIP
     >>> report.run.status, report.run.totals["proposals"]                             # doctest: +SKIP

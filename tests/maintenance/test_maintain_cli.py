@@ -131,3 +131,54 @@ async def test_two_runs_started_at_once_from_two_processes_one_runs_one_queues(d
     assert f"queued behind run {done.run.run_id}" in err.decode()
     assert second["queued_behind"] == done.run.run_id and second["status"] == "COMPLETED"
     assert done.run.finished_at is not None and second["started_at"] >= done.run.finished_at
+
+
+def rules(n: int) -> list[tuple[str, str]]:
+    """``n`` distinct rules and a restatement of each (invented words, so no two rules look alike)."""
+    syllables = ["ka", "lo", "mi", "nu", "pe", "ra", "si", "tu", "vo", "xe", "za", "bo"]
+    words = iter(a + b + c for a in syllables for b in syllables for c in syllables)
+    out = []
+    for _ in range(n):
+        a, b, c = next(words), next(words), next(words)
+        out.append((f"Module {a} must call {b} before {c}.", f"Before {c}, the {a} module has to call {b}."))
+    return out
+
+
+async def test_kill_9_during_apply_leaves_no_proposal_half_applied(db_url: str) -> None:
+    import signal
+
+    from memstone import EntryInput
+    from memstone.maintenance import proposals, runs
+
+    async with memstone.open_service(db_url, embedding=None) as svc:
+        pairs = rules(40)
+        await svc.remember(scope=WEB, entries=[EntryInput(kind="convention", text=t) for p in pairs for t in p])
+    env = {**os.environ, "MEMSTONE_EMBEDDING": "none"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", "from memstone.cli.main import main; main()", "--url", db_url, "--scope", WEB,
+        "maintain", "--mode", "apply", stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, env=env,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    applied = 0
+    while applied < 2:
+        line = await proc.stderr.readline()
+        assert line, "the run ended before it applied two proposals"
+        applied += line.endswith(b": APPLIED\n")
+    proc.send_signal(signal.SIGKILL)
+    await proc.wait()
+    async with memstone.open_service(db_url, embedding=None) as svc:
+        report = await svc.verify()
+        assert report.ok, report
+        (run,) = await runs(svc, scope=WEB)
+        assert run.status == "RUNNING"  # killed: no terminal status was written
+        found = await proposals(svc, run_id=run.run_id)
+        assert len(found) == 40 and sum(p.status == "APPLIED" for p in found) >= 2
+        head = await svc.resolve(WEB)
+        assert head is not None
+        manifest = await svc.manifest(head)
+        for p in found:
+            survivor, absorbed = p.entries
+            merged = any(r.target == absorbed for r in (await svc.get(survivor, memory=head)).content.relations)
+            assert merged == (manifest[absorbed].state == "inactive"), p  # whole, or not at all
+            if p.status == "APPLIED":
+                assert merged

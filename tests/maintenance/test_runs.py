@@ -307,3 +307,20 @@ async def test_the_judges_need_no_model_unless_asked_and_then_use_the_services(d
             before = fake.requests
             asked = await maintain(svc, scope=WEB, model=True, settings=MaintenanceSettings(judges=CLOSE))
             assert asked.run.usage.model_calls == fake.requests - before > 0
+
+
+async def test_a_run_whose_process_stopped_is_recorded_failed_by_the_next_one(svc: MemoryService) -> None:
+    import asyncio
+
+    from memstone.domain.maintenance import MaintenanceRun
+
+    await seed(svc, *RESTATED)
+    store = svc.backend
+    dead = MaintenanceRun(run_id="mrun_dead", scope=WEB, mode="APPLY", status="RUNNING", created_at="", holder="x:1")
+    assert await store.lease_maintenance(WEB, dead.run_id, dead.holder, 0.05) is None  # type: ignore[attr-defined]
+    await store.save_maintenance(dead)  # type: ignore[attr-defined]
+    await asyncio.sleep(0.1)  # its lease runs out: nobody renews it
+    report = await maintain(svc, scope=WEB)
+    assert report.run.status == "COMPLETED" and report.run.queued_behind is None
+    (stale,) = [r for r in await runs(svc, scope=WEB) if r.run_id == "mrun_dead"]
+    assert stale.status == "FAILED" and "abandoned" in (stale.error or "")

@@ -281,6 +281,14 @@ async def maintain(
                 return RunReport(run=run, proposals=())
             await asyncio.sleep(cfg.poll_s)
             other = await store.lease_maintenance(uri, run.run_id, holder, cfg.lease_ttl_s)
+    for stale in await store.maintenance_runs(scope=uri):
+        if stale.status == "RUNNING":
+            # Trigger: a RUNNING record while this run holds the scope's lease. Why: only the lease holder runs,
+            # so that run's process stopped (killed, or its lease ran out). Outcome: it is recorded FAILED; its
+            # proposals stay as they were (each applied one is a whole Revision, the rest are still decidable).
+            await store.save_maintenance(
+                replace(stale, status="FAILED", finished_at=utc_now(), error="abandoned: its process stopped")
+            )
     state = _Run(svc, store, replace(run, status="RUNNING", started_at=utc_now()), cfg, judge_model, say)
     say(f"run {run.run_id} started on {uri} ({run_mode})")
     renew = asyncio.create_task(_renew(store, uri, run.run_id, holder, cfg.lease_ttl_s))

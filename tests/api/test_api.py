@@ -235,10 +235,11 @@ async def test_flag_is_a_new_version_with_reason_flag(local: Server) -> None:
 async def test_history_versions_source_diff_and_blame(local: Server) -> None:
     rec = await create(local, text="First text.")
     eid = rec["entry_id"]
-    await local.client.patch(f"/api/memories/{eid}", json={"text": "Second text.", "revision": 1})
+    await local.client.patch(f"/api/memories/{eid}", json={"text": "Second text.", "revision": 1, "reason": "typo"})
     await local.client.post(f"/api/memories/{eid}/flag", json={"important": True})
     chain = (await local.client.get(f"/api/memories/{eid}/versions")).json()
     assert [v["version"] for v in chain["items"]] == [1, 2, 3]
+    assert [v["reason"] for v in chain["items"]] == [None, "typo", "flag"]  # each version says why it was written
     assert [v["status"] for v in chain["items"]] == ["superseded", "superseded", "current"]
     assert chain["items"][0]["next_version_id"] == chain["items"][1]["entry_version_id"]
     page = (await local.client.get(f"/api/memories/{eid}/versions", params={"limit": 2})).json()

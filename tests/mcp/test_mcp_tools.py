@@ -98,6 +98,7 @@ async def test_update_revises_in_place_keeps_history_and_checks_the_version(
         assert {c["field"] for c in versions[1]["changes"]} == {"text"}
         assert versions[1]["text_diff"][0].startswith("---")
         assert [c["field"] for c in versions[2]["changes"]] == ["important"]
+        assert [v["reason"] for v in versions][1:] == ["update", "flag"]
         changes = await call(client, "memory_changes")
         reasons = [c["reason"] for r in changes["revisions"] for c in r["changes"] if c["id"] == eid]
         assert reasons[-2:] == ["update", "flag"]

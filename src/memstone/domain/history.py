@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from .errors import InvalidInput
 from .ids import EntryId, EntryVersionId
-from .model import EntryContent, EntryVersion
+from .model import EntryContent, EntryVersion, Revision
 
 FIELDS = ("kind", "title", "text", "tags", "slug", "important", "mandatory", "sources", "artifacts", "relations")
 _SETS = ("tags", "sources", "artifacts", "relations")
@@ -70,6 +70,16 @@ def _version_ref(v: EntryVersion) -> dict[str, object]:
         "author": v.provenance.author,
         "created_at": v.provenance.created_at,
         "entry_content_hash": v.entry_content_hash,
+    }
+
+
+def version_reasons(revisions: Sequence[Revision]) -> dict[EntryVersionId, str | None]:
+    """The reason each entry version was written for, as the Revision that wrote it recorded it (its Change)."""
+    return {
+        c.to_entry_version_id: c.reason
+        for rev in revisions
+        for c in rev.changes
+        if c.to_entry_version_id is not None and c.op in ("add", "revise")
     }
 
 
@@ -174,4 +184,13 @@ def blame_fields(versions: Sequence[EntryVersion], *, upto: EntryVersionId | Non
     )
 
 
-__all__ = ["FIELDS", "BlameField", "EntryDiff", "FieldChange", "blame_fields", "diff_versions", "field_value"]
+__all__ = [
+    "FIELDS",
+    "BlameField",
+    "EntryDiff",
+    "FieldChange",
+    "blame_fields",
+    "diff_versions",
+    "field_value",
+    "version_reasons",
+]

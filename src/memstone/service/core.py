@@ -24,6 +24,7 @@ from ..domain.errors import (
     StaleEntryError,
     StoreMigratingError,
 )
+from ..domain.history import version_reasons
 from ..domain.ids import EntryId, EntryVersionId, MemoryId, SourceId, check_id, new_ulid
 from ..domain.model import (
     ArtifactRef,
@@ -90,12 +91,14 @@ class HistoryItem:
     previous_version_id: EntryVersionId | None
     next_version_id: EntryVersionId | None
     status: Literal["current", "superseded", "deleted"]
+    reason: str | None = None  # why the Revision that wrote this version wrote it (its Change's reason)
 
     def to_dict(self) -> dict[str, object]:
         return {
             **self.version.to_dict(),
             "next_version_id": self.next_version_id,
             "status": self.status,
+            "reason": self.reason,
         }
 
 
@@ -283,6 +286,9 @@ class ServiceCore:
             # Revised between the two reads: read the chain again, now at least as new as the head.
             versions = await self.backend.read(VersionsQuery(memory_id=None, entry_id=entry_id))
         state = manifest[entry_id].state if entry_id in manifest else "inactive"
+        writers = {(v.memory_id, v.created_in_revision) for v in versions}
+        found = [await self.backend.read(RevisionQuery(ref=ArtifactRef(memory_id=m, revision=n))) for m, n in writers]
+        reasons = version_reasons([r for r in found if r is not None])
         out = []
         for i, v in enumerate(versions):
             nxt = versions[i + 1].entry_version_id if i + 1 < len(versions) else None
@@ -291,7 +297,13 @@ class ServiceCore:
             else:
                 status = "current" if state == "active" else "deleted"
             out.append(
-                HistoryItem(version=v, previous_version_id=v.previous_version_id, next_version_id=nxt, status=status)
+                HistoryItem(
+                    version=v,
+                    previous_version_id=v.previous_version_id,
+                    next_version_id=nxt,
+                    status=status,
+                    reason=reasons.get(v.entry_version_id),
+                )
             )
         return tuple(out)
 

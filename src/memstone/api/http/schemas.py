@@ -387,6 +387,7 @@ class VersionOut(Open):
     author: str | None
     surface: str
     created_at: str
+    reason: str | None = Field(default=None, description="Why the Revision that wrote this version wrote it.")
 
 
 class HistoryOut(Open):

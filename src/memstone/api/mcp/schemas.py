@@ -238,6 +238,7 @@ class VersionOut(BaseModel):
     surface: str
     created_at: str
     revision: int = Field(description="The Memory revision that wrote this version.")
+    reason: str | None = Field(default=None, description="Why that revision wrote it (e.g. update, flag, revert).")
     changes: list[FieldChangeOut] = Field(default_factory=list, description="What changed from the previous version.")
     text_diff: list[str] = Field(default_factory=list)
 
@@ -259,6 +260,7 @@ class VersionOut(BaseModel):
             surface=v.provenance.surface,
             created_at=v.provenance.created_at,
             revision=v.created_in_revision,
+            reason=item.reason,
             changes=[FieldChangeOut(field=x.field, old=x.old, new=x.new) for x in diff.changes] if diff else [],
             text_diff=list(diff.text_diff) if diff else [],
         )

@@ -83,8 +83,9 @@ class Watch:
     requests: list[str] = field(default_factory=list)
 
 
-def open_page(browser: Any, watch: Watch, *, width: int = 1280, height: int = 860) -> Any:
-    context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1)
+def open_page(browser: Any, watch: Watch, *, width: int = 1280, height: int = 860, **context_options: Any) -> Any:
+    """A page in a new context (``locale=``, ``timezone_id=`` … go to Playwright's ``new_context``)."""
+    context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1, **context_options)
     page = context.new_page()
     page.set_default_timeout(10_000)
     page.on("pageerror", lambda e: watch.errors.append(str(e)))

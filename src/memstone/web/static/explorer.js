@@ -2,6 +2,8 @@
 // remove, over /api/memories only. No framework, no remote asset, no innerHTML: every node is built with
 // createElement and textContent, and memory bodies go through the safe Markdown renderer.
 
+import { byline, reasonText, renderComparison } from "./diff.js";
+import { firstLine, h, when } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
 const KINDS = ["fact", "preference", "decision", "constraint", "convention", "correction", "lesson", "pattern",
@@ -10,17 +12,6 @@ const TOKEN_KEY = "memstone.token";
 const PAGE = 50;
 
 const $ = (id) => document.getElementById(id);
-
-function h(tag, attrs, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === null || v === undefined || v === false) continue;
-    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else node.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) node.append(c);
-  return node;
-}
 
 const state = {
   session: null,
@@ -36,6 +27,7 @@ const state = {
   etag: null,
   chain: [],
   shown: null,
+  compare: null,
 };
 
 // ------------------------------------------------------------------------------------------------- API
@@ -67,7 +59,8 @@ async function api(method, path, { query, body, headers } = {}) {
   const data = type.includes("json") ? await res.json() : await res.text();
   if (!res.ok) {
     const err = new ApiError(res.status, data);
-    if (res.status === 401) await login(err.message);
+    // Without a token yet, a 401 is the server asking for one, not an error: the sign-in dialog says why.
+    if (res.status === 401) await login(token ? err.message : null);
     throw err;
   }
   return { data, etag: res.headers.get("etag"), status: res.status };
@@ -78,10 +71,11 @@ function scopePath(uri) {
   return uri.replace(/^memstone:\/\//, "");
 }
 
-function address(scope, entry, version) {
+function address(scope, entry, version, compare) {
   let path = "/memory/explorer/" + scopePath(scope).split("/").map(encodeURIComponent).join("/") + "/";
   if (entry) path += encodeURIComponent(entry);
-  if (version) path += `?v=${encodeURIComponent(version)}`;
+  if (compare) path += `?from=${encodeURIComponent(compare.from)}&to=${encodeURIComponent(compare.to)}`;
+  else if (version) path += `?v=${encodeURIComponent(version)}`;
   return path;
 }
 
@@ -91,7 +85,10 @@ function parseLocation() {
   let entry = null;
   if (parts.length && parts[parts.length - 1].startsWith("ent_")) entry = parts.pop();
   const scope = parts.length ? "memstone://" + parts.join("/") : null;
-  return { scope, entry, version: new URLSearchParams(location.search).get("v") };
+  const params = new URLSearchParams(location.search);
+  const from = params.get("from");
+  const to = params.get("to");
+  return { scope, entry, version: params.get("v"), compare: from && to ? { from, to } : null };
 }
 
 function navigate(url, { replace = false } = {}) {
@@ -114,18 +111,6 @@ function toast(message, { error = false } = {}) {
 function explain(err) {
   if (err instanceof ApiError) return err.hint ? `${err.message} — ${err.hint}` : err.message;
   return String(err?.message || err);
-}
-
-function when(iso) {
-  if (!iso) return "—";
-  const d = new Date(iso);
-  return h("time", { datetime: iso, title: iso }, Number.isNaN(d.getTime()) ? iso : d.toLocaleString());
-}
-
-function firstLine(text) {
-  const line = (text || "").split("\n").find((l) => l.trim()) || "";
-  const plain = line.replace(/^#+\s*/, "").replace(/[*_`~>#[\]]/g, "").replace(/\(([^)]*)\)/g, "").trim();
-  return plain.length > 90 ? plain.slice(0, 89) + "…" : plain;
 }
 
 function label(rec) {
@@ -230,6 +215,23 @@ function badges(rec) {
   ];
 }
 
+const CHANNELS = { fts: "full-text", vector: "vector" };
+const PARTS = { lexical: "full-text", dense: "vector" };
+
+// A hit's score is its relevance on [0, 1] (convex fusion: the lexical and dense channels' scores, weighed); it is
+// shown as a share with what it is made of, and not at all when it is not on that scale.
+function relevance(hit) {
+  const score = hit.score;
+  if (typeof score !== "number" || !Number.isFinite(score) || score < 0 || score > 1) return null;
+  const parts = Object.entries(PARTS).filter(([k]) => typeof hit.contributions?.[k] === "number")
+    .map(([k, name]) => `${name} ${hit.contributions[k].toFixed(2)}`);
+  const by = (hit.matched_by || []).map((c) => CHANNELS[c] || c).join(" and ");
+  const pct = Math.round(score * 100);
+  const says = `Relevance ${pct} % (1 is a perfect match)${by ? `, matched by ${by}` : ""}${parts.length ? ": " + parts.join(", ") : ""}`;
+  return h("span", { class: "score", title: says, "aria-label": says },
+    h("meter", { min: 0, max: 1, value: score, "aria-hidden": "true" }), `${pct} %`);
+}
+
 function renderItems() {
   const list = $("items");
   list.replaceChildren();
@@ -246,7 +248,7 @@ function renderItems() {
         h("span", { class: "item-meta" },
           h("span", { class: "kind" }, rec.kind), ...badges(rec),
           ...(rec.tags || []).slice(0, 4).map((t) => h("span", { class: "tag" }, `#${t}`)),
-          rec.score !== undefined ? h("span", { class: "score", title: "score" }, rec.score.toFixed(3)) : null))));
+          relevance(rec)))));
   }
   $("more").hidden = !state.next;
   const kindSelect = $("f-kind");
@@ -275,7 +277,7 @@ function showEmpty() {
     h("p", null, `Scope ${scopePath(state.scope)}. Pick a memory from the catalogue, search, or create one.`)));
 }
 
-async function loadEntry(entryId, versionRef) {
+async function loadEntry(entryId, versionRef, compare = null) {
   const detail = $("detail");
   detail.setAttribute("aria-busy", "true");
   try {
@@ -294,8 +296,15 @@ async function loadEntry(entryId, versionRef) {
       if (shown.status === "current" || shown.entry_version_id === state.record.entry_version_id) shown = null;
     }
     state.shown = shown;
+    state.compare = null;
+    if (compare) {
+      const { data: diff } = await api("GET", `/api/memories/${encodeURIComponent(entryId)}/diff`,
+        { query: { from: compare.from, to: compare.to } });
+      const side = (ref) => hist.items.find((v) => v.entry_version_id === ref.entry_version_id) || ref;
+      state.compare = { ...compare, diff, from: side(diff.from), to: side(diff.to) };
+    }
     if (entry.record.scope && entry.record.scope !== state.scope) {
-      history.replaceState(null, "", address(entry.record.scope, entryId, versionRef));
+      history.replaceState(null, "", address(entry.record.scope, entryId, versionRef, compare));
       state.scope = entry.record.scope;
       await loadScopes();
       await loadCatalogue();
@@ -336,6 +345,7 @@ function renderDetail() {
   const author = state.shown ? state.shown.author : rec.updated_by;
   const written = state.shown ? state.shown.created_at : rec.updated_at;
   const hash = view.entry_content_hash;
+  const shownItem = state.chain[idx] || null;
 
   const actions = h("div", { class: "toolbar", role: "toolbar", "aria-label": "Actions" });
   if (!superseded && !removed) {
@@ -359,7 +369,9 @@ function renderDetail() {
          : h("span", { class: "disabled" }, "← previous"),
     h("span", { class: "position" }, `Revision ${number} of ${total}`),
     next ? h("a", { href: versionHref(next), "data-nav": true, rel: "next", id: "nav-next", "aria-keyshortcuts": "]" }, `v${next.version} →`)
-         : h("span", { class: "disabled" }, "next →"));
+         : h("span", { class: "disabled" }, "next →"),
+    prev && shownItem ? h("a", { href: compareHref(prev, shownItem), "data-nav": true, id: "nav-diff", "aria-keyshortcuts": "d" },
+      `What changed in v${shownItem.version}`) : null);
 
   const banner = superseded
     ? h("p", { class: "banner", role: "note" }, `You are reading revision ${number}, superseded by a newer one. `,
@@ -379,6 +391,7 @@ function renderDetail() {
     ...row("Slug", view.slug || "—"),
     ...row("Flags", [view.important ? "important" : null, view.mandatory ? "mandatory" : null].filter(Boolean).join(", ") || "—"),
     ...row("Author", author || "—"),
+    ...row("Reason", shownItem ? reasonText(shownItem) : "—"),
     ...row("Created", when(rec.created_at)),
     ...row("Updated", when(written)),
     ...row("Content hash", h("code", { class: "hash", title: hash }, hash)),
@@ -396,15 +409,33 @@ function renderDetail() {
     : null;
 
   const chain = h("section", { class: "chain", "aria-label": "Revision chain" }, h("h2", null, "Revision chain"),
-    h("ol", { id: "chain" }, ...state.chain.map((v) => {
-      const here = v.entry_version_id === (state.shown ? state.shown.entry_version_id : rec.entry_version_id);
+    compareForm(view),
+    h("ol", { id: "chain" }, ...state.chain.map((v, i) => {
+      const here = !state.compare && v.entry_version_id === (state.shown ? state.shown.entry_version_id : rec.entry_version_id);
       const st = v.status === "deleted" ? "removed" : v.status;
-      return h("li", { class: here ? "here" : null },
+      const before = i > 0 ? state.chain[i - 1] : null;
+      return h("li", { class: here ? "here" : null, "data-version": v.version },
         h("a", { href: versionHref(v), "data-nav": true, "aria-current": here ? "true" : null },
-          h("strong", null, `v${v.version}`), " ", h("span", { class: `badge ${st}` }, st), " ",
-          when(v.created_at), " · ", v.author || "no author", " · ",
-          h("code", { title: v.entry_content_hash }, v.entry_content_hash.slice(0, 12))));
+          h("strong", null, `v${v.version}`), " ", h("span", { class: `badge ${st}` }, st)), " ",
+        ...byline(v), " · ",
+        h("code", { title: v.entry_content_hash }, v.entry_content_hash.slice(0, 12)),
+        before ? [" · ", h("a", { class: "diff-link", href: compareHref(before, v), "data-nav": true,
+          title: `What changed from v${before.version} to v${v.version}` }, "changes")] : null);
     })));
+
+  if (state.compare) {
+    const c = state.compare;
+    detail.replaceChildren(...[
+      h("p", { class: "back" }, h("a", { href: address(state.scope), "data-nav": true }, "← All memories")),
+      h("header", { class: "detail-head" }, h("h1", { id: "detail-title" }, rec.title || label(rec)),
+        h("div", { class: "badges" }, h("span", { class: "badge superseded", id: "status" }, "comparing"),
+          h("span", { class: "kind" }, rec.kind))),
+      h("p", { class: "banner", role: "note" }, `Comparing version ${c.from.version} with version ${c.to.version}. `,
+        h("a", { href: address(state.scope, state.entry), "data-nav": true, id: "compare-close" }, "Back to the current revision")),
+      renderComparison(c.diff, c.from, c.to), chain].filter(Boolean));
+    document.title = `v${c.from.version} → v${c.to.version} · ${rec.title || label(rec)} · memstone Explorer`;
+    return;
+  }
 
   detail.replaceChildren(...[
     h("p", { class: "back" }, h("a", { href: address(state.scope), "data-nav": true }, "← All memories")),
@@ -416,6 +447,26 @@ function renderDetail() {
         h("span", { class: "kind" }, view.kind))),
     banner, actions, nav, body, relations, meta, chain].filter(Boolean));
   document.title = `${view.title || label(view)} · memstone Explorer`;
+}
+
+function compareHref(from, to) {
+  return address(state.scope, state.entry, null, { from: String(from.version), to: String(to.version) });
+}
+
+// Pick any two versions to compare (default: the one shown against the one before it).
+function compareForm(view) {
+  if (state.chain.length < 2) return null;
+  const c = state.compare;
+  const at = c ? null : state.chain.findIndex((v) => v.entry_version_id === view.entry_version_id);
+  const toDefault = c ? c.to.version : state.chain[Math.max(at, 1)].version;
+  const fromDefault = c ? c.from.version : state.chain[Math.max(at, 1) - 1].version;
+  const pick = (id, name, chosen) => h("label", null, name, " ", h("select", { id, "aria-label": `${name} version` },
+    ...state.chain.map((v) => h("option", { value: v.version, selected: v.version === chosen }, `v${v.version}`))));
+  return h("form", { class: "compare-form", id: "compare-form", onsubmit: (e) => {
+    e.preventDefault();
+    navigate(address(state.scope, state.entry, null, { from: $("cmp-from").value, to: $("cmp-to").value }));
+  } }, pick("cmp-from", "Compare", fromDefault), pick("cmp-to", "with", toDefault),
+  h("button", { type: "submit", id: "cmp-go" }, "Compare"));
 }
 
 function row(name, value) {
@@ -516,6 +567,7 @@ function openEditor(rec) {
   $("e-important").checked = Boolean(rec?.important);
   $("e-mandatory").checked = Boolean(rec?.mandatory);
   $("e-text").value = rec?.text || "";
+  $("e-reason").value = "";
   $("editor-error").hidden = true;
   const preview = () => $("e-preview").replaceChildren(renderMarkdown($("e-text").value));
   preview();
@@ -534,6 +586,8 @@ function openEditor(rec) {
       mandatory: $("e-mandatory").checked,
       text: $("e-text").value,
     };
+    const reason = $("e-reason").value.trim();
+    if (reason) fields.reason = reason;
     $("editor-save").disabled = true;
     try {
       if (creating) {
@@ -570,13 +624,13 @@ async function route() {
   }
   const loc = parseLocation();
   const scope = loc.scope || state.session.default_scope;
-  if (!loc.scope) history.replaceState(null, "", address(scope, loc.entry, loc.version));
+  if (!loc.scope) history.replaceState(null, "", address(scope, loc.entry, loc.version, loc.compare));
   if (scope !== state.scope) {
     state.scope = scope;
     await loadScopes().catch((err) => toast(explain(err), { error: true }));
     await loadCatalogue();
   }
-  if (loc.entry) await loadEntry(loc.entry, loc.version);
+  if (loc.entry) await loadEntry(loc.entry, loc.version, loc.compare);
   else showEmpty();
   markSelected();
 }
@@ -655,6 +709,7 @@ function wire() {
     else if (e.key === "e" && $("act-edit")) { e.preventDefault(); $("act-edit").click(); }
     else if (e.key === "[" && $("nav-prev")) { e.preventDefault(); $("nav-prev").click(); }
     else if (e.key === "]" && $("nav-next")) { e.preventDefault(); $("nav-next").click(); }
+    else if (e.key === "d" && $("nav-diff")) { e.preventDefault(); $("nav-diff").click(); }
   });
   route();
 }

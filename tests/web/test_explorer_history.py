@@ -108,6 +108,21 @@ def test_the_d_key_opens_the_changes_of_the_version_shown(live: Live, page: Any)
     page.wait_for_selector("#compare h2:has-text('Changes from v1 to v2')")
 
 
+def test_a_comparison_fits_a_phone(live: Live, browser: Any, watch: Watch) -> None:
+    rec = live.create(SCOPE, title="Wide", text="short", tags=["ops"])
+    wide = "a-very-long-unbroken-token-" * 12
+    live.patch(rec["entry_id"], 1, text=f"short\n{wide}", tags=["ops", "x" * 60], reason=wide)
+    phone = open_page(browser, watch, width=390, height=844)
+    try:
+        phone.goto(live.url + WEB + rec["entry_id"] + "?from=1&to=2")
+        phone.wait_for_selector("#compare #text-diff")
+        assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        assert phone.evaluate("document.querySelector('#compare').scrollWidth <= window.innerWidth")
+    finally:
+        phone.context.close()
+    assert watch.errors == []
+
+
 def test_an_edit_in_the_explorer_records_its_reason(live: Live, page: Any) -> None:
     rec = live.create(SCOPE, title="Port", text="The port is 8000.")
     page.goto(live.url + WEB + rec["entry_id"])

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
 import tarfile
+import urllib.parse
 import urllib.request
 import zipfile
 from collections.abc import Iterator
@@ -117,6 +119,23 @@ def fresh_venv(tmp_path: Path, dist: dict[str, Path]) -> Iterator[Path]:
     yield venv
 
 
+def explorer_files(page_url: str, html: str) -> set[str]:
+    """Fetch every file the Explorer page loads (its assets, then each module its scripts import); their names."""
+    todo = [urllib.parse.urljoin(page_url, u) for u in re.findall(r'(?:src|href)="(/memory/static/[^"]+)"', html)]
+    seen: set[str] = set()
+    while todo:
+        url = todo.pop()
+        if url in seen:
+            continue
+        seen.add(url)
+        with urllib.request.urlopen(url, timeout=30) as r:
+            assert r.status == 200, url
+            body = r.read().decode()
+        if url.endswith(".js"):
+            todo += [urllib.parse.urljoin(url, m) for m in re.findall(r'from\s+"(\./[^"]+)"', body)]
+    return {u.rsplit("/", 1)[1] for u in seen}
+
+
 @pytest.mark.slow
 def test_a_wheel_in_a_fresh_venv_serves_the_explorer(fresh_venv: Path, tmp_path: Path) -> None:
     python, memstone_bin = fresh_venv / "bin" / "python", fresh_venv / "bin" / "memstone"
@@ -141,9 +160,8 @@ def test_a_wheel_in_a_fresh_venv_serves_the_explorer(fresh_venv: Path, tmp_path:
         with urllib.request.urlopen(urls["explorer"], timeout=30) as page:
             html = page.read().decode()
         assert page.status == 200 and "explorer.js" in html
-        base = urls["url"].rstrip("/")
-        with urllib.request.urlopen(f"{base}/memory/static/explorer.js", timeout=30) as script:
-            assert script.status == 200 and len(script.read()) > 1000
+        loaded = explorer_files(urls["explorer"], html)
+        assert {"explorer.js", "explorer.css", "markdown.js", "dom.js", "diff.js", "icon.svg"} <= loaded, loaded
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import expect
-from web_support import Live
+from web_support import Live, Watch
 
 from memstone import open_service
 from memstone.capture import CaptureSettings, ReviewQueue, UserPrompt, capture
@@ -53,3 +53,18 @@ def test_accept_and_reject_from_the_explorer(live: Live, page: Any, tmp_path: Pa
     files = capture_files(url)
     assert files is not None
     assert [i.status for i in ReviewQueue(files.queue).items()] == ["accepted", "rejected"]
+
+
+def test_queued_text_is_shown_as_text(live: Live, page: Any, tmp_path: Path, watch: Watch) -> None:
+    live.create(SCOPE, kind="fact", text="Seed.")
+    hostile = 'Never <img src=x onerror="window.__pwned=1;alert(1)"> log <script>window.__pwned=2</script> cards.'
+    queue_texts(f"sqlite:///{tmp_path / 'm.db'}", hostile)
+    page.goto(live.url + WEB)
+    page.wait_for_selector("#items .item")
+    page.click("#review")
+    item = page.locator("#review-items .review-item")
+    expect(item).to_have_count(1)
+    expect(item.locator(".review-text")).to_have_text(hostile)
+    page.wait_for_timeout(300)
+    assert page.locator("#review-items img, #review-items script").count() == 0
+    assert page.evaluate("window.__pwned") is None and watch.dialogs == []

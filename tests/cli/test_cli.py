@@ -286,8 +286,9 @@ def test_show_revision_before_the_entry_existed_is_not_found(run: Cli) -> None:
 def test_history_walks_the_chain_oldest_first(run: Cli) -> None:
     entry = run.add("v1 text")
     run("remember", "--kind", "fact", "--text", "v2 text", "--revise", entry)
-    run("remember", "--kind", "fact", "--text", "v3 text", "--revise", entry)
+    run("remember", "--kind", "fact", "--text", "v3 text", "--revise", entry, "--reason", "host moved")
     items = run.json("history", entry)["history"]
+    assert [h["reason"] for h in items] == [None, "update", "host moved"]
     assert [(h["version"], h["text"], h["status"]) for h in items] == [
         (1, "v1 text", "superseded"),
         (2, "v2 text", "superseded"),
@@ -303,6 +304,8 @@ def test_history_walks_the_chain_oldest_first(run: Cli) -> None:
         ["v2", items[1]["entry_version_id"], "superseded"],
         ["v3", items[2]["entry_version_id"], "current"],
     ]
+    assert lines[2].endswith("'v3 text'  reason: host moved") and lines[1].endswith("reason: update")
+    assert "reason" not in lines[0]
 
 
 def test_history_records_the_author_from_the_environment(run: Cli) -> None:

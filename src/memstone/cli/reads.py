@@ -136,6 +136,7 @@ def history(ctx: click.Context, entry: str, as_json: bool) -> None:
         lines = [
             f"v{h.version.version}  {h.version.entry_version_id}  {h.status:<10}  {h.version.provenance.created_at}  "
             f"{h.version.provenance.author or '-'}  {h.version.entry_content_hash[:12]}  {h.version.text[:60]!r}"
+            + (f"  reason: {h.reason}" if h.reason else "")
             for h in items
         ]
         emit(as_json, {"history": [h.to_dict() for h in items]}, "\n".join(lines))

@@ -99,6 +99,15 @@ def test_compare_any_two_versions(live: Live, page: Any) -> None:
     page.keyboard.press("Escape")
 
 
+def test_a_comparison_with_a_version_that_does_not_exist_says_so(live: Live, page: Any) -> None:
+    eid = four_versions(live)
+    page.goto(live.url + WEB + eid + "?from=9&to=1")
+    expect(page.locator("#detail h1")).to_have_text("Not found")
+    expect(page.locator("#detail")).to_contain_text(f"entry {eid} has no version 9")
+    page.click("#detail a:has-text('Back to the catalogue')")
+    page.wait_for_selector("#detail .empty")
+
+
 def test_the_d_key_opens_the_changes_of_the_version_shown(live: Live, page: Any) -> None:
     eid = four_versions(live)
     page.goto(live.url + WEB + eid + "?v=2")

@@ -132,7 +132,7 @@ def history(ctx: click.Context, entry: str, as_json: bool) -> None:
     """Walk an entry's revision chain, oldest first."""
 
     async def body(svc: MemoryService) -> None:
-        items = await svc.history(entry)
+        items = await svc.history(entry, reasons=True)
         lines = [
             f"v{h.version.version}  {h.version.entry_version_id}  {h.status:<10}  {h.version.provenance.created_at}  "
             f"{h.version.provenance.author or '-'}  {h.version.entry_content_hash[:12]}  {h.version.text[:60]!r}"

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import InvalidInput
-from .ids import EntryId, EntryVersionId
+from .ids import EntryId, EntryVersionId, MemoryId
 from .model import EntryContent, EntryVersion, Revision
 
 FIELDS = ("kind", "title", "text", "tags", "slug", "important", "mandatory", "sources", "artifacts", "relations")
@@ -81,6 +81,17 @@ def version_reasons(revisions: Sequence[Revision]) -> dict[EntryVersionId, str |
         for c in rev.changes
         if c.to_entry_version_id is not None and c.op in ("add", "revise")
     }
+
+
+def revision_runs(versions: Sequence[EntryVersion], *, max_gap: int = 8) -> list[tuple[MemoryId, int, int]]:
+    """The Revisions that wrote ``versions`` as (memory, first, last) runs: nearby ones read in one range."""
+    runs: list[tuple[MemoryId, int, int]] = []
+    for mid, n in sorted({(v.memory_id, v.created_in_revision) for v in versions}):
+        if runs and runs[-1][0] == mid and n - runs[-1][2] <= max_gap:
+            runs[-1] = (mid, runs[-1][1], n)
+        else:
+            runs.append((mid, n, n))
+    return runs
 
 
 def _key(item: object) -> str:

@@ -24,7 +24,7 @@ from ..domain.errors import (
     StaleEntryError,
     StoreMigratingError,
 )
-from ..domain.history import version_reasons
+from ..domain.history import revision_runs, version_reasons
 from ..domain.ids import EntryId, EntryVersionId, MemoryId, SourceId, check_id, new_ulid
 from ..domain.model import (
     ArtifactRef,
@@ -61,6 +61,7 @@ from ..ports import (
     MemoriesQuery,
     MemoryBackend,
     RevisionQuery,
+    RevisionsQuery,
     ScopeQuery,
     SourcesQuery,
     VersionsQuery,
@@ -273,8 +274,9 @@ class ServiceCore:
             return found[0]
         raise NotFound(f"version {m.entry_version_id} of {entry_id} is missing")
 
-    async def history(self, entry: EntryLike) -> tuple[HistoryItem, ...]:
-        """Every version of an entry, oldest first, with previous/next links and current/superseded/deleted."""
+    async def history(self, entry: EntryLike, *, reasons: bool = False) -> tuple[HistoryItem, ...]:
+        """Every version of an entry, oldest first, with previous/next links and current/superseded/deleted;
+        ``reasons=True`` also reads why each version was written (its Revision's Change)."""
         entry_id = _entry_id(entry)
         versions = await self.backend.read(VersionsQuery(memory_id=None, entry_id=entry_id))
         if not versions:
@@ -286,9 +288,9 @@ class ServiceCore:
             # Revised between the two reads: read the chain again, now at least as new as the head.
             versions = await self.backend.read(VersionsQuery(memory_id=None, entry_id=entry_id))
         state = manifest[entry_id].state if entry_id in manifest else "inactive"
-        writers = {(v.memory_id, v.created_in_revision) for v in versions}
-        found = [await self.backend.read(RevisionQuery(ref=ArtifactRef(memory_id=m, revision=n))) for m, n in writers]
-        reasons = version_reasons([r for r in found if r is not None])
+        why: dict[EntryVersionId, str | None] = {}
+        for mid, first, last in revision_runs(versions) if reasons else ():  # a range read per run, not per version
+            why |= version_reasons(await self.backend.read(RevisionsQuery(memory_id=mid, first=first, last=last)))
         out = []
         for i, v in enumerate(versions):
             nxt = versions[i + 1].entry_version_id if i + 1 < len(versions) else None
@@ -302,7 +304,7 @@ class ServiceCore:
                     previous_version_id=v.previous_version_id,
                     next_version_id=nxt,
                     status=status,
-                    reason=reasons.get(v.entry_version_id),
+                    reason=why.get(v.entry_version_id),
                 )
             )
         return tuple(out)

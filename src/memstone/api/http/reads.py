@@ -215,7 +215,7 @@ async def read_entry(call: Call) -> Response:
 async def history(call: Call) -> Response:
     q = call.q(s.PageQuery)
     version, scope = await call.gate.entry(call.path["entry_id"], "read")
-    chain = await call.gate.service.history(version.entry_id)
+    chain = await call.gate.service.history(version.entry_id, reasons=True)
     cur = decode_cursor(q.cursor, ("o",))
     offset = cursor_int(cur, "o") if cur is not None else 0
     page = chain[offset : offset + q.limit]
@@ -243,7 +243,7 @@ async def _version(call: Call, entry_id: EntryId, ref: str) -> EntryVersion:
 async def read_version(call: Call) -> Response:
     version, _ = await call.gate.entry(call.path["entry_id"], "read")
     wanted = await _version(call, version.entry_id, call.path["version"])
-    chain = await call.gate.service.history(version.entry_id)
+    chain = await call.gate.service.history(version.entry_id, reasons=True)
     item = next(h for h in chain if h.version.entry_version_id == wanted.entry_version_id)
     return ok(s.VersionOut, item.to_dict(), headers={"ETag": etag(wanted)})
 

@@ -157,7 +157,7 @@ def register_read_tools(tool: ToolRegistrar, here: Here) -> None:
         """
         with tool_errors():
             c = here(ctx)
-            items = await c.svc.history(id)
+            items = await c.svc.history(id, reasons=True)
             out = []
             for prev, item in zip((None, *items[:-1]), items, strict=True):
                 change = None

@@ -5,6 +5,7 @@
 import { byline, reasonText, renderComparison } from "./diff.js";
 import { firstLine, h, when } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
+import { openMaintenance } from "./maintenance.js";
 
 const KINDS = ["fact", "preference", "decision", "constraint", "convention", "correction", "lesson", "pattern",
   "procedure", "working_note"];
@@ -700,6 +701,8 @@ function wire() {
   $("more").addEventListener("click", () => loadCatalogue({ reset: false }));
   $("new").addEventListener("click", () => openEditor(null));
   $("review").addEventListener("click", openReview);
+  $("maint").addEventListener("click", () => openMaintenance({ api, toast, explain, scope: state.scope,
+    onApplied: () => Promise.all([loadCatalogue(), state.entry ? loadEntry(state.entry) : null]) }));
   $("scope").addEventListener("change", () => navigate(address($("scope").value)));
   document.addEventListener("keydown", (e) => {
     if (e.defaultPrevented || e.metaKey || e.ctrlKey || e.altKey || typing(e.target)) return;

@@ -3,6 +3,8 @@ nothing; a proposal's strings are text."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import expect
@@ -18,7 +20,7 @@ def proposals(live: Live, status: str) -> list[dict[str, Any]]:
     return list(r.json()["proposals"])
 
 
-def test_a_dry_run_then_accept_from_the_explorer(live: Live, page: Any, watch: Watch) -> None:
+def test_a_dry_run_then_accept_from_the_explorer(live: Live, page: Any, watch: Watch, tmp_path: Path) -> None:
     live.create(SCOPE, kind="convention", text="Always run make test before pushing.", important=True)
     live.create(SCOPE, kind="convention", text="Run make test before you push, always.", mandatory=True)
     page.goto(live.url + WEB)
@@ -33,6 +35,9 @@ def test_a_dry_run_then_accept_from_the_explorer(live: Live, page: Any, watch: W
     expect(item.locator(".badge")).to_have_text(p["kind"])
     expect(item.locator(".maint-evidence")).to_have_text(p["evidence"])
     assert item.locator(".maint-entries code").all_inner_texts() == p["entries"]
+    out = Path(os.environ.get("MEMSTONE_SCREENSHOTS") or tmp_path)  # docs/img/explorer-maintenance.png
+    out.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(out / "explorer-maintenance.png"))
     item.get_by_role("button", name="Accept").click()
     expect(page.locator("#toast")).to_contain_text("Applied")
     expect(page.locator("#maint-items .maint-empty")).to_be_visible()

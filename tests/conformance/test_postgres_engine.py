@@ -4,6 +4,7 @@ database from several processes at once, a read never creating a store, and the 
 from __future__ import annotations
 
 import asyncio
+import json
 
 import psycopg
 import pytest
@@ -65,3 +66,30 @@ async def test_the_postgres_scheme_is_an_alias(postgres_url: str) -> None:
         assert rev is not None
     async with open_service(postgres_url, embedding=None) as svc:
         assert (await svc.head(rev.memory_id)).revision == 1
+
+
+def test_the_cli_writes_and_reads_a_postgres_store(postgres_url: str) -> None:
+    from click.testing import CliRunner
+
+    from memstone.cli.main import cli
+
+    run = CliRunner()
+    wrote = run.invoke(
+        cli, ["--url", postgres_url, "remember", "--kind", "fact", "--text", "The CLI writes to PostgreSQL."]
+    )
+    assert wrote.exit_code == 0, wrote.stderr
+    listed = run.invoke(cli, ["--url", postgres_url, "list", "--json"])
+    assert listed.exit_code == 0, listed.stderr
+    assert "The CLI writes to PostgreSQL." in listed.stdout
+
+
+def test_a_server_that_is_down_is_named_at_once_with_the_reason() -> None:
+    from click.testing import CliRunner
+
+    from memstone.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["--url", "postgresql://memstone@127.0.0.1:1/x", "list", "--json"])
+    assert result.exit_code != 0
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "backend_unavailable"
+    assert "cannot reach PostgreSQL at 127.0.0.1:1/x" in error["message"] and "refused" in error["message"]

@@ -160,6 +160,9 @@ class PostgresEngine:
             conn.autocommit = True  # transactions are explicit BEGIN/COMMIT (``_txn``)
 
         with translated(url=self.url):
+            # One direct connection first: a wrong URL or a server that is down fails now, with the driver's
+            # reason, instead of after the pool's retries.
+            psycopg.connect(self.url, autocommit=True).close()
             pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
                 self.url,
                 min_size=1,

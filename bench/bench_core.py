@@ -1,7 +1,10 @@
 """Core write/search benchmark on one Memory: ``python bench/bench_core.py [--sizes 1000,10000,100000]``.
 
 Prints a table: bulk load rate, remember p50/p95, storage added per single-entry write, FTS search p50/p95
-through memstone, and a raw FTS5 MATCH over the same rows (the physical floor), plus database size.
+through memstone, and the engine's raw full-text statement over the same rows (the physical floor), plus database
+size. SQLite by default (a file in a temporary folder; the floor is a bare FTS5 MATCH). ``--url postgresql://…``
+runs on that PostgreSQL server, in a fresh database per size (dropped afterwards; the floor is the engine's BM25
+statement run on its own connection); ``--start-postgres`` starts the test server of ``memstone.testing.servers``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import contextlib
+from collections.abc import Iterator
 
 import apsw
 from corpus import Corpus
@@ -41,12 +47,70 @@ def checkpoint(path: Path) -> None:
     conn.close()
 
 
+def pg_bytes(url: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+        assert row is not None
+        return int(row[0])
+
+
+def pg_raw_fts(url: str, memory_id: str, queries: list[str]) -> list[float]:
+    """The engine's own BM25 candidate statement, on a bare connection (no store core around it)."""
+    import psycopg
+
+    from memstone.backends.postgres.engine import PostgresConn
+    from memstone.backends.postgres.fts import PostgresFullText
+
+    fts = PostgresFullText()
+    lat = []
+    with psycopg.connect(url, autocommit=True) as raw:
+        conn = PostgresConn(raw)
+        for i, q in enumerate(queries):
+            t = time.perf_counter()
+            fts.head_candidates(conn, [memory_id], query_terms(q), 8, ["h.memory_artifact_id IN (?)"], [memory_id])
+            if i >= 20:
+                lat.append((time.perf_counter() - t) * 1000)
+    return lat
+
+
+@contextlib.contextmanager
+def store_for(n: int, workdir: Path, server: str | None, durability: str) -> Iterator[tuple[str, Path | None]]:
+    if server is None:
+        path = workdir / f"bench-{n}.db"
+        yield f"sqlite:///{path}" + ("?durability=fast" if durability == "fast" else ""), path
+        return
+    from memstone.testing.servers import postgres_database
+
+    with postgres_database(server) as url:
+        yield url, None
+
+
 async def run_size(
-    n: int, workdir: Path, writes: int, queries: int, embedding: str | None, durability: str = "full"
+    n: int,
+    workdir: Path,
+    writes: int,
+    queries: int,
+    embedding: str | None,
+    durability: str = "full",
+    server: str | None = None,
 ) -> dict[str, float]:
-    path = workdir / f"bench-{n}.db"
+    with store_for(n, workdir, server, durability) as (url, path):
+        return await measure(n, url, path, writes, queries, embedding)
+
+
+def size_of(url: str, path: Path | None) -> int:
+    if path is None:
+        return pg_bytes(url)
+    checkpoint(path)
+    return file_bytes(path)
+
+
+async def measure(
+    n: int, url: str, path: Path | None, writes: int, queries: int, embedding: str | None
+) -> dict[str, float]:
     corpus = Corpus(seed=n)
-    url = f"sqlite:///{path}" + ("?durability=fast" if durability == "fast" else "")
     result: dict[str, float] = {"entries": n}
     async with memstone.open_service(url, embedding=embedding) as svc:
         batch = 1000 if n >= 1000 else n
@@ -65,18 +129,16 @@ async def run_size(
         # Single-entry writes: warm up, then measure; storage is measured after a WAL checkpoint.
         for _ in range(20):
             head = await svc.remember(head, entries=[EntryInput(kind="fact", text=corpus.note())])
-        checkpoint(path)
-        before = file_bytes(path)
+        before = size_of(url, path)
         lat = []
         for _ in range(writes):
             text = corpus.note()
             t = time.perf_counter()
             head = await svc.remember(head, entries=[EntryInput(kind="fact", text=text)])
             lat.append((time.perf_counter() - t) * 1000)
-        checkpoint(path)
         result["remember_p50_ms"] = statistics.median(lat)
         result["remember_p95_ms"] = pct(lat, 0.95)
-        result["bytes_per_write"] = (file_bytes(path) - before) / writes
+        result["bytes_per_write"] = (size_of(url, path) - before) / writes
         assert head is not None
         qs = [corpus.query() for _ in range(queries + 20)]
         lat = []
@@ -90,6 +152,12 @@ async def run_size(
         result["search_p50_ms"] = statistics.median(lat)
         result["search_p95_ms"] = pct(lat, 0.95)
         result["search_mean_hits"] = hits / queries
+    if path is None:
+        lat = pg_raw_fts(url, head.memory_id, qs)
+        result["raw_fts5_p50_ms"] = statistics.median(lat)
+        result["raw_fts5_p95_ms"] = pct(lat, 0.95)
+        result["db_bytes"] = pg_bytes(url)
+        return result
     conn = apsw.Connection(str(path))
     lat = []
     for i, q in enumerate(qs):
@@ -126,10 +194,18 @@ def main() -> None:
         default="full",
         help="full (default): every acknowledged write survives power loss; fast: synchronous=NORMAL.",
     )
+    ap.add_argument("--url", help="A postgresql:// server URL: run there, in a fresh database per size.")
+    ap.add_argument("--start-postgres", action="store_true", help="Start the embedded PostgreSQL test server.")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with contextlib.ExitStack() as stack:
+        server = args.url
+        if args.start_postgres:
+            from memstone.testing.servers import postgres_server
+
+            server = stack.enter_context(postgres_server())
+        tmp = stack.enter_context(tempfile.TemporaryDirectory())
         for n in sizes:
             rows.append(
                 asyncio.run(
@@ -140,6 +216,7 @@ def main() -> None:
                         args.queries,
                         None if args.embedding == "none" else args.embedding,
                         args.durability,
+                        server,
                     )
                 )
             )
@@ -156,10 +233,8 @@ def main() -> None:
         ("search_mean_hits", "{:.1f}"),
         ("db_bytes", "{:.0f}"),
     ]
-    print(
-        f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, SQLite {apsw.sqlite_lib_version()}, "
-        f"durability {args.durability}"
-    )
+    engine = "PostgreSQL (raw_fts5 = the engine's BM25 statement)" if server else f"SQLite {apsw.sqlite_lib_version()}"
+    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, {engine}, durability {args.durability}")
     print("| " + " | ".join(c for c, _ in cols) + " |")
     print("|" + "---|" * len(cols))
     for r in rows:

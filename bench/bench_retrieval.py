@@ -361,19 +361,31 @@ def _remove_db(path: Path) -> None:
         p.unlink()
 
 
-async def quality_store(qset: QualitySet, cached: CachedModel) -> tuple[Path, dict[str, str], dict[str, str]]:
-    """The cached store for a quality set: (path, group -> memory id, entry id -> note id)."""
+# ``--url postgresql://…`` / ``--start-postgres``: the quality stores are built on that server instead (a fresh
+# database per set, dropped at exit; never cached), so the same queries measure that engine's ranking.
+PG_SERVER: str | None = None
+PG_DATABASES = contextlib.ExitStack()
+
+
+async def quality_store(qset: QualitySet, cached: CachedModel) -> tuple[str, dict[str, str], dict[str, str]]:
+    """The store for a quality set (cached for SQLite): (URL, group -> memory id, entry id -> note id)."""
     fp = fingerprint([BUILD_VERSION, qset.name, qset.notes])
     path = CACHE / f"quality-{qset.name}-{cached.profile.profile_id}-{fp}.db"
     side = path.with_suffix(".json")
-    if side.exists() and path.exists():
+    if PG_SERVER is None and side.exists() and path.exists():
         meta = json.loads(side.read_text())
-        return path, meta["memories"], meta["entries"]
-    _remove_db(path)
+        return f"sqlite:///{path}", meta["memories"], meta["entries"]
+    if PG_SERVER is None:
+        _remove_db(path)
+        url = f"sqlite:///{path}"
+    else:
+        from memstone.testing.servers import postgres_database
+
+        url = PG_DATABASES.enter_context(postgres_database(PG_SERVER))
     await cached.prefetch([t for g in qset.notes.values() for t in g.values()], f"{qset.name} notes")
     memories: dict[str, str] = {}
     entries: dict[str, str] = {}
-    async with memstone.open_service(f"sqlite:///{path}", embedding=cached) as svc:
+    async with memstone.open_service(url, embedding=cached) as svc:
         for i, (group, notes) in enumerate(qset.notes.items()):
             rev = await svc.remember(
                 None,
@@ -390,8 +402,9 @@ async def quality_store(qset: QualitySet, cached: CachedModel) -> tuple[Path, di
                 entries[v.entry_id] = by_slug[v.content.slug]
             if (i + 1) % 25 == 0:
                 log(f"  {qset.name} store: {i + 1}/{len(qset.notes)} memories")
-    side.write_text(json.dumps({"memories": memories, "entries": entries}))
-    return path, memories, entries
+    if PG_SERVER is None:
+        side.write_text(json.dumps({"memories": memories, "entries": entries}))
+    return url, memories, entries
 
 
 def speed_texts(n: int) -> list[str]:
@@ -483,10 +496,10 @@ async def quality_part(qsets: list[QualitySet], profiles: list[str], threads: in
         real = real_model(name, threads)
         cached = CachedModel(real, VectorCache(real.profile))
         for qset in qsets:
-            path, memories, entries = await quality_store(qset, cached)
+            url, memories, entries = await quality_store(qset, cached)
             families = sorted({q.family for q in qset.queries}, key=lambda f: (f == "task", f))
             await cached.prefetch(list({q.text for q in qset.queries}), f"{qset.name} queries")
-            async with memstone.open_service(f"sqlite:///{path}", embedding=cached) as svc:
+            async with memstone.open_service(url, embedding=cached) as svc:
                 heads = {g: await svc.head(m) for g, m in memories.items()}
                 for fam in families:
                     qs = [q for q in qset.queries if q.family == fam]
@@ -967,7 +980,15 @@ def main() -> None:
         "--distractors", type=int, default=2000, help="also run the paraphrase queries with this many turns added"
     )
     ap.add_argument("--json", dest="json_out", help="also write the raw results to this JSON file")
+    ap.add_argument("--url", help="quality part only: a postgresql:// server to build the quality stores on")
+    ap.add_argument("--start-postgres", action="store_true", help="quality part only: start the test PostgreSQL")
     args = ap.parse_args()
+    global PG_SERVER
+    PG_SERVER = args.url
+    if args.start_postgres:
+        from memstone.testing.servers import postgres_server
+
+        PG_SERVER = PG_DATABASES.enter_context(postgres_server())
     quick = {
         "dialogues": "211-220",
         "sizes": "1000,10000",
@@ -1030,4 +1051,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with PG_DATABASES:  # drops the PostgreSQL quality databases and stops a started server
+        main()

@@ -536,7 +536,7 @@ INVALID = [
     pytest.param(["changes", "--since", "-1"], "non-negative", id="since-negative"),
     pytest.param(["changes", "--since", "99"], "after the target revision", id="since-future"),
     pytest.param(["--scope", "memstone://users/nobody", "changes"], "has no Memory yet", id="changes-empty-scope"),
-    pytest.param(["--url", "postgresql://localhost/x", "memories"], "unknown store URL scheme", id="bad-url"),
+    pytest.param(["--url", "mongodb://localhost/x", "memories"], "unknown store URL scheme", id="bad-url"),
 ]
 
 

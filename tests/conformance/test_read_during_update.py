@@ -7,7 +7,6 @@ name a version the first read had not seen, and a live entry was reported missin
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 from memstone import EntryInput, open_service
 from memstone.domain.model import EntryPatch
@@ -15,8 +14,8 @@ from memstone.domain.model import EntryPatch
 SCOPE = "memstone://orgs/acme/projects/web"
 
 
-async def test_get_and_history_see_a_live_entry_while_others_revise_it(tmp_path: Path) -> None:
-    async with open_service(f"sqlite:///{tmp_path / 'm.db'}", embedding=None) as svc:
+async def test_get_and_history_see_a_live_entry_while_others_revise_it(engine_url: str) -> None:
+    async with open_service(engine_url, embedding=None) as svc:
         rev = await svc.remember(
             None, entries=[EntryInput(kind="fact", text=f"Fact {i}.") for i in range(4)], scope=SCOPE
         )

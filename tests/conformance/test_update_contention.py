@@ -8,7 +8,6 @@ it changes was not touched by anyone else. A change to the entry itself (expecte
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
@@ -19,8 +18,8 @@ from memstone.domain.model import EntryPatch
 SCOPE = "memstone://orgs/acme/projects/web"
 
 
-async def test_updates_survive_many_concurrent_writers_of_the_same_memory(tmp_path: Path) -> None:
-    async with open_service(f"sqlite:///{tmp_path / 'm.db'}", embedding=None) as svc:
+async def test_updates_survive_many_concurrent_writers_of_the_same_memory(engine_url: str) -> None:
+    async with open_service(engine_url, embedding=None) as svc:
         rev = await svc.remember(None, entries=[EntryInput(kind="fact", text="Version 0.")], scope=SCOPE)
         assert rev is not None
         entry = rev.changes[0].entry_id

@@ -1,0 +1,259 @@
+"""The PostgreSQL engine: psycopg 3 over a ``psycopg_pool.ConnectionPool``, jobs on a thread pool of the same size.
+
+Why a sync pool run off the event loop, not psycopg's async pool: the store core is one synchronous body of SQL
+shared by every engine (SQLite's apsw has no async API). Each core job runs on a worker thread of this engine's
+executor and checks a connection out of the pool for the length of its transaction, so up to ``pool_size`` reads
+and writes run side by side, and the event loop is never blocked (``run_short`` queues like ``run``).
+
+Isolation (``backends/sql/engine.py``): write transactions are READ COMMITTED and take transaction-scoped advisory
+locks on the core's keys (``pg_advisory_xact_lock`` / ``_shared``, keyed by a 64-bit hash of the key), so two
+writes of one Memory serialize and writes of different Memories do not; the head's compare-and-swap and unique
+keys still guard every row. Read transactions are ``REPEATABLE READ READ ONLY``: one snapshot. No DDL runs on a
+write path: the schema is created by migrations at open, the vector table when a profile is recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, contextmanager
+from functools import partial
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from ...domain.errors import BackendError, BackendUnavailable, NotFound
+from ...ports import Capabilities
+from ..sql.engine import Dialect, Migrator
+from . import schema
+from .errors import translated
+from .fts import PostgresFullText
+from .vectors import PgVectors
+
+T = TypeVar("T")
+DEFAULT_POOL_SIZE = 8
+_MIGRATION_LOCK = "memstone:schema-migration"
+
+
+class PostgresDialect(Dialect):
+    name = "postgresql"
+
+    def json_array_has(self, column: str) -> str:
+        return f"({column})::jsonb @> jsonb_build_array(?::text)"
+
+
+class PostgresConn:
+    """``Conn`` over one pooled psycopg connection; ``?`` placeholders become ``%s`` (cached per statement)."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self.raw = conn
+
+    @staticmethod
+    @functools.lru_cache(maxsize=4096)
+    def _translate(sql: str) -> str:
+        return sql.replace("%", "%%").replace("?", "%s")
+
+    def q(self, sql: str, args: Sequence[object] = ()) -> list[Any]:
+        cur = self.raw.execute(self._translate(sql), list(args))
+        return cur.fetchall() if cur.description is not None else []
+
+    def x(self, sql: str, args: Sequence[object] = ()) -> int:
+        return int(self.raw.execute(self._translate(sql), list(args)).rowcount)
+
+    def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        if rows:
+            with self.raw.cursor() as cur:
+                cur.executemany(self._translate(sql), [list(r) for r in rows])
+
+    def insert_id(self, sql: str, args: Sequence[object], id_column: str) -> int:
+        row = self.raw.execute(self._translate(f"{sql} RETURNING {id_column}"), list(args)).fetchone()
+        assert row is not None
+        return int(row[0])
+
+
+class PostgresEngine:
+    """The engine parts for one PostgreSQL database (with pgvector when the extension is available)."""
+
+    def __init__(self, url: str, *, create: bool = True, pool_size: int = DEFAULT_POOL_SIZE) -> None:
+        self.url = url
+        self._create = create
+        self.pool_size = pool_size
+        self._pool: ConnectionPool[psycopg.Connection[Any]] | None = None
+        self._executor = ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="PostgresEngine")
+        self._local = threading.local()
+        self.dialect = PostgresDialect()
+        self.fts = PostgresFullText()
+        self.vectors: PgVectors | None = PgVectors()
+        self._caps = Capabilities(fts=True, vector=True, hybrid=True, concurrent_processes=True, persistent=True)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self._caps
+
+    @property
+    def schema_version(self) -> int:
+        return schema.LATEST
+
+    @property
+    def conn(self) -> PostgresConn:
+        conn: PostgresConn | None = getattr(self._local, "conn", None)
+        if conn is None:
+            raise BackendUnavailable("no PostgreSQL transaction is open on this thread")
+        return conn
+
+    # ---------------------------------------------------------------- execution: a pool of threads and connections
+    async def run(self, fn: Callable[..., T], *args: object) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, partial(fn, *args))
+
+    async def run_short(self, fn: Callable[..., T], *args: object) -> T:
+        return await self.run(fn, *args)  # a network round trip never runs on the event loop
+
+    # ---------------------------------------------------------------- transactions
+    @contextmanager
+    def _txn(self, begin: str) -> Iterator[None]:
+        if getattr(self._local, "conn", None) is not None:
+            yield  # nested: joins the outer transaction
+            return
+        pool = self._pool
+        if pool is None:
+            raise BackendUnavailable("the PostgreSQL store is not open")
+        with translated(url=self.url):
+            raw = pool.getconn()
+        try:
+            self._local.conn = PostgresConn(raw)
+            with translated(url=self.url):
+                raw.execute(begin)
+            try:
+                with translated(url=self.url):
+                    yield
+            except BaseException:
+                if not raw.closed:
+                    raw.execute("ROLLBACK")
+                raise
+            with translated(url=self.url):
+                raw.execute("COMMIT")
+        finally:
+            self._local.conn = None
+            pool.putconn(raw)
+
+    def write_txn(self) -> AbstractContextManager[None]:
+        return self._txn("BEGIN ISOLATION LEVEL READ COMMITTED")
+
+    def read_txn(self) -> AbstractContextManager[None]:
+        return self._txn("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+
+    def lock(self, key: str, *, shared: bool = False) -> None:
+        fn = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+        self.conn.q(f"SELECT {fn}(hashtextextended(?, 0))", (key,))
+
+    def conflict(self, memory_id: str, base: int) -> AbstractContextManager[None]:
+        return translated(memory_id, base=base, url=self.url)
+
+    # ---------------------------------------------------------------- lifecycle
+    def open_sync(self, migrate: Migrator) -> tuple[int, ...]:
+        def configure(conn: psycopg.Connection[Any]) -> None:
+            conn.autocommit = True  # transactions are explicit BEGIN/COMMIT (``_txn``)
+
+        with translated(url=self.url):
+            # One direct connection first: a wrong URL or a server that is down fails now, with the driver's
+            # reason, instead of after the pool's retries.
+            psycopg.connect(self.url, autocommit=True).close()
+            pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+                self.url,
+                min_size=1,
+                max_size=self.pool_size,
+                configure=configure,
+                open=False,
+                name="memstone",
+                timeout=30.0,
+            )
+            pool.open(wait=True, timeout=15.0)
+        self._pool = pool
+        try:
+            return self._migrate()
+        except BaseException:
+            pool.close()
+            self._pool = None
+            raise
+
+    def _stored_version(self) -> int:
+        rows = self.conn.q("SELECT to_regclass('store_meta') IS NOT NULL")
+        if not rows or not rows[0][0]:
+            return 0
+        found = self.conn.q("SELECT value FROM store_meta WHERE key = 'schema_version'")
+        return int(found[0][0]) if found else 0
+
+    def _migrate(self) -> tuple[int, ...]:
+        with self.read_txn():
+            current = self._stored_version()
+            has_vector = bool(self.conn.q("SELECT 1 FROM pg_extension WHERE extname = 'vector'"))
+        if current > schema.LATEST:
+            raise BackendUnavailable(
+                f"the store at {self.url.rsplit('@', 1)[-1]} has schema version {current}, newer than this memstone "
+                f"({schema.LATEST})",
+                hint="upgrade memstone",
+            )
+        if current == schema.LATEST:
+            self._use_vectors(has_vector)
+            return ()  # opening an up-to-date store takes no lock
+        if current == 0 and not self._create:
+            # Trigger: a read-only command (list, search, show, verify, ...) on a database with no store.
+            # Outcome: NotFound naming it; nothing is created.
+            raise NotFound(
+                f"no memstone store in {self.url.rsplit('@', 1)[-1]}",
+                hint="check --url / MEMSTONE_URL; a write (memstone remember) creates a new store",
+            )
+        if not has_vector:
+            has_vector = self._create_extension()
+        self._use_vectors(has_vector)
+        applied: list[int] = []
+        for step in schema.MIGRATIONS:
+            if step.version <= current:
+                continue
+            with self.write_txn():
+                self.lock(_MIGRATION_LOCK)
+                if self._stored_version() >= step.version:  # another process migrated it while we waited
+                    continue
+                self.conn.raw.execute(step.ddl)
+                if step.version == 1:
+                    self.conn.x("INSERT INTO store_meta (key, value) VALUES ('analyzer', 'v1') ON CONFLICT DO NOTHING")
+                self.conn.x(
+                    "INSERT INTO store_meta (key, value) VALUES ('schema_version', ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (str(step.version),),
+                )
+            applied.append(step.version)
+        return tuple(applied)
+
+    def _create_extension(self) -> bool:
+        """``CREATE EXTENSION vector`` (a superuser's right, once per database); False when it cannot be done."""
+        try:
+            with self.write_txn():
+                self.conn.x("CREATE EXTENSION IF NOT EXISTS vector")
+            return True
+        except BackendError:
+            # Not a superuser, or pgvector is not installed on this server: the store works without vectors
+            # (capabilities say so) until an administrator runs CREATE EXTENSION vector.
+            return False
+
+    def _use_vectors(self, available: bool) -> None:
+        if not available:
+            self.vectors = None
+            self._caps = Capabilities(fts=True, vector=False, hybrid=False, concurrent_processes=True, persistent=True)
+
+    async def aclose(self) -> None:
+        def close() -> None:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
+
+        await self.run(close)
+        self._executor.shutdown(wait=True)
+
+
+__all__ = ["DEFAULT_POOL_SIZE", "PostgresEngine"]

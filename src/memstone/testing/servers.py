@@ -38,7 +38,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qs, quote, unquote, urlsplit
+from urllib.parse import quote, urlsplit
 
 __all__ = [
     "PG_USER",
@@ -55,7 +55,6 @@ PG_USER = "memstone-pg"
 _PG_PREFIX = "memstone-pg-"
 _SEEKDB_PREFIX = "memstone-seekdb-"
 _OWNER_FILE = "owner.pid"
-_OCEANBASE_PORT = 2881
 
 #: Seconds each server took to start in this process, by name ("postgresql", "seekdb"): for reports.
 start_times: dict[str, float] = {}
@@ -311,24 +310,12 @@ def postgres_database(server_url: str, name: str | None = None) -> Iterator[str]
 def oceanbase_connect_args(url: str) -> dict[str, object]:
     """Keyword arguments for ``pymysql.connect`` from an ``oceanbase://user:password@host:port/database`` URL.
 
-    ``?unix_socket=PATH`` connects over a unix socket (as seekdb listens); the port defaults to 2881.
+    ``?unix_socket=PATH`` connects over a unix socket (as seekdb listens); the port defaults to 2881. The engine's
+    own parser (one place for the URL form).
     """
-    parts = urlsplit(url)
-    if parts.scheme != "oceanbase":
-        raise ValueError(f"not an oceanbase:// URL: {url!r}")
-    args: dict[str, object] = {"user": unquote(parts.username or "root"), "charset": "utf8mb4"}
-    if parts.password:
-        args["password"] = unquote(parts.password)
-    database = unquote(parts.path.lstrip("/"))
-    if database:
-        args["database"] = database
-    query = parse_qs(parts.query)
-    if "unix_socket" in query:
-        args["unix_socket"] = query["unix_socket"][0]
-    else:
-        args["host"] = parts.hostname or "127.0.0.1"
-        args["port"] = parts.port or _OCEANBASE_PORT
-    return args
+    from ..backends.oceanbase.connection import connect_args
+
+    return dict(connect_args(url))
 
 
 def _reap_stale_seekdb() -> None:

@@ -174,6 +174,8 @@ def weighted_match(
     combined threshold (any shared token; the caller checks that there is one). The score is the overlap, plus the
     cosine when there is one, so the closest entry wins.
     """
+    if shared < LEXICAL_SHARED and (semantic is None or cosine is None):
+        return None  # too few shared words for the lexical rule, and no cosine: skip the weights
     lexical = weighted_overlap(mine, theirs, weights)
     passes = shared >= LEXICAL_SHARED and lexical >= weighted_min(None, correction=correction)
     score = lexical

@@ -70,6 +70,15 @@ from ._patterns import (
 )
 from ._text import clean, informative_count, probes, same_frame, searchable, subject_tokens, typed_subjects
 from .candidates import Candidate, Plan
+from .nearness import (
+    SEMANTIC_THRESHOLDS,
+    Semantic,
+    TermWeights,
+    other_subjects,
+    semantic_key,
+    semantic_texts,
+    weighted_match,
+)
 
 __all__ = [
     "REASONS",
@@ -79,6 +88,8 @@ __all__ = [
     "Similarity",
     "admit",
     "plan_candidates",
+    "semantic_key",
+    "semantic_texts",
     "similarity",
 ]
 
@@ -156,7 +167,8 @@ _PATH = re.compile(
     r"(?:[\w.\-]+/)+[\w.\-]*|\b[\w\-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|kt|swift|rb|c|h|cpp|md|json|yaml|yml|toml|sql)\b"
 )
 _LOCATION = re.compile(
-    r"\b(?:is|are|lives?|sits?|can be found|liegt|liegen|steht|stehen|befindet sich|befinden sich)\s+"
+    r"\b(?:is|are|ist|sind|lives?|sits?|can be found|liegt|liegen|steht|stehen|befindet sich|befinden sich)\s+"
+    r"(?:(?:defined|declared|implemented|located|definiert|deklariert|implementiert)\s+)?"
     r"(?:in|under|at|unter|im)\s+`?[\w.\-]*/"
     r"|^[^，。,]{1,24}(?:在|位于)\s*`?[\w.\-]*/[\w./\-]*`?\s*(?:里|下|中|目录)?[。.]?$",
     re.I,
@@ -311,49 +323,6 @@ def _near(
     )
 
 
-# Cosine similarity above which two statements sharing a subject token are the same statement, per embedding
-# profile. Calibrated on the dev part of bench/data/capture only (bench/calibrate_capture_semantic.py): the
-# lowest value with no unrelated pair of the same project above it (USE: highest unrelated 0.604, 24 of 46
-# related pairs caught; MiniLM: 0.745, 19 of 46). Uncalibrated profiles get no semantic rule.
-SEMANTIC_THRESHOLDS: dict[str, float] = {"use-multilingual-v3": 0.62, "minilm-l6-int8": 0.75}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Semantic:
-    """Unit vectors of the texts one capture compares (keyed by :func:`semantic_key`), and the threshold."""
-
-    vectors: Mapping[str, tuple[float, ...]]
-    threshold: float
-
-    def cosine(self, a: str, b: str) -> float | None:
-        va, vb = self.vectors.get(semantic_key(a)), self.vectors.get(semantic_key(b))
-        if va is None or vb is None:
-            return None
-        return sum(x * y for x, y in zip(va, vb, strict=False))
-
-
-def semantic_key(text: str) -> str:
-    """The key a text's vector is stored under in :class:`Semantic` (cleaned, whitespace collapsed)."""
-    return " ".join(clean(text).split())
-
-
-def semantic_texts(candidates: Sequence[Candidate], live: Sequence[EntryVersion], limit: int = 64) -> list[str]:
-    """The texts to embed for :class:`Semantic`: the candidates, and the live entries sharing a subject token
-    with one of them (at most ``limit`` texts: the semantic rule needs a shared token anyway)."""
-    cands = [clean(c.text) for c in candidates if c.kind != "working_note"]
-    subjects: frozenset[str] = frozenset().union(*(subject_tokens(t) for t in cands)) if cands else frozenset()
-    keys = [k[0] for k in probes(subjects)]
-    out = list(dict.fromkeys(semantic_key(t) for t in cands))
-    for v in live:
-        if len(out) >= limit:
-            break
-        if v.kind == "working_note" or not any(k in searchable(v.text) for k in keys):
-            continue
-        if subject_tokens(v.text) & subjects:
-            out.append(semantic_key(v.text))
-    return list(dict.fromkeys(out))
-
-
 @dataclass(slots=True)
 class _Target:
     entry_id: EntryId | None
@@ -427,9 +396,10 @@ def plan_candidates(
         )
         for v in live
     ]
+    weights = TermWeights([t.search for t in targets if t.kind != "working_note"])
     plans: list[Plan] = []
     for cand in candidates:
-        plan, target = _plan_one(cand, targets, semantic)
+        plan, target = _plan_one(cand, targets, semantic, weights)
         if target is not None and target.plan_index is not None and plan.action != "unchanged":
             # Fold into the earlier plan of this batch that created or revised the same target.
             earlier = plans[target.plan_index]
@@ -456,7 +426,9 @@ def plan_candidates(
     return plans
 
 
-def _plan_one(cand: Candidate, targets: list[_Target], semantic: Semantic | None) -> tuple[Plan, _Target | None]:
+def _plan_one(
+    cand: Candidate, targets: list[_Target], semantic: Semantic | None, weights: TermWeights | None = None
+) -> tuple[Plan, _Target | None]:
     note = cand.kind == "working_note"
     text = clean(cand.text)
     mine = subject_tokens(text)
@@ -541,6 +513,7 @@ def _plan_one(cand: Candidate, targets: list[_Target], semantic: Semantic | None
     best_score = 0.0
     best_sim: Similarity | None = None
     best_value: tuple[str, str] | None = None
+    top: tuple[float, _Target, Similarity] | None = None  # the closest unmatched entry the weighted rule takes
     for t in pool:
         sim = similarity(mine, t.tokens)
         swap = _swap(mine, t.tokens)
@@ -572,10 +545,28 @@ def _plan_one(cand: Candidate, targets: list[_Target], semantic: Semantic | None
                         matched = True
                         break
         if not matched:
+            if (
+                weights is not None
+                and swap is None
+                and sim.shared >= 1
+                and (correction or not other_subjects(mine_typed, t.typed))
+            ):
+                cos = semantic.cosine(text, t.text) if semantic is not None else None
+                near = weighted_match(mine, t.tokens, weights, shared=sim.shared, cosine=cos, semantic=semantic,
+                                      correction=correction)  # fmt: skip
+                if near is not None and (top is None or near > top[0]):
+                    top = (near, t, sim)
             continue
         score = sim.jaccard + sim.containment
         if score > best_score:
             best_t, best_score, best_sim, best_value = t, score, sim, swap if value else None
+    if best_t is None and top is not None:
+        # Trigger: no rule above matched, and the closest entry shares rare subject terms (weighted by how few
+        # entries of this Memory hold them), plus a close meaning when a model is loaded.
+        # Why: a restatement or an unmarked correction rewords nearly everything but what it is about; the
+        # terms it keeps are the rare ones (issue 16).
+        # Outcome: the same entry (a no-op, a revision or a correction), never a rival one.
+        best_t, best_sim = top[1], top[2]
     if best_t is None or best_sim is None:
         return make("add", None, text, 0.0, "no similar live entry")
     sim = best_sim

@@ -49,6 +49,7 @@ from .events import (
     fit_event,
 )
 from .extractor import ModelExtractor, TokenUsage
+from .nearness import COMBINED_CORRECTION_MIN, COMBINED_MIN
 from .outcomes import CaptureOutcome, CaptureResult, Proposal
 from .queue import QueueItem, ReviewQueue
 from .settings import CaptureMode, CaptureSettings
@@ -266,7 +267,13 @@ async def _semantic(
         return None
     if len(result.vectors) != len(texts):
         return None
-    return Semantic(vectors=dict(zip(texts, result.vectors, strict=True)), threshold=threshold)
+    profile = model.profile.profile_id
+    return Semantic(
+        vectors=dict(zip(texts, result.vectors, strict=True)),
+        threshold=threshold,
+        combined=COMBINED_MIN.get(profile),
+        combined_correction=COMBINED_CORRECTION_MIN.get(profile),
+    )
 
 
 async def capture(

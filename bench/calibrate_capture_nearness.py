@@ -1,0 +1,127 @@
+"""Fit the weighted-overlap near-duplicate thresholds on the DEV part of the capture data only.
+
+``python bench/calibrate_capture_nearness.py [--model use-multilingual-v3]``
+
+Runs the whole dev part (``bench/data/capture``) through the real capture pipeline once per candidate threshold
+of :mod:`memstone.capture.nearness` (lexical without ``--model``; weighted overlap + cosine with it) and prints,
+per threshold, duplicates created, corrections that revised their entry, false merges and explicit + correction
+recall. The chosen value is the lowest one whose false merges and recall equal those of the rule switched off
+(threshold ∞), so the rule only ever adds correct merges on dev. It never reads ``bench/data/capture-heldout``.
+Corrections and restatements are swept separately (the correction threshold with the restatement one off).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_capture import run_part
+
+from memstone.capture import nearness
+from memstone.embedding import load_model
+from memstone.ports import EmbeddingModel, EmbeddingProfile, EmbeddingResult
+
+DEV = Path(__file__).resolve().parent / "data" / "capture"
+INF = float("inf")
+
+
+class CachedModel:
+    """The named model with a per-text cache, so a sweep embeds each dev text once (vectors are deterministic)."""
+
+    def __init__(self, inner: EmbeddingModel) -> None:
+        self.inner = inner
+        self.cache: dict[str, tuple[float, ...]] = {}
+
+    @property
+    def profile(self) -> EmbeddingProfile:
+        return self.inner.profile
+
+    def windows(self, text: str) -> tuple[str, ...]:
+        return self.inner.windows(text)
+
+    async def embed(self, texts: tuple[str, ...]) -> EmbeddingResult:
+        missing = tuple(dict.fromkeys(t for t in texts if t not in self.cache))
+        if missing:
+            vectors = (await self.inner.embed(missing)).vectors
+            self.cache.update(zip(missing, vectors, strict=True))
+        return EmbeddingResult(vectors=tuple(self.cache[t] for t in texts))
+
+
+_MODELS: dict[str, CachedModel] = {}
+
+
+async def measure(model: str | None) -> dict[str, object]:
+    cached = None
+    if model is not None:
+        cached = _MODELS.setdefault(model, CachedModel(load_model(model)))
+    with tempfile.TemporaryDirectory(prefix="memstone-calibrate-") as tmp:
+        _, result = await run_part(DEV, Path(tmp), cached)  # type: ignore[arg-type]
+    return result
+
+
+def set_thresholds(model: str | None, restate: float, correct: float) -> None:
+    if model is None:
+        nearness.LEXICAL_MIN, nearness.CORRECTION_MIN = restate, correct
+    else:
+        nearness.COMBINED_MIN[model], nearness.COMBINED_CORRECTION_MIN[model] = restate, correct
+
+
+def row(label: str, r: dict[str, object]) -> str:
+    merges = r["merges"]
+    assert isinstance(merges, list)
+    return (
+        f"  {label:>9}  dups {r['duplicates_created']:>2}/{r['restatements']:<3} corrections revised "
+        f"{r['corrections_revised_target']:>2}/{r['corrections_of_entries']:<3} false merges {len(merges):>2}  "
+        f"e+c recall {float(r['explicit_correction_recall']):.3f}"  # type: ignore[arg-type]
+    )
+
+
+async def main_async(model: str | None, grid: list[float]) -> None:
+    print(f"dev part only ({DEV}), model {model or 'none'}")
+    set_thresholds(model, INF, INF)
+    off = await measure(model)
+    print(row("off", off))
+    off_merges, base_recall = off["merges"], off["explicit_correction_recall"]
+    assert isinstance(off_merges, list) and isinstance(base_recall, float)
+    base_merges = len(off_merges)
+    chosen: dict[str, float] = {}
+    # Without a model, restatements and corrections are swept apart (the other rule off); with a model (each run
+    # embeds), one threshold serves both.
+    for which in ("restatement", "correction") if model is None else ("both",):
+        print(f"\n{which} threshold" + (" (the other off):" if model is None else ":"))
+        clean: dict[float, bool] = {}
+        for t in grid:
+            restate = t if which in ("restatement", "both") else INF
+            set_thresholds(model, restate, t if which in ("correction", "both") else INF)
+            r = await measure(model)
+            print(row(f"{t:.2f}", r))
+            merges, recall = r["merges"], r["explicit_correction_recall"]
+            assert isinstance(merges, list) and isinstance(recall, float)
+            clean[t] = len(merges) <= base_merges and recall >= base_recall
+        # The lowest value from which every higher value is clean too (no false merge, no recall lost).
+        ok = [t for t in grid if all(clean[u] for u in grid if u >= t)]
+        chosen[which] = min(ok) if ok else INF
+    print(f"\nlowest clean thresholds: {chosen}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=None, help="embedding profile (default: none, the lexical rule)")
+    parser.add_argument("--grid", help="thresholds to try, comma-separated (default: 0.10..0.40, or 0.64..1.20)")
+    args = parser.parse_args()
+    if args.grid:
+        grid = [float(x) for x in args.grid.split(",")]
+    elif args.model is None:
+        grid = [x / 100 for x in range(10, 42, 2)]
+    else:
+        grid = [x / 100 for x in range(64, 124, 4)]
+    asyncio.run(main_async(args.model, grid))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""Near-duplicates by weighted overlap: shared subject terms count by how rare they are in the Memory (issue 16).
+
+The lexical rules of :mod:`memstone.capture.admission` count shared subject tokens. A restatement that rewords
+almost everything ("Reconcile loops must be idempotent …" / "Make sure a reconcile can run twice with no extra
+objects …") shares few tokens, but the ones it shares are rare in its Memory, while two different rules of one
+area share common ones ("harbor", "operator"). :class:`TermWeights` weights each subject token by its inverse
+document frequency over the live entries of the Memory the candidate goes to (counted with the same substring
+probes as the prefilter, so no entry is tokenized for it), and :func:`weighted_overlap` is the weighted Jaccard
+of two token sets.
+
+The rule (tried only when no other rule matched; of the entries it takes, the closest wins):
+
+- weighted overlap ≥ :data:`LEXICAL_MIN` (a correction: ≥ :data:`CORRECTION_MIN`) and ≥ :data:`LEXICAL_SHARED`
+  shared subject tokens, with or without a model;
+- with a calibrated embedding model also: weighted overlap + cosine ≥ the profile's :data:`COMBINED_MIN` (a
+  correction: :data:`COMBINED_CORRECTION_MIN`) and ≥ 1 shared subject token;
+- never between two statements that name different commands, paths or flags (a correction may: changing the
+  command is what it does).
+
+Every threshold is fitted on the dev part of the capture benchmark only (``bench/calibrate_capture_nearness.py``:
+the lowest value from which no higher one adds a false merge or loses recall there); the held-out part is only
+reported. Dev, no model: duplicates 7 → 5 of 28 at 0.24 (the correction threshold changed nothing there; 0.20 is
+the lowest clean value). USE: 5 → 3 of 28 at 0.84. MiniLM: no clean gain (0.96 is the lowest clean value).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..domain.model import EntryVersion
+from ._text import clean, probes, searchable, subject_tokens
+from .candidates import Candidate
+
+__all__ = [
+    "COMBINED_CORRECTION_MIN",
+    "COMBINED_MIN",
+    "CORRECTION_MIN",
+    "LEXICAL_MIN",
+    "SEMANTIC_THRESHOLDS",
+    "Semantic",
+    "TermWeights",
+    "other_subjects",
+    "semantic_key",
+    "semantic_texts",
+    "weighted_match",
+    "weighted_min",
+    "weighted_overlap",
+]
+
+# Fitted on bench/data/capture (dev) only; see bench/calibrate_capture_nearness.py and docs/capture.md.
+LEXICAL_MIN = 0.24
+LEXICAL_SHARED = 3  # without a model, as the other lexical rules: two shared words are too little evidence
+CORRECTION_MIN = 0.20
+COMBINED_MIN: dict[str, float] = {"use-multilingual-v3": 0.84, "minilm-l6-int8": 0.96}
+COMBINED_CORRECTION_MIN: dict[str, float] = {"use-multilingual-v3": 0.84, "minilm-l6-int8": 0.96}
+
+
+class TermWeights:
+    """Inverse document frequencies of subject tokens over the searchable texts of a Memory's live entries.
+
+    ``idf(t) = ln((N + 1) / (df(t) + 0.5))`` where ``df`` counts the entries that contain a probe of ``t``
+    (:func:`~memstone.capture._text.probes`), memoized per token for the lifetime of the object (one planning
+    call). An empty Memory weighs every token alike.
+
+    >>> w = TermWeights(["run ruff check before commit", "ruff config lives in pyproject"])
+    >>> w.weight("ruff") < w.weight("pyproject")
+    True
+    """
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self._texts = texts
+        self._cache: dict[str, float] = {}
+
+    def weight(self, token: str) -> float:
+        cached = self._cache.get(token)
+        if cached is not None:
+            return cached
+        alternatives = probes(frozenset([token]))[0]
+        df = sum(1 for text in self._texts if any(k in text for k in alternatives))
+        value = math.log((len(self._texts) + 1) / (df + 0.5))
+        self._cache[token] = max(value, 0.0)
+        return self._cache[token]
+
+    def total(self, tokens: frozenset[str]) -> float:
+        return sum(self.weight(t) for t in tokens)
+
+
+def other_subjects(mine: frozenset[str], theirs: frozenset[str]) -> bool:
+    """Whether both statements name commands (or paths, or flags) and none of them is the same: two rules about
+    different commands are two rules, however much prose they share ("run `cargo test`" / "run `cargo fmt`")."""
+    for prefix in ("cmd:", "path:", "flag:"):
+        a = {x for x in mine if x.startswith(prefix)}
+        b = {x for x in theirs if x.startswith(prefix)}
+        if a and b and not a & b:
+            return True
+    return False
+
+
+def weighted_overlap(mine: frozenset[str], theirs: frozenset[str], weights: TermWeights) -> float:
+    """Weighted Jaccard of two subject-token sets: the weight of what they share over the weight of their union."""
+    union = weights.total(mine | theirs)
+    return weights.total(mine & theirs) / union if union > 0 else 0.0
+
+
+# Cosine similarity above which two statements sharing a subject token are the same statement, per embedding
+# profile. Calibrated on the dev part of bench/data/capture only (bench/calibrate_capture_semantic.py): the
+# lowest value with no unrelated pair of the same project above it (USE: highest unrelated 0.604, 24 of 46
+# related pairs caught; MiniLM: 0.745, 19 of 46). Uncalibrated profiles get no semantic rule.
+SEMANTIC_THRESHOLDS: dict[str, float] = {"use-multilingual-v3": 0.62, "minilm-l6-int8": 0.75}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Semantic:
+    """Unit vectors of the texts one capture compares (keyed by :func:`semantic_key`), and the threshold."""
+
+    vectors: Mapping[str, tuple[float, ...]]
+    threshold: float
+    combined: float | None = None  # weighted overlap + cosine at or above which the top entry matches
+    combined_correction: float | None = None  # the same for a correction
+
+    def cosine(self, a: str, b: str) -> float | None:
+        va, vb = self.vectors.get(semantic_key(a)), self.vectors.get(semantic_key(b))
+        if va is None or vb is None:
+            return None
+        return sum(x * y for x, y in zip(va, vb, strict=False))
+
+
+def semantic_key(text: str) -> str:
+    """The key a text's vector is stored under in :class:`Semantic` (cleaned, whitespace collapsed)."""
+    return " ".join(clean(text).split())
+
+
+def semantic_texts(candidates: Sequence[Candidate], live: Sequence[EntryVersion], limit: int = 64) -> list[str]:
+    """The texts to embed for :class:`Semantic`: the candidates, and the live entries sharing a subject token
+    with one of them (at most ``limit`` texts: the semantic rule needs a shared token anyway)."""
+    cands = [clean(c.text) for c in candidates if c.kind != "working_note"]
+    subjects: frozenset[str] = frozenset().union(*(subject_tokens(t) for t in cands)) if cands else frozenset()
+    keys = [k[0] for k in probes(subjects)]
+    out = list(dict.fromkeys(semantic_key(t) for t in cands))
+    for v in live:
+        if len(out) >= limit:
+            break
+        if v.kind == "working_note" or not any(k in searchable(v.text) for k in keys):
+            continue
+        if subject_tokens(v.text) & subjects:
+            out.append(semantic_key(v.text))
+    return list(dict.fromkeys(out))
+
+
+def weighted_min(semantic: Semantic | None, *, correction: bool) -> float:
+    """The threshold of the weighted-overlap rule: lexical without a model, combined with one (inf: no rule)."""
+    if semantic is None:
+        return CORRECTION_MIN if correction else LEXICAL_MIN
+    value = semantic.combined_correction if correction else semantic.combined
+    return value if value is not None else float("inf")
+
+
+def weighted_match(
+    mine: frozenset[str],
+    theirs: frozenset[str],
+    weights: TermWeights,
+    *,
+    shared: int,
+    cosine: float | None,
+    semantic: Semantic | None,
+    correction: bool,
+) -> float | None:
+    """The score of the weighted rule for a candidate (``mine``) and an entry, or None when it does not match.
+
+    Lexical: weighted overlap ≥ :data:`LEXICAL_MIN` (a correction: :data:`CORRECTION_MIN`) with ≥
+    :data:`LEXICAL_SHARED` shared tokens. With a calibrated model also: weighted overlap + cosine ≥ the profile's
+    combined threshold (any shared token; the caller checks that there is one). The score is the overlap, plus the
+    cosine when there is one, so the closest entry wins.
+    """
+    if shared < LEXICAL_SHARED and (semantic is None or cosine is None):
+        return None  # too few shared words for the lexical rule, and no cosine: skip the weights
+    lexical = weighted_overlap(mine, theirs, weights)
+    passes = shared >= LEXICAL_SHARED and lexical >= weighted_min(None, correction=correction)
+    score = lexical
+    if semantic is not None and cosine is not None:
+        score = lexical + cosine
+        passes = passes or score >= weighted_min(semantic, correction=correction)
+    return score if passes else None

@@ -1,0 +1,97 @@
+"""Issue 16: near-duplicates by rare shared terms (weighted overlap), with a model by overlap + meaning."""
+
+from __future__ import annotations
+
+import pytest
+from capture_helpers import PROJECT
+
+from memstone import MemoryService
+from memstone.capture import UserPrompt, admit, capture, plan_candidates
+from memstone.capture.admission import Semantic, semantic_key
+from memstone.capture.candidates import Candidate
+from memstone.capture.nearness import TermWeights, weighted_min, weighted_overlap
+
+# A photo app's memory: "preview", "thumbnail" and "render" are everywhere in it; "imgproxy" and "sidecar" are not.
+MEMORY = [
+    "Preview images are cached for seven days in the CDN.",
+    "Thumbnails keep the EXIF orientation of the original photo.",
+    "The render queue runs on Redis with three workers.",
+    "Every preview gets a blurhash placeholder for slow networks.",
+]
+SIDECAR = "Thumbnails come from the imgproxy sidecar, never from the API process."
+RESTATED = "Only the imgproxy sidecar renders previews and thumbnails."  # 3 of 8 subject terms shared: Jaccard 0.38
+ANOTHER = "Video previews are always rendered with ffmpeg, never with ImageMagick."  # common terms only
+
+
+def test_rare_terms_weigh_more_than_the_common_ones() -> None:
+    weights = TermWeights([t.lower() for t in [*MEMORY, SIDECAR]])
+    assert weights.weight("imgproxy") > weights.weight("thumbnail") > 0
+    assert weights.weight("nowhere") > weights.weight("imgproxy")
+    same = frozenset({"imgproxy", "sidecar", "thumbnail"})
+    assert weighted_overlap(same, same, weights) == 1.0
+    assert weighted_overlap(same, frozenset({"blurhash"}), weights) == 0.0
+
+
+async def test_a_restatement_sharing_the_rare_terms_revises_its_entry(service: MemoryService) -> None:
+    for text in MEMORY:
+        await capture(service, UserPrompt(text=text), scope=PROJECT)
+    (entry,) = (await capture(service, UserPrompt(text=SIDECAR), scope=PROJECT)).entries()
+    again = await capture(service, UserPrompt(text=RESTATED), scope=PROJECT)
+    assert [(o.action, o.entry_id) for o in again.outcomes] == [("revised", entry)]
+    other = await capture(service, UserPrompt(text=ANOTHER), scope=PROJECT)
+    assert [o.action for o in other.outcomes] == ["added"]  # shares only the Memory's common words
+    head = await service.resolve(PROJECT)
+    assert head is not None and len(await service.entries(head)) == len(MEMORY) + 2
+
+
+def _unit(*xs: float) -> tuple[float, ...]:
+    norm = sum(x * x for x in xs) ** 0.5
+    return tuple(x / norm for x in xs)
+
+
+SHORT = "Thumbnails come from the imgproxy sidecar."
+SHORT_AGAIN = "The imgproxy sidecar renders every preview."  # 2 of 6 subject terms shared: too few without a model
+
+
+def _second(semantic: Semantic | None) -> str:
+    cands = [Candidate(kind="fact", text=SHORT, origin="statement"),
+             Candidate(kind="fact", text=SHORT_AGAIN, origin="statement")]  # fmt: skip
+    return plan_candidates(cands, [], semantic)[1].action
+
+
+def test_with_a_model_overlap_and_cosine_together_decide() -> None:
+    def semantic(cos: float) -> Semantic:
+        a, b = _unit(1, 0), (cos, (1 - cos * cos) ** 0.5)
+        vectors = {semantic_key(SHORT): a, semantic_key(SHORT_AGAIN): b}
+        return Semantic(vectors=vectors, threshold=0.62, combined=0.82, combined_correction=0.82)
+
+    assert _second(None) == "add"
+    # Cosine 0.55 is below the cosine-only rule (0.62), but with Jaccard 0.33 the sum passes 0.82.
+    assert _second(semantic(0.55)) in ("revise", "unchanged")
+    assert _second(semantic(0.30)) == "add"
+    # An uncalibrated combination (None) never matches by this rule.
+    assert _second(Semantic(vectors=semantic(0.55).vectors, threshold=0.62)) == "add"
+
+
+def test_the_threshold_is_lexical_without_a_model_and_combined_with_one() -> None:
+    with_model = Semantic(vectors={}, threshold=0.62, combined=0.9, combined_correction=0.8)
+    assert weighted_min(with_model, correction=False) == 0.9
+    assert weighted_min(with_model, correction=True) == 0.8
+    assert weighted_min(Semantic(vectors={}, threshold=0.62), correction=False) == float("inf")
+    assert 0 < weighted_min(None, correction=False) < 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["The retry policy is defined in internal/retry/policy.go.",
+     "The OpenAPI spec is located under api/openapi/spec.yaml.",
+     "Der Fahrplan-Parser ist in app/src/main/kotlin/Parser.kt."],
+)  # fmt: skip
+def test_a_location_with_a_placement_verb_is_obvious(text: str) -> None:
+    decision = admit(Candidate(kind="fact", text=text, origin="statement"), evidence={"event": text})
+    assert decision.reason == "location_only"
+
+
+def test_a_rule_about_a_location_is_kept() -> None:
+    text = "Generated clients must always be kept in gen/ and never edited by hand."
+    assert admit(Candidate(kind="constraint", text=text, origin="statement"), evidence={"event": text}).admitted

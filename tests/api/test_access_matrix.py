@@ -8,16 +8,14 @@ not echo the seeded text (issue 12: "0 forbidden reads or writes succeed on any 
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
-from api_support import LOCAL, Server, seed_token_mode
+from api_support import Server, seed_token_mode, started
 from starlette.routing import Mount, Route
 
 from memstone import EntryInput
@@ -161,8 +159,7 @@ def app_routes(server: Server) -> set[tuple[str, str]]:
 
 @pytest.fixture
 async def server(tmp_path: Path) -> AsyncIterator[Server]:
-    """A token-mode app with /mcp mounted, its lifespan run in a task of its own (the MCP session manager's task
-    group must be left by the task that entered it)."""
+    """A token-mode app with /mcp mounted (its project scope is acme's web project)."""
     await seed_token_mode(tmp_path)
     url = f"sqlite:///{tmp_path / 'm.db'}"
     agent = AgentSettings(url=url, project_scope=ACME_WEB, user_scope="memstone://users/anonymous", home=tmp_path)
@@ -170,22 +167,8 @@ async def server(tmp_path: Path) -> AsyncIterator[Server]:
         Settings(url=url, embedding="none", auth="token", host="0.0.0.0"),
         extra_mounts={"/mcp": mcp_mount(settings=agent)},
     )
-    started, stop = asyncio.Event(), asyncio.Event()
-
-    async def run() -> None:
-        async with app.router.lifespan_context(app):
-            started.set()
-            await stop.wait()
-
-    task = asyncio.create_task(run())
-    await asyncio.wait({task, asyncio.create_task(started.wait())}, return_when=asyncio.FIRST_COMPLETED)
-    if task.done():
-        task.result()
-    transport = httpx2.ASGITransport(app=app, client=("127.0.0.1", 50000))
-    async with httpx2.AsyncClient(transport=transport, base_url=LOCAL) as client:
-        yield Server(app=app, client=client, url=LOCAL)
-    stop.set()
-    await task
+    async with started(app) as running:
+        yield running
 
 
 async def principals(server: Server) -> dict[str, dict[str, str]]:
@@ -202,7 +185,7 @@ async def principals(server: Server) -> dict[str, dict[str, str]]:
     for kind, (user, org, grants) in kinds.items():
         secret, token_id = await server.token(user, org, grants)
         if kind == "revoked":
-            await server.state.principals.revoke_token(token_id)
+            await server.revoke(token_id)
         out[kind] = server.as_(secret)
     return out
 

@@ -378,6 +378,11 @@ class Writes:
                     )
                 )
             else:
+                found = await self._core.backend.read(
+                    VersionsQuery(memory_id=base.memory_id, version_ids=(m.entry_version_id,))
+                )
+                if found and found[0].content.purged_hash is not None:
+                    raise InvalidInput(f"entry {eid} was purged; it cannot be reactivated", hint="write it anew")
                 changes.append(
                     Change(
                         op="reactivate",

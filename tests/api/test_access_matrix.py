@@ -134,6 +134,9 @@ CASES: dict[tuple[str, str], Case] = {
     ("POST", "/api/memories/{entry_id}/reactivate"): Case(
         "write_entry", lambda s: (f"/api/memories/{s.b}/reactivate", {}, {})
     ),
+    ("POST", "/api/memories/{entry_id}/purge"): Case(
+        "admin_entry", lambda s: (f"/api/memories/{s.a}/purge", {}, {"reason": "written by mistake"})
+    ),
     ("POST", "/api/capture/queue/{item_id}/accept"): Case(
         "write_entry", lambda s: (f"/api/capture/queue/{s.item}/accept", {}, None)
     ),

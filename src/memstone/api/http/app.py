@@ -33,6 +33,7 @@ from .access import AppState
 from .errors import error_body
 from .limits import BodyLimit
 from .maintenance import maintenance_operations
+from .purge import purge_operations
 from .review import review_operations
 from .routes import operations
 from .routing import Call, Operation, openapi, routes
@@ -88,7 +89,7 @@ class _Deferred:
 
 def create_app(settings: Settings, *, extra_mounts: Mapping[str, MountFactory] | None = None) -> Starlette:
     """The memstone ASGI app: ``/api`` (OpenAPI at ``/api/openapi.json``), ``/memory/explorer/``, extra mounts."""
-    table = [*operations(), *review_operations(), *maintenance_operations()]
+    table = [*operations(), *review_operations(), *maintenance_operations(), *purge_operations()]
     mounts = {path: _Deferred() for path in (extra_mounts or {})}
 
     def state_of(request: Request) -> AppState:

@@ -533,3 +533,30 @@ class ReviewListOut(Open):
 class ReviewDecisionOut(Open):
     item: ReviewItemOut
     entries: list[str]
+
+
+# ---------------------------------------------------------------------------------------------- purge (issue 12)
+class PurgeIn(Strict):
+    reason: str = Field(min_length=1, max_length=512, description="Why the content must be erased (recorded).")
+    versions: list[Annotated[int, Field(ge=1, le=2**63 - 1)]] | None = Field(
+        default=None, max_length=1000, description="Only these version numbers (default: every version)."
+    )
+
+
+class TombstoneOut(Open):
+    purge_id: str
+    entry_id: str
+    entry_version_id: str
+    version: int
+    entry_content_hash: str
+    reason: str
+    author: str | None
+    surface: str
+    purged_at: str
+
+
+class PurgeOut(Open):
+    entry_id: str
+    purged: list[TombstoneOut]
+    already_purged: list[str]
+    forgotten_in_revision: int | None

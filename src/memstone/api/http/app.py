@@ -15,6 +15,7 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontext
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -30,7 +31,7 @@ from ...backends.sqlite.store import parse_sqlite_url
 from ...domain.errors import BackendUnavailable, InvalidInput
 from ...service import UNSET, open_service
 from .access import AppState
-from .errors import error_body
+from .errors import error_body, unrouted
 from .limits import BodyLimit
 from .maintenance import maintenance_operations
 from .purge import purge_operations
@@ -148,6 +149,7 @@ def create_app(settings: Settings, *, extra_mounts: Mapping[str, MountFactory] |
         routes=[*routes(table, state_of), *web, *extra],
         middleware=[Middleware(SecurityHeaders, settings=settings)],
         lifespan=lifespan,
+        exception_handlers={HTTPException: unrouted},
     )
     app.state.operations = table
     return app

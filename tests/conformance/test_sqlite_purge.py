@@ -50,8 +50,12 @@ async def test_a_purged_entry_leaves_no_byte_in_any_file(db: Path) -> None:
     async with open_service(url, embedding=None, author="alice") as svc:
         kept = await svc.remember(scope=SCOPE, entries=[EntryInput(kind="fact", text="We deploy with uv.")])
         assert kept is not None
+        evidence = await svc.record_source("note", "The user said: " + SECRET_V1)  # as capture records a prompt
+        shared = await svc.record_source("note", "Shared evidence, cited by a kept entry too: Qzxwvshared.")
+        await svc.remember(scope=SCOPE, sources=[shared], entries=[EntryInput(kind="fact", text="Kept, cited.")])
         first = await svc.remember(
             scope=SCOPE,
+            sources=[evidence, shared],
             entries=[EntryInput(kind="fact", text=SECRET_V1, title="Qzxwvtitle", tags=["qzxwvtag"])],
         )
         assert first is not None
@@ -81,6 +85,9 @@ async def test_a_purged_entry_leaves_no_byte_in_any_file(db: Path) -> None:
         assert [t.entry_content_hash for t in tombstones] == [i.version.entry_content_hash for i in history]
         report_ok = await svc.verify()
         assert report_ok.ok, report_ok.to_dict()
+        assert [s.content for s in await svc.sources([evidence.source_id, shared.source_id])] == [
+            PURGED_TEXT, shared.content,
+        ]  # fmt: skip
         hits = await svc.search("deploy uv", scopes=[SCOPE], mode="fts")
         assert [h.entry_id for h in hits.hits] == [kept.changes[0].entry_id]
         assert (await svc.search("qzxwvjoy", scopes=[SCOPE], mode="fts")).hits == ()

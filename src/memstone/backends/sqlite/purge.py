@@ -22,7 +22,7 @@ import apsw
 
 from ...domain.errors import InvalidInput, NotFound
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
-from ...domain.purge import Tombstone, purge_mark
+from ...domain.purge import PURGED_TEXT, Tombstone, purge_mark
 from ..sql.parts import StoreParts
 from ..sql.records import archive_text
 from . import schema
@@ -143,11 +143,40 @@ class SQLitePurge:
                 "UPDATE memory_entry_versions SET text = ?, title = NULL, tags = '[]' WHERE entry_version_id = ?",
                 (purge_mark(t.entry_content_hash), t.entry_version_id),
             )
-        conn.execute(schema.immutability_triggers())  # IF NOT EXISTS: recreates exactly the one dropped
+        self._purge_sources_sync(ids)
+        conn.execute(schema.immutability_triggers())  # IF NOT EXISTS: recreates exactly the dropped ones
         for vid in ids:  # before the projections are re-derived from the purged rows
             self.parts.rows.forget_cached(vid)
             self.parts.verified.pop(vid, None)
         self._purge_projections_sync(ids)
+
+    def _purge_sources_sync(self, ids: list[EntryVersionId]) -> None:
+        """Evidence that only purged versions cite (a captured prompt holds the same words) is erased too; its id
+        and hash stay, so the lineage that names it still resolves."""
+        marks = ",".join("?" * len(ids))
+        cited = {
+            str(r[0])
+            for r in self._q(
+                f"SELECT DISTINCT j.value FROM memory_entry_versions v, json_each(v.source_refs) j "
+                f"WHERE v.entry_version_id IN ({marks})",
+                ids,
+            )
+        }
+        erase = [
+            sid
+            for sid in sorted(cited)
+            if not self._q(
+                "SELECT 1 FROM memory_entry_versions v, json_each(v.source_refs) j WHERE j.value = ? AND NOT EXISTS "
+                "(SELECT 1 FROM memory_purges p WHERE p.entry_version_id = v.entry_version_id) LIMIT 1",
+                (sid,),
+            )
+        ]
+        if erase:
+            self.conn.execute("DROP TRIGGER trg_sources_no_update")
+            self.conn.execute(
+                f"UPDATE sources SET content = ?, uri = NULL WHERE source_id IN ({','.join('?' * len(erase))})",
+                [PURGED_TEXT, *erase],
+            )
 
     def _purge_projections_sync(self, ids: list[EntryVersionId]) -> None:
         conn = self.conn

@@ -44,6 +44,9 @@ RULES: dict[str, tuple[int, ...]] = {
     # without an MCP session is the SDK's 400 "Missing session ID" (what each tool allows, through a real MCP
     # client, is tests/mcp/test_mcp_access_matrix.py).
     "mcp": (401, 401, 400, 400, 400, 400, 400),
+    # An id that names nothing (a maintenance proposal; none is seeded here): the token is checked first, then
+    # every caller gets the same 404, so it reveals nothing.
+    "unknown_item": (401, 401, 404, 404, 404, 404, 404),
 }
 # Lists that show only what the caller can read: everyone authenticated gets 200, and the seeded text only if
 # they may read it.
@@ -136,6 +139,25 @@ CASES: dict[tuple[str, str], Case] = {
     ),
     ("POST", "/api/memories/{entry_id}/purge"): Case(
         "admin_entry", lambda s: (f"/api/memories/{s.a}/purge", {}, {"reason": "written by mistake"})
+    ),
+    ("POST", "/api/maintenance/runs"): Case(
+        "write_scope", lambda s: ("/api/maintenance/runs", _q(scope=ACME_WEB), None)
+    ),
+    ("GET", "/api/maintenance/status"): Case(
+        "read_scope", lambda s: ("/api/maintenance/status", _q(scope=ACME_WEB), None)
+    ),
+    ("GET", "/api/maintenance/runs"): Case("authenticated_list", lambda s: ("/api/maintenance/runs", {}, None)),
+    ("GET", "/api/maintenance/proposals"): Case(
+        "authenticated_list", lambda s: ("/api/maintenance/proposals", {}, None)
+    ),
+    ("GET", "/api/maintenance/proposals/{proposal_id}"): Case(
+        "unknown_item", lambda s: ("/api/maintenance/proposals/mprop_01J00000000000000000000000", {}, None)
+    ),
+    ("POST", "/api/maintenance/proposals/{proposal_id}/accept"): Case(
+        "unknown_item", lambda s: ("/api/maintenance/proposals/mprop_01J00000000000000000000000/accept", {}, None)
+    ),
+    ("POST", "/api/maintenance/proposals/{proposal_id}/reject"): Case(
+        "unknown_item", lambda s: ("/api/maintenance/proposals/mprop_01J00000000000000000000000/reject", {}, None)
     ),
     ("POST", "/api/capture/queue/{item_id}/accept"): Case(
         "write_entry", lambda s: (f"/api/capture/queue/{s.item}/accept", {}, None)

@@ -41,6 +41,7 @@ RULES: dict[str, tuple[str, ...]] = {
     "write_scope": ("forbidden", "forbidden", "forbidden", OK, OK),
     "write_entry": ("not_found", "not_found", "forbidden", OK, OK),
     "visible_list": (OK, OK, OK, OK, OK),  # lists only what the caller can read
+    "unknown_item": ("not_found",) * 5,  # an id naming nothing (no maintenance proposal is seeded here)
 }
 VISIBLE_TO = {"reader", "writer", "admin"}
 
@@ -69,6 +70,12 @@ TOOLS: dict[str, tuple[str, Callable[[Seed], dict[str, Any]]]] = {
     "memory_reactivate": ("write_entry", lambda s: {"ids": [s.b]}),
     "memory_relate": ("write_entry", lambda s: {"source": s.a, "target": s.c}),
     "memory_review_list": ("visible_list", lambda s: {}),
+    "memory_maintain": ("write_scope", lambda s: {"scope": "project"}),
+    # Lists only proposals of scopes the caller can read, like GET /api/maintenance/proposals (unlike memory_list,
+    # a named scope without the grant is an empty list, not forbidden).
+    "memory_maintenance_proposals": ("visible_list", lambda s: {"scope": "project"}),
+    "memory_maintenance_accept": ("unknown_item", lambda s: {"id": "mprop_01J00000000000000000000000"}),
+    "memory_maintenance_reject": ("unknown_item", lambda s: {"id": "mprop_01J00000000000000000000000"}),
     "memory_review_accept": ("write_entry", lambda s: {"id": s.item}),
     "memory_review_reject": ("write_entry", lambda s: {"id": s.item, "note": "no"}),
 }

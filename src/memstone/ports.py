@@ -25,6 +25,7 @@ from .domain.model import (
     Surface,
     VerifyReport,
 )
+from .domain.purge import Tombstone
 from .domain.records import Record
 
 T = TypeVar("T")
@@ -203,6 +204,12 @@ class MemoryBackend(Protocol):
     ) -> tuple[EntryVersion, ...]: ...
 
     async def maintain(self, task: Literal["verify", "rebuild"]) -> VerifyReport: ...
+
+    async def purge_versions(self, tombstones: Sequence[Tombstone]) -> bool:
+        """Erase these versions' content, keeping their tombstones; False if the WAL could not be emptied yet."""
+        ...
+
+    async def tombstones(self, entry_id: EntryId | None = None) -> tuple[Tombstone, ...]: ...
 
     # The vector projection (RFC: one fixed embedding profile per store).
     async def configure_embedding(

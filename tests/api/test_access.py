@@ -84,7 +84,7 @@ async def test_requests_without_a_valid_token_are_401(
 async def test_a_revoked_token_is_refused_at_the_next_request(world: dict[str, Any], remote: Server) -> None:
     alice = world["alice"]
     assert (await remote.client.get("/api/session", headers=remote.as_(alice))).status_code == 200
-    await remote.state.principals.revoke_token(world["alice_token_id"])
+    await remote.revoke(world["alice_token_id"])
     before = await remote.counts()
     r = await post(remote, alice, ACME_WEB, text="Written after revocation.")
     assert r.status_code == 401 and r.json()["error"]["code"] == "unauthenticated"
@@ -200,20 +200,20 @@ async def test_no_grant_means_no_access_even_in_the_same_org(world: dict[str, An
 async def test_grants_are_read_at_every_request(world: dict[str, Any], remote: Server) -> None:
     """No cached grant: adding or removing one takes effect at the very next request."""
     dave, _ = await remote.token("dave", "acme")
-    store = remote.state.principals
-    principal = await store.principal(user="dave")
-    assert principal is not None
-    catalogue = {"scope": ACME_WEB}
-    assert (await remote.client.get("/api/memories", params=catalogue, headers=remote.as_(dave))).status_code == 403
-    await store.set_grant(principal.principal_id, "memstone://orgs/acme/*", "write")
-    assert (await remote.client.get("/api/memories", params=catalogue, headers=remote.as_(dave))).status_code == 200
-    assert (await post(remote, dave, ACME_WEB, text="Dave writes.")).status_code == 201
-    await store.set_grant(principal.principal_id, "memstone://orgs/acme/*", "read")
-    before = await remote.counts()
-    assert (await post(remote, dave, ACME_WEB, text="Dave writes again.")).status_code == 403
-    await store.set_grant(principal.principal_id, "memstone://orgs/acme/*", None)
-    assert (await remote.client.get("/api/memories", params=catalogue, headers=remote.as_(dave))).status_code == 403
-    assert await remote.counts() == before
+    async with remote.writable_principals() as store:
+        principal = await store.principal(user="dave")
+        assert principal is not None
+        catalogue = {"scope": ACME_WEB}
+        assert (await remote.client.get("/api/memories", params=catalogue, headers=remote.as_(dave))).status_code == 403
+        await store.set_grant(principal.principal_id, "memstone://orgs/acme/*", "write")
+        assert (await remote.client.get("/api/memories", params=catalogue, headers=remote.as_(dave))).status_code == 200
+        assert (await post(remote, dave, ACME_WEB, text="Dave writes.")).status_code == 201
+        await store.set_grant(principal.principal_id, "memstone://orgs/acme/*", "read")
+        before = await remote.counts()
+        assert (await post(remote, dave, ACME_WEB, text="Dave writes again.")).status_code == 403
+        await store.set_grant(principal.principal_id, "memstone://orgs/acme/*", None)
+        assert (await remote.client.get("/api/memories", params=catalogue, headers=remote.as_(dave))).status_code == 403
+        assert await remote.counts() == before
 
 
 async def test_grant_patterns(remote: Server) -> None:

@@ -112,3 +112,16 @@ async def test_the_document_states_the_rules_the_server_enforces(local: Server) 
     assert str(MAX_BODY) in patch["requestBody"]["description"]
     bad_scope = await local.client.post("/api/memories", params={"scope": "memstone://planets/mars"}, json={})
     assert bad_scope.status_code == 422
+
+
+async def test_an_unrouted_api_request_gets_the_json_error_body(local: Server) -> None:
+    """Found by bench/bench_fuzz.py: Starlette's own 404/405 under /api were plain text, without a code."""
+    for method, path, status, code in (
+        ("GET", "/api/memories//versions/1", 404, "not_found"),
+        ("POST", "/api/nothing-here", 404, "not_found"),
+        ("OPTIONS", "/api/memories/ent_01J00000000000000000000000/forget", 405, "method_not_allowed"),
+        ("DELETE", "/api/memories/revisions/3", 405, "method_not_allowed"),
+    ):
+        r = await local.client.request(method, path)
+        assert error(r, status) == code, (method, path)
+    assert (await local.client.get("/no-such-page")).status_code == 404

@@ -506,7 +506,10 @@ def test_the_json_cases_cover_every_command() -> None:
     agent_commands = {c.name for c in AGENT_COMMANDS}
     serving_commands = {"serve", "token", "review"}  # their --json cases: test_serve.py, test_cli_review.py
     import_commands = {"import", "render", "sync"}  # tests/importers/test_cli_imports.py
-    covered = {p.id for p in JSON_COMMANDS} | record_commands | agent_commands | serving_commands | import_commands
+    purge = {"purge"}  # tests/cli/test_purge_cli.py
+    covered = (
+        {p.id for p in JSON_COMMANDS} | record_commands | agent_commands | serving_commands | import_commands | purge
+    )
     assert covered == set(cli.commands)
 
 

@@ -34,6 +34,10 @@ async def test_the_library_refuses_wrong_types_and_huge_revisions(tmp_path: Path
             lambda: svc.revision(rev.memory_id, HUGE),
             lambda: svc.revision(ArtifactRef(memory_id=rev.memory_id, revision=HUGE)),
             lambda: svc.forget(rev, entries=3),  # type: ignore[arg-type]
+            # found by bench/bench_fuzz.py: no Memory named was an AssertionError
+            lambda: svc.forget(None, entries=[rev.changes[0].entry_id]),  # type: ignore[arg-type]
+            lambda: svc.reactivate(None, entries=[rev.changes[0].entry_id]),  # type: ignore[arg-type]
+            lambda: svc.organize(None),  # type: ignore[arg-type]
         ]
         for i, call in enumerate(bad):
             with pytest.raises(InvalidInput):

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import uvicorn
+
 from memstone import EntryInput, open_service
 
 PROJECT = "memstone://orgs/acme/projects/web"
@@ -24,3 +32,20 @@ async def seed(url: str) -> dict[str, str]:
             assert rev is not None
             ids[name] = rev.changes[0].entry_id
     return ids
+
+
+@contextlib.asynccontextmanager
+async def serving(app: Any) -> AsyncIterator[str]:
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+    task = asyncio.create_task(server.serve())
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert not task.done(), "uvicorn stopped before it started"
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        await asyncio.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task

@@ -8,16 +8,13 @@ nothing may be written.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
-import uvicorn
+from mcp_helpers import serving
 
 from mcp import Client
 from memstone.agents.settings import AgentSettings
@@ -27,23 +24,6 @@ from memstone.api.mcp.server import mcp_mount
 from memstone.auth.sqlite import open_principal_store
 
 ACME_WEB = "memstone://orgs/acme/projects/web"
-
-
-@contextlib.asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
-    task = asyncio.create_task(server.serve())
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert not task.done(), "uvicorn stopped before it started"
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        await asyncio.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
 
 
 @pytest.fixture

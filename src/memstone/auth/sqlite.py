@@ -3,18 +3,24 @@
 It owns three tables and touches no other: ``auth_principals``, ``auth_tokens`` (token hashes, never a
 secret) and ``auth_grants``. Every call runs on one worker thread in its own transaction, so a revoked token or
 a removed grant takes effect at the very next request, in this process or any other sharing the file.
+
+``read_only=True`` (the server, ``token list``: callers that only read) opens the file with
+SQLITE_OPEN_READONLY and creates nothing: a store without the tables (or without a file) has no principals, a
+read-only backup can be served, and a write is refused (issue 12, finding 11).
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
+from urllib.parse import quote
 
 import apsw
 
@@ -68,6 +74,16 @@ _TOKEN_COLUMNS = (
 )
 
 
+def _read_only_uri(path: str) -> str:
+    """``mode=ro``; in a directory where the WAL's shared-memory file cannot be created (a read-only backup), the
+    file can only be read as immutable (no writer can exist there either). The memory store does the same."""
+    file = Path(path).resolve()
+    uri = f"file:{quote(str(file))}?mode=ro"
+    if not Path(f"{file}-shm").exists() and not os.access(file.parent, os.W_OK | os.X_OK):
+        uri += "&immutable=1"
+    return uri
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -115,10 +131,12 @@ def _translated() -> Iterator[None]:
 class SqlitePrincipalStore:
     """Principals, token hashes and grants in ``auth_*`` tables of one SQLite file (``:memory:`` for tests)."""
 
-    def __init__(self, path: str, *, clock: Callable[[], str] = _now) -> None:
+    def __init__(self, path: str, *, clock: Callable[[], str] = _now, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only
         self._clock = clock
         self._conn: apsw.Connection | None = None
+        self._empty = False  # read-only on a file without the auth tables: no principal exists
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memstone-auth")
 
     async def open(self) -> SqlitePrincipalStore:
@@ -126,6 +144,9 @@ class SqlitePrincipalStore:
         return self
 
     def _open_sync(self) -> None:
+        if self.read_only and self.path != ":memory:":
+            self._open_read_only()
+            return
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         with _translated():
@@ -143,6 +164,30 @@ class SqlitePrincipalStore:
             conn.execute("COMMIT")
             self._conn = conn
 
+    def _open_read_only(self) -> None:
+        if not Path(self.path).exists():
+            self._empty = True
+            return
+        with _translated():
+            conn = apsw.Connection(_read_only_uri(self.path), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+            conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+            found = conn.execute(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+                "AND name IN ('auth_principals', 'auth_tokens', 'auth_grants')"
+            ).fetchone()
+        if found is None or found[0] < 3:
+            conn.close()
+            self._empty = True
+            return
+        self._conn = conn
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise BackendUnavailable(
+                f"the principal store {self.path} is open read-only: the write was refused",
+                hint="manage principals and tokens with `memstone token …`",
+            )
+
     async def _run(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn)
 
@@ -153,6 +198,8 @@ class SqlitePrincipalStore:
         digest = token_hash(token)
 
         def read() -> Access | None:
+            if self._empty:
+                return None
             with _Transaction(self._conn, write=False) as db:
                 row = db.execute(
                     "SELECT t.token_id, p.principal_id, p.user, p.org, p.name, p.created_at "
@@ -172,6 +219,8 @@ class SqlitePrincipalStore:
 
     async def principal(self, *, user: str) -> Principal | None:
         def read() -> Principal | None:
+            if self._empty:
+                return None
             with _Transaction(self._conn, write=False) as db:
                 row = db.execute(
                     "SELECT principal_id, user, org, name, created_at FROM auth_principals WHERE user = ?", (user,)
@@ -184,6 +233,8 @@ class SqlitePrincipalStore:
 
     async def tokens(self, *, user: str | None = None, include_revoked: bool = False) -> list[TokenInfo]:
         def read() -> list[TokenInfo]:
+            if self._empty:
+                return []
             sql = f"SELECT {_TOKEN_COLUMNS} WHERE 1 = 1"
             args: list[object] = []
             if user is not None:
@@ -199,6 +250,8 @@ class SqlitePrincipalStore:
 
     async def grants(self, principal_id: str) -> tuple[Grant, ...]:
         def read() -> tuple[Grant, ...]:
+            if self._empty:
+                return ()
             with _Transaction(self._conn, write=False) as db:
                 rows = db.execute(
                     "SELECT scope, permission FROM auth_grants WHERE principal_id = ?", (principal_id,)
@@ -209,6 +262,8 @@ class SqlitePrincipalStore:
 
     async def has_active_tokens(self) -> bool:
         def read() -> bool:
+            if self._empty:
+                return False
             with _Transaction(self._conn, write=False) as db:
                 row = db.execute("SELECT 1 FROM auth_tokens WHERE revoked_at IS NULL LIMIT 1").fetchone()
             return row is not None
@@ -217,6 +272,7 @@ class SqlitePrincipalStore:
 
     # ------------------------------------------------------------------ writes
     async def ensure_principal(self, *, user: str, org: str, name: str | None = None) -> Principal:
+        self._writable()
         user = check_name(user, "user")
         org = check_name(org, "org")
 
@@ -244,6 +300,7 @@ class SqlitePrincipalStore:
         return await self._run(write)
 
     async def issue_token(self, principal_id: str, *, label: str | None = None) -> tuple[TokenInfo, str]:
+        self._writable()
         secret = new_token()
         token_id = new_ulid("tok_")
 
@@ -265,6 +322,8 @@ class SqlitePrincipalStore:
         return await self._run(write), secret
 
     async def revoke_token(self, token_id: str) -> TokenInfo:
+        self._writable()
+
         def write() -> TokenInfo:
             with _Transaction(self._conn, write=True) as db:
                 db.execute(
@@ -279,6 +338,8 @@ class SqlitePrincipalStore:
         return await self._run(write)
 
     async def set_grant(self, principal_id: str, scope: str, permission: Permission | None) -> tuple[Grant, ...]:
+        self._writable()
+
         def write() -> tuple[Grant, ...]:
             with _Transaction(self._conn, write=True) as db:
                 row = db.execute("SELECT org FROM auth_principals WHERE principal_id = ?", (principal_id,)).fetchone()
@@ -326,9 +387,10 @@ def _token(row: tuple[object, ...] | None) -> TokenInfo:
     )
 
 
-async def open_principal_store(path: str) -> SqlitePrincipalStore:
-    """Open (creating its tables if needed) the principal store in the SQLite file at ``path``."""
-    return await SqlitePrincipalStore(path).open()
+async def open_principal_store(path: str, *, read_only: bool = False) -> SqlitePrincipalStore:
+    """Open (creating its tables if needed) the principal store in the SQLite file at ``path``; ``read_only``
+    opens it for reading only and creates nothing."""
+    return await SqlitePrincipalStore(path, read_only=read_only).open()
 
 
 __all__ = ["SqlitePrincipalStore", "open_principal_store"]

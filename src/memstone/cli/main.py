@@ -123,6 +123,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     # Governed maintenance (memstone.maintenance): start a run; its runs and proposals.
     "maintain": (".maintain", "maintain_command"),
     "maintenance": (".maintain", "maintenance_group"),
+    # Real erasure of an entry's content (tombstones kept).
+    "purge": (".purge", "purge"),
 }
 
 

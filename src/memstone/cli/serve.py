@@ -104,7 +104,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, auth: str | No
     host, port = settings.host, settings.port
 
     async def preflight() -> None:
-        principals = await open_principals(settings.url)
+        principals = await open_principals(settings.url, read_only=True)
         try:
             await check_startup(settings, principals)
         finally:
@@ -155,13 +155,15 @@ def token() -> None:
     """Manage principals, their API tokens and grants (the store keeps only token hashes)."""
 
 
-async def _with_store(ctx: click.Context, body: Callable[[PrincipalStore], Awaitable[T]]) -> T:
+async def _with_store(
+    ctx: click.Context, body: Callable[[PrincipalStore], Awaitable[T]], *, read_only: bool = False
+) -> T:
     from ..api.http.app import open_principals, principal_store_path
 
     url = _url(ctx)
     if principal_store_path(url) == ":memory:":
         raise InvalidInput("tokens need a store file, not :memory:", hint="use --url sqlite:///path/to/memstone.db")
-    store = await open_principals(url)
+    store = await open_principals(url, read_only=read_only)
     try:
         return await body(store)
     finally:
@@ -240,7 +242,7 @@ def token_list(ctx: click.Context, user: str | None, include_revoked: bool, as_j
             out.append({**info.to_dict(), "grants": [g.to_dict() for g in grants]})
         return out
 
-    rows = _run(as_json, lambda: _with_store(ctx, body))
+    rows = _run(as_json, lambda: _with_store(ctx, body, read_only=True))
     lines = [
         f"{r['token_id']}  {r['user']}@{r['org']}  {r['prefix']}…  {r['label'] or '-'}  {r['created_at']}  "
         + (f"revoked {r['revoked_at']}" if r["revoked_at"] else "active")

@@ -13,6 +13,7 @@ from typing import Literal
 
 from .canonical import ENTRY_CONTENT_TAG, canonical_json_floatless, tagged_sha256
 from .ids import EntryId, EntryVersionId, MemoryId, SourceId
+from .purge import PURGE_MARK, PURGED_TEXT
 
 EntryState = Literal["active", "inactive"]
 ChangeOp = Literal["add", "revise", "deactivate", "reactivate"]
@@ -75,6 +76,16 @@ class EntryContent:
     sources: tuple[SourceId, ...] = ()
     artifacts: tuple[ArtifactRef, ...] = ()
     relations: tuple[Relation, ...] = ()
+    # Set for a purged version (read from its stored text, see domain/purge.py): the hash it had. Its text,
+    # title and tags are gone; the hash stays, so every manifest and Revision that names it still verifies.
+    purged_hash: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.text.startswith(PURGE_MARK):
+            object.__setattr__(self, "purged_hash", self.text[len(PURGE_MARK) :])
+            object.__setattr__(self, "text", PURGED_TEXT)
+        elif self.purged_hash is not None and self.text != PURGED_TEXT:
+            raise ValueError("a purged entry content has no text to change")
 
     def canonical(self) -> dict[str, object]:
         """The canonical JSON object hashed by :attr:`content_hash`."""
@@ -93,6 +104,8 @@ class EntryContent:
 
     @property
     def content_hash(self) -> str:
+        if self.purged_hash is not None:
+            return self.purged_hash
         # Entry content holds no floats and only ASCII keys, so the fast encoder is exact JCS here.
         return tagged_sha256(ENTRY_CONTENT_TAG, canonical_json_floatless(self.canonical()).encode("utf-8"))
 

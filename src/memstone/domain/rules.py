@@ -86,6 +86,9 @@ def normalize_text(value: object, *, what: str = "text") -> str:
             hint="split it into separate entries, one topic each",
         )
     _refuse_surrogates(text, what)
+    if "\x00" in text:
+        # A NUL never belongs in a memory, and it marks a purged version's stored text (domain/purge.py).
+        raise InvalidInput(f"{what} contains a NUL character", hint="remove the control character")
     return text
 
 

@@ -570,7 +570,8 @@ class ServiceCore:
 
     async def _base_of(self, memory: Revision | ArtifactRef) -> Revision:
         base = await self._base(memory)
-        assert base is not None
+        if base is None:  # found by bench/bench_fuzz.py: forget(None, …) was an AssertionError
+            raise InvalidInput("name the Memory to change", hint="pass its head: await service.head(memory_id)")
         return base
 
     def cite_record(self, record: Record) -> Citation:

@@ -22,6 +22,7 @@ from ..indexing import VectorIndexer
 from ..ports import CandidatePipeline, EmbeddingModel, MemoryBackend
 from .core import HistoryItem, ServiceCore, utc_now
 from .policy import Actor, Policy, UserOrg
+from .purge import Purges
 from .recall import Recall
 from .records import Records
 from .search import Search
@@ -91,6 +92,7 @@ class MemoryService:
         self._records = Records(core, self._writes, self._search)
         self._recall = Recall(core, self._search, self._records)
         self._vectors = Vectors(core)
+        self._purges = Purges(core, self._writes)
 
     def acting(self, actor: Actor, *, user_org: UserOrg | None = None) -> MemoryService:
         """A view of this service that acts as ``actor``: every read and write checks its grants, and its writes
@@ -188,6 +190,9 @@ class MemoryService:
     # vectors
     backfill = _via(lambda s: s._vectors, Vectors.backfill)
     reembed = _via(lambda s: s._vectors, Vectors.reembed)
+    # purge
+    purge = _via(lambda s: s._purges, Purges.purge)
+    tombstones = _via(lambda s: s._purges, Purges.tombstones)
 
 
 class _Unset:

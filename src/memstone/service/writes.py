@@ -352,7 +352,8 @@ class Writes:
         if not entries:
             raise InvalidInput("name at least one entry")
         base = await self._core._base(memory)
-        assert base is not None
+        if base is None:  # found by bench/bench_fuzz.py: forget(None, …) was an AssertionError
+            raise InvalidInput("name the Memory to change", hint="pass its head: await service.head(memory_id)")
         why = normalize_reason(reason)
         ids = [EntryId(_entry_id(e)) for e in entries]
         if len(set(ids)) != len(ids):
@@ -378,6 +379,11 @@ class Writes:
                     )
                 )
             else:
+                found = await self._core.backend.read(
+                    VersionsQuery(memory_id=base.memory_id, version_ids=(m.entry_version_id,))
+                )
+                if found and found[0].content.purged_hash is not None:
+                    raise InvalidInput(f"entry {eid} was purged; it cannot be reactivated", hint="write it anew")
                 changes.append(
                     Change(
                         op="reactivate",
@@ -404,7 +410,8 @@ class Writes:
     async def organize(self, memory: MemoryLike, *, dedupe: bool = True, normalize: bool = True) -> Revision:
         """Exact deduplication (keep the smallest entry id) and reference normalization, in one Revision."""
         base = await self._core._base(memory)
-        assert base is not None
+        if base is None:  # found by bench/bench_fuzz.py: forget(None, …) was an AssertionError
+            raise InvalidInput("name the Memory to change", hint="pass its head: await service.head(memory_id)")
         current = await self._core.entries(base)
         changes: list[Change] = []
         new_versions: list[EntryVersion] = []

@@ -15,6 +15,7 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontext
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -30,8 +31,10 @@ from ...backends.sqlite.store import parse_sqlite_url
 from ...domain.errors import BackendUnavailable, InvalidInput
 from ...service import UNSET, open_service
 from .access import AppState
-from .errors import error_body
+from .errors import error_body, unrouted
+from .limits import BodyLimit
 from .maintenance import maintenance_operations
+from .purge import purge_operations
 from .review import review_operations
 from .routes import operations
 from .routing import Call, Operation, openapi, routes
@@ -51,9 +54,9 @@ def principal_store_path(url: str | None) -> str:
     return parse_sqlite_url(target)
 
 
-async def open_principals(url: str | None) -> PrincipalStore:
-    """Open the principal store of a store URL (its own connection to the same file)."""
-    return await open_principal_store(principal_store_path(url))
+async def open_principals(url: str | None, *, read_only: bool = False) -> PrincipalStore:
+    """Open the principal store of a store URL (its own connection to the same file); a server only reads it."""
+    return await open_principal_store(principal_store_path(url), read_only=read_only)
 
 
 async def check_startup(settings: Settings, principals: PrincipalStore) -> None:
@@ -87,7 +90,7 @@ class _Deferred:
 
 def create_app(settings: Settings, *, extra_mounts: Mapping[str, MountFactory] | None = None) -> Starlette:
     """The memstone ASGI app: ``/api`` (OpenAPI at ``/api/openapi.json``), ``/memory/explorer/``, extra mounts."""
-    table = [*operations(), *review_operations(), *maintenance_operations()]
+    table = [*operations(), *review_operations(), *maintenance_operations(), *purge_operations()]
     mounts = {path: _Deferred() for path in (extra_mounts or {})}
 
     def state_of(request: Request) -> AppState:
@@ -115,7 +118,7 @@ def create_app(settings: Settings, *, extra_mounts: Mapping[str, MountFactory] |
             service = await stack.enter_async_context(
                 open_service(settings.url, embedding=embedding, author=settings.author, surface="api")
             )
-            principals = await open_principals(settings.url)
+            principals = await open_principals(settings.url, read_only=True)
             stack.push_async_callback(principals.aclose)
             await check_startup(settings, principals)
             state = AppState(settings=settings, service=service, principals=principals, version=__version__)
@@ -139,12 +142,14 @@ def create_app(settings: Settings, *, extra_mounts: Mapping[str, MountFactory] |
     extra: list[BaseRoute] = []
     for path, deferred in mounts.items():
         # The bare path too: clients such as the MCP SDK post to "/mcp" and do not follow a redirect to "/mcp/".
-        extra.append(Route(path, endpoint=deferred, methods=["GET", "POST", "DELETE"]))
-        extra.append(Mount(path, app=deferred))
+        capped = BodyLimit(deferred)  # the /api body limit holds on every mount too (issue 12, finding 7)
+        extra.append(Route(path, endpoint=capped, methods=["GET", "POST", "DELETE"]))
+        extra.append(Mount(path, app=capped))
     app = Starlette(
         routes=[*routes(table, state_of), *web, *extra],
         middleware=[Middleware(SecurityHeaders, settings=settings)],
         lifespan=lifespan,
+        exception_handlers={HTTPException: unrouted},
     )
     app.state.operations = table
     return app

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from starlette.responses import JSONResponse
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from ...auth.errors import Forbidden, Unauthenticated
 from ...domain.errors import (
@@ -100,4 +102,19 @@ def error_response(exc: MemstoneError | ApiError) -> JSONResponse:
     return JSONResponse(error_body(exc.code, message, hint), status_code=status, headers=headers)
 
 
-__all__ = ["STATUS", "ApiError", "error_body", "error_response", "status_of"]
+async def unrouted(request: Request, exc: Exception) -> Response:
+    """Starlette's own 404 / 405 (no route matched the path, or not this method): the API's JSON error body under
+    /api, so every /api answer carries a code (the fuzz benchmark found plain-text ones); elsewhere as before."""
+    assert isinstance(exc, HTTPException)
+    if not request.url.path.startswith("/api/"):
+        return PlainTextResponse(str(exc.detail), status_code=exc.status_code, headers=exc.headers)
+    if exc.status_code == 405:
+        code, message, hint = "method_not_allowed", f"{request.url.path} does not take {request.method}", None
+    elif exc.status_code == 404:
+        code, message, hint = "not_found", f"no route {request.url.path}", "see /api/openapi.json for every route"
+    else:
+        code, message, hint = "invalid_input", str(exc.detail), None
+    return JSONResponse(error_body(code, message, hint), status_code=exc.status_code, headers=exc.headers)
+
+
+__all__ = ["STATUS", "ApiError", "error_body", "error_response", "status_of", "unrouted"]

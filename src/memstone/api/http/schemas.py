@@ -79,6 +79,10 @@ def cas_field(description: str = CAS_TEXT) -> Any:
     return Field(default=None, ge=1, le=MAX_REVISION, description=description)
 
 
+# A NUL never belongs in a memory's text (it marks a purged version in storage; domain/purge.py).
+NO_NUL = r"^[^\x00]*$"
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -204,7 +208,9 @@ class EntryCreate(Strict):
     kind: str = Field(
         min_length=1, max_length=64, pattern=KIND_PATTERN, description="fact, preference, decision, constraint, ..."
     )
-    text: str = Field(min_length=1, max_length=40_000, description="Markdown body (at most 8192 UTF-8 bytes).")
+    text: str = Field(
+        min_length=1, max_length=40_000, pattern=NO_NUL, description="Markdown body (at most 8192 UTF-8 bytes, no NUL)."
+    )
     title: str | None = Field(default=None, max_length=1000)
     tags: list[Tag] = Field(default_factory=list, max_length=32)
     slug: str | None = Field(default=None, max_length=64, pattern=KEBAB_PATTERN)
@@ -219,7 +225,7 @@ class EntryPatch(Strict):
 
     revision: Annotated[int | None, NotAFlag] = cas_field()
     kind: str | None = Field(default=None, min_length=1, max_length=64, pattern=KIND_PATTERN)
-    text: str | None = Field(default=None, min_length=1, max_length=40_000)
+    text: str | None = Field(default=None, min_length=1, max_length=40_000, pattern=NO_NUL)
     title: str | None = Field(default=None, max_length=1000)
     tags: list[Tag] | None = Field(default=None, max_length=32)
     slug: str | None = Field(default=None, max_length=64, pattern=KEBAB_PATTERN)
@@ -533,3 +539,30 @@ class ReviewListOut(Open):
 class ReviewDecisionOut(Open):
     item: ReviewItemOut
     entries: list[str]
+
+
+# ---------------------------------------------------------------------------------------------- purge (issue 12)
+class PurgeIn(Strict):
+    reason: str = Field(min_length=1, max_length=512, description="Why the content must be erased (recorded).")
+    versions: list[Annotated[int, Field(ge=1, le=2**63 - 1)]] | None = Field(
+        default=None, max_length=1000, description="Only these version numbers (default: every version)."
+    )
+
+
+class TombstoneOut(Open):
+    purge_id: str
+    entry_id: str
+    entry_version_id: str
+    version: int
+    entry_content_hash: str
+    reason: str
+    author: str | None
+    surface: str
+    purged_at: str
+
+
+class PurgeOut(Open):
+    entry_id: str
+    purged: list[TombstoneOut]
+    already_purged: list[str]
+    forgotten_in_revision: int | None

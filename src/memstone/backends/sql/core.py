@@ -17,6 +17,7 @@ from typing import Literal, TypeVar, cast
 
 from ...domain.errors import (
     ArtifactNotFoundError,
+    CapabilityNotSupportedError,
     InvalidCitationError,
     InvalidInput,
     RevisionConflictError,
@@ -33,6 +34,7 @@ from ...domain.model import (
     VerifyReport,
 )
 from ...domain.plan import apply_plan, check_version_hash, projection_text
+from ...domain.purge import Tombstone
 from ...ports import (
     RECORD_QUERIES,
     Capabilities,
@@ -345,6 +347,13 @@ class StoreCore:
         if "vector" in request.channels:
             return await self.engine.run(self._search.search_sync, request)
         return await self.engine.run_short(self._search.search_sync, request)
+
+    async def purge_versions(self, tombstones: Sequence[Tombstone]) -> bool:
+        """Erase the content of these versions, keeping their tombstones (an engine that can overrides it)."""
+        raise CapabilityNotSupportedError("purge", "this engine cannot purge")
+
+    async def tombstones(self, entry_id: EntryId | None = None) -> tuple[Tombstone, ...]:
+        return ()
 
     async def maintain(self, task: Literal["verify", "rebuild"]) -> VerifyReport:
         if task == "verify":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import uuid
+from collections.abc import Callable
 
 from ...domain.manifest import ManifestReader
 from ...domain.model import EntryContent
@@ -28,6 +29,8 @@ class StoreParts:
         self.complete_cache: dict[tuple[str, int], bool] = {}
         self.complete_generation = ""
         self.verified: dict[str, tuple[EntryContent, str]] = {}  # version id -> content verified, its hash
+        # purged version id -> the hash its tombstone records; an engine that can purge sets it (issue 12)
+        self.purged_hashes: Callable[[], dict[str, str]] = dict
         self.lease_holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self.migration_lease_s = 120.0
         self.vector_min_cosine = 0.2

@@ -286,6 +286,10 @@ class AuthorityRows:
                 f"INSERT INTO memory_entry_versions ({VERSION_COLUMNS}) VALUES ({self.dialect.marks(20)})", rows
             )
 
+    def forget_cached(self, version_id: str) -> None:
+        """Drop one decoded version from the cache (a purge rewrote its row; see sqlite/purge.py)."""
+        self._version_cache.pop(version_id, None)
+
     def versions(self, memory_id: MemoryId | None, version_ids: Sequence[str]) -> list[EntryVersion]:
         """Versions by id, in the order asked (missing ones left out); only ``memory_id``'s when given."""
         if not version_ids:

@@ -27,9 +27,12 @@ class Maintenance:
         node_seen: set[str] = set()
         version_hash: dict[str, tuple[str, EntryId, MemoryId, bool]] = {}
         versions = 0
+        purged = self.p.purged_hashes()
         for v in self.p.rows.iter_versions():
             versions += 1
             good = v.content.content_hash == v.entry_content_hash
+            if v.content.purged_hash is not None and purged.pop(v.entry_version_id, None) != v.entry_content_hash:
+                good = False  # a purge mark without its tombstone (issue 12: purge)
             if not good:
                 damage.append(f"entry version {v.entry_version_id} ({v.entry_id}) does not match its content hash")
             version_hash[v.entry_version_id] = (v.entry_content_hash, v.entry_id, v.memory_id, good)
@@ -37,6 +40,7 @@ class Maintenance:
                 prev = version_hash.get(v.previous_version_id)
                 if prev is None or prev[1] != v.entry_id or prev[2] != v.memory_id:
                     damage.append(f"entry version {v.entry_version_id} has a broken predecessor link")
+        damage.extend(f"tombstone of {vid} names a version that was not purged" for vid in sorted(purged))
         chains: dict[str, int] = {}
         for rev, stored in self.p.rows.raw_revisions():
             revisions += 1

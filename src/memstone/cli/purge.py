@@ -1,0 +1,71 @@
+"""``memstone purge ENTRY --reason …``: erase an entry's content from the store's files (issue 12, real erasure).
+
+A purge cannot be undone: it asks for confirmation (``--yes`` skips it; without a terminal it is required).
+What it leaves is a tombstone per version (``memstone purge --list ENTRY`` shows them): the version's id, kind
+and original hash, who purged it, when and why; ``history`` shows the versions as ``[purged]`` and ``verify``
+stays clean.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from ..service import MemoryService
+
+
+@click.command("purge")
+@click.argument("entry")
+@click.option("--reason", help="Why the content must be erased (recorded in each tombstone; required to purge).")
+@click.option("--version", "versions", type=int, multiple=True, help="Purge only this version number (repeatable).")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--list", "list_only", is_flag=True, help="Only show the entry's tombstones; purge nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def purge(
+    ctx: click.Context,
+    entry: str,
+    reason: str | None,
+    versions: tuple[int, ...],
+    yes: bool,
+    list_only: bool,
+    as_json: bool,
+) -> None:
+    """Erase an entry's text, title and tags (all versions, or --version N) from the store's files.
+
+    The entry is forgotten first when its current version is purged. Each purged version keeps a tombstone with
+    its original hash, so the revision chain still verifies. This cannot be undone.
+    """
+    from ..domain.errors import InvalidInput
+    from .main import emit, run
+
+    async def show(svc: MemoryService) -> None:
+        found = await svc.tombstones(entry)
+        lines = [f"v{t.version}  {t.entry_version_id}  purged {t.purged_at} by {t.author or '-'}: {t.reason}"
+                 for t in found]  # fmt: skip
+        emit(as_json, {"entry_id": entry, "tombstones": [t.to_dict() for t in found]},
+             "\n".join(lines) or f"nothing of {entry} was purged")  # fmt: skip
+
+    async def erase(svc: MemoryService) -> None:
+        if not reason or not reason.strip():
+            raise InvalidInput("a purge needs a reason", hint='add --reason "why it must be erased"')
+        if not yes:
+            if not sys.stdin.isatty():
+                raise InvalidInput("a purge cannot be undone and needs confirmation", hint="add --yes")
+            what = f"version(s) {', '.join(map(str, versions))} of {entry}" if versions else f"every version of {entry}"
+            if not click.confirm(f"Erase the content of {what}? This cannot be undone", err=True):
+                raise InvalidInput("purge cancelled; nothing was erased")
+        report = await svc.purge(entry, reason=reason, versions=list(versions) or None)
+        human = [f"purged v{t.version} ({t.entry_version_id})" for t in report.tombstones]
+        human += [f"already purged: {v}" for v in report.already_purged]
+        if report.forgotten_in_revision is not None:
+            human.append(f"forgotten first in revision {report.forgotten_in_revision}")
+        emit(as_json, report.to_dict(), "\n".join(human) or "nothing to purge")
+
+    run(ctx, as_json, show if list_only else erase)
+
+
+__all__ = ["purge"]

@@ -1,0 +1,125 @@
+"""The server only reads the principal store, so it opens it read-only and creates nothing (issue 12, finding 11).
+
+Before, every server opened the principal store read-write and created the auth tables on start: serving a
+read-only backup in token mode failed, and even a local server wrote tables into the store it served.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import apsw
+import pytest
+from api_support import Server, ServerFactory
+
+from memstone import EntryInput, open_service
+from memstone.auth.sqlite import open_principal_store
+from memstone.domain.errors import BackendUnavailable
+
+SCOPE = "memstone://orgs/acme/projects/web"
+PR_CAPBSET_DROP = 24
+CAPS_THAT_IGNORE_MODES = (1, 2, 3)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
+
+
+def _as_ordinary_user() -> None:
+    """Root ignores file modes: the child drops the capabilities that let it (as test_sqlite_read_only does)."""
+    if os.geteuid() == 0:
+        libc = ctypes.CDLL(None, use_errno=True)
+        for cap in CAPS_THAT_IGNORE_MODES:
+            if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def auth_tables(db: Path) -> list[str]:
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'auth_%' ORDER BY name").fetchall()
+    finally:
+        conn.close()
+    return [r[0] for r in rows]
+
+
+async def test_a_local_server_writes_no_auth_tables_into_the_store(make_server: ServerFactory, tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    async with open_service(f"sqlite:///{db}", embedding=None) as svc:
+        await svc.remember(scope=SCOPE, entries=[EntryInput(kind="fact", text="A fact.")])
+    server = await make_server()
+    assert (await server.client.get("/api/session")).status_code == 200
+    assert auth_tables(db) == []
+
+
+async def test_the_servers_principal_store_refuses_writes(remote: Server) -> None:
+    with pytest.raises(BackendUnavailable, match="read-only"):
+        await remote.state.principals.ensure_principal(user="mallory", org="acme")
+    assert await remote.state.principals.principal(user="mallory") is None
+
+
+async def test_a_read_only_store_reads_as_having_no_principals(tmp_path: Path) -> None:
+    store = await open_principal_store(str(tmp_path / "absent.db"), read_only=True)
+    try:
+        assert await store.has_active_tokens() is False
+        assert await store.authenticate("mst_" + "x" * 40) is None
+        assert await store.tokens() == []
+    finally:
+        await store.aclose()
+    assert not (tmp_path / "absent.db").exists()
+
+
+CHILD = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    import httpx2
+    from memstone.api.http import Settings, create_app
+
+    async def main(url, token):
+        app = create_app(Settings(url=url, embedding="none", auth="token", host="0.0.0.0"))
+        out = {}
+        async with app.router.lifespan_context(app):
+            transport = httpx2.ASGITransport(app=app, client=("127.0.0.1", 5000))
+            async with httpx2.AsyncClient(transport=transport, base_url="http://memstone.example") as c:
+                auth = {"Authorization": "Bearer " + token}
+                out["session"] = (await c.get("/api/session", headers=auth)).status_code
+                found = await c.get("/api/memories/search", params={"q": "deploy", "scope": sys.argv[3]}, headers=auth)
+                out["search"] = [found.status_code, len(found.json().get("hits", []))]
+                out["anonymous"] = (await c.get("/api/session")).status_code
+        print(json.dumps(out))
+
+    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    """
+)
+
+
+async def test_a_token_server_serves_a_read_only_backup(tmp_path: Path) -> None:
+    backup = tmp_path / "backup"
+    backup.mkdir()
+    db = backup / "m.db"
+    async with open_service(f"sqlite:///{db}", embedding=None) as svc:
+        await svc.remember(scope=SCOPE, entries=[EntryInput(kind="fact", text="The backup holds the deploy notes.")])
+    store = await open_principal_store(str(db))
+    try:
+        principal = await store.ensure_principal(user="bob", org="acme")
+        await store.set_grant(principal.principal_id, SCOPE, "read")
+        _, token = await store.issue_token(principal.principal_id)
+    finally:
+        await store.aclose()
+    assert sorted(p.name for p in backup.iterdir()) == ["m.db"]
+    before = db.read_bytes()
+    db.chmod(0o444)
+    backup.chmod(0o555)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, f"sqlite:///{db}", token, SCOPE],
+            capture_output=True, text=True, preexec_fn=_as_ordinary_user, timeout=120,
+        )  # fmt: skip
+    finally:
+        backup.chmod(0o755)
+        db.chmod(0o644)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == {"session": 200, "search": [200, 1], "anonymous": 401}
+    assert db.read_bytes() == before

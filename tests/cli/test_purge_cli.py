@@ -1,0 +1,47 @@
+"""``memstone purge``: confirmation, --json, --list, and the purged text gone from the store's files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from memstone.cli.main import cli
+
+SCOPE = "memstone://orgs/acme/projects/web"
+
+
+def memstone(db: Path, *args: str, stdin: str | None = None) -> tuple[int, str]:
+    result = CliRunner().invoke(
+        cli, ["--url", f"sqlite:///{db}", "--scope", SCOPE, *args], input=stdin, env={"MEMSTONE_EMBEDDING": "none"}
+    )
+    return result.exit_code, result.output
+
+
+def store_files(directory: Path) -> bytes:
+    """The bytes of the store and every file beside it (-wal, -shm)."""
+    return b"".join(p.read_bytes() for p in sorted(directory.iterdir()) if p.name.startswith("m.db"))
+
+
+def test_purge_asks_lists_and_erases(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    code, out = memstone(db, "remember", "--kind", "fact", "--text", "Vendor Qzxwvlambda holds the keys.", "--json")
+    assert code == 0, out
+    entry = json.loads(out)["entries"][0]
+    code, out = memstone(db, "purge", entry, "--json")
+    assert code == 2 and "reason" in out
+    code, out = memstone(db, "purge", entry, "--reason", "vendor secret")  # CliRunner's stdin is not a terminal
+    assert code == 2 and "--yes" in out
+    assert b"Qzxwvlambda" in store_files(tmp_path)  # refused purges erased nothing
+    code, out = memstone(db, "purge", entry, "--reason", "vendor secret", "--yes", "--json")
+    assert code == 0, out
+    report = json.loads(out)
+    assert [p["version"] for p in report["purged"]] == [1] and report["forgotten_in_revision"] == 2
+    code, out = memstone(db, "purge", entry, "--list", "--json")
+    assert code == 0 and [t["reason"] for t in json.loads(out)["tombstones"]] == ["vendor secret"]
+    code, out = memstone(db, "verify", "--json")
+    assert code == 0 and json.loads(out)["ok"] is True, out
+    assert b"Qzxwvlambda" not in store_files(tmp_path)
+    code, out = memstone(db, "purge", "ent_01J00000000000000000000000", "--reason", "x", "--yes")
+    assert code == 4

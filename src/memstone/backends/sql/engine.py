@@ -141,6 +141,7 @@ class ArchiveRow(NamedTuple):
     entry_id: EntryId
     entry_version_id: EntryVersionId
     searchable_text: str
+    score: float = 0.0  # the engine's relevance (higher is better; BM25 for SQLite)
 
 
 class FullText(Protocol):
@@ -160,6 +161,13 @@ class FullText(Protocol):
         args: Sequence[object],
     ) -> list[FtsRow]:
         """Top ``depth`` head rows (alias ``h``) matching any of ``terms`` and every ``where`` condition."""
+        ...
+
+    def head_any(
+        self, conn: Conn, terms: Sequence[str], prefixes: Sequence[str], where: Sequence[str], args: Sequence[object]
+    ) -> bool:
+        """Whether any head row (alias ``h``) meeting every ``where`` condition holds one of ``terms`` or a word
+        starting with one of ``prefixes`` (the dense channel's lexical support)."""
         ...
 
     def put_archive(self, conn: Conn, version: EntryVersion, text: str) -> None: ...

@@ -163,13 +163,6 @@ class FullText(Protocol):
         """Top ``depth`` head rows (alias ``h``) matching any of ``terms`` and every ``where`` condition."""
         ...
 
-    def head_any(
-        self, conn: Conn, terms: Sequence[str], prefixes: Sequence[str], where: Sequence[str], args: Sequence[object]
-    ) -> bool:
-        """Whether any head row (alias ``h``) meeting every ``where`` condition holds one of ``terms`` or a word
-        starting with one of ``prefixes`` (the dense channel's lexical support)."""
-        ...
-
     def put_archive(self, conn: Conn, version: EntryVersion, text: str) -> None: ...
 
     def archive_candidates(

@@ -88,7 +88,12 @@ class SearchPart:
         where = [f"h.memory_artifact_id IN ({self.p.engine.dialect.marks(len(memory_ids))})"]
         args: list[object] = list(memory_ids)
         self.p.proj.request_filters(request, where, args)
-        return self.p.engine.fts.head_any(self.p.engine.conn, exact, prefixes, where, args)
+        fts = self.p.engine.fts
+        # An engine's FullText may answer with prefixes too (SQLite's ``head_any``); otherwise exact terms only.
+        head_any = getattr(fts, "head_any", None)
+        if head_any is not None:
+            return bool(head_any(self.p.engine.conn, exact, prefixes, where, args))
+        return bool(exact) and bool(fts.head_candidates(self.p.engine.conn, memory_ids, exact, 1, where, args))
 
     def heads(self, request: SearchRequest) -> dict[str, Revision]:
         """The head Revision of every Memory searched, read inside the search's own read transaction.

@@ -1028,6 +1028,13 @@ def main() -> None:
             fam = asyncio.run(families.run(dialogues, name, args.threads))
             results.setdefault("families", []).append(fam)
             families.print_results(fam)
+    if "nonsense" in parts:
+        import nonsense
+
+        for name in models:
+            ns = nonsense.run(dialogues, name, args.threads)
+            results.setdefault("nonsense", []).append({k: v for k, v in ns.items() if k != "calibration"})
+            nonsense.print_results(ns)
     if "speed" in parts:
         results["speed"] = []
         merged: dict[str, Any] = {"speed": [], "rerank": []}

@@ -45,7 +45,7 @@ from memstone.domain.search import (
     matched_share,
     rrf_fuse,
 )
-from memstone.indexing import Calibration
+from memstone.indexing import CALIBRATIONS, Calibration
 from memstone.ports import SearchRequest
 
 HERE = Path(__file__).resolve().parent
@@ -56,7 +56,6 @@ POWERS = (1.0, 2.0)
 PIVOTS = (0.3, 0.35, 0.4, 0.45, 0.5)
 WIDTHS = (0.02, 0.05)
 FLOORS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
-TOPS = (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
 
 
 def note_split(note_id: str) -> str:
@@ -137,10 +136,15 @@ async def session_store(qset: br.QualitySet, cached: br.CachedModel) -> tuple[Pa
     return path, memories, entries
 
 
+SUPPORT_PREFIXES = (0, 4, 5, 6)  # the prefix lengths of lexical support the nonsense fit tries
+
+
 @dataclass
 class Lists:
     fts: list[tuple[Candidate, float, float]]
     vector: list[tuple[Candidate, float]]
+    support: dict[int, bool]  # lexical support of the query by prefix length (0: exact terms only)
+    prose: bool  # the query holds a stopword (it gets the prose no-match bar)
 
 
 async def channel_lists(svc: Any, head: Any, query: str) -> Lists:
@@ -151,20 +155,32 @@ async def channel_lists(svc: Any, head: Any, query: str) -> Lists:
     )
 
     def run() -> Lists:
-        with backend._read_txn():
+        search = backend._search  # the store core's search part (backends/sql/search.py)
+        with backend.engine.read_txn():
             depth = candidate_depth(br.LIMIT)
             terms = query_terms(query)
             informative = informative_terms(terms)
             required = fts_required_terms(terms) / max(1, len(informative))
             fts = []
             if informative:
-                for row in backend._fts_candidates_sync([head.memory_id], informative, depth, request, True):
+                for row in search._fts_candidates([head.memory_id], informative, depth, request):
                     share = matched_share(informative, set(row.searchable_text.split()))
                     if share >= required - 1e-9:
                         fts.append((Candidate(row.memory_id, row.entry_id, row.entry_version_id), row.bm25, share))
-            cands = backend._vector_candidates_sync([head.memory_id], vec, depth, request)
+            cands = backend._vectors.candidates([head.memory_id], vec, depth, request)
             vector = [(Candidate(c.memory_id, c.entry_id, c.entry_version_id), l2_to_cosine(c.distance)) for c in cands]
-            return Lists(fts, vector)
+            support = {}
+            for k in SUPPORT_PREFIXES:
+                probe = SearchRequest(
+                    query=query,
+                    memories=(head.ref,),
+                    limit=br.LIMIT,
+                    channels=("vector",),
+                    query_vector=vec,
+                    weights={"support_prefix": float(k)},
+                )
+                support[k] = bool(fts) or search._lexical_support([head.memory_id], probe)
+            return Lists(fts, vector, support, any(t in STOPWORDS for t in terms))
 
     return await backend._run(run)
 
@@ -180,7 +196,12 @@ def replay(
 ) -> list[str]:
     fts = ch.fts if mode in ("fts", "hybrid", "auto") else None
     vec = (
-        admit_dense(ch.vector, floor=cal.vector_min_cosine, min_top=cal.vector_min_top)
+        admit_dense(
+            ch.vector,
+            floor=cal.vector_min_cosine,
+            min_top=cal.weights()["vector_min_top_prose"] if ch.prose else cal.vector_min_top,
+            supported=ch.support[cal.support_prefix],
+        )
         if mode in ("vector", "hybrid", "auto")
         else None
     )
@@ -286,7 +307,7 @@ def bm25_ranked(
     for group, mid in memories.items():
         if group not in wanted:
             continue
-        rows = list(backend._head_rows_sync(mid))
+        rows = list(backend.parts.proj.head_rows(mid))
         docs = [r.searchable_text.split() for r in rows]
         if stemmer is not None:
             docs = [_stem(stemmer, d) for d in docs]
@@ -323,7 +344,9 @@ def r10(ranked: Sequence[Sequence[str]], qs: Sequence[br.Query]) -> tuple[float,
     return s.r10, s.mrr
 
 
-def fit(data: dict[str, tuple[list[Lists], list[br.Query], dict[str, str]]]) -> tuple[Calibration, list[str]]:
+def fit(
+    data: dict[str, tuple[list[Lists], list[br.Query], dict[str, str]]], no_match: Calibration
+) -> tuple[Calibration, list[str]]:
     """Fit the floor, then the share and power, on dev halves only (``data``: family -> dev lists, queries)."""
     notes = []
     # 1. The floor (minimum relevance): the highest whose dev vector R@10 stays within 0.005 of floor 0's.
@@ -338,14 +361,12 @@ def fit(data: dict[str, tuple[list[Lists], list[br.Query], dict[str, str]]]) -> 
         if all(got[f] >= base[f] - 0.005 for f in data):
             floor = fl
         notes.append(f"floor {fl}: dev vector R@10 " + ", ".join(f"{f} {got[f]:.3f}" for f in sorted(got)))
-    # 1b. The query-level "no match" bar: the highest best-cosine bar with the same dev tolerance.
-    min_top = -1.0
-    for top in TOPS:
-        cal = Calibration(vector_min_cosine=floor, vector_min_top=top)
-        got = {f: r10([replay(c, e, "vector", cal) for c in ls], qs)[0] for f, (ls, qs, e) in data.items()}
-        if all(got[f] >= base[f] - 0.005 for f in data):
-            min_top = top
-        notes.append(f"min_top {top}: dev vector R@10 " + ", ".join(f"{f} {got[f]:.3f}" for f in sorted(got)))
+    # 1b. The query-level "no match" bar and its lexical support: fitted on the dev nonsense and real queries by
+    # bench/nonsense.py (``no_match``), kept here.
+    min_top, prose, support_prefix = no_match.vector_min_top, no_match.vector_min_top_prose, no_match.support_prefix
+    notes.append(
+        f"no match (bench/nonsense.py, dev halves): bar {min_top}, prose bar {prose}, support prefix {support_prefix}"
+    )
     # 2. The per-query share and the power: maximise the worst dev margin of hybrid R@10 over max(fts, vector).
     ref = {}
     for f, (ls, qs, e) in data.items():
@@ -353,7 +374,21 @@ def fit(data: dict[str, tuple[list[Lists], list[br.Query], dict[str, str]]]) -> 
             r10([replay(c, e, "fts", Calibration(), fts_power=p) for c in ls], qs)[0] for p in (0.0, FTS_COVERAGE_POWER)
         )
         vec0 = r10(
-            [replay(c, e, "vector", Calibration(vector_min_cosine=floor, vector_min_top=min_top)) for c in ls], qs
+            [
+                replay(
+                    c,
+                    e,
+                    "vector",
+                    Calibration(
+                        vector_min_cosine=floor,
+                        vector_min_top=min_top,
+                        vector_min_top_prose=prose,
+                        support_prefix=support_prefix,
+                    ),
+                )
+                for c in ls
+            ],
+            qs,
         )[0]
         ref[f] = max(fts0, vec0)
     best: tuple[float, float, Calibration] | None = None
@@ -361,6 +396,8 @@ def fit(data: dict[str, tuple[list[Lists], list[br.Query], dict[str, str]]]) -> 
         cal = Calibration(
             vector_min_cosine=floor,
             vector_min_top=min_top,
+            vector_min_top_prose=prose,
+            support_prefix=support_prefix,
             share_low=low,
             share_high=high,
             share_pivot=pivot,
@@ -406,7 +443,11 @@ async def run(dialogues: Sequence[int], model_name: str, threads: int, fit_only:
         entries = stores[fam.qset.name][2]
         idx = [i for i, q in enumerate(fam.queries) if fam.splits[q.qid] == "dev"]
         dev[fam.name] = ([lists[fam.name][i] for i in idx], [fam.queries[i] for i in idx], entries)
-    cal, notes = fit(dev)
+    import nonsense
+
+    ps = await nonsense.probes(dialogues, model_name, threads, nonsense.PER_FAMILY)
+    no_match, _ = nonsense.fit(ps, CALIBRATIONS.get(model_name, Calibration()))
+    cal, notes = fit(dev, no_match)
     out["fit"] = notes
     out["calibration"] = cal.weights()
     br.log(f"  fitted on dev halves: {cal}")

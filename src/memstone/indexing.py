@@ -27,7 +27,10 @@ class Calibration:
     """Per-profile search calibration: the vector channel's admission and hybrid's convex fusion.
 
     ``vector_min_cosine``: a vector candidate below it is not admitted; ``vector_min_top``: when the query's best
-    cosine is below it the dense channel admits nothing (a query that matches nothing gets no dense hit). Hybrid
+    cosine is below it and the query has no lexical support in the searched Memories (none of its informative
+    terms, nor for ``support_prefix`` > 0 a word sharing their first ``support_prefix`` letters) the dense channel
+    admits nothing: a query that matches nothing gets no dense hit (``bench_retrieval.py --parts nonsense``);
+    ``vector_min_top_prose`` is that bar for a query written as prose (it holds a stopword). Hybrid
     scores ``(1 - a) * lexical + a * dense`` where the dense share ``a`` follows the lexical channel's confidence
     in the query (domain/search.py ``query_share``): ``share_low`` when the query's words are all found,
     ``share_high`` when few are, a logistic step of ``share_width`` at ``share_pivot`` between;
@@ -38,6 +41,8 @@ class Calibration:
 
     vector_min_cosine: float = 0.2
     vector_min_top: float = -1.0
+    vector_min_top_prose: float | None = None  # None: the same as vector_min_top
+    support_prefix: int = 0
     share_low: float = 0.5
     share_high: float = 0.5
     share_pivot: float = 0.5
@@ -48,6 +53,10 @@ class Calibration:
         return {
             "vector_min_cosine": self.vector_min_cosine,
             "vector_min_top": self.vector_min_top,
+            "vector_min_top_prose": self.vector_min_top
+            if self.vector_min_top_prose is None
+            else self.vector_min_top_prose,
+            "support_prefix": float(self.support_prefix),
             "share_low": self.share_low,
             "share_high": self.share_high,
             "share_pivot": self.share_pivot,
@@ -62,11 +71,22 @@ class Calibration:
 CALIBRATIONS: Mapping[str, Calibration] = {
     # `bench/bench_retrieval.py --parts families --models minilm-l6-int8 --dialogues 211-360:5`, fitted on the dev
     # halves (docs/benchmarks.md): the cell maximising the worst dev margin of hybrid R@10 over max(fts, vector)
-    # across families, ties by mean MRR.
+    # across families, ties by mean MRR. The no-match bars and their lexical support: `--parts nonsense` (the
+    # cell rejecting >= 99% of the dev pseudo-word queries with the smallest worst dev loss of dense R@10, then
+    # the prose bar trading dev off-topic questions against that loss).
     "minilm-l6-int8": Calibration(
-        vector_min_cosine=0.0, share_low=0.1, share_high=0.9, share_pivot=0.4, share_width=0.02, coverage_power=1.0
+        vector_min_cosine=0.0,
+        vector_min_top=0.4,
+        vector_min_top_prose=0.25,
+        support_prefix=5,
+        share_low=0.1,
+        share_high=0.9,
+        share_pivot=0.4,
+        share_width=0.02,
+        coverage_power=1.0,
     ),
-    # Not refitted on the families (issue 15): the same rule as MiniLM's, unmeasured for USE.
+    # Not refitted on the families (issue 15): the same rule as MiniLM's, unmeasured for USE; no no-match bar
+    # (its cosines were not measured against nonsense queries).
     "use-multilingual-v3": Calibration(
         vector_min_cosine=0.1, share_low=0.1, share_high=0.9, share_pivot=0.4, share_width=0.02, coverage_power=1.0
     ),

@@ -276,11 +276,14 @@ class IncomingLink(NamedTuple):
 
 
 class ArchiveMatch(NamedTuple):
-    """A superseded version that matched, the current version of its entry, and the head it is current at."""
+    """A superseded version that matched, the current version of its entry, and the head it is current at; with
+    the engine's BM25 of the match (>= 0) and the share of the query's informative terms it holds."""
 
     archived: EntryVersion
     current: EntryVersion
     head: ArtifactRef
+    bm25: float = 0.0
+    coverage: float = 0.0
 
 
 class KindPolicy(NamedTuple):

@@ -9,9 +9,11 @@ from memstone.domain.errors import InvalidInput
 from memstone.domain.search import (
     Candidate,
     admit_dense,
+    archived_scores,
     candidate_depth,
     check_query,
     convex_fuse,
+    dense_bar,
     dense_score,
     fts_admits,
     fts_required_terms,
@@ -19,6 +21,7 @@ from memstone.domain.search import (
     query_share,
     rrf_fuse,
     searchable,
+    support_terms,
 )
 
 
@@ -134,6 +137,42 @@ def test_dense_admission_has_a_floor_and_a_query_level_no_match_bar() -> None:
     assert admit_dense([(a, 0.2), (b, 0.15)], floor=0.1, min_top=0.3) == []  # the best match is too weak
     assert admit_dense([(a, 0.35), (b, 0.15)], floor=0.1, min_top=0.3) == [(a, 0.35), (b, 0.15)]
     assert admit_dense([], floor=0.0, min_top=0.3) == []
+    # Below the bar, lexical support keeps the dense hits; it is asked for only when the bar is not met.
+    assert admit_dense([(a, 0.2), (b, 0.15)], floor=0.1, min_top=0.3, supported=True) == [(a, 0.2), (b, 0.15)]
+    asked: list[int] = []
+    assert admit_dense([(a, 0.2)], floor=0.1, min_top=0.3, supported=lambda: bool(asked.append(1))) == []
+    assert admit_dense([(a, 0.35)], floor=0.1, min_top=0.3, supported=lambda: bool(asked.append(1))) == [(a, 0.35)]
+    assert asked == [1]
+
+
+def test_a_prose_query_gets_the_prose_bar() -> None:
+    assert dense_bar(query_terms("when is the database snapshotted"), 0.4, 0.25) == 0.25
+    assert dense_bar(query_terms("vorzek plimu tarqen"), 0.4, 0.25) == 0.4
+
+
+def test_support_terms_are_the_informative_terms_and_prefixes_of_longer_latin_words() -> None:
+    assert support_terms(["deployment", "ui", "deploys", "u_4e2d", "abc123def"], 5) == (
+        ["deployment", "ui", "deploys", "u_4e2d", "abc123def"],
+        ["deplo"],
+    )
+    assert support_terms(["deployment"], 0) == (["deployment"], [])
+    assert support_terms(["merge"], 5) == (["merge"], [])  # no longer than the prefix: exact only
+
+
+def test_archived_scores_are_on_the_head_hits_scale() -> None:
+    # fts: BM25 over the query's best (here a head hit's) times the matched share, in [0, 1].
+    ((full, parts), (half, _)) = archived_scores([(2.0, 1.0), (4.0, 0.5)], [{"bm25": 4.0, "coverage": 1.0}])
+    assert full == 0.5 and parts == {"bm25": 2.0, "coverage": 1.0, "lexical": 0.5, "fusion": 0.5}
+    assert half == 0.5
+    # The best BM25 may be an archived one; nothing exceeds 1.
+    ((top, _),) = archived_scores([(8.0, 1.0)], [{"bm25": 4.0, "coverage": 1.0}])
+    assert top == 1.0
+    # hybrid: the lexical channel's weight is 1 - the head hits' dense share...
+    ((mixed, parts),) = archived_scores([(4.0, 1.0)], [{"bm25": 4.0, "vector_share": 0.25}], vector_share=0.9)
+    assert mixed == 0.75 and parts["vector_share"] == 0.25
+    # ... or, with no head hit, the share the per-query rule gives for the best coverage seen.
+    ((alone, parts),) = archived_scores([(4.0, 1.0)], [], vector_share=(0.1, 0.9, 0.4, 0.02))
+    assert abs(alone - 0.9) < 1e-6 and abs(parts["vector_share"] - 0.1) < 1e-6
 
 
 def test_searchable_says_what_check_query_accepts() -> None:

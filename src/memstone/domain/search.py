@@ -12,7 +12,7 @@ hybrid score is ``(1 - a) * lexical + a * dense``; one-channel modes use that ch
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, NamedTuple
 
 from .analyzer import STOPWORDS, informative_terms, query_terms
@@ -108,16 +108,8 @@ def rrf_fuse(
                 continue
             scores[cand] = scores.get(cand, 0.0) + w / (RRF_K + rank)
             ranks.setdefault(cand, {})[name] = rank
-    ordered = sorted(
-        scores.items(),
-        key=lambda kv: (
-            -kv[1],
-            kv[0].memory_id.encode("utf-8"),
-            kv[0].entry_id.encode("utf-8"),
-            kv[0].entry_version_id.encode("utf-8"),
-        ),
-    )
-    return [(cand, score, ranks[cand]) for cand, score in ordered]
+    ordered = sorted((-score, cand) for cand, score in scores.items())  # ties: ids in UTF-8 (= code point) order
+    return [(cand, -neg, ranks[cand]) for neg, cand in ordered]
 
 
 Fusion = Literal["convex", "rrf"]
@@ -146,18 +138,62 @@ def matched_share_in(informative: Sequence[str], searchable_text: str) -> float:
     """:func:`matched_share` over a projection's searchable text (tokens joined by single spaces), without
     splitting it: a term is matched when it stands between spaces (a few substring scans instead of a set of
     every token of a long entry)."""
+    return matched_shares(informative, (searchable_text,))[0]
+
+
+def matched_shares(informative: Sequence[str], searchable_texts: Sequence[str]) -> list[float]:
+    """:func:`matched_share_in` of each text, with the query's needles built once."""
     if not informative:
-        return 0.0
-    padded = f" {searchable_text} "
-    return sum(1 for t in informative if f" {t} " in padded) / len(informative)
+        return [0.0] * len(searchable_texts)
+    needles = [f" {t} " for t in informative]
+    n = len(needles)
+    out = []
+    for text in searchable_texts:
+        padded = f" {text} "
+        hits = 0
+        for needle in needles:
+            if needle in padded:
+                hits += 1
+        out.append(hits / n)
+    return out
+
+
+SUPPORT_PREFIX_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def support_terms(informative: Sequence[str], prefix: int) -> tuple[list[str], list[str]]:
+    """What lexical support looks for: the query's informative terms, and (``prefix`` > 0) the first ``prefix``
+    letters of each longer all-letter Latin term, so ``merges`` is supported by a stored ``merged``."""
+    exact = list(dict.fromkeys(informative))
+    prefixes: list[str] = []
+    if prefix > 0:
+        prefixes = sorted(
+            {t[:prefix] for t in exact if len(t) > prefix and all(ch in SUPPORT_PREFIX_LETTERS for ch in t)}
+        )
+    return exact, prefixes
+
+
+def dense_bar(terms: Sequence[str], min_top: float, min_top_prose: float) -> float:
+    """The no-match bar of a query's best cosine: ``min_top_prose`` for a query written as prose (it holds a
+    stopword: "when is the database snapshotted"), ``min_top`` for a bare list of words ("vorzek plimu")."""
+    return min_top_prose if any(t in STOPWORDS for t in terms) else min_top
 
 
 def admit_dense(
-    candidates: Sequence[tuple[Candidate, float]], *, floor: float, min_top: float = -1.0
+    candidates: Sequence[tuple[Candidate, float]],
+    *,
+    floor: float,
+    min_top: float = -1.0,
+    supported: bool | Callable[[], bool] = False,
 ) -> list[tuple[Candidate, float]]:
-    """The vector channel's admission: nothing when the query's best cosine is below ``min_top`` (the query
-    matches nothing: a calibrated "no match"), else every candidate at or above ``floor``, in order."""
-    if not candidates or max(c for _, c in candidates) < min_top:
+    """The vector channel's admission: every candidate at or above ``floor``, in order, unless the query matches
+    nothing: its best cosine is below ``min_top`` (no strong semantic support) and it has no lexical support
+    either (``supported``: no word of the query, nor a word sharing its first letters, occurs in the searched
+    Memories; a callable is asked only when the best cosine is below the bar). That is the calibrated "no match"
+    of issue 15: a nonsense query gets no dense hit rather than the least bad ones."""
+    if not candidates:
+        return []
+    if max(c for _, c in candidates) < min_top and not (supported() if callable(supported) else supported):
         return []
     return [(cand, c) for cand, c in candidates if c >= floor]
 
@@ -170,15 +206,9 @@ def dense_score(cosine: float, floor: float) -> float:
 
 
 def _order(scored: Mapping[Candidate, float]) -> list[Candidate]:
-    return sorted(
-        scored,
-        key=lambda c: (
-            -scored[c],
-            c.memory_id.encode("utf-8"),
-            c.entry_id.encode("utf-8"),
-            c.entry_version_id.encode("utf-8"),
-        ),
-    )
+    # Score descending, then memory id, entry id, version id: a Candidate is a tuple of those strings, and code
+    # point order of str is the UTF-8 byte order the RFC's tie-break names, so tuples compare as required.
+    return [c for _, c in sorted((-score, c) for c, score in scored.items())]
 
 
 def query_share(best_coverage: float, *, low: float, high: float, pivot: float, width: float) -> float:
@@ -227,17 +257,24 @@ def convex_fuse(
             if cand in lexical:
                 continue
             rel = (bm25 / top if top > 0 else 1.0) * (share**coverage_power if coverage_power else 1.0)
-            lexical[cand] = min(1.0, max(0.0, rel))
-            ranks.setdefault(cand, {})["fts"] = rank
-            parts.setdefault(cand, {}).update(bm25=bm25, coverage=share, lexical=lexical[cand])
+            lex = 1.0 if rel > 1.0 else (rel if rel > 0.0 else 0.0)
+            lexical[cand] = lex
+            ranks[cand] = {"fts": rank}
+            parts[cand] = {"bm25": bm25, "coverage": share, "lexical": lex}
     if vector:
         for rank, (cand, cosine) in enumerate(vector, start=1):
             if cand in dense:
                 continue
-            dense[cand] = dense_score(cosine, cosine_floor)
-            ranks.setdefault(cand, {})["vector"] = rank
-            parts.setdefault(cand, {}).update(cosine=cosine, dense=dense[cand])
-    if fts is not None and vector is not None:
+            dense[cand] = d = dense_score(cosine, cosine_floor)
+            got = ranks.get(cand)
+            if got is None:
+                ranks[cand] = {"vector": rank}
+                parts[cand] = {"cosine": cosine, "dense": d}
+            else:
+                got["vector"] = rank
+                parts[cand].update(cosine=cosine, dense=d)
+    both = fts is not None and vector is not None
+    if both:
         scores = {c: (1.0 - vector_share) * lexical.get(c, 0.0) + vector_share * dense.get(c, 0.0) for c in ranks}
         ordered = _order(scores)
     elif fts is not None:
@@ -249,8 +286,48 @@ def convex_fuse(
     out: list[Fused] = []
     for cand in ordered:
         p = parts[cand]
-        p["fusion"] = scores[cand]
-        if fts is not None and vector is not None:
+        score = scores[cand]
+        p["fusion"] = score
+        if both:
             p["vector_share"] = vector_share
-        out.append(Fused(cand, scores[cand], ranks[cand], p))
+        out.append(Fused(cand, score, ranks[cand], p))
+    return out
+
+
+def archived_scores(
+    matches: Sequence[tuple[float, float]],
+    head_parts: Sequence[Mapping[str, float]],
+    *,
+    coverage_power: float = FTS_COVERAGE_POWER,
+    vector_share: float | tuple[float, float, float, float] | None = None,
+) -> list[tuple[float, dict[str, float]]]:
+    """Scores of archive-only matches on the head hits' scale, with their parts.
+
+    ``matches``: (BM25 >= 0, matched share of informative terms) per archived version; ``head_parts``: the
+    contributions of the search's head hits. An archived version is scored as a head hit found by the lexical
+    channel alone: BM25 over the query's best BM25 (among head and archived matches) times its share, times the
+    lexical channel's weight ``1 - a`` when the search fused a dense channel (``vector_share``: the head hits'
+    own ``a`` is used when they carry one, else ``a`` of the best coverage seen, as :func:`convex_fuse` does).
+    """
+    best = max([bm25 for bm25, _ in matches] + [p.get("bm25", 0.0) for p in head_parts] + [0.0])
+    a = 0.0
+    if vector_share is not None:
+        shared = [p["vector_share"] for p in head_parts if "vector_share" in p]
+        if shared:
+            a = shared[0]
+        elif isinstance(vector_share, tuple):
+            low, high, pivot, width = vector_share
+            coverage = max([s for _, s in matches] + [p.get("coverage", 0.0) for p in head_parts] + [0.0])
+            a = query_share(coverage, low=low, high=high, pivot=pivot, width=width)
+        else:
+            a = vector_share
+    out = []
+    for bm25, share in matches:
+        lexical = min(1.0, max(0.0, (bm25 / best if best > 0 else 1.0) * share**coverage_power))
+        parts = {"bm25": bm25, "coverage": share, "lexical": lexical}
+        score = (1.0 - a) * lexical
+        if vector_share is not None:
+            parts["vector_share"] = a
+        parts["fusion"] = score
+        out.append((score, parts))
     return out

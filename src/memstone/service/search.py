@@ -29,7 +29,7 @@ from ..domain.rules import (
     strings_of,
 )
 from ..domain.scopes import SlugHolder, parse_scope, shadowing
-from ..domain.search import RRF_K, Fusion, candidate_depth, check_query
+from ..domain.search import FTS_COVERAGE_POWER, RRF_K, Fusion, archived_scores, candidate_depth, check_query
 from ..ports import (
     ArchiveQuery,
     LiveSlugsQuery,
@@ -162,6 +162,8 @@ class Search:
             order=order,
             include_superseded=include_superseded,
             precedence=precedence,
+            fused_dense=fusion == "convex" and used_mode == "hybrid",
+            rrf=fusion == "rrf",
             kinds=request.kinds,
             tags=request.tags,
             important=important,
@@ -235,6 +237,8 @@ class Search:
         order: Order,
         include_superseded: bool,
         precedence: bool,
+        fused_dense: bool,
+        rrf: bool,
         kinds: tuple[str, ...],
         tags: tuple[str, ...],
         important: bool | None,
@@ -264,12 +268,21 @@ class Search:
                     mandatory=mandatory,
                 )
             )
-            rank = 0
-            for old, current, head in archived:
-                if old.entry_id in seen:
+            fresh = []
+            for match in archived:
+                if match.archived.entry_id in seen:
                     continue  # the current version matched (or a better archived one did): older hits are dropped
-                seen.add(old.entry_id)
-                rank += 1
+                seen.add(match.archived.entry_id)
+                fresh.append(match)
+            # Archive-only hits are scored as lexical-only head hits of this search would be (RRF keeps its ranks).
+            cal = self._core.indexer.calibration if self._core.indexer is not None else None
+            scored = archived_scores(
+                [(m.bm25, m.coverage) for m in fresh],
+                [h.contributions for h in hits],
+                coverage_power=cal.coverage_power if fused_dense and cal is not None else FTS_COVERAGE_POWER,
+                vector_share=(cal.share() if cal is not None else 0.5) if fused_dense else None,
+            )
+            for rank, ((old, current, head, *_), (score, parts)) in enumerate(zip(fresh, scored, strict=True), 1):
                 c = current.content
                 out.append(
                     MemoryHit(
@@ -277,7 +290,7 @@ class Search:
                         entry_id=old.entry_id,
                         entry_version_id=old.entry_version_id,
                         text=old.content.text,
-                        score=1.0 / (RRF_K + rank),
+                        score=1.0 / (RRF_K + rank) if rrf else score,
                         matched_by=("fts",),
                         kind=c.kind,
                         title=old.content.title,
@@ -291,6 +304,7 @@ class Search:
                         scope=scope_of.get(head.memory_id),
                         superseded=True,
                         current_entry_version_id=current.entry_version_id,
+                        contributions={} if rrf else parts,
                     )
                 )
         shadowed: list[Shadowed] = []

@@ -104,6 +104,33 @@ class VectorConformance(StoreFixtures):
             exact = await vsvc.search("postgres backups run nightly", memories=[rev], mode=mode)
             assert exact.hits[0].text == "postgres backups run nightly" and exact.hits[0].score > 0.5
 
+    async def test_a_weak_query_with_lexical_support_keeps_its_dense_hits(self, vsvc: MemoryService) -> None:
+        from ..indexing import Calibration
+
+        rev = await vsvc.remember(None, entries=[fact("we are deploying on friday"), fact("the ui uses react")])
+        assert rev is not None
+        assert vsvc.indexer is not None
+        vsvc.indexer.calibration = Calibration(vector_min_cosine=-1.0, vector_min_top=0.99, support_prefix=5)
+        # An engine whose full-text part answers prefixes (``head_any``) supports by shared first letters too.
+        prefixes = hasattr(getattr(getattr(vsvc.backend, "engine", None), "fts", None), "head_any")
+        for mode in ("vector", "hybrid"):
+            if prefixes:
+                # Below the bar, but a stored word shares the first five letters of "deployment": not a no match.
+                assert (await vsvc.search("deployment calendar", memories=[rev], mode=mode)).hits
+            # A stored word itself is support; a query of unknown words has none.
+            assert (await vsvc.search("react hooks", memories=[rev], mode=mode)).hits
+            assert (await vsvc.search("vorzek plimu tarqen", memories=[rev], mode=mode)).hits == ()
+        # Exact terms only: the prefix no longer supports it.
+        vsvc.indexer.calibration = Calibration(vector_min_cosine=-1.0, vector_min_top=0.99, support_prefix=0)
+        assert (await vsvc.search("deployment calendar", memories=[rev], mode="vector")).hits == ()
+        # A prose query (it holds a stopword) is held to its own bar.
+        vsvc.indexer.calibration = Calibration(vector_min_cosine=-1.0, vector_min_top=0.99, vector_min_top_prose=-1.0)
+        assert (await vsvc.search("when is the zorbit plimu", memories=[rev], mode="vector")).hits
+        assert (await vsvc.search("zorbit plimu", memories=[rev], mode="vector")).hits == ()
+        # The filters apply to the support: a kind nobody has is no support.
+        vsvc.indexer.calibration = Calibration(vector_min_cosine=-1.0, vector_min_top=0.99, support_prefix=5)
+        assert (await vsvc.search("react hooks", memories=[rev], mode="vector", kinds=["decision"])).hits == ()
+
     async def test_fast_path_agrees_with_exact_search(self, vsvc: MemoryService) -> None:
         texts = [
             f"note {i} about {w} and {v}"

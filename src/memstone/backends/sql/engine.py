@@ -141,6 +141,7 @@ class ArchiveRow(NamedTuple):
     entry_id: EntryId
     entry_version_id: EntryVersionId
     searchable_text: str
+    score: float = 0.0  # the engine's relevance (higher is better; BM25 for SQLite)
 
 
 class FullText(Protocol):

@@ -18,7 +18,7 @@ from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import ArtifactRef, Change, EntryContent, EntryVersion, Revision
 from ...domain.plan import projection_text
 from ...domain.records import Record
-from ...domain.search import fts_admits, fts_required_terms
+from ...domain.search import fts_admits, fts_required_terms, matched_share
 from ...ports import (
     ArchiveMatch,
     ArchiveQuery,
@@ -245,24 +245,25 @@ class RecordsPart:
             if not informative or not heads:
                 return []
             required = fts_required_terms(terms)
-            picked: list[tuple[EntryVersionId, EntryVersionId, ArtifactRef]] = []
-            for mid, eid, vid, text in self.p.engine.fts.archive_candidates(
+            picked: list[tuple[EntryVersionId, EntryVersionId, ArtifactRef, float, float]] = []
+            for mid, eid, vid, text, bm25 in self.p.engine.fts.archive_candidates(
                 self.p.engine.conn, sorted(heads), informative, q.depth
             ):
-                if required > 1 and not fts_admits(terms, set(text.split())):
+                tokens = set(text.split())
+                if required > 1 and not fts_admits(terms, tokens):
                     continue
                 head = heads[mid]
                 m = self._manifests.lookup(head.manifest_root, eid)
                 # Only entries live at that Revision; their current version is the head search's business.
                 if m is None or m.state != "active" or m.entry_version_id == vid:
                     continue
-                picked.append((vid, m.entry_version_id, head.ref))
+                picked.append((vid, m.entry_version_id, head.ref, bm25, matched_share(informative, tokens)))
             loaded = {
                 v.entry_version_id: v
                 for v in self._load_versions_sync(None, sorted({x for p in picked for x in p[:2]}))
             }
             out: list[ArchiveMatch] = []
-            for vid, current_vid, ref in picked:
+            for vid, current_vid, ref, bm25, share in picked:
                 archived, current = loaded.get(vid), loaded.get(current_vid)
                 if archived is None or current is None or archived.entry_id != current.entry_id:
                     continue
@@ -273,7 +274,7 @@ class RecordsPart:
                 if content_matches(
                     current.content, kinds=q.kinds, tags=q.tags, important=q.important, mandatory=q.mandatory
                 ):
-                    out.append(ArchiveMatch(archived, current, ref))
+                    out.append(ArchiveMatch(archived, current, ref, bm25, share))
             return out
 
     # ------------------------------------------------------------------ writes outside a Revision
@@ -312,7 +313,7 @@ class RecordsPart:
             v.entry_version_id: v for v in self._load_versions_sync(None, self.p.proj.superseded_version_ids())
         }
         seen: set[str] = set()
-        for mid, eid, vid, text in self.p.proj.archive_rows():
+        for mid, eid, vid, text, *_ in self.p.proj.archive_rows():
             seen.add(vid)
             v = expected.get(vid)
             if v is None:

@@ -18,10 +18,12 @@ from ...domain.search import (
     admit_dense,
     candidate_depth,
     convex_fuse,
+    dense_bar,
     fts_required_terms,
     l2_to_cosine,
-    matched_share_in,
+    matched_shares,
     rrf_fuse,
+    support_terms,
 )
 from ...ports import SearchPage, SearchRequest
 from .parts import StoreParts
@@ -75,6 +77,24 @@ class SearchPart:
             for r in rows
         ]
 
+    def _lexical_support(self, memory_ids: Sequence[str], request: SearchRequest) -> bool:
+        """Whether a word of the query (or one sharing its first letters) occurs in these Memories, under the
+        request's filters: below the no-match bar, that keeps the dense hits of a weak but real query."""
+        exact, prefixes = support_terms(
+            informative_terms(query_terms(request.query)), int(request.weights.get("support_prefix", 0))
+        )
+        if not exact and not prefixes:
+            return False
+        where = [f"h.memory_artifact_id IN ({self.p.engine.dialect.marks(len(memory_ids))})"]
+        args: list[object] = list(memory_ids)
+        self.p.proj.request_filters(request, where, args)
+        fts = self.p.engine.fts
+        # An engine's FullText may answer with prefixes too (SQLite's ``head_any``); otherwise exact terms only.
+        head_any = getattr(fts, "head_any", None)
+        if head_any is not None:
+            return bool(head_any(self.p.engine.conn, exact, prefixes, where, args))
+        return bool(exact) and bool(fts.head_candidates(self.p.engine.conn, memory_ids, exact, 1, where, args))
+
     def heads(self, request: SearchRequest) -> dict[str, Revision]:
         """The head Revision of every Memory searched, read inside the search's own read transaction.
 
@@ -123,10 +143,13 @@ class SearchPart:
                 if informative:
                     # Only informative terms reach MATCH; each row's matched share is both its admission (the
                     # RFC's coverage) and its per-candidate confidence in the fusion.
-                    for row in self._fts_candidates(memory_ids, informative, depth, request):
-                        share = matched_share_in(informative, row.searchable_text)
-                        if share >= required - 1e-9:
-                            fts.append((Candidate(row.memory_id, row.entry_id, row.entry_version_id), row.bm25, share))
+                    rows = self._fts_candidates(memory_ids, informative, depth, request)
+                    shares = matched_shares(informative, [row.searchable_text for row in rows])
+                    fts = [
+                        (Candidate(row.memory_id, row.entry_id, row.entry_version_id), row.bm25, share)
+                        for row, share in zip(rows, shares, strict=True)
+                        if share >= required - 1e-9
+                    ]
             vec: list[tuple[Candidate, float]] | None = None
             floor = request.weights.get("vector_min_cosine", self.p.vector_min_cosine)
             if "vector" in request.channels:
@@ -138,7 +161,12 @@ class SearchPart:
                         for vc in self.vectors.candidates(memory_ids, request.query_vector, depth, request, begun)
                     ],
                     floor=floor,
-                    min_top=request.weights.get("vector_min_top", -1.0),
+                    min_top=dense_bar(
+                        query_terms(request.query),
+                        request.weights.get("vector_min_top", -1.0),
+                        request.weights.get("vector_min_top_prose", request.weights.get("vector_min_top", -1.0)),
+                    ),
+                    supported=lambda: bool(fts) or self._lexical_support(memory_ids, request),
                 )
             fused = self._fuse(request, fts, vec, floor)
             hits: list[MemoryHit] = []

@@ -70,17 +70,32 @@ class SQLiteFullText:
             FtsRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], int(r[4]), -float(r[5])) for r in rows
         ]
 
+    def head_any(
+        self, conn: Conn, terms: Sequence[str], prefixes: Sequence[str], where: Sequence[str], args: Sequence[object]
+    ) -> bool:
+        # A prefix is a quoted analyzer token followed by FTS5's prefix operator.
+        match = " OR ".join([match_expression([t]) for t in terms] + [match_expression([p]) + " *" for p in prefixes])
+        if not match:
+            return False
+        rows = conn.q(
+            "SELECT 1 FROM memory_entry_search_fts f CROSS JOIN memory_entry_heads h ON h.projection_id = f.rowid "
+            f"WHERE memory_entry_search_fts MATCH ? AND {' AND '.join(where)} LIMIT 1",
+            [match, *args],
+        )
+        return bool(rows)
+
     def archive_candidates(
         self, conn: Conn, memory_ids: Sequence[str], terms: Sequence[str], depth: int
     ) -> list[ArchiveRow]:
         rows = conn.q(
-            "SELECT a.memory_artifact_id, a.entry_id, a.entry_version_id, a.searchable_text "
+            "SELECT a.memory_artifact_id, a.entry_id, a.entry_version_id, a.searchable_text, f.rank "
             "FROM memory_entry_archive_fts f CROSS JOIN memory_entry_archive a ON a.archive_id = f.rowid "
             f"WHERE memory_entry_archive_fts MATCH ? AND a.memory_artifact_id IN ({','.join('?' * len(memory_ids))}) "
             "ORDER BY f.rank, a.entry_version_id LIMIT ?",
             (match_expression(terms), *memory_ids, depth),
         )
-        return [ArchiveRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3]) for r in rows]
+        # FTS5's rank is bm25() negated.
+        return [ArchiveRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], -float(r[4])) for r in rows]
 
     def clear(self, conn: Conn) -> None:
         # A damaged FTS index cannot be trusted to accept per-row deletes, so drop and recreate the projections,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 from .canonical import ENTRY_CONTENT_TAG, canonical_json_floatless, tagged_sha256
 from .ids import EntryId, EntryVersionId, MemoryId, SourceId
@@ -20,7 +20,7 @@ Surface = Literal["agent-session", "workflow", "human", "import", "api"]
 SearchMode = Literal["fts", "vector", "hybrid", "auto"]
 Channel = Literal["fts", "vector"]
 
-KNOWN_KINDS = (
+KnownKind = Literal[
     "fact",
     "preference",
     "decision",
@@ -31,7 +31,8 @@ KNOWN_KINDS = (
     "pattern",
     "procedure",
     "working_note",
-)
+]
+KNOWN_KINDS: tuple[str, ...] = get_args(KnownKind)  # the built-in kinds, in this order; a store may add its own
 
 MEMORY_SCHEMA = "memstone.memory.v1"
 

@@ -13,14 +13,14 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, TypeVar, Unpack
 
 from ..domain.errors import InvalidInput
 from ..domain.ids import new_ulid
 from ..domain.model import Surface
 from ..indexing import VectorIndexer
 from ..ports import CandidatePipeline, EmbeddingModel, MemoryBackend
-from .core import HistoryItem, ServiceCore, utc_now
+from .core import CoreOptions, HistoryItem, ServiceCore, utc_now
 from .policy import Actor, Policy, UserOrg
 from .recall import Recall
 from .records import Records
@@ -60,29 +60,10 @@ def _via(
 class MemoryService:
     """Durable, versioned memory over one backend. Construct it with :func:`open_service`."""
 
-    def __init__(
-        self,
-        backend: MemoryBackend,
-        *,
-        clock: Callable[[], str] = utc_now,
-        new_id: Callable[[str], str] = new_ulid,
-        author: str | None = None,
-        surface: Surface = "api",
-        closed_kinds: frozenset[str] | None = None,
-        embedding: EmbeddingModel | None = None,
-        candidates: CandidatePipeline | None = None,
-    ) -> None:
-        core = ServiceCore(
-            backend,
-            clock=clock,
-            new_id=new_id,
-            author=author,
-            surface=surface,
-            closed_kinds=closed_kinds,
-            embedding=embedding,
-            candidates=candidates,
-        )
-        self._compose(core)
+    def __init__(self, backend: MemoryBackend, **options: Unpack[CoreOptions]) -> None:
+        """``options``: ``clock``, ``new_id``, ``author``, ``surface``, ``closed_kinds``, ``embedding`` and
+        ``candidates``, as :class:`ServiceCore` takes them (and with its defaults)."""
+        self._compose(ServiceCore(backend, **options))
 
     def _compose(self, core: ServiceCore) -> None:
         self._core = core

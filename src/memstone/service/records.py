@@ -31,6 +31,7 @@ from ..domain.records import (
     order_records,
 )
 from ..domain.rules import (
+    next_version,
     normalize_artifacts,
     normalize_reason,
     normalize_relation_kind,
@@ -174,29 +175,17 @@ class Records:
             if content.content_hash == prev.entry_content_hash:
                 continue
             await self._core._check_kind(content.kind)
-            vid = EntryVersionId(self._core._new_id("ver_"))
-            versions.append(
-                EntryVersion(
-                    memory_id=base.memory_id,
-                    entry_id=prev.entry_id,
-                    entry_version_id=vid,
-                    version=prev.version + 1,
-                    previous_version_id=prev.entry_version_id,
-                    content=content,
-                    entry_content_hash=content.content_hash,
-                    created_in_revision=base.revision + 1,
-                    provenance=provenance,
-                )
+            version, change = next_version(
+                base.memory_id,
+                content,
+                prev=prev,
+                new_id=self._core._new_id,
+                revision=base.revision + 1,
+                provenance=provenance,
+                reason=reason,
             )
-            changes.append(
-                Change(
-                    op="revise",
-                    entry_id=prev.entry_id,
-                    from_entry_version_id=prev.entry_version_id,
-                    to_entry_version_id=vid,
-                    reason=reason,
-                )
-            )
+            versions.append(version)
+            changes.append(change)
         for eid, vid, reason in deactivate:
             changes.append(
                 Change(

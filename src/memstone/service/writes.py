@@ -34,6 +34,7 @@ from ..domain.rules import (
     build_content,
     entry_inputs,
     items_of,
+    next_version,
     normalize_artifacts,
     normalize_reason,
     normalize_source_ids,
@@ -180,29 +181,18 @@ class Writes:
             )
             if content.content_hash == prev.entry_content_hash:
                 continue  # identical content is a no-op
-            vid = EntryVersionId(self._core._new_id("ver_"))
-            new_versions.append(
-                EntryVersion(
-                    memory_id=memory_id,
-                    entry_id=eid,
-                    entry_version_id=vid,
-                    version=prev.version + 1,
-                    previous_version_id=prev.entry_version_id,
-                    content=content,
-                    entry_content_hash=content.content_hash,
-                    created_in_revision=new_revision,
-                    provenance=provenance,
-                )
+            reason = normalize_reason(item.reason) or flag_reason(prev.content, content)
+            version, change = next_version(
+                memory_id,
+                content,
+                prev=prev,
+                new_id=self._core._new_id,
+                revision=new_revision,
+                provenance=provenance,
+                reason=reason,
             )
-            changes.append(
-                Change(
-                    op="revise",
-                    entry_id=eid,
-                    from_entry_version_id=prev.entry_version_id,
-                    to_entry_version_id=vid,
-                    reason=normalize_reason(item.reason) or flag_reason(prev.content, content),
-                )
-            )
+            new_versions.append(version)
+            changes.append(change)
         if pending_new and base is not None:
             existing = await self._core.backend.read(
                 ContentQuery(memory_id=memory_id, content_hashes=tuple(pending_new))
@@ -218,30 +208,17 @@ class Writes:
                     normalize_reason(item.reason),
                 )
         for content_hash, content in pending_new.items():
-            eid = EntryId(self._core._new_id("ent_"))
-            vid = EntryVersionId(self._core._new_id("ver_"))
-            new_versions.append(
-                EntryVersion(
-                    memory_id=memory_id,
-                    entry_id=eid,
-                    entry_version_id=vid,
-                    version=1,
-                    previous_version_id=None,
-                    content=content,
-                    entry_content_hash=content_hash,
-                    created_in_revision=new_revision,
-                    provenance=provenance,
-                )
+            version, change = next_version(
+                memory_id,
+                content,
+                prev=None,
+                new_id=self._core._new_id,
+                revision=new_revision,
+                provenance=provenance,
+                reason=reasons.get(content_hash),
             )
-            changes.append(
-                Change(
-                    op="add",
-                    entry_id=eid,
-                    from_entry_version_id=None,
-                    to_entry_version_id=vid,
-                    reason=reasons.get(content_hash),
-                )
-            )
+            new_versions.append(version)
+            changes.append(change)
         if not changes:
             if (
                 base is not None
@@ -440,29 +417,18 @@ class Writes:
                 )
                 if normalized.content_hash == v.entry_content_hash:
                     continue
-                vid = EntryVersionId(self._core._new_id("ver_"))
-                new_versions.append(
-                    EntryVersion(
-                        memory_id=v.memory_id,
-                        entry_id=v.entry_id,
-                        entry_version_id=vid,
-                        version=v.version + 1,
-                        previous_version_id=v.entry_version_id,
-                        content=normalized,
-                        entry_content_hash=normalized.content_hash,
-                        created_in_revision=base.revision + 1,
-                        provenance=Provenance(author=self._core._author, surface="workflow", created_at=now),
-                    )
+                provenance = Provenance(author=self._core._author, surface="workflow", created_at=now)
+                version, change = next_version(
+                    v.memory_id,
+                    normalized,
+                    prev=v,
+                    new_id=self._core._new_id,
+                    revision=base.revision + 1,
+                    provenance=provenance,
+                    reason="normalize",
                 )
-                changes.append(
-                    Change(
-                        op="revise",
-                        entry_id=v.entry_id,
-                        from_entry_version_id=v.entry_version_id,
-                        to_entry_version_id=vid,
-                        reason="normalize",
-                    )
-                )
+                new_versions.append(version)
+                changes.append(change)
         if not changes:
             return base
         plan = WritePlan(

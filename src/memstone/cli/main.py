@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
-import sys
 from collections.abc import Callable, Coroutine, Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -224,7 +223,7 @@ def run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Corou
 
     from ..domain.errors import MemstoneError
     from ..service import open_service
-    from .errors import exit_code
+    from .errors import fail
 
     obj: Context = ctx.obj
 
@@ -241,11 +240,7 @@ def run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Corou
     try:
         asyncio.run(main())
     except MemstoneError as exc:
-        if as_json:
-            click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, indent=2))
-        else:
-            click.echo(f"error: {exc}", err=True)
-        sys.exit(exit_code(exc))
+        fail(as_json, exc)
 
 
 def rev_line(rev: Revision | None) -> str:

@@ -138,13 +138,15 @@ def test_remember_text_dash_reads_stdin(run: Cli) -> None:
 
 
 def test_remember_identical_text_writes_no_new_revision(run: Cli) -> None:
-    run.add("We deploy with uv.")
+    entry = run.add("We deploy with uv.")
     out = run.json("remember", "--kind", "fact", "--text", "We deploy with uv.")
     again = out["revision"]
     assert again["revision"] == 1
     assert again["entry_count"] == 1
     assert out["status"] == "unchanged" and out["entries"] == []  # the old write's ids are not this one's
-    assert "added" not in run("remember", "--kind", "fact", "--text", "We deploy with uv.").stdout
+    assert out["existing"] == [entry]  # the live entry that already says it (issue 11)
+    human = run("remember", "--kind", "fact", "--text", "We deploy with uv.").stdout
+    assert "added" not in human and f"already stored as {entry}" in human
 
 
 def test_remember_revise_adds_a_version_and_keeps_the_old_one(run: Cli) -> None:

@@ -140,6 +140,7 @@ class MemoryService:
     cite_record = _via(lambda s: s._core, ServiceCore.cite_record)
     # writes
     remember = _via(lambda s: s._writes, Writes.remember)
+    remember_outcome = _via(lambda s: s._writes, Writes.remember_outcome)
     update = _via(lambda s: s._writes, Writes.update)
     forget = _via(lambda s: s._writes, Writes.forget)
     reactivate = _via(lambda s: s._writes, Writes.reactivate)

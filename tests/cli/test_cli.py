@@ -654,6 +654,18 @@ def test_the_group_reports_its_version() -> None:
     assert memstone.__version__ in result.stdout
 
 
+def test_the_version_of_a_malformed_url_says_what_is_wrong(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import memstone
+
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    result = CliRunner().invoke(cli, ["--url", "sqlite://tmp/x.db", "--version"])
+    assert result.exit_code == 0 and memstone.__version__ in result.stdout
+    assert "reads as a host" in result.stdout  # the URL parser's own message, not a path under ./tmp
+    assert str(work) not in result.stdout and list(work.iterdir()) == []
+
+
 def leaf_commands(group: click.Group = cli, prefix: str = "") -> dict[str, click.Command]:
     """Every command to run, a group's subcommands by full name (``token create``)."""
     out: dict[str, click.Command] = {}

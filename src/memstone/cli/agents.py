@@ -269,10 +269,10 @@ def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
     obj = ctx.obj
     try:
         settings = AgentSettings.from_config(obj.config)
+        path = store_path(settings.url)
     except MemstoneError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    path = store_path(settings.url)
     report: dict[str, Any] = {
         "store": path,
         "schema_version": _schema_version(path),

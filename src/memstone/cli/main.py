@@ -269,8 +269,12 @@ def show_version(ctx: click.Context, value: bool) -> None:
     url: str | None = ctx.params.get("url")
     with contextlib.suppress(MemstoneError):  # a bad setting elsewhere must not hide the version
         url = Config.load({"url": url}, derive=False).url  # --url, else MEMSTONE_URL, else the default
-    path = store_path(url)
-    click.echo(f"memstone, version {__version__}\nstore: {path} (schema version: {_schema_version(path)})")
+    try:
+        path = store_path(url)
+        schema = f"schema version: {_schema_version(path)}"
+    except MemstoneError as exc:  # a malformed URL: say so, and still print the version
+        path, schema = str(url), exc.message
+    click.echo(f"memstone, version {__version__}\nstore: {path} ({schema})")
     ctx.exit()
 
 

@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, TypedDict, TypeVar
+from typing import Literal, TypeVar
 
 from ..domain.canonical import SOURCE_CONTENT_TAG, tagged_sha256
 from ..domain.errors import (
@@ -121,18 +121,6 @@ def flag_reason(old: EntryContent, new: EntryContent) -> str | None:
         return None
     same = replace(new, important=old.important, mandatory=old.mandatory)
     return "flag" if same == old else None
-
-
-class CoreOptions(TypedDict, total=False):
-    """What a service is built with besides its backend (defaults: :class:`ServiceCore`'s)."""
-
-    clock: Callable[[], str]
-    new_id: Callable[[str], str]
-    author: str | None
-    surface: Surface
-    closed_kinds: frozenset[str] | None
-    embedding: EmbeddingModel | None
-    candidates: CandidatePipeline | None
 
 
 class ServiceCore:

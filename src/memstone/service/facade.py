@@ -13,14 +13,14 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import Concatenate, ParamSpec, TypeVar, Unpack
+from typing import Concatenate, ParamSpec, TypedDict, TypeVar, Unpack
 
 from ..domain.errors import InvalidInput
 from ..domain.ids import new_ulid
 from ..domain.model import Surface
 from ..indexing import VectorIndexer
 from ..ports import CandidatePipeline, EmbeddingModel, MemoryBackend
-from .core import CoreOptions, HistoryItem, ServiceCore, utc_now
+from .core import HistoryItem, ServiceCore, utc_now
 from .policy import Actor, Policy, UserOrg
 from .recall import Recall
 from .records import Records
@@ -55,6 +55,18 @@ def _via(
         return method(part(self), *args, **kwargs)
 
     return call
+
+
+class CoreOptions(TypedDict, total=False):
+    """What a service is built with besides its backend (defaults: :class:`ServiceCore`'s)."""
+
+    clock: Callable[[], str]
+    new_id: Callable[[str], str]
+    author: str | None
+    surface: Surface
+    closed_kinds: frozenset[str] | None
+    embedding: EmbeddingModel | None
+    candidates: CandidatePipeline | None
 
 
 class MemoryService:

@@ -138,13 +138,15 @@ def test_remember_text_dash_reads_stdin(run: Cli) -> None:
 
 
 def test_remember_identical_text_writes_no_new_revision(run: Cli) -> None:
-    run.add("We deploy with uv.")
+    entry = run.add("We deploy with uv.")
     out = run.json("remember", "--kind", "fact", "--text", "We deploy with uv.")
     again = out["revision"]
     assert again["revision"] == 1
     assert again["entry_count"] == 1
     assert out["status"] == "unchanged" and out["entries"] == []  # the old write's ids are not this one's
-    assert "added" not in run("remember", "--kind", "fact", "--text", "We deploy with uv.").stdout
+    assert out["existing"] == [entry]  # the live entry that already says it (issue 11)
+    human = run("remember", "--kind", "fact", "--text", "We deploy with uv.").stdout
+    assert "added" not in human and f"already stored as {entry}" in human
 
 
 def test_remember_revise_adds_a_version_and_keeps_the_old_one(run: Cli) -> None:
@@ -653,6 +655,18 @@ def test_the_group_reports_its_version() -> None:
     result = CliRunner().invoke(cli, ["--version"])
     assert result.exit_code == 0
     assert memstone.__version__ in result.stdout
+
+
+def test_the_version_of_a_malformed_url_says_what_is_wrong(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import memstone
+
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    result = CliRunner().invoke(cli, ["--url", "sqlite://tmp/x.db", "--version"])
+    assert result.exit_code == 0 and memstone.__version__ in result.stdout
+    assert "reads as a host" in result.stdout  # the URL parser's own message, not a path under ./tmp
+    assert str(work) not in result.stdout and list(work.iterdir()) == []
 
 
 def leaf_commands(group: click.Group = cli, prefix: str = "") -> dict[str, click.Command]:

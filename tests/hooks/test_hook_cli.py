@@ -25,7 +25,9 @@ FORBIDDEN = ("mcp", "mcp_types", "pydantic", "pydantic_core", "starlette", "uvic
 NOT_FOR_HOOKS = ("memstone.service.exchange", "memstone.auth", "memstone.cli.serve", "memstone.cli.records",
                  "memstone.cli.errors", "importlib.metadata")  # fmt: skip
 # What only a hook that opens the store loads: the events that keep session state only start without it.
-STORE_ONLY = ("asyncio", "memstone.service", "memstone.backends", "apsw", "memstone.domain.model", "memstone.capture")
+# (memstone.backends.url, which reads the URL for the log and state folders, loads no engine and no port.)
+STORE_ONLY = ("asyncio", "memstone.service", "memstone.backends.sqlite", "memstone.ports", "apsw",
+              "memstone.domain.model", "memstone.capture")  # fmt: skip
 
 
 def imported(done: subprocess.CompletedProcess[str]) -> set[str]:

@@ -63,6 +63,15 @@ async def test_an_exact_duplicate_writes_nothing_and_names_the_existing_memory(
         assert out["entries"][0]["id"] == seeded["timeout"]
 
 
+async def test_a_duplicate_no_search_can_find_is_still_named(server: MCPServer) -> None:
+    # The service names the live entry a no-op matched (issue 11); a text of stopwords only is never searched.
+    async with Client(server) as client:
+        first = await call(client, "memory_remember", text="It is what it is.")
+        again = await call(client, "memory_remember", text="It is what it is.")
+        assert again["status"] == "unchanged"
+        assert [e["id"] for e in again["entries"]] == [first["entries"][0]["id"]]
+
+
 async def test_user_scope_is_explicit(server: MCPServer) -> None:
     async with Client(server) as client:
         text = "Alice reads diffs in split view."

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from ..backends.url import local_file, parse_store_url
 from ..config import DEFAULT_URL, Config
 from ..domain.errors import InvalidInput
 from ..domain.scopes import ANONYMOUS, canonical_scope, parse_scope
@@ -21,22 +22,26 @@ ScopeChoice = Literal["project", "user", "all"]
 
 
 def store_path(url: str | None) -> str:
-    """The SQLite file a store URL names (``:memory:`` for an in-memory store), without opening it."""
-    target = url or DEFAULT_URL
-    rest = target[len("sqlite://") :] if target.startswith("sqlite://") else target
-    if rest in (":memory:", "/:memory:"):
-        return ":memory:"
-    if target.startswith("sqlite://") and rest.startswith("/"):
-        rest = rest[1:]
-    return os.path.abspath(os.path.expanduser(rest)) if rest else rest
+    """The file a store URL names (``:memory:`` for an in-memory store, the URL itself for a server engine),
+    without opening it. A malformed URL raises InvalidInput (memstone.backends.url reads every URL)."""
+    parsed = parse_store_url(url or DEFAULT_URL)
+    found = local_file(parsed)
+    if found is None:
+        return ":memory:" if parsed.in_memory else parsed.url
+    return str(found)
 
 
 def store_dir(url: str | None) -> Path:
-    """The folder of the store's file: where hook logs and session state live (``~/.memstone`` for memory)."""
-    path = store_path(url)
-    if path in (":memory:", ""):
-        return Path("~/.memstone").expanduser()
-    return Path(path).parent
+    """The folder of the store's file: where hook logs and session state live.
+
+    ``~/.memstone`` for a store without a local file, and for a malformed URL: a hook logs its failure there
+    instead of beside a path the URL never named.
+    """
+    try:
+        found = local_file(url or DEFAULT_URL)
+    except InvalidInput:
+        found = None
+    return found.parent if found is not None else Path("~/.memstone").expanduser()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,8 +6,12 @@ the ``memstone.backends`` entry-point group.
 
 from __future__ import annotations
 
-from ..ports import MemoryBackend
-from .url import ENTRY_POINT_GROUP, StoreURL, parse_store_url, registered_opener
+from typing import TYPE_CHECKING
+
+from .url import ENTRY_POINT_GROUP, StoreURL, local_file, parse_store_url, registered_opener
+
+if TYPE_CHECKING:
+    from ..ports import MemoryBackend
 
 DEFAULT_URL = "sqlite:///~/.memstone/memstone.db"
 
@@ -31,4 +35,12 @@ async def open_store(url: str | None = None, *, create: bool = True) -> MemoryBa
     return await registered_opener(parsed)(parsed, create=create)
 
 
-__all__ = ["DEFAULT_URL", "ENTRY_POINT_GROUP", "StoreURL", "default_url", "open_store", "parse_store_url"]
+__all__ = [
+    "DEFAULT_URL",
+    "ENTRY_POINT_GROUP",
+    "StoreURL",
+    "default_url",
+    "local_file",
+    "open_store",
+    "parse_store_url",
+]

@@ -15,10 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..domain.errors import InvalidInput
-from ..ports import MemoryBackend
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
+
+    from ..ports import MemoryBackend
+
+# This module imports only the standard library and domain errors: the hooks, the agent and capture settings
+# read URLs with it without loading an engine (tests/hooks/test_hook_cli.py).
 
 ENTRY_POINT_GROUP = "memstone.backends"
 BUILTIN_SCHEMES = ("sqlite",)
@@ -46,7 +50,7 @@ class StoreURL:
         return self.scheme == "sqlite" and self.path == ":memory:"
 
 
-Opener = Callable[..., Awaitable[MemoryBackend]]
+Opener = Callable[..., Awaitable["MemoryBackend"]]
 
 
 def _sqlite_hint(path: str) -> str:
@@ -91,6 +95,21 @@ def parse_store_url(url: str) -> StoreURL:
             hint=f"known schemes: {known}; e.g. sqlite:///path/to/memstone.db",
         )
     return StoreURL(url=url, scheme=scheme, location=location)
+
+
+def local_file(url: str | StoreURL) -> Path | None:
+    """The file a store keeps its data in (absolute, ``~`` expanded, engine options dropped), or None: an
+    in-memory store, or an engine that keeps no local file (a server). A malformed URL raises InvalidInput.
+
+    >>> local_file("sqlite:////srv/m.db?durability=fast")
+    PosixPath('/srv/m.db')
+    >>> local_file("sqlite:///:memory:") is None
+    True
+    """
+    parsed = url if isinstance(url, StoreURL) else parse_store_url(url)
+    if parsed.scheme != "sqlite" or parsed.in_memory:
+        return None
+    return Path(os.path.abspath(parsed.path))
 
 
 def registered_opener(parsed: StoreURL) -> Opener:

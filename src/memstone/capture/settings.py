@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from ..backends.url import local_file, parse_store_url
 from ..domain.errors import InvalidInput
 
 __all__ = ["CaptureFiles", "CaptureMode", "CaptureSettings", "ExtractorSettings", "capture_files"]
@@ -191,18 +192,15 @@ def capture_files(url: str) -> CaptureFiles | None:
     >>> capture_files("sqlite:////data/memstone.db").queue
     PosixPath('/data/memstone.db.capture-queue.json')
     """
-    if url.startswith("sqlite://"):
-        rest = url[len("sqlite://") :]
-        if rest in (":memory:", "/:memory:"):
-            return None
-        path = rest[1:] if rest.startswith("/") else rest
-    elif "://" in url:
-        raise InvalidInput(f"capture files need a SQLite store URL, got {url.split('://', 1)[0]!r}")
-    else:
-        path = url
-    if not path or path == ":memory:":
+    parsed = parse_store_url(url)
+    if parsed.in_memory:
         return None
-    db = Path(os.path.expanduser(path))
+    db = local_file(parsed)
+    if db is None:
+        raise InvalidInput(
+            f"capture files need a store with a local file, not a {parsed.scheme!r} store",
+            hint="use a sqlite:/// store for the review queue",
+        )
     return CaptureFiles(
         settings=db.with_name(db.name + ".capture.json"), queue=db.with_name(db.name + ".capture-queue.json")
     )

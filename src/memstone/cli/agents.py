@@ -187,7 +187,7 @@ def install(ctx: click.Context, agent: str, where: str, uninstall: bool, command
     from ..agents.install import install as run_install
     from ..agents.payloads import check_agent
     from ..domain.errors import MemstoneError
-    from .errors import exit_code
+    from .errors import fail
 
     try:
         url = _root_option(ctx, "url")
@@ -214,11 +214,7 @@ def install(ctx: click.Context, agent: str, where: str, uninstall: bool, command
             machine_env=machine_env,
         )
     except MemstoneError as exc:
-        if as_json:
-            click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, indent=2))
-        else:
-            click.echo(f"error: {exc}", err=True)
-        sys.exit(exit_code(exc))
+        fail(as_json, exc)
     if as_json:
         click.echo(json.dumps({"agent": agent, "where": where, "files": [c.to_dict() for c in changes]}, indent=2))
         return
@@ -273,10 +269,10 @@ def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
     obj = ctx.obj
     try:
         settings = AgentSettings.from_config(obj.config)
+        path = store_path(settings.url)
     except MemstoneError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    path = store_path(settings.url)
     report: dict[str, Any] = {
         "store": path,
         "schema_version": _schema_version(path),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
@@ -19,16 +18,12 @@ def config() -> None:
 def show(ctx: click.Context, as_json: bool) -> None:
     """Print each setting with its value and its source; the global options count as arguments."""
     from ..domain.errors import MemstoneError
-    from .errors import exit_code
+    from .errors import fail
 
     try:
         resolved = ctx.find_root().obj.config
     except MemstoneError as exc:
-        if as_json:
-            click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, indent=2))
-        else:
-            click.echo(f"error: {exc}", err=True)
-        sys.exit(exit_code(exc))
+        fail(as_json, exc)
     rows = resolved.show()
     if as_json:
         payload = {"file": str(resolved.file), "cwd": str(resolved.cwd), "settings": rows}

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from typing import NoReturn
+
+import click
+
 from ..auth.errors import AccessError
 from ..domain.errors import (
     BackendError,
@@ -29,3 +35,12 @@ def exit_code(exc: MemstoneError) -> int:
         if isinstance(exc, cls):
             return code
     return 1
+
+
+def fail(as_json: bool, exc: MemstoneError) -> NoReturn:
+    """Print a memstone error (as ``{"error": …}`` with --json, else one line on stderr) and exit with its code."""
+    if as_json:
+        click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, indent=2))
+    else:
+        click.echo(f"error: {exc}", err=True)
+    sys.exit(exit_code(exc))

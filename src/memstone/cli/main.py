@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
-import sys
 from collections.abc import Callable, Coroutine, Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -226,7 +225,7 @@ def run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Corou
 
     from ..domain.errors import MemstoneError
     from ..service import open_service
-    from .errors import exit_code
+    from .errors import fail
 
     obj: Context = ctx.obj
 
@@ -243,11 +242,7 @@ def run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Corou
     try:
         asyncio.run(main())
     except MemstoneError as exc:
-        if as_json:
-            click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, indent=2))
-        else:
-            click.echo(f"error: {exc}", err=True)
-        sys.exit(exit_code(exc))
+        fail(as_json, exc)
 
 
 def rev_line(rev: Revision | None) -> str:
@@ -276,8 +271,12 @@ def show_version(ctx: click.Context, value: bool) -> None:
     url: str | None = ctx.params.get("url")
     with contextlib.suppress(MemstoneError):  # a bad setting elsewhere must not hide the version
         url = Config.load({"url": url}, derive=False).url  # --url, else MEMSTONE_URL, else the default
-    path = store_path(url)
-    click.echo(f"memstone, version {__version__}\nstore: {path} (schema version: {_schema_version(path)})")
+    try:
+        path = store_path(url)
+        schema = f"schema version: {_schema_version(path)}"
+    except MemstoneError as exc:  # a malformed URL: say so, and still print the version
+        path, schema = str(url), exc.message
+    click.echo(f"memstone, version {__version__}\nstore: {path} ({schema})")
     ctx.exit()
 
 

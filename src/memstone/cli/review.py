@@ -8,7 +8,6 @@ them; these commands list the queue, accept an item (re-planned against the curr
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -36,27 +35,16 @@ def _line(item: QueueItem) -> str:
     return f"{item.item_id}  {item.status:<8}  [{kind}] {what}  ({item.scope or item.memory_id or '-'})"
 
 
-def _fail(as_json: bool, exc: Exception) -> None:
-    from ..domain.errors import MemstoneError
-    from .errors import exit_code
-
-    assert isinstance(exc, MemstoneError)
-    if as_json:
-        click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, indent=2))
-    else:
-        click.echo(f"error: {exc}", err=True)
-    sys.exit(exit_code(exc))
-
-
 def _run(ctx: click.Context, as_json: bool, body: Callable[[ReviewQueue], Coroutine[Any, Any, None]]) -> None:
     import asyncio
 
     from ..domain.errors import MemstoneError
+    from .errors import fail
 
     try:
         asyncio.run(body(_queue(ctx.find_root().obj.url)))
     except MemstoneError as exc:
-        _fail(as_json, exc)
+        fail(as_json, exc)
 
 
 @click.group("review")

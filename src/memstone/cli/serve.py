@@ -12,12 +12,12 @@ import json
 import socket
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from ..domain.errors import InvalidInput, MemstoneError
-from .errors import exit_code
+from .errors import fail
 
 if TYPE_CHECKING:
     from ..agents.settings import AgentSettings
@@ -32,19 +32,11 @@ def _emit(as_json: bool, payload: object, human: str) -> None:
     click.echo(json.dumps(payload, ensure_ascii=False, indent=2) if as_json else human)
 
 
-def _fail(as_json: bool, exc: MemstoneError) -> NoReturn:
-    if as_json:
-        click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, indent=2))
-    else:
-        click.echo(f"error: {exc}", err=True)
-    sys.exit(exit_code(exc))
-
-
 def _run(as_json: bool, main: Callable[[], Coroutine[Any, Any, T]]) -> T:
     try:
         return asyncio.run(main())
     except MemstoneError as exc:
-        _fail(as_json, exc)
+        fail(as_json, exc)
         raise AssertionError("unreachable") from exc
 
 
@@ -100,7 +92,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, auth: str | No
     try:
         settings = Settings.from_config(obj.config, host=host, port=port, auth=auth, embedding=obj.embedding)
     except MemstoneError as exc:
-        _fail(as_json, exc)
+        fail(as_json, exc)
     host, port = settings.host, settings.port
 
     async def preflight() -> None:
@@ -114,7 +106,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, auth: str | No
     try:
         sock = listen_socket(host, port)
     except InvalidInput as exc:
-        _fail(as_json, exc)
+        fail(as_json, exc)
     from ..agents.settings import AgentSettings
 
     agent = AgentSettings.from_config(obj.config)  # /mcp addresses the scopes the CLI and the hooks do

@@ -10,7 +10,7 @@ import click
 from .main import emit, json_option, memory_of, rev_line, run
 
 if TYPE_CHECKING:
-    from ..domain.model import Revision
+    from ..domain.model import RememberOutcome, Revision
     from ..service import MemoryService
 
 
@@ -86,30 +86,26 @@ def remember(
             reason=reason,
         )
 
-        bases: list[int] = []
-
-        async def once() -> Revision | None:
+        async def once() -> RememberOutcome:
             base = await memory_of(svc, ctx.obj, memory)
-            bases.append(base.revision if base is not None else 0)
             if base is None:
-                return await svc.remember(None, entries=[item], scope=ctx.obj.scope)
-            return await svc.remember(base, entries=[item])
+                return await svc.remember_outcome(None, entries=[item], scope=ctx.obj.scope)
+            return await svc.remember_outcome(base, entries=[item])
 
-        rev = await svc.retrying(once)
-        # Trigger: a text identical to a live entry returns the head unchanged. Why: its changes are an older
-        # write's, not this one's. Outcome: status unchanged and no entry ids.
-        written = rev is not None and rev.revision != bases[-1]
-        added = [c.entry_id for c in rev.changes if c.op == "add"] if rev and written else []
-        line = f"{rev_line(rev)}; added {', '.join(added)}" if added else rev_line(rev)
-        emit(
-            as_json,
-            {
-                "status": "created" if added else "unchanged",
-                "entries": added,
-                "revision": rev.to_dict() if rev else None,
-            },
-            line,
-        )
+        outcome = await svc.retrying(once)
+        rev = outcome.revision
+        line = rev_line(rev)
+        if outcome.added:
+            line = f"{line}; added {', '.join(outcome.added)}"
+        elif outcome.existing:
+            line = f"unchanged: already stored as {', '.join(outcome.existing)}; {line}"
+        payload = {
+            "status": "created" if outcome.added else "unchanged",
+            "entries": list(outcome.added),
+            "existing": list(outcome.existing),
+            "revision": rev.to_dict() if rev else None,
+        }
+        emit(as_json, payload, line)
 
     run(ctx, as_json, body)
 

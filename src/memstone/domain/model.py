@@ -7,9 +7,9 @@ EntryVersion (``ver_…``) and a state, active or inactive. See docs/design.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 from .canonical import ENTRY_CONTENT_TAG, canonical_json_floatless, tagged_sha256
 from .ids import EntryId, EntryVersionId, MemoryId, SourceId
@@ -21,7 +21,7 @@ Surface = Literal["agent-session", "workflow", "human", "import", "api"]
 SearchMode = Literal["fts", "vector", "hybrid", "auto"]
 Channel = Literal["fts", "vector"]
 
-KNOWN_KINDS = (
+KnownKind = Literal[
     "fact",
     "preference",
     "decision",
@@ -32,7 +32,8 @@ KNOWN_KINDS = (
     "pattern",
     "procedure",
     "working_note",
-)
+]
+KNOWN_KINDS: tuple[str, ...] = get_args(KnownKind)  # the built-in kinds, in this order; a store may add its own
 
 MEMORY_SCHEMA = "memstone.memory.v1"
 
@@ -334,6 +335,45 @@ class UpdateResult:
     revision: Revision
     previous: EntryVersion
     current: EntryVersion
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RememberOutcome:
+    """What ``MemoryService.remember_outcome`` did, as a value (issue 11).
+
+    ``status``: ``created`` (at least one new entry), ``revised`` (only new versions of existing entries) or
+    ``unchanged`` (nothing was written). ``existing`` names the live entries that already held what was given:
+    on a no-op, the entry to go to instead. ``revision`` is the new Revision, the current one on a no-op, or None
+    when nothing worth saving was given to a new Memory.
+    """
+
+    status: Literal["created", "revised", "unchanged"]
+    revision: Revision | None
+    added: tuple[EntryId, ...] = ()
+    revised: tuple[EntryId, ...] = ()
+    existing: tuple[EntryId, ...] = ()
+
+    @classmethod
+    def committed(cls, revision: Revision, *, existing: Iterable[EntryId] = ()) -> RememberOutcome:
+        """The outcome of a write that committed ``revision`` (its changes are this write's)."""
+        added = tuple(c.entry_id for c in revision.changes if c.op == "add")
+        revised = tuple(c.entry_id for c in revision.changes if c.op == "revise")
+        return cls(
+            status="created" if added else "revised" if revised else "unchanged",
+            revision=revision,
+            added=added,
+            revised=revised,
+            existing=tuple(existing),
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "status": self.status,
+            "added": list(self.added),
+            "revised": list(self.revised),
+            "existing": list(self.existing),
+            "revision": self.revision.to_dict() if self.revision is not None else None,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
 
 from .errors import InvalidInput
-from .ids import EntryId, MemoryId, SourceId, check_id
-from .model import ArtifactRef, EntryContent, EntryInput, Relation
+from .ids import EntryId, EntryVersionId, MemoryId, SourceId, check_id
+from .model import ArtifactRef, Change, EntryContent, EntryInput, EntryVersion, Provenance, Relation
 
 MAX_TEXT_BYTES = 8192
 MAX_REASON_CODE_POINTS = 512
@@ -313,3 +313,37 @@ def entry_input_from_dict(data: Mapping[str, object]) -> EntryInput:
     if "kind" not in data or "text" not in data:
         raise InvalidInput("an entry needs at least kind and text")
     return EntryInput(**data)  # type: ignore[arg-type]
+
+
+def next_version(
+    memory_id: MemoryId,
+    content: EntryContent,
+    *,
+    prev: EntryVersion | None,
+    new_id: Callable[[str], str],
+    revision: int,
+    provenance: Provenance,
+    reason: str | None,
+) -> tuple[EntryVersion, Change]:
+    """The next version of ``prev`` (a new entry when ``prev`` is None) in Revision ``revision``, and its change."""
+    eid = prev.entry_id if prev is not None else EntryId(new_id("ent_"))
+    vid = EntryVersionId(new_id("ver_"))
+    version = EntryVersion(
+        memory_id=memory_id,
+        entry_id=eid,
+        entry_version_id=vid,
+        version=prev.version + 1 if prev is not None else 1,
+        previous_version_id=prev.entry_version_id if prev is not None else None,
+        content=content,
+        entry_content_hash=content.content_hash,
+        created_in_revision=revision,
+        provenance=provenance,
+    )
+    change = Change(
+        op="revise" if prev is not None else "add",
+        entry_id=eid,
+        from_entry_version_id=version.previous_version_id,
+        to_entry_version_id=vid,
+        reason=reason,
+    )
+    return version, change

@@ -13,7 +13,7 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, TypedDict, TypeVar, Unpack
 
 from ..domain.errors import InvalidInput
 from ..domain.ids import new_ulid
@@ -58,32 +58,25 @@ def _via(
     return call
 
 
+class CoreOptions(TypedDict, total=False):
+    """What a service is built with besides its backend (defaults: :class:`ServiceCore`'s)."""
+
+    clock: Callable[[], str]
+    new_id: Callable[[str], str]
+    author: str | None
+    surface: Surface
+    closed_kinds: frozenset[str] | None
+    embedding: EmbeddingModel | None
+    candidates: CandidatePipeline | None
+
+
 class MemoryService:
     """Durable, versioned memory over one backend. Construct it with :func:`open_service`."""
 
-    def __init__(
-        self,
-        backend: MemoryBackend,
-        *,
-        clock: Callable[[], str] = utc_now,
-        new_id: Callable[[str], str] = new_ulid,
-        author: str | None = None,
-        surface: Surface = "api",
-        closed_kinds: frozenset[str] | None = None,
-        embedding: EmbeddingModel | None = None,
-        candidates: CandidatePipeline | None = None,
-    ) -> None:
-        core = ServiceCore(
-            backend,
-            clock=clock,
-            new_id=new_id,
-            author=author,
-            surface=surface,
-            closed_kinds=closed_kinds,
-            embedding=embedding,
-            candidates=candidates,
-        )
-        self._compose(core)
+    def __init__(self, backend: MemoryBackend, **options: Unpack[CoreOptions]) -> None:
+        """``options``: ``clock``, ``new_id``, ``author``, ``surface``, ``closed_kinds``, ``embedding`` and
+        ``candidates``, as :class:`ServiceCore` takes them (and with its defaults)."""
+        self._compose(ServiceCore(backend, **options))
 
     def _compose(self, core: ServiceCore) -> None:
         self._core = core
@@ -161,6 +154,7 @@ class MemoryService:
     cite_record = _via(lambda s: s._core, ServiceCore.cite_record)
     # writes
     remember = _via(lambda s: s._writes, Writes.remember)
+    remember_outcome = _via(lambda s: s._writes, Writes.remember_outcome)
     update = _via(lambda s: s._writes, Writes.update)
     forget = _via(lambda s: s._writes, Writes.forget)
     reactivate = _via(lambda s: s._writes, Writes.reactivate)

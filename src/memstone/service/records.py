@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypedDict, Unpack
 
 from ..domain.errors import (
     AlreadyExists,
@@ -31,6 +31,7 @@ from ..domain.records import (
     order_records,
 )
 from ..domain.rules import (
+    next_version,
     normalize_artifacts,
     normalize_reason,
     normalize_relation_kind,
@@ -59,6 +60,16 @@ if TYPE_CHECKING:  # the exchange loads on first use: hooks never pay for it
     from .exchange import ExportReport, ImportReport
 
 _VERSION_REF = re.compile(r"(ent_[A-Za-z0-9]+)@(\d{1,19})")
+
+
+class CatalogueFilters(TypedDict, total=False):
+    """The filters ``important`` and ``mandatory`` pass on to ``list``."""
+
+    scopes: Sequence[str]
+    memories: Sequence[Revision | ArtifactRef | str]
+    kinds: Sequence[str]
+    tags: Sequence[str]
+    limit: int | None
 
 
 class Records:
@@ -174,29 +185,17 @@ class Records:
             if content.content_hash == prev.entry_content_hash:
                 continue
             await self._core._check_kind(content.kind)
-            vid = EntryVersionId(self._core._new_id("ver_"))
-            versions.append(
-                EntryVersion(
-                    memory_id=base.memory_id,
-                    entry_id=prev.entry_id,
-                    entry_version_id=vid,
-                    version=prev.version + 1,
-                    previous_version_id=prev.entry_version_id,
-                    content=content,
-                    entry_content_hash=content.content_hash,
-                    created_in_revision=base.revision + 1,
-                    provenance=provenance,
-                )
+            version, change = next_version(
+                base.memory_id,
+                content,
+                prev=prev,
+                new_id=self._core._new_id,
+                revision=base.revision + 1,
+                provenance=provenance,
+                reason=reason,
             )
-            changes.append(
-                Change(
-                    op="revise",
-                    entry_id=prev.entry_id,
-                    from_entry_version_id=prev.entry_version_id,
-                    to_entry_version_id=vid,
-                    reason=reason,
-                )
-            )
+            versions.append(version)
+            changes.append(change)
         for eid, vid, reason in deactivate:
             changes.append(
                 Change(
@@ -421,34 +420,26 @@ class Records:
         return await import_markdown(self._core, directory)
 
     async def important(
-        self,
-        *,
-        scopes: Sequence[str] = (),
-        memories: Sequence[Revision | ArtifactRef | str] = (),
-        kinds: Sequence[str] = (),
-        tags: Sequence[str] = (),
-        mandatory: bool | None = None,
-        limit: int | None = None,
+        self, *, mandatory: bool | None = None, **filters: Unpack[CatalogueFilters]
     ) -> tuple[Record, ...]:
-        """Live important records (curated reference material), category-first then newest first."""
-        return await self.list(
-            scopes=scopes, memories=memories, kinds=kinds, tags=tags, important=True, mandatory=mandatory, limit=limit
-        )
+        """Live important records (curated reference material), category-first then newest first.
+
+        ``filters``: ``scopes``, ``memories``, ``kinds``, ``tags`` and ``limit``, as :meth:`list` takes them.
+
+        >>> await svc.important(scopes=["memstone://orgs/acme"])  # doctest: +SKIP
+        """
+        return await self.list(**filters, important=True, mandatory=mandatory)
 
     async def mandatory(
-        self,
-        *,
-        scopes: Sequence[str] = (),
-        memories: Sequence[Revision | ArtifactRef | str] = (),
-        kinds: Sequence[str] = (),
-        tags: Sequence[str] = (),
-        important: bool | None = None,
-        limit: int | None = None,
+        self, *, important: bool | None = None, **filters: Unpack[CatalogueFilters]
     ) -> tuple[Record, ...]:
-        """Every live mandatory record, in full and unscored: what an agent loads unconditionally at session start."""
-        return await self.list(
-            scopes=scopes, memories=memories, kinds=kinds, tags=tags, important=important, mandatory=True, limit=limit
-        )
+        """Every live mandatory record, in full and unscored: what an agent loads unconditionally at session start.
+
+        ``filters``: ``scopes``, ``memories``, ``kinds``, ``tags`` and ``limit``, as :meth:`list` takes them.
+
+        >>> await svc.mandatory(scopes=["memstone://orgs/acme/projects/web"])  # doctest: +SKIP
+        """
+        return await self.list(**filters, important=important, mandatory=True)
 
     async def list(
         self,

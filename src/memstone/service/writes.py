@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Literal
+from typing import Literal, TypedDict, Unpack
 
 from ..domain.errors import (
     CapabilityNotSupportedError,
@@ -25,6 +25,7 @@ from ..domain.model import (
     ManifestEntry,
     MemoryHit,
     Provenance,
+    RememberOutcome,
     Revision,
     Source,
     Surface,
@@ -34,6 +35,7 @@ from ..domain.rules import (
     build_content,
     entry_inputs,
     items_of,
+    next_version,
     normalize_artifacts,
     normalize_reason,
     normalize_source_ids,
@@ -56,13 +58,39 @@ from .core import (
 )
 
 
+class RememberOptions(TypedDict, total=False):
+    """The keyword arguments of ``remember`` (and ``remember_outcome``)."""
+
+    entries: Sequence[EntryInput]
+    sources: Sequence[Source | str]
+    artifacts: Sequence[ArtifactRef]
+    mode: RememberMode
+    scope: str | None
+    author: str | None
+    surface: Surface | None
+    rebase: bool
+
+
 class Writes:
     """Add, revise, update, forget, reactivate and organize entries."""
 
     def __init__(self, core: ServiceCore) -> None:
         self._core = core
 
-    async def remember(
+    async def remember(self, memory: MemoryLike | None = None, **options: Unpack[RememberOptions]) -> Revision | None:
+        """Add or revise entries. ``memory=None`` creates a new Memory (or, with ``scope``, the scope's Memory).
+
+        Options: ``entries``, ``sources``, ``artifacts``, ``mode`` (append, extract, auto), ``scope``, ``author``,
+        ``surface`` and ``rebase``, as :meth:`remember_outcome` takes them. Returns the new Revision; the current
+        one when nothing changed; None when nothing worth saving was given to a new Memory. A stale ``memory``
+        raises RevisionConflictError. :meth:`remember_outcome` says also which entries it added, and which live
+        entries already said what was given.
+
+        >>> rev = await svc.remember(scope=uri, entries=[EntryInput(kind="fact", text="…")])  # doctest: +SKIP
+        """
+        return (await self.remember_outcome(memory, **options)).revision
+
+    async def remember_outcome(
         self,
         memory: MemoryLike | None = None,
         *,
@@ -74,15 +102,19 @@ class Writes:
         author: str | None = None,
         surface: Surface | None = None,
         rebase: bool = False,
-    ) -> Revision | None:
-        """Add or revise entries. ``memory=None`` creates a new Memory (or, with ``scope``, the scope's Memory).
+    ) -> RememberOutcome:
+        """:meth:`remember`, returning what it did: the entries added or revised, and on a no-op the live entries
+        that already hold the content (``existing``), so a front end can point to them.
 
         ``rebase=True`` checks per entry instead of per Memory: if ``memory`` is no longer the head but none of the
         entries this call revises has changed since, the write is applied on the current head.
 
-        Returns the new Revision; the current one when nothing changed; None when nothing worth saving was
-        given to a new Memory. A stale ``memory`` raises RevisionConflictError. A write addressed by ``scope``
-        alone applies to the scope's current head and retries when another writer got there first.
+        A stale ``memory`` raises RevisionConflictError. A write addressed by ``scope`` alone applies to the scope's
+        current head and retries when another writer got there first.
+
+        >>> done = await svc.remember_outcome(scope=uri, entries=[EntryInput(kind="fact", text="…")])  # doctest: +SKIP
+        >>> done.status, done.added, done.existing                                                      # doctest: +SKIP
+        ('unchanged', (), ('ent_01J…',))
         """
         entries = entry_inputs(entries)
         if mode not in ("append", "extract", "auto"):
@@ -108,8 +140,8 @@ class Writes:
             live = await self._core.entries(base_now) if base_now is not None else []
             proposed = list(await pipeline.candidates(evidence, live))
             if not proposed:
-                return base_now
-            return await self.remember(
+                return RememberOutcome(status="unchanged", revision=base_now)
+            return await self.remember_outcome(
                 memory,
                 entries=proposed,
                 sources=sources,
@@ -157,6 +189,7 @@ class Writes:
 
         changes: list[Change] = []
         new_versions: list[EntryVersion] = []
+        existing: list[EntryId] = []  # live entries that already hold what an entry gives
         pending_new: dict[str, EntryContent] = {}
         for item in entries:
             if item.entry is None:
@@ -179,37 +212,25 @@ class Writes:
                 item, op_sources=op_sources, inherited_sources=prev.content.sources, closed_kinds=closed
             )
             if content.content_hash == prev.entry_content_hash:
+                existing.append(eid)
                 continue  # identical content is a no-op
-            vid = EntryVersionId(self._core._new_id("ver_"))
-            new_versions.append(
-                EntryVersion(
-                    memory_id=memory_id,
-                    entry_id=eid,
-                    entry_version_id=vid,
-                    version=prev.version + 1,
-                    previous_version_id=prev.entry_version_id,
-                    content=content,
-                    entry_content_hash=content.content_hash,
-                    created_in_revision=new_revision,
-                    provenance=provenance,
-                )
+            reason = normalize_reason(item.reason) or flag_reason(prev.content, content)
+            version, change = next_version(
+                memory_id,
+                content,
+                prev=prev,
+                new_id=self._core._new_id,
+                revision=new_revision,
+                provenance=provenance,
+                reason=reason,
             )
-            changes.append(
-                Change(
-                    op="revise",
-                    entry_id=eid,
-                    from_entry_version_id=prev.entry_version_id,
-                    to_entry_version_id=vid,
-                    reason=normalize_reason(item.reason) or flag_reason(prev.content, content),
-                )
-            )
+            new_versions.append(version)
+            changes.append(change)
         if pending_new and base is not None:
-            existing = await self._core.backend.read(
-                ContentQuery(memory_id=memory_id, content_hashes=tuple(pending_new))
-            )
-            for v, state in existing:
-                if state == "active":
-                    pending_new.pop(v.entry_content_hash, None)  # exact duplicate of a live entry
+            found = await self._core.backend.read(ContentQuery(memory_id=memory_id, content_hashes=tuple(pending_new)))
+            for v, state in found:
+                if state == "active" and pending_new.pop(v.entry_content_hash, None) is not None:
+                    existing.append(v.entry_id)  # exact duplicate of a live entry
         reasons: dict[str, str | None] = {}
         for item in entries:
             if item.entry is None:
@@ -218,30 +239,17 @@ class Writes:
                     normalize_reason(item.reason),
                 )
         for content_hash, content in pending_new.items():
-            eid = EntryId(self._core._new_id("ent_"))
-            vid = EntryVersionId(self._core._new_id("ver_"))
-            new_versions.append(
-                EntryVersion(
-                    memory_id=memory_id,
-                    entry_id=eid,
-                    entry_version_id=vid,
-                    version=1,
-                    previous_version_id=None,
-                    content=content,
-                    entry_content_hash=content_hash,
-                    created_in_revision=new_revision,
-                    provenance=provenance,
-                )
+            version, change = next_version(
+                memory_id,
+                content,
+                prev=None,
+                new_id=self._core._new_id,
+                revision=new_revision,
+                provenance=provenance,
+                reason=reasons.get(content_hash),
             )
-            changes.append(
-                Change(
-                    op="add",
-                    entry_id=eid,
-                    from_entry_version_id=None,
-                    to_entry_version_id=vid,
-                    reason=reasons.get(content_hash),
-                )
-            )
+            new_versions.append(version)
+            changes.append(change)
         if not changes:
             if (
                 base is not None
@@ -252,7 +260,8 @@ class Writes:
                 # the head. Why: the RFC answers a stale base with RevisionConflictError, no-op or not; returning
                 # the stale Revision would tell the caller its base is current. Outcome: re-read and retry.
                 raise RevisionConflictError(base.memory_id, expected=base.revision)
-            return base  # a no-op writes nothing (None for a new Memory)
+            # a no-op writes nothing (None for a new Memory)
+            return RememberOutcome(status="unchanged", revision=base, existing=tuple(existing))
         plan = WritePlan(
             memory_id=memory_id,
             base_revision=base_revision,
@@ -266,14 +275,14 @@ class Writes:
             bind_scope=scope if base is None else None,
         )
         try:
-            return await self._core._commit(plan, rebase=rebase)
+            return RememberOutcome.committed(await self._core._commit(plan, rebase=rebase), existing=existing)
         except RevisionConflictError:
             if from_scope:
                 # Trigger: another writer committed to the scope's Memory first (or won the binding race).
                 # Why: a scope write names no base Revision, so both writes must be kept, in the one Memory the
                 #      scope is bound to; each retry follows another writer's success, so it terminates.
                 # Outcome: retry against the scope's current head.
-                return await self.remember(
+                return await self.remember_outcome(
                     None,
                     entries=entries,
                     sources=sources,
@@ -447,29 +456,18 @@ class Writes:
                 )
                 if normalized.content_hash == v.entry_content_hash:
                     continue
-                vid = EntryVersionId(self._core._new_id("ver_"))
-                new_versions.append(
-                    EntryVersion(
-                        memory_id=v.memory_id,
-                        entry_id=v.entry_id,
-                        entry_version_id=vid,
-                        version=v.version + 1,
-                        previous_version_id=v.entry_version_id,
-                        content=normalized,
-                        entry_content_hash=normalized.content_hash,
-                        created_in_revision=base.revision + 1,
-                        provenance=Provenance(author=self._core._author, surface="workflow", created_at=now),
-                    )
+                provenance = Provenance(author=self._core._author, surface="workflow", created_at=now)
+                version, change = next_version(
+                    v.memory_id,
+                    normalized,
+                    prev=v,
+                    new_id=self._core._new_id,
+                    revision=base.revision + 1,
+                    provenance=provenance,
+                    reason="normalize",
                 )
-                changes.append(
-                    Change(
-                        op="revise",
-                        entry_id=v.entry_id,
-                        from_entry_version_id=v.entry_version_id,
-                        to_entry_version_id=vid,
-                        reason="normalize",
-                    )
-                )
+                new_versions.append(version)
+                changes.append(change)
         if not changes:
             return base
         plan = WritePlan(

@@ -26,8 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ... import __version__
 from ...auth.sqlite import open_principal_store
 from ...auth.store import PrincipalStore
-from ...backends import default_url
-from ...backends.sqlite.store import parse_sqlite_url
+from ...backends import default_url, parse_store_url
 from ...domain.errors import BackendUnavailable, InvalidInput
 from ...service import UNSET, open_service
 from .access import AppState
@@ -48,10 +47,10 @@ for the app's lifetime. ``create_app(settings, extra_mounts={"/mcp": build_mcp})
 
 def principal_store_path(url: str | None) -> str:
     """The SQLite file the principal store shares with the memory store (``:memory:`` stays separate)."""
-    target = url or default_url()
-    if not (target.startswith("sqlite:") or "://" not in target):
-        raise InvalidInput(f"access control needs a SQLite store, not {target.split('://', 1)[0]!r}")
-    return parse_sqlite_url(target)
+    parsed = parse_store_url(url or default_url())
+    if parsed.scheme != "sqlite":
+        raise InvalidInput(f"access control needs a SQLite store, not {parsed.scheme!r}")
+    return parsed.path
 
 
 async def open_principals(url: str | None, *, read_only: bool = False) -> PrincipalStore:

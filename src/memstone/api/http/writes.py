@@ -10,8 +10,7 @@ from starlette.responses import Response
 from ...domain.errors import InvalidInput, RevisionConflictError, StaleEntryError
 from ...domain.ids import EntryId
 from ...domain.model import EntryInput, EntryPatch, EntryVersion, Relation, Revision
-from ...domain.records import Record
-from ...domain.rules import build_content, parse_revision
+from ...domain.rules import parse_revision
 from ...service import MemoryService
 from . import schemas as s
 from .convert import etag, ok, record_of, record_out, revision_out
@@ -105,25 +104,18 @@ async def create(call: Call) -> Response:
         relations=_relations(body.relations),
         reason=body.reason,
     )
-    before = await gate.head_of(scope)
-    rev = await gate.writer().remember(None, entries=[item], scope=scope.uri, author=gate.author)
+    done = await gate.writer().remember_outcome(None, entries=[item], scope=scope.uri, author=gate.author)
+    rev = done.revision
     assert rev is not None
-    digest = build_content(item, op_sources=()).content_hash
-    fresh = before is None or rev.revision > before.revision
-    record: Record | None = None
-    if fresh:
-        for eid in [c.entry_id for c in rev.changes if c.op == "add"]:
-            candidate = await record_of(gate.service, eid)
-            if candidate.version.entry_content_hash == digest:
-                record = candidate
     status = 201
-    if record is None:
-        # Trigger: the same content is already live in this scope. Why: a duplicate is a no-op (nothing written).
-        # Outcome: 200 with the existing record, so the client can go to it.
-        existing = [r for r in await gate.service.list(memories=[rev.ref]) if r.version.entry_content_hash == digest]
-        if not existing:
-            raise AssertionError("a no-op create must match a live entry")
-        record, status = existing[0], 200
+    # Trigger: the same content is already live in this scope. Why: a duplicate is a no-op (nothing written).
+    # Outcome: 200 with the existing record the service named, so the client can go to it.
+    named = done.added or done.existing
+    if not named:
+        raise AssertionError("a create either adds an entry or names the live one")
+    record = await record_of(gate.service, named[0])
+    if not done.added:
+        status = 200
     headers = {"ETag": etag(record), "Location": f"/api/memories/{record.entry_id}"}
     return ok(
         s.WriteOut,

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from mcp.types import ToolAnnotations
 from pydantic import BeforeValidator, Field
 
-from ...domain.model import KNOWN_KINDS
+from ...domain.model import KnownKind
 
 
 def _tags(value: object) -> object:
@@ -28,20 +28,7 @@ def _kind(value: object) -> object:
     return value.strip().lower() if isinstance(value, str) else value
 
 
-KindName = Literal[
-    "fact",
-    "preference",
-    "decision",
-    "constraint",
-    "convention",
-    "correction",
-    "lesson",
-    "pattern",
-    "procedure",
-    "working_note",
-]
-assert set(KindName.__args__) == set(KNOWN_KINDS)  # type: ignore[attr-defined]
-Kind = Annotated[KindName, BeforeValidator(_kind)]
+Kind = Annotated[KnownKind, BeforeValidator(_kind)]
 Tags = Annotated[
     list[str] | None,
     BeforeValidator(_tags),
@@ -72,7 +59,6 @@ __all__ = [
     "EntryIdArg",
     "Ids",
     "Kind",
-    "KindName",
     "ReadScope",
     "Reason",
     "Tags",

@@ -229,17 +229,7 @@ def register_read_tools(tool: ToolRegistrar, here: Here) -> None:
                 briefing=text,
                 mandatory=[MemoryOut.of(r) for r in bundle.mandatory],
                 contextual=[HitOut.of(h) for h in bundle.contextual],
-                links=[
-                    LinkOut(
-                        direction=x.direction,
-                        kind=x.kind,
-                        source=x.source,
-                        target=x.target,
-                        other_title=x.other_title,
-                        other_state=x.other_state,
-                    )
-                    for x in bundle.links
-                ],
+                links=[LinkOut.of(x) for x in bundle.links],
                 omitted=[
                     OmittedOut(id=o.entry_id, section=o.section, reason=o.reason, cost=o.cost) for o in bundle.omitted
                 ],

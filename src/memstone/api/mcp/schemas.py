@@ -6,7 +6,7 @@ Pydantic appears only here and in the server module (house rule). Every model is
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -14,7 +14,7 @@ from ...capture.queue import QueueItem
 from ...domain.history import EntryDiff
 from ...domain.maintenance import MaintenanceRun, Proposal
 from ...domain.model import Change, MemoryHit, Revision, RevisionChanges
-from ...domain.records import Record
+from ...domain.records import CrossLink, Record
 from ...service import HistoryItem
 
 SNIPPET = 400
@@ -26,24 +26,54 @@ def _snippet(text: str) -> tuple[str, bool]:
     return text[:SNIPPET].rstrip() + " …", True
 
 
+class Described(Protocol):
+    """What a record, a hit and an entry's content all say about an entry."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def title(self) -> str | None: ...
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+    @property
+    def important(self) -> bool: ...
+    @property
+    def mandatory(self) -> bool: ...
+
+
+class EntryFields(BaseModel):
+    """The fields every entry-shaped output starts with (after its ids)."""
+
+    kind: str
+    title: str | None
+    tags: list[str]
+    important: bool
+    mandatory: bool
+
+    @staticmethod
+    def fields_of(x: Described) -> dict[str, Any]:
+        return {
+            "kind": x.kind,
+            "title": x.title,
+            "tags": list(x.tags),
+            "important": x.important,
+            "mandatory": x.mandatory,
+        }
+
+
 class RelationOut(BaseModel):
     kind: str
     target: str
 
 
-class MemoryOut(BaseModel):
+class MemoryOut(EntryFields):
     """One memory in full: its current version, flags, scope and timestamps."""
 
     id: str = Field(description="Entry id (ent_…): pass it to memory_source, memory_update, memory_forget.")
     version: int = Field(description="Version number of this memory (1 = first write); memory_update can check it.")
     version_id: str
-    kind: str
-    title: str | None
     text: str
-    tags: list[str]
     slug: str | None
-    important: bool
-    mandatory: bool
     state: Literal["active", "inactive"]
     scope: str | None
     memory_id: str
@@ -60,13 +90,9 @@ class MemoryOut(BaseModel):
             id=r.entry_id,
             version=r.revision,
             version_id=r.entry_version_id,
-            kind=c.kind,
-            title=c.title,
+            **cls.fields_of(c),
             text=c.text,
-            tags=list(c.tags),
             slug=c.slug,
-            important=c.important,
-            mandatory=c.mandatory,
             state=r.state,
             scope=r.scope,
             memory_id=r.memory_ref.memory_id,
@@ -78,18 +104,13 @@ class MemoryOut(BaseModel):
         )
 
 
-class MemoryBrief(BaseModel):
+class MemoryBrief(EntryFields):
     """A catalogue row: enough to choose; memory_source gives the full text."""
 
     id: str
     version: int
-    kind: str
-    title: str | None
     snippet: str
     truncated: bool
-    tags: list[str]
-    important: bool
-    mandatory: bool
     state: Literal["active", "inactive"]
     scope: str | None
     updated_at: str
@@ -101,13 +122,9 @@ class MemoryBrief(BaseModel):
         return cls(
             id=r.entry_id,
             version=r.revision,
-            kind=r.kind,
-            title=r.title,
+            **cls.fields_of(r),
             snippet=snippet,
             truncated=cut,
-            tags=list(r.tags),
-            important=r.important,
-            mandatory=r.mandatory,
             state=r.state,
             scope=r.scope,
             updated_at=r.updated_at,
@@ -115,18 +132,13 @@ class MemoryBrief(BaseModel):
         )
 
 
-class HitOut(BaseModel):
+class HitOut(EntryFields):
     """One search hit, anchored to the exact version that matched."""
 
     id: str
     version_id: str
-    kind: str
-    title: str | None
     snippet: str
     truncated: bool
-    tags: list[str]
-    important: bool
-    mandatory: bool
     score: float
     matched_by: list[str]
     scope: str | None
@@ -141,13 +153,9 @@ class HitOut(BaseModel):
         return cls(
             id=h.entry_id,
             version_id=h.entry_version_id,
-            kind=h.kind,
-            title=h.title,
+            **cls.fields_of(h),
             snippet=snippet,
             truncated=cut,
-            tags=list(h.tags),
-            important=h.important,
-            mandatory=h.mandatory,
             score=round(h.score, 6),
             matched_by=list(h.matched_by),
             scope=h.scope,
@@ -224,16 +232,11 @@ class FieldChangeOut(BaseModel):
     new: object
 
 
-class VersionOut(BaseModel):
+class VersionOut(EntryFields):
     version: int
     version_id: str
     status: Literal["current", "superseded", "deleted"]
-    kind: str
-    title: str | None
     text: str
-    tags: list[str]
-    important: bool
-    mandatory: bool
     author: str | None
     surface: str
     created_at: str
@@ -250,12 +253,8 @@ class VersionOut(BaseModel):
             version=v.version,
             version_id=v.entry_version_id,
             status=item.status,
-            kind=c.kind,
-            title=c.title,
+            **cls.fields_of(c),
             text=c.text,
-            tags=list(c.tags),
-            important=c.important,
-            mandatory=c.mandatory,
             author=v.provenance.author,
             surface=v.provenance.surface,
             created_at=v.provenance.created_at,
@@ -323,6 +322,10 @@ class LinkOut(BaseModel):
     target: str
     other_title: str | None
     other_state: str
+
+    @classmethod
+    def of(cls, x: CrossLink) -> LinkOut:
+        return cls.model_validate(x, from_attributes=True)
 
 
 class RecallOut(BaseModel):

@@ -61,13 +61,12 @@ def register_write_tools(tool: ToolRegistrar, here: Here) -> None:
                 important=important,
                 mandatory=mandatory,
             )
-            before = await c.svc.resolve(uri)
-            rev = await c.svc.remember(None, entries=[item], scope=uri, surface="agent-session")
-            if rev is None or (before is not None and rev.revision == before.revision):
-                existing = await _identical(c.svc, uri, kind, text)
+            done = await c.svc.remember_outcome(None, entries=[item], scope=uri, surface="agent-session")
+            rev = done.revision
+            if rev is None or not done.added:
                 return WriteOut(
                     status="unchanged",
-                    entries=[EntryRef(id=existing, version_id=None, op="unchanged")] if existing else [],
+                    entries=[EntryRef(id=e, version_id=None, op="unchanged") for e in done.existing],
                     revisions=[RevisionRef.of(rev, uri)] if rev else [],
                     note="an identical live memory already exists; nothing was written",
                 )
@@ -225,17 +224,6 @@ async def _retrying(
         return head, await write(head)
 
     return await svc.retrying(attempt)
-
-
-async def _identical(svc: MemoryService, scope: str, kind: str, text: str) -> str | None:
-    """The live entry an exact-duplicate write matched (by kind and text), if search finds it."""
-    if not searchable(text):
-        return None
-    result = await svc.search(text, scopes=[scope], limit=10, mode="fts")
-    for hit in result.hits:
-        if hit.kind == kind and hit.text.strip() == text.strip():
-            return hit.entry_id
-    return None
 
 
 __all__ = ["register_write_tools"]

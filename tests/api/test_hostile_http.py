@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -125,3 +126,12 @@ async def test_an_unrouted_api_request_gets_the_json_error_body(local: Server) -
         r = await local.client.request(method, path)
         assert error(r, status) == code, (method, path)
     assert (await local.client.get("/no-such-page")).status_code == 404
+
+
+async def test_the_document_refuses_a_blank_text_as_the_server_does(local: Server) -> None:
+    """Found by the OpenAPI property test: a whitespace-only text was valid by the document, refused by the server."""
+    doc = (await local.client.get("/api/openapi.json")).json()
+    pattern = re.compile(doc["components"]["schemas"]["EntryCreate"]["properties"]["text"]["pattern"])
+    assert pattern.search("We deploy with uv.") and not pattern.search(" \t\n ")
+    r = await local.client.post("/api/memories", params={"scope": SCOPE}, json={"kind": "fact", "text": " \t\n "})
+    assert r.status_code == 422

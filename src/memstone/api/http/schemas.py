@@ -81,6 +81,8 @@ def cas_field(description: str = CAS_TEXT) -> Any:
 
 # A NUL never belongs in a memory's text (it marks a purged version in storage; domain/purge.py).
 NO_NUL = r"^[^\x00]*$"
+# A memory's text: at least one character that is not whitespace (it is trimmed), and no NUL.
+TEXT_PATTERN = r"^[^\x00]*[^\s\x00][^\x00]*$"
 
 
 class Strict(BaseModel):
@@ -209,7 +211,10 @@ class EntryCreate(Strict):
         min_length=1, max_length=64, pattern=KIND_PATTERN, description="fact, preference, decision, constraint, ..."
     )
     text: str = Field(
-        min_length=1, max_length=40_000, pattern=NO_NUL, description="Markdown body (at most 8192 UTF-8 bytes, no NUL)."
+        min_length=1,
+        max_length=40_000,
+        pattern=TEXT_PATTERN,
+        description="Markdown body (at most 8192 UTF-8 bytes, not blank, no NUL).",
     )
     title: str | None = Field(default=None, max_length=1000)
     tags: list[Tag] = Field(default_factory=list, max_length=32)
@@ -225,7 +230,7 @@ class EntryPatch(Strict):
 
     revision: Annotated[int | None, NotAFlag] = cas_field()
     kind: str | None = Field(default=None, min_length=1, max_length=64, pattern=KIND_PATTERN)
-    text: str | None = Field(default=None, min_length=1, max_length=40_000, pattern=NO_NUL)
+    text: str | None = Field(default=None, min_length=1, max_length=40_000, pattern=TEXT_PATTERN)
     title: str | None = Field(default=None, max_length=1000)
     tags: list[Tag] | None = Field(default=None, max_length=32)
     slug: str | None = Field(default=None, max_length=64, pattern=KEBAB_PATTERN)

@@ -405,15 +405,3 @@ async def test_the_explorer_loads_nothing_from_outside(local: Server) -> None:
         body = (await local.client.get(f"/memory/static/{asset}")).text
         assert "import " not in body or "./markdown.js" in body
         assert "cdn" not in body.lower()
-
-
-async def test_an_if_match_no_revision_can_have_is_a_stale_precondition(local: Server) -> None:
-    """Found by the OpenAPI property test: ``If-Match: 0`` (valid by the document) was refused as invalid input."""
-    rec = await create(local)
-    before = await local.counts()
-    for tag in ("0", '"0"', "9" * 40, "²".encode("latin-1")):
-        r = await local.client.patch(
-            f"/api/memories/{rec['entry_id']}", json={"text": "Other."}, headers={"If-Match": tag}
-        )
-        assert r.status_code == 409 and r.json()["error"]["code"] == "revision_conflict", (tag, r.text)
-    assert await local.counts() == before

@@ -31,6 +31,7 @@ from memstone.api.http import Settings, create_app
 from memstone.api.http.routes import operations
 from memstone.api.http.routing import openapi
 from memstone.auth.sqlite import open_principal_store
+from memstone.domain.rules import MAX_REVISION
 from memstone.domain.search import searchable
 
 EXAMPLES = 25
@@ -175,7 +176,14 @@ def _exclusive_combination(case: Any) -> bool:
         or ("if-match" in headers and body.get("revision") is not None)
         or "cursor" in query
         or ("q" in query and not searchable(str(query["q"])))  # "at least one word that is not a stopword"
+        or _out_of_range_revision(case)  # "a record revision": 1 to 2**63 - 1
     )
+
+
+def _out_of_range_revision(case: Any) -> bool:
+    tag = next((str(v) for k, v in (case.headers or {}).items() if k.lower() == "if-match"), "")
+    first = tag.split(",")[0].strip().removeprefix("W/").strip('"')
+    return first.isdigit() and not (first.isascii() and 1 <= int(first) <= MAX_REVISION)
 
 
 # Refusals that depend on the entry's state, not on the request: an earlier case of the same run may have forgotten

@@ -213,7 +213,8 @@ class EntryCreate(Strict):
     text: str = Field(
         min_length=1,
         max_length=40_000,
-        pattern=TEXT_PATTERN,
+        pattern=NO_NUL,
+        json_schema_extra={"pattern": TEXT_PATTERN},  # the document states "not blank"; the domain's error says it
         description="Markdown body (at most 8192 UTF-8 bytes, not blank, no NUL).",
     )
     title: str | None = Field(default=None, max_length=1000)
@@ -230,7 +231,9 @@ class EntryPatch(Strict):
 
     revision: Annotated[int | None, NotAFlag] = cas_field()
     kind: str | None = Field(default=None, min_length=1, max_length=64, pattern=KIND_PATTERN)
-    text: str | None = Field(default=None, min_length=1, max_length=40_000, pattern=TEXT_PATTERN)
+    text: str | None = Field(
+        default=None, min_length=1, max_length=40_000, pattern=NO_NUL, json_schema_extra={"pattern": TEXT_PATTERN}
+    )
     title: str | None = Field(default=None, max_length=1000)
     tags: list[Tag] | None = Field(default=None, max_length=32)
     slug: str | None = Field(default=None, max_length=64, pattern=KEBAB_PATTERN)

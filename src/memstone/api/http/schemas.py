@@ -332,9 +332,10 @@ class RevisionOut(Open):
     changes_next_offset: int | None = None
 
 
-class RecordOut(Open):
+class _EntryOut(Open):
+    """The fields every view of one entry version carries (a record, a hit)."""
+
     memory_ref: RefOut
-    scope: str | None
     entry_id: str
     entry_version_id: str
     kind: str
@@ -344,6 +345,10 @@ class RecordOut(Open):
     slug: str | None
     important: bool
     mandatory: bool
+
+
+class RecordOut(_EntryOut):
+    scope: str | None
     category: Literal["mandatory", "important", "normal"]
     relations: list[RelationOut]
     sources: list[str]
@@ -412,17 +417,7 @@ class HistoryOut(Open):
     items: list[VersionOut]
 
 
-class HitOut(Open):
-    memory_ref: RefOut
-    entry_id: str
-    entry_version_id: str
-    kind: str
-    title: str | None
-    text: str
-    tags: list[str]
-    slug: str | None
-    important: bool
-    mandatory: bool
+class HitOut(_EntryOut):
     score: float
     matched_by: list[str]
     entry_content_hash: str

@@ -137,8 +137,6 @@ async def search(call: Call) -> Response:
 async def recall(call: Call) -> Response:
     q = call.q(s.RecallQuery)
     picked = await _read_scopes(call, q.scope)
-    if q.budget_tokens is not None and q.budget_chars is not None:
-        raise InvalidInput("give budget_tokens or budget_chars, not both")
     bundle = await call.gate.service.recall(
         q.q,
         scopes=[p.uri for p in picked],

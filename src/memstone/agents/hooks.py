@@ -3,8 +3,11 @@
 The path imports the standard library, the memstone core and :mod:`memstone.capture` only: no MCP SDK, no
 pydantic, no embedding model. The store is opened without a model (``embedding=None``), so the contextual
 search of a hook is full-text (FTS5) whatever the store's profile: loading the ONNX model alone costs more
-than the 300 ms budget. Writes a hook makes (Sources, captured entries) therefore carry no vector yet; the
-MCP server's background backfill, ``memstone embed --backfill`` or the daemon fill them in.
+than the 300 ms budget. The capture a prompt or turn defers to a detached child (the default) is the
+exception: no agent waits for it, so it opens the store with the store's own model (``MEMSTONE_EMBEDDING``
+overrides; ``none`` turns it off), matches near-duplicates by meaning, and its entries carry vectors. Other
+writes a hook makes carry no vector yet; the MCP server's background backfill, ``memstone embed --backfill``
+or the daemon fill them in.
 
 What each event does:
 
@@ -35,7 +38,7 @@ import re
 import sys
 import time
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -145,11 +148,31 @@ def _wants_capture(ev: HookEvent) -> bool:
 
 
 @asynccontextmanager
-async def _hook_service(settings: AgentSettings) -> AsyncIterator[MemoryService]:
-    """The service a hook uses: no embedding model (FTS only), so nothing heavy is imported on this path."""
-    from ..service import open_service
+async def _hook_service(settings: AgentSettings, *, with_model: bool = False) -> AsyncIterator[MemoryService]:
+    """The service a hook uses: no embedding model (FTS only), so nothing heavy is imported on this path.
 
-    async with open_service(settings.url, surface="agent-session", author=settings.author, embedding=None) as svc:
+    ``with_model`` (the detached capture child, which no agent waits for): the store's own model, so capture
+    matches near-duplicates by meaning and its writes carry vectors. ``MEMSTONE_EMBEDDING`` chooses: ``none`` is
+    no model, a profile name is that one; unset is the profile the store records (none when it records none:
+    a hook never configures a store). A model that cannot be loaded is logged and the capture runs without it.
+    """
+    from ..service import RECORDED, open_service
+
+    choice = settings.embedding.strip() if settings.embedding else None
+    embedding = None if not with_model or (choice or "").lower() == "none" else (choice or RECORDED)
+    async with AsyncExitStack() as stack:
+        if embedding is not None:
+            try:
+                svc = await stack.enter_async_context(
+                    open_service(settings.url, surface="agent-session", author=settings.author, embedding=embedding)
+                )
+            except Exception as exc:  # the model, not the store: a broken store fails again below
+                log_failure(settings.log_path, agent="capture", event="open-model", error=exc, elapsed_ms=0.0)
+                embedding = None
+        if embedding is None:
+            svc = await stack.enter_async_context(
+                open_service(settings.url, surface="agent-session", author=settings.author, embedding=None)
+            )
         yield svc
 
 
@@ -340,8 +363,14 @@ async def _capture(svc: MemoryService, ev: HookEvent, settings: AgentSettings) -
         return CaptureResult(status="nothing", mode=capture_settings.mode_for(scope), reason=str(exc))
 
 
-def finish_capture(result: HookResult, *, env: Mapping[str, str] | None = None) -> CaptureResult | None:
-    """Run a deferred capture now (in the detached child, or in the foreground); never raises."""
+def finish_capture(
+    result: HookResult, *, env: Mapping[str, str] | None = None, with_model: bool = False
+) -> CaptureResult | None:
+    """Run a deferred capture now (in the detached child, or in the foreground); never raises.
+
+    ``with_model``: open the store with its embedding model (see :func:`_hook_service`); the detached child does,
+    a capture in the foreground (the agent waits for it) does not.
+    """
     if result.deferred is None:
         return None
     import asyncio
@@ -350,7 +379,7 @@ def finish_capture(result: HookResult, *, env: Mapping[str, str] | None = None) 
     started = time.perf_counter()
 
     async def run() -> CaptureResult:
-        async with _hook_service(settings) as svc:
+        async with _hook_service(settings, with_model=with_model) as svc:
             return await _capture(svc, ev, settings)
 
     try:
@@ -380,7 +409,7 @@ def spawn_capture(result: HookResult) -> bool:
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
-        finish_capture(result)
+        finish_capture(result, with_model=True)
     finally:
         os._exit(0)
 

@@ -52,6 +52,7 @@ class AgentSettings:
     project_scope: str | None
     user_scope: str = ANONYMOUS
     author: str | None = None
+    embedding: str | None = None  # MEMSTONE_EMBEDDING: the model the detached capture child loads (None: the store's)
     session_budget_tokens: int = 1500
     prompt_budget_tokens: int = 400
     prompt_limit: int = 3
@@ -92,6 +93,7 @@ class AgentSettings:
             project_scope=canonical_scope(project) if project else None,
             user_scope=canonical_scope(user),
             author=config.get("author"),
+            embedding=config.get("embedding"),
             session_budget_tokens=config.integer("hook_budget_tokens"),
             prompt_budget_tokens=config.integer("hook_prompt_tokens"),
             home=store_dir(config.url),

@@ -8,6 +8,6 @@
 
 from __future__ import annotations
 
-from .facade import UNSET, HistoryItem, MemoryService, open_service, utc_now
+from .facade import RECORDED, UNSET, HistoryItem, MemoryService, open_service, utc_now
 
-__all__ = ["UNSET", "HistoryItem", "MemoryService", "open_service", "utc_now"]
+__all__ = ["RECORDED", "UNSET", "HistoryItem", "MemoryService", "open_service", "utc_now"]

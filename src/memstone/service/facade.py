@@ -190,13 +190,18 @@ class MemoryService:
 
 
 class _Unset:
-    """The type of :data:`UNSET`: "use the store's recorded embedding profile (or the default)"."""
+    """The type of :data:`UNSET`: "use the store's recorded embedding profile (or the default)", and of
+    :data:`RECORDED`: "the store's recorded profile, or none" (never records the default on a new store)."""
+
+    def __init__(self, name: str = "UNSET", *, default: bool = True) -> None:
+        self.name, self.default = name, default
 
     def __repr__(self) -> str:
-        return "UNSET"
+        return self.name
 
 
 UNSET = _Unset()
+RECORDED = _Unset("RECORDED", default=False)
 
 
 @asynccontextmanager
@@ -218,7 +223,10 @@ async def open_service(
     ``candidates`` is the pipeline ``remember(mode="extract")`` runs over evidence (the CLI, the servers and the
     hooks pass capture's ``CapturePipeline``); without one, extract is not supported. ``backend`` serves an
     already opened backend instead (a conformance factory's, say); it is closed on exit. ``create=False``
-    refuses a store that does not exist yet (NotFound) instead of creating it.
+    refuses a store that does not exist yet (NotFound) instead of creating it. ``embedding``: a model or profile
+    name, None (no model), :data:`UNSET` (the store's recorded profile, the default for a new store) or
+    :data:`RECORDED` (the store's recorded profile, none when it records none; a model that is not installed
+    here means none with a warning for both).
 
     >>> async with open_service("sqlite:///memories.db") as svc:   # doctest: +SKIP
     ...     rev = await svc.remember(entries=[EntryInput(kind="fact", text="We deploy with uv.")])
@@ -254,17 +262,18 @@ async def open_service(
 async def _choose_model(
     backend: MemoryBackend, embedding: EmbeddingModel | str | _Unset | None
 ) -> EmbeddingModel | None:
-    """The model a service runs with: the store's recorded profile, the default for a new store, or none.
+    """The model a service runs with: the store's recorded profile, the default for a new store (not with
+    :data:`RECORDED`), or none.
 
     A model (or profile name) that differs from the store's recorded profile is refused by name.
     """
-    if embedding is None:
+    recorded = backend.state.embedding_profile
+    if embedding is None or (isinstance(embedding, _Unset) and not embedding.default and recorded is None):
         await backend.configure_embedding(None, record=False)
         return None
     from .. import embedding as models  # only when a model may be needed: the hook path pays nothing
 
     if isinstance(embedding, _Unset):
-        recorded = backend.state.embedding_profile
         name = recorded.profile_id if recorded is not None else models.default_profile_name()
         ok, why = models.available(name, versions=False)
         if not ok or name.startswith("openai:"):
@@ -283,4 +292,4 @@ async def _choose_model(
     return model
 
 
-__all__ = ["UNSET", "HistoryItem", "MemoryService", "open_service", "utc_now"]
+__all__ = ["RECORDED", "UNSET", "HistoryItem", "MemoryService", "open_service", "utc_now"]

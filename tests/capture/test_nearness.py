@@ -7,9 +7,10 @@ from capture_helpers import PROJECT
 
 from memstone import MemoryService
 from memstone.capture import UserPrompt, admit, capture, plan_candidates
+from memstone.capture._text import probes, searchable, subject_tokens
 from memstone.capture.admission import Semantic, semantic_key
 from memstone.capture.candidates import Candidate
-from memstone.capture.nearness import TermWeights, weighted_min, weighted_overlap
+from memstone.capture.nearness import TermWeights, akin, align, weighted_min, weighted_overlap
 
 # A photo app's memory: "preview", "thumbnail" and "render" are everywhere in it; "imgproxy" and "sidecar" are not.
 MEMORY = [
@@ -95,3 +96,55 @@ def test_a_location_with_a_placement_verb_is_obvious(text: str) -> None:
 def test_a_rule_about_a_location_is_kept() -> None:
     text = "Generated clients must always be kept in gen/ and never edited by hand."
     assert admit(Candidate(kind="constraint", text=text, origin="statement"), evidence={"event": text}).admitted
+
+
+def test_forms_of_one_word_are_akin_but_numbers_and_short_words_are_not() -> None:
+    assert akin("reconcil", "reconciler") and akin("stornobuch", "storno")
+    assert akin("betrag", "geldbetrag")  # the head of a German compound
+    assert not akin("log", "logg") and not akin("test", "contest")  # too short to be anything but chance
+    assert not akin("v1", "v12") and not akin("b_65f6_95f4", "b_65f6_95f4_5176")
+    assert align(frozenset({"reconcil", "idempotent"}), frozenset({"reconciler", "idempotent"})) == frozenset(
+        {"reconciler", "idempotent"}
+    )
+
+
+# Issue 16: restatements whose shared words are in other forms ("reconciles" / "reconciler", "Beträge" /
+# "Geldbeträge"); the exact tokens they share are two, too few for the lexical rules.
+OPERATOR = [
+    "The scheduler must run every five minutes on the worker pool.",
+    "Invoices must be numbered per tenant without gaps.",
+    "Exports must be written as Parquet files to the archive bucket.",
+    "Every reconciler must be idempotent, so a rerun never creates a second resource.",
+]
+KASSE = [
+    "Die Oberfläche wird mit Jetpack Compose gebaut, keine XML-Layouts mehr.",
+    "Alle Datumsangaben im Backend sind UTC.",
+    "Rechnungen werden nach zehn Jahren archiviert.",
+    "Geldbeträge speichern wir als ganze Cent in einem Long, niemals als Double.",
+]
+
+
+@pytest.mark.parametrize(
+    ("memory", "restated"),
+    [
+        pytest.param(OPERATOR, "Reconciles must be idempotent and never duplicate resources.", id="en-derived-form"),
+        pytest.param(KASSE, "Beträge sind Cent-Werte, auf keinen Fall Double.", id="de-compound"),
+    ],
+)
+async def test_a_restatement_in_other_forms_of_the_words_revises_its_entry(
+    service: MemoryService, memory: list[str], restated: str
+) -> None:
+    for text in memory:
+        assert [o.action for o in (await capture(service, UserPrompt(text=text), scope=PROJECT)).outcomes] == ["added"]
+    head = await service.resolve(PROJECT)
+    assert head is not None
+    target = next(v.entry_id for v in await service.entries(head) if v.text == memory[-1])
+    again = await capture(service, UserPrompt(text=restated), scope=PROJECT)
+    assert [(o.action, o.entry_id) for o in again.outcomes] == [("revised", target)]
+
+
+def test_german_doubled_stems_and_umlauts_meet_their_probes() -> None:
+    logged = subject_tokens("Kontonummern nie im Klartext loggen.")
+    assert "log" in logged & subject_tokens("Auch Namen gehören nicht ins Log, nicht nur Kontonummern.")
+    (alternatives,) = probes(subject_tokens("Beträge"))
+    assert any(k in searchable("Geldbeträge in Cent") for k in alternatives)

@@ -198,7 +198,7 @@ def stem_de(token: str) -> str:
     t = token.translate(_UMLAUTS)
     for suffix in ("ungen", "ung", "en", "er", "es", "e", "n", "s"):
         if t.endswith(suffix) and len(t) - len(suffix) >= 3:
-            return t[: -len(suffix)]
+            return _undouble(t[: -len(suffix)])  # loggen -> logg -> log
     return t
 
 
@@ -353,6 +353,7 @@ def probes(subject: frozenset[str]) -> tuple[tuple[str, ...], ...]:
 
 
 def _probe(word: str) -> str:
+    word = word.translate(_UMLAUTS)  # as searchable() folds them: a German stem is folded (stem_de)
     if word.isascii() and word.isalnum():
         return word[:-1] if word.endswith("y") and len(word) > 3 else word
     return word[: max(2, len(word) - 1)]
@@ -365,8 +366,9 @@ _GROUP_STEMS: dict[str, tuple[str, ...]] = {
 
 
 def searchable(text: str) -> str:
-    """The form :func:`probes` are matched against: NFC and casefolded, like Analyzer v1 sees it."""
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+    """The form :func:`probes` are matched against: NFC and casefolded, like Analyzer v1 sees it, with German
+    umlauts folded as :func:`stem_de` folds them (``Beträge`` holds the probe of ``betrag``)."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold()).translate(_UMLAUTS)
 
 
 def excerpt(text: str, limit: int = 80) -> str:

@@ -74,6 +74,7 @@ from .nearness import (
     SEMANTIC_THRESHOLDS,
     Semantic,
     TermWeights,
+    align,
     other_subjects,
     semantic_key,
     semantic_texts,
@@ -545,14 +546,17 @@ def _plan_one(
                         matched = True
                         break
         if not matched:
+            aligned = align(mine, t.tokens)
+            shared = len(aligned & t.tokens)
             if (
                 weights is not None
                 and swap is None
-                and sim.shared >= 1
+                and shared >= 1
+                and _swap(aligned, t.tokens) is None
                 and (correction or not other_subjects(mine_typed, t.typed))
             ):
                 cos = semantic.cosine(text, t.text) if semantic is not None else None
-                near = weighted_match(mine, t.tokens, weights, shared=sim.shared, cosine=cos, semantic=semantic,
+                near = weighted_match(aligned, t.tokens, weights, shared=shared, cosine=cos, semantic=semantic,
                                       correction=correction)  # fmt: skip
                 if near is not None and (top is None or near > top[0]):
                     top = (near, t, sim)

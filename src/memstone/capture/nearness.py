@@ -8,7 +8,9 @@ document frequency over the live entries of the Memory the candidate goes to (co
 probes as the prefilter, so no entry is tokenized for it), and :func:`weighted_overlap` is the weighted Jaccard
 of two token sets.
 
-The rule (tried only when no other rule matched; of the entries it takes, the closest wins):
+The rule (tried only when no other rule matched; of the entries it takes, the closest wins) compares the
+candidate's tokens :func:`align`-ed to the entry's: a word in another form (``reconciles``/``reconciler``, the
+head of a German compound ``Beträge``/``Geldbeträge``) counts as shared, see :func:`akin`.
 
 - weighted overlap ≥ :data:`LEXICAL_MIN` (a correction: ≥ :data:`CORRECTION_MIN`) and ≥ :data:`LEXICAL_SHARED`
   shared subject tokens, with or without a model;
@@ -37,10 +39,13 @@ __all__ = [
     "COMBINED_CORRECTION_MIN",
     "COMBINED_MIN",
     "CORRECTION_MIN",
+    "CORRECTION_SHARED",
     "LEXICAL_MIN",
     "SEMANTIC_THRESHOLDS",
     "Semantic",
     "TermWeights",
+    "akin",
+    "align",
     "other_subjects",
     "semantic_key",
     "semantic_texts",
@@ -53,6 +58,9 @@ __all__ = [
 LEXICAL_MIN = 0.24
 LEXICAL_SHARED = 3  # without a model, as the other lexical rules: two shared words are too little evidence
 CORRECTION_MIN = 0.20
+CORRECTION_SHARED = 3  # shared subject tokens a correction needs for the lexical rule
+AKIN_PREFIX = 4  # a word that starts another counts as the same word from this many letters on
+AKIN_SUFFIX = 5  # a word that ends another (a compound's head: Betrag / Geldbetrag) from this many letters on
 COMBINED_MIN: dict[str, float] = {"use-multilingual-v3": 0.84, "minilm-l6-int8": 0.96}
 COMBINED_CORRECTION_MIN: dict[str, float] = {"use-multilingual-v3": 0.84, "minilm-l6-int8": 0.96}
 
@@ -96,6 +104,31 @@ def other_subjects(mine: frozenset[str], theirs: frozenset[str]) -> bool:
         if a and b and not a & b:
             return True
     return False
+
+
+def akin(a: str, b: str) -> bool:
+    """Whether two different subject tokens are forms of one word for the weighted rule: one starts the other
+    (``reconcil``/``reconciler``, ``storno``/``stornobuch``) from :data:`AKIN_PREFIX` letters, or ends it (the
+    head of a compound: ``betrag``/``geldbetrag``) from :data:`AKIN_SUFFIX`. Letters only; CJK tokens and
+    anything with a digit (versions, numbers) never: ``1.74`` is not ``1.7``."""
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    if short == long or not short.isalpha() or not long.isalpha() or short.startswith(("b_", "u_")):
+        return False
+    return (len(short) >= AKIN_PREFIX and long.startswith(short)) or (
+        len(short) >= AKIN_SUFFIX and long.endswith(short)
+    )
+
+
+def align(mine: frozenset[str], theirs: frozenset[str]) -> frozenset[str]:
+    """``mine`` with each token that ``theirs`` lacks replaced by an :func:`akin` token of ``theirs``, if any, so
+    the weighted rule counts the two forms as one shared word."""
+    extra = theirs - mine
+    if not extra:
+        return mine
+    out = set(mine & theirs)
+    for tok in mine - theirs:
+        out.add(next((t for t in sorted(extra) if t not in out and akin(tok, t)), tok))
+    return frozenset(out)
 
 
 def weighted_overlap(mine: frozenset[str], theirs: frozenset[str], weights: TermWeights) -> float:
@@ -174,10 +207,11 @@ def weighted_match(
     combined threshold (any shared token; the caller checks that there is one). The score is the overlap, plus the
     cosine when there is one, so the closest entry wins.
     """
-    if shared < LEXICAL_SHARED and (semantic is None or cosine is None):
+    need = CORRECTION_SHARED if correction else LEXICAL_SHARED
+    if shared < need and (semantic is None or cosine is None):
         return None  # too few shared words for the lexical rule, and no cosine: skip the weights
     lexical = weighted_overlap(mine, theirs, weights)
-    passes = shared >= LEXICAL_SHARED and lexical >= weighted_min(None, correction=correction)
+    passes = shared >= need and lexical >= weighted_min(None, correction=correction)
     score = lexical
     if semantic is not None and cosine is not None:
         score = lexical + cosine

@@ -1,6 +1,6 @@
 """Fit the weighted-overlap near-duplicate thresholds on the DEV part of the capture data only.
 
-``python bench/calibrate_capture_nearness.py [--model use-multilingual-v3]``
+``python bench/calibrate_capture_nearness.py [--model use-multilingual-v3] [--half A|B]``
 
 Runs the whole dev part (``bench/data/capture``) through the real capture pipeline once per candidate threshold
 of :mod:`memstone.capture.nearness` (lexical without ``--model``; weighted overlap + cosine with it) and prints,
@@ -8,6 +8,8 @@ per threshold, duplicates created, corrections that revised their entry, false m
 recall. The chosen value is the lowest one whose false merges and recall equal those of the rule switched off
 (threshold ∞), so the rule only ever adds correct merges on dev. It never reads ``bench/data/capture-heldout``.
 Corrections and restatements are swept separately (the correction threshold with the restatement one off).
+``--half A`` / ``--half B`` fit on half of the dev projects (alternate files), to see whether a value holds on
+the other half.
 """
 
 from __future__ import annotations
@@ -55,12 +57,30 @@ class CachedModel:
 _MODELS: dict[str, CachedModel] = {}
 
 
+PROJECTS: list[str] = []  # --half: the dev projects of one half (empty: the whole dev part)
+
+
+def dev_half(which: str) -> list[str]:
+    """The dev projects of half ``A`` or ``B``: the sorted dev files taken alternately (a check that a value fitted
+    on one half also holds on the other, since the dev part is small)."""
+    files = sorted(DEV.glob("*.jsonl"))
+    return [f.name for i, f in enumerate(files) if i % 2 == "AB".index(which)]
+
+
 async def measure(model: str | None) -> dict[str, object]:
     cached = None
     if model is not None:
         cached = _MODELS.setdefault(model, CachedModel(load_model(model)))
     with tempfile.TemporaryDirectory(prefix="memstone-calibrate-") as tmp:
-        _, result = await run_part(DEV, Path(tmp), cached)  # type: ignore[arg-type]
+        data = DEV
+        if PROJECTS:
+            data = Path(tmp) / "data"
+            data.mkdir()
+            for name in PROJECTS:
+                (data / name).symlink_to(DEV / name)
+        run_dir = Path(tmp) / "run"
+        run_dir.mkdir()
+        _, result = await run_part(data, run_dir, cached)  # type: ignore[arg-type]
     return result
 
 
@@ -82,7 +102,7 @@ def row(label: str, r: dict[str, object]) -> str:
 
 
 async def main_async(model: str | None, grid: list[float]) -> None:
-    print(f"dev part only ({DEV}), model {model or 'none'}")
+    print(f"dev part only ({DEV}{', projects ' + ', '.join(PROJECTS) if PROJECTS else ''}), model {model or 'none'}")
     set_thresholds(model, INF, INF)
     off = await measure(model)
     print(row("off", off))
@@ -113,7 +133,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=None, help="embedding profile (default: none, the lexical rule)")
     parser.add_argument("--grid", help="thresholds to try, comma-separated (default: 0.10..0.40, or 0.64..1.20)")
+    parser.add_argument("--half", choices=("A", "B"), help="fit on one half of the dev projects only")
     args = parser.parse_args()
+    if args.half:
+        PROJECTS.extend(dev_half(args.half))
     if args.grid:
         grid = [float(x) for x in args.grid.split(",")]
     elif args.model is None:

@@ -1,0 +1,40 @@
+"""``LanceMemoryBackend``: the store core (``backends/sql``) over the LanceDB engine (``engine.py``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Literal
+
+from ...domain.model import VerifyReport
+from ..sql.core import StoreCore
+from .engine import LanceEngine
+from .location import LanceLocation
+from .log import LanceLog
+
+
+class LanceMemoryBackend(StoreCore):
+    """A store whose authority is a transaction log on LanceDB, local or on S3; many processes and machines may
+    share it (docs/engines/lancedb.md)."""
+
+    def __init__(self, location: LanceLocation, *, create: bool = True) -> None:
+        self.location = location
+        self.lance = LanceEngine(LanceLog(location.uri, location.storage_options, where=location.where), create=create)
+        super().__init__(self.lance)
+
+    async def open(self) -> LanceMemoryBackend:
+        await super().open()
+        return self
+
+    async def maintain(self, task: Literal["verify", "rebuild"]) -> VerifyReport:
+        report = await super().maintain(task)
+        damage = await self._run(self._log_damage_sync)
+        if damage:
+            report = replace(report, authority_damage=(*report.authority_damage, *damage))
+        return report
+
+    def _log_damage_sync(self) -> list[str]:
+        _, damage = self.lance.log.chain_ids(self.lance.log.head())
+        return damage
+
+
+__all__ = ["LanceMemoryBackend"]

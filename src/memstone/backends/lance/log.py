@@ -85,6 +85,7 @@ class LanceLog:
         self._head: Any = None
         self._txns: Any = None
         self.writer = f"{socket.gethostname()}:{os.getpid()}"
+        self._seen: tuple[int, Position] | None = None  # (head table version, head) last read
 
     # ---------------------------------------------------------------- opening
     def open(self, *, create: bool) -> None:
@@ -135,6 +136,11 @@ class LanceLog:
 
     # ---------------------------------------------------------------- reading
     def head(self) -> Position:
+        # Checking the table's latest version is one listing; reading the row is a scan. The head row changes only
+        # with a new table version, so an unchanged version means an unchanged head.
+        version = int(self._head.version)
+        if self._seen is not None and self._seen[0] == version:
+            return self._seen[1]
         rows = self._head.to_arrow().to_pylist()
         if len(rows) != 1:
             raise IntegrityError(f"the log head of {self.where} has {len(rows)} rows, not 1")
@@ -144,7 +150,9 @@ class LanceLog:
                 f"the store at {self.where} was written by a newer memstone (log format {row['format']})",
                 hint="upgrade memstone",
             )
-        return Position(int(row["seq"]), str(row["txn"]))
+        found = Position(int(row["seq"]), str(row["txn"]))
+        self._seen = (version, found)
+        return found
 
     def entries(self, after: Position, head: Position) -> list[LogEntry]:
         """The committed transactions after ``after`` up to ``head``, oldest first (the parent chain)."""
@@ -244,7 +252,12 @@ class LanceLog:
         moments ago, so they are kept for ``keep_versions_s``.
         """
         for table in (self._txns, self._head):
-            table.optimize(cleanup_older_than=timedelta(seconds=keep_versions_s))
+            try:
+                table.optimize(cleanup_older_than=timedelta(seconds=keep_versions_s))
+            except Exception as exc:  # a compaction that lost a race with a concurrent write commits nothing
+                raise BackendUnavailable(
+                    f"compacting the LanceDB store at {self.where} failed: {exc}", orig=exc, hint="retry later"
+                ) from exc
 
     def stats(self) -> dict[str, int]:
         return {

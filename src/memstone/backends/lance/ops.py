@@ -29,6 +29,7 @@ from ..sql.engine import Conn
 
 Op = list[Any]  # ["x", sql, args] | ["many", sql, rows] | ["id", sql, args, column, id] | ["call", name]
 
+_WRITE = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER)\b", re.IGNORECASE)
 _INSERT = re.compile(r"^\s*INSERT INTO (\w+) \(([^)]*)\) VALUES \(([^)]*)\)\s*$", re.IGNORECASE | re.DOTALL)
 
 
@@ -68,8 +69,7 @@ def decode(payload: bytes, schema_version: int) -> list[Op]:
         raise IntegrityError(f"a logged transaction is unreadable: {exc}") from exc
     if data.get("schema") != schema_version:
         raise BackendUnavailable(
-            f"the store's log was written with replica schema {data.get('schema')}, this memstone has "
-            f"{schema_version}",
+            f"the store's log was written with replica schema {data.get('schema')}, this memstone has {schema_version}",
             hint="open the store with the memstone version that wrote it",
         )
     ops: list[Op] = []
@@ -102,7 +102,10 @@ class RecordingConn:
         self.ops: list[Op] | None = None  # None: nothing is recorded (reads, replay)
 
     def q(self, sql: str, args: Sequence[object] = ()) -> list[Any]:
-        return self.inner.q(sql, args)
+        rows = self.inner.q(sql, args)
+        if self.ops is not None and _WRITE.match(sql):
+            self.ops.append(["x", sql, list(args)])  # a write sent as a query (RETURNING) is logged all the same
+        return rows
 
     def x(self, sql: str, args: Sequence[object] = ()) -> int:
         n = self.inner.x(sql, args)

@@ -32,6 +32,22 @@ class LanceMemoryBackend(StoreCore):
             report = replace(report, authority_damage=(*report.authority_damage, *damage))
         return report
 
+    async def maintain_storage(
+        self, *, orphan_grace_s: float = 600.0, keep_versions_s: float = 3600.0
+    ) -> dict[str, int]:
+        """The due-time gate's work on LanceDB: sweep orphaned transactions, compact fragments, drop old versions.
+
+        Returns what it did and the log's size afterwards. Committed transactions are rows of the latest table
+        version and are never touched; old versions are kept ``keep_versions_s`` for readers that opened one.
+        """
+
+        def run() -> dict[str, int]:
+            swept = self.lance.log.sweep(grace_s=orphan_grace_s)
+            self.lance.log.optimize(keep_versions_s=keep_versions_s)
+            return {"orphans_swept": swept, **self.lance.log.stats()}
+
+        return await self._run(run)
+
     def _log_damage_sync(self) -> list[str]:
         _, damage = self.lance.log.chain_ids(self.lance.log.head())
         return damage

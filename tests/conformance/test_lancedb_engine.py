@@ -1,0 +1,161 @@
+"""The LanceDB engine's own guarantees (docs/engines/lancedb.md): the log's conditional commit, orphans, damage,
+maintenance, and its URLs. The shared behaviour is the conformance suite's (test_lancedb.py)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from memstone.backends import open_store, parse_store_url
+from memstone.domain.errors import BackendUnavailable, IntegrityError, InvalidInput, NotFound
+from memstone.domain.model import EntryInput
+from memstone.service import open_service
+
+pytest.importorskip("lancedb")
+
+from memstone.backends.lance.location import parse_location, s3_options
+from memstone.backends.lance.log import LanceLog, Position
+from memstone.backends.lance.store import LanceMemoryBackend
+
+
+def url_of(path: Path) -> str:
+    return f"lancedb:///{path}"
+
+
+def fact(text: str) -> EntryInput:
+    return EntryInput(kind="fact", text=text)
+
+
+def test_a_stale_parent_never_moves_the_head(tmp_path: Path) -> None:
+    log = LanceLog(str(tmp_path / "s"), {}, where="test")
+    log.open(create=True)
+    genesis = log.head()
+    first = log.append(genesis, b"one")
+    assert first is not None and first.seq == 1
+    assert log.append(genesis, b"two") is None  # the loser of the race on the genesis parent
+    assert log.head() == first
+    assert [e.payload for e in log.entries(genesis, log.head())] == [b"one"]
+
+
+async def test_an_orphaned_transaction_is_invisible_and_swept(tmp_path: Path) -> None:
+    url = url_of(tmp_path / "s")
+    async with open_service(url, embedding=None) as svc:
+        rev = await svc.remember(None, entries=[fact("kept")])
+        assert rev is not None
+        backend = svc.backend
+        assert isinstance(backend, LanceMemoryBackend)
+        log = backend.lance.log
+        head = log.head()
+        # A writer killed between its two steps: its row names the current head as parent, no head names it.
+        log._txns.add(
+            pa.table(
+                {
+                    "txn": ["orphan"],
+                    "seq": [head.seq + 1],
+                    "parent": [head.txn],
+                    "writer": ["killed"],
+                    "created_at": [time.time() - 3600],
+                    "payload_hash": ["0" * 64],
+                    "payload": [b"garbage"],
+                },
+                schema=log._txns.schema,
+            )
+        )
+        # A later write on the same parent wins; the orphan (same seq) is never applied.
+        rev2 = await svc.remember(await svc.head(rev.memory_id), entries=[fact("after the orphan")])
+        assert rev2 is not None and rev2.revision == 2
+        assert (await svc.verify()).ok
+        time.sleep(1.1)
+        done = await backend.maintain_storage(orphan_grace_s=0, keep_versions_s=1)
+        assert done["orphans_swept"] == 1
+    async with open_service(url, embedding=None) as svc:  # a cold replica replays only the chain
+        texts = {e.text for e in await svc.entries(await svc.head(rev.memory_id))}
+        assert texts == {"kept", "after the orphan"}
+        assert (await svc.verify()).ok
+
+
+async def test_a_missing_committed_transaction_is_damage(tmp_path: Path) -> None:
+    url = url_of(tmp_path / "s")
+    async with open_service(url, embedding=None) as svc:
+        rev = await svc.remember(None, entries=[fact("one")])
+        assert rev is not None
+        await svc.remember(await svc.head(rev.memory_id), entries=[fact("two")])
+        backend = svc.backend
+        assert isinstance(backend, LanceMemoryBackend)
+        backend.lance.log._txns.delete("seq = 1")
+        report = await svc.verify()
+        assert not report.ok
+        assert any("missing transaction 1" in d for d in report.authority_damage)
+    with pytest.raises(IntegrityError, match="missing transaction 1"):
+        await open_store(url)
+
+
+async def test_a_tampered_payload_is_refused_on_replay(tmp_path: Path) -> None:
+    url = url_of(tmp_path / "s")
+    async with open_service(url, embedding=None) as svc:
+        assert await svc.remember(None, entries=[fact("one")]) is not None
+        backend = svc.backend
+        assert isinstance(backend, LanceMemoryBackend)
+        backend.lance.log._txns.update(where="seq = 1", values={"payload_hash": "f" * 64})
+    with pytest.raises(IntegrityError, match="does not match its hash"):
+        await open_store(url)
+
+
+async def test_maintenance_keeps_every_revision_readable(tmp_path: Path) -> None:
+    url = url_of(tmp_path / "s")
+    async with open_service(url, embedding=None) as svc:
+        rev = await svc.remember(None, entries=[fact("note 0")])
+        assert rev is not None
+        for i in range(1, 8):
+            await svc.remember(await svc.head(rev.memory_id), entries=[fact(f"note {i}")])
+        backend = svc.backend
+        assert isinstance(backend, LanceMemoryBackend)
+        before = backend.lance.log.stats()
+        time.sleep(1.1)
+        done = await backend.maintain_storage(keep_versions_s=1)
+        assert done["transactions"] == backend.lance.log.head().seq  # every committed write, none lost
+        assert len(backend.lance.log._txns.list_versions()) < before["txn_table_version"]
+        await svc.remember(await svc.head(rev.memory_id), entries=[fact("after maintenance")])
+    async with open_service(url, embedding=None) as svc:
+        head = await svc.head(rev.memory_id)
+        assert head.revision == 9
+        for r in range(1, 10):  # every Revision, not only the head
+            assert len(await svc.entries(head.ref.__class__(memory_id=rev.memory_id, revision=r))) == r
+        assert (await svc.verify()).ok
+
+
+async def test_a_read_only_open_of_a_missing_store_creates_nothing(tmp_path: Path) -> None:
+    with pytest.raises(NotFound):
+        await open_store(url_of(tmp_path / "none"), create=False)
+    assert not (tmp_path / "none").exists() or not any((tmp_path / "none").iterdir())
+
+
+def test_urls() -> None:
+    local = parse_location(parse_store_url("lancedb:////srv/m"))
+    assert local.uri == "/srv/m"
+    s3 = parse_location(
+        parse_store_url("lancedb+s3://bucket/a/b/"),
+        env={"AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_SECRET_ACCESS_KEY": "s3cret", "AWS_ACCESS_KEY_ID": "k"},
+    )
+    assert s3.uri == "s3://bucket/a/b"
+    assert s3.storage_options["allow_http"] == "true"
+    assert "s3cret" not in repr(s3) and "s3cret" not in s3.where
+    for bad in ("lancedb:///", "lancedb+s3:///prefix", "lancedb:////srv/m?x=1"):
+        with pytest.raises(InvalidInput):
+            parse_location(parse_store_url(bad))
+    assert s3_options({})["aws_region"] == "us-east-1"
+
+
+async def test_an_unreachable_s3_endpoint_is_backend_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # the discard port: nothing listens
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
+    with pytest.raises(BackendUnavailable):
+        await open_store("lancedb+s3://nobucket/x", create=False)
+
+
+def test_positions_compare_by_value() -> None:
+    assert Position(1, "a") == Position(1, "a")

@@ -130,7 +130,8 @@ class LanceEngine:
         return await self.replica.run(self._retrying, fn, *args)
 
     async def run_short(self, fn: Callable[..., T], *args: object) -> T:
-        return await self.replica.run_short(self._retrying, fn, *args)
+        # Not on the caller's thread (SQLite's shortcut): a read may catch up with the log, an object-store trip.
+        return await self.run(fn, *args)
 
     def _retrying(self, fn: Callable[..., T], *args: object) -> T:
         for _ in range(MAX_ATTEMPTS):

@@ -159,3 +159,41 @@ async def test_an_unreachable_s3_endpoint_is_backend_unavailable(monkeypatch: py
 
 def test_positions_compare_by_value() -> None:
     assert Position(1, "a") == Position(1, "a")
+
+
+async def test_a_cold_open_starts_from_the_checkpoint_and_replays_only_the_rest(tmp_path: Path) -> None:
+    url = url_of(tmp_path / "s")
+    async with open_service(url, embedding="hashing-64") as svc:
+        rev = await svc.remember(None, entries=[fact(f"note {i}") for i in range(20)])
+        assert rev is not None
+        backend = svc.backend
+        assert isinstance(backend, LanceMemoryBackend)
+        done = await backend.maintain_storage()
+        assert done["checkpoint_seq"] == backend.lance.log.head().seq
+        await svc.remember(await svc.head(rev.memory_id), entries=[fact("after the checkpoint")])
+    async with open_service(url, embedding="hashing-64") as svc:
+        backend = svc.backend
+        assert isinstance(backend, LanceMemoryBackend)
+        assert backend.lance.stats["applied"] == 1  # only the write after the checkpoint was replayed
+        head = await svc.head(rev.memory_id)
+        assert len(await svc.entries(head)) == 21
+        hits = await svc.search("after the checkpoint", memories=[head], mode="hybrid")
+        assert hits.hits and hits.hits[0].text == "after the checkpoint"
+        assert (await svc.verify()).ok
+
+
+async def test_a_damaged_checkpoint_is_skipped_for_the_log(tmp_path: Path) -> None:
+    url = url_of(tmp_path / "s")
+    async with open_service(url, embedding=None) as svc:
+        rev = await svc.remember(None, entries=[fact("one"), fact("two")])
+        assert rev is not None
+        backend = svc.backend
+        assert isinstance(backend, LanceMemoryBackend)
+        await backend.maintain_storage()
+        checkpoints = backend.lance.log._checkpoints()
+        checkpoints.update(where="seq > 0", values={"snapshot_hash": "0" * 64})
+    async with open_service(url, embedding=None) as svc:
+        backend = svc.backend
+        assert isinstance(backend, LanceMemoryBackend)
+        assert backend.lance.stats["applied"] == backend.lance.log.head().seq  # replayed from genesis
+        assert {e.text for e in await svc.entries(await svc.head(rev.memory_id))} == {"one", "two"}

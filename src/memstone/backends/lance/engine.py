@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TypeVar
 
-from ...domain.errors import BackendUnavailable
+from ...domain.errors import BackendUnavailable, IntegrityError
 from ...domain.ids import EntryId, MemoryId
 from ...domain.model import EntryVersion
 from ...ports import Capabilities
@@ -212,8 +212,34 @@ class LanceEngine:
     def open_sync(self, migrate: Migrator) -> tuple[int, ...]:
         self.log.open(create=self._create)
         applied = self.replica.open_sync(migrate)
+        self._restore_checkpoint()
         self.catch_up()
         return applied
+
+    def _restore_checkpoint(self) -> None:
+        """Start the replica from the newest checkpoint on the log's chain, if any (else it replays from genesis)."""
+        head = self.log.head()
+        found = self.log.latest_checkpoint(head, self.schema_version)
+        if found is None:
+            return
+        at, snapshot = found
+        try:
+            self.log.entries(at, head)  # the checkpoint's position must be on the committed chain
+        except IntegrityError:
+            return  # not on the chain: replay from genesis instead
+        self.replica.raw.deserialize("main", snapshot)
+        self.replica.raw.execute("PRAGMA foreign_keys = ON")
+        self.applied = at
+
+    def checkpoint(self) -> Position | None:
+        """Write a snapshot of the replica at the position it stands at (None: nothing new since the last one)."""
+        self.catch_up()
+        if self.applied.seq == 0 or self.applied.seq <= self.log.checkpoint_seq():
+            return None
+        with self.replica.read_txn():
+            snapshot = self.replica.raw.serialize("main")
+        self.log.write_checkpoint(self.applied, self.schema_version, snapshot)
+        return self.applied
 
     async def aclose(self) -> None:
         await self.replica.aclose()

@@ -38,6 +38,7 @@ from ...domain.errors import BackendUnavailable, IntegrityError, NotFound
 GENESIS = "genesis"
 HEAD_TABLE = "memstone_head"
 TXN_TABLE = "memstone_txns"
+CHECKPOINT_TABLE = "memstone_checkpoints"
 LOG_FORMAT = 1  # the payload format (ops.py); a log written in a newer one is refused
 
 _HEAD_SCHEMA = pa.schema([("key", pa.string()), ("seq", pa.int64()), ("txn", pa.string()), ("format", pa.int64())])
@@ -50,6 +51,16 @@ _TXN_SCHEMA = pa.schema(
         ("created_at", pa.float64()),
         ("payload_hash", pa.string()),
         ("payload", pa.large_binary()),
+    ]
+)
+_CHECKPOINT_SCHEMA = pa.schema(
+    [
+        ("seq", pa.int64()),
+        ("txn", pa.string()),
+        ("schema", pa.int64()),
+        ("created_at", pa.float64()),
+        ("snapshot_hash", pa.string()),
+        ("snapshot", pa.large_binary()),
     ]
 )
 
@@ -225,6 +236,67 @@ class LanceLog:
             return Position(seq, txn)
         return None
 
+    # ---------------------------------------------------------------- checkpoints (a replica's snapshot)
+    def _checkpoints(self) -> Any:
+        if CHECKPOINT_TABLE not in self._table_names():
+            return None
+        return self._db.open_table(CHECKPOINT_TABLE)
+
+    def latest_checkpoint(self, head: Position, schema: int) -> tuple[Position, bytes] | None:
+        """The newest checkpoint at or below ``head`` written on replica schema ``schema`` (hash checked)."""
+        table = self._checkpoints()
+        if table is None:
+            return None
+        rows = table.search().where(f"seq <= {head.seq} AND schema = {schema}").select(["seq", "txn"]).to_arrow()
+        candidates = sorted(rows.to_pylist(), key=lambda r: -int(r["seq"]))
+        for cand in candidates:
+            found = (
+                table.search()
+                .where(f"seq = {int(cand['seq'])} AND txn = {_quote(cand['txn'])}")
+                .limit(1)
+                .to_arrow()
+                .to_pylist()
+            )
+            if not found:
+                continue
+            snapshot = bytes(found[0]["snapshot"])
+            if hashlib.sha256(snapshot).hexdigest() != found[0]["snapshot_hash"]:
+                continue  # a damaged checkpoint is skipped: the log itself is the authority
+            return Position(int(cand["seq"]), str(cand["txn"])), snapshot
+        return None
+
+    def write_checkpoint(self, at: Position, schema: int, snapshot: bytes, *, keep: int = 2) -> None:
+        """Store a replica snapshot taken at ``at`` (a committed position); keep the newest ``keep``."""
+        row = {
+            "seq": [at.seq],
+            "txn": [at.txn],
+            "schema": [schema],
+            "created_at": [time.time()],
+            "snapshot_hash": [hashlib.sha256(snapshot).hexdigest()],
+            "snapshot": [snapshot],
+        }
+        data = pa.table(row, schema=_CHECKPOINT_SCHEMA)
+        table = self._checkpoints()
+        if table is None:
+            try:
+                self._db.create_table(CHECKPOINT_TABLE, data=data)
+                return
+            except Exception:
+                table = self._checkpoints()
+                if table is None:
+                    raise
+        table.add(data)
+        seqs = sorted({int(r["seq"]) for r in table.search().select(["seq"]).limit(None).to_arrow().to_pylist()})
+        if len(seqs) > keep:
+            table.delete(f"seq < {seqs[-keep]}")
+
+    def checkpoint_seq(self) -> int:
+        table = self._checkpoints()
+        if table is None:
+            return 0
+        seqs = [int(r["seq"]) for r in table.search().select(["seq"]).limit(None).to_arrow().to_pylist()]
+        return max(seqs, default=0)
+
     # ---------------------------------------------------------------- maintenance
     def sweep(self, *, grace_s: float = 600.0) -> int:
         """Delete orphaned transactions (not on the chain, at or below the head, older than ``grace_s``)."""
@@ -251,7 +323,8 @@ class LanceLog:
         (rows are never updated or deleted, except orphans). Old versions only serve readers that opened one
         moments ago, so they are kept for ``keep_versions_s``.
         """
-        for table in (self._txns, self._head):
+        checkpoints = self._checkpoints()
+        for table in (self._txns, self._head, *([checkpoints] if checkpoints is not None else [])):
             try:
                 table.optimize(cleanup_older_than=timedelta(seconds=keep_versions_s))
             except Exception as exc:  # a compaction that lost a race with a concurrent write commits nothing

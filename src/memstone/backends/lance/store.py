@@ -35,7 +35,8 @@ class LanceMemoryBackend(StoreCore):
     async def maintain_storage(
         self, *, orphan_grace_s: float = 600.0, keep_versions_s: float = 3600.0
     ) -> dict[str, int]:
-        """The due-time gate's work on LanceDB: sweep orphaned transactions, compact fragments, drop old versions.
+        """The due-time gate's work on LanceDB: sweep orphaned transactions, write a checkpoint of the replica (a
+        cold open then replays only what came after it), compact fragments, drop old table versions.
 
         Returns what it did and the log's size afterwards. Committed transactions are rows of the latest table
         version and are never touched; old versions are kept ``keep_versions_s`` for readers that opened one.
@@ -43,8 +44,13 @@ class LanceMemoryBackend(StoreCore):
 
         def run() -> dict[str, int]:
             swept = self.lance.log.sweep(grace_s=orphan_grace_s)
+            written = self.lance.checkpoint()
             self.lance.log.optimize(keep_versions_s=keep_versions_s)
-            return {"orphans_swept": swept, **self.lance.log.stats()}
+            return {
+                "orphans_swept": swept,
+                "checkpoint_seq": written.seq if written is not None else self.lance.log.checkpoint_seq(),
+                **self.lance.log.stats(),
+            }
 
         return await self._run(run)
 

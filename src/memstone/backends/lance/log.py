@@ -223,15 +223,30 @@ class LanceLog:
             "payload": [payload],
         }
         # Step 1: the immutable row. No head names it yet, so no reader applies it.
-        self._txns.add(pa.table(row, schema=_TXN_SCHEMA))
+        try:
+            self._txns.add(pa.table(row, schema=_TXN_SCHEMA))
+        except Exception as exc:  # nothing is reachable yet: the write simply did not happen
+            raise BackendUnavailable(f"cannot write to the LanceDB store at {self.where}: {exc}", orig=exc) from exc
         # Step 2: the conditional commit. Exactly one writer on this parent moves the head.
-        moved = (
-            self._head.merge_insert("key")
-            .when_matched_update_all(where=f"target.seq = {parent.seq} AND target.txn = {_quote(parent.txn)}")
-            .execute(
-                pa.table({"key": ["head"], "seq": [seq], "txn": [txn], "format": [LOG_FORMAT]}, schema=_HEAD_SCHEMA)
+        try:
+            moved = (
+                self._head.merge_insert("key")
+                .when_matched_update_all(where=f"target.seq = {parent.seq} AND target.txn = {_quote(parent.txn)}")
+                .execute(
+                    pa.table({"key": ["head"], "seq": [seq], "txn": [txn], "format": [LOG_FORMAT]}, schema=_HEAD_SCHEMA)
+                )
             )
-        )
+        except Exception as exc:
+            if "conflict" in str(exc).lower():
+                return None  # LanceDB refused the commit (a concurrent compaction or update): nothing moved
+            # Trigger: the object store failed while the head was being moved.
+            # Why: the conditional put may have landed before the failure; the head may name this row now.
+            # Outcome: the caller gets an error; the next read shows whether the write is committed.
+            raise BackendUnavailable(
+                f"moving the head of the LanceDB store at {self.where} failed: {exc}",
+                orig=exc,
+                hint="the write may or may not have been committed: read the Memory's head before retrying",
+            ) from exc
         if int(moved.num_updated_rows) == 1:
             return Position(seq, txn)
         return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Literal
 
+from ...domain.errors import BackendUnavailable, MemstoneError
 from ...domain.model import VerifyReport
 from ..sql.core import StoreCore
 from .engine import LanceEngine
@@ -43,8 +44,15 @@ class LanceMemoryBackend(StoreCore):
         """
 
         def run() -> dict[str, int]:
-            swept = self.lance.log.sweep(grace_s=orphan_grace_s)
-            written = self.lance.checkpoint()
+            try:
+                swept = self.lance.log.sweep(grace_s=orphan_grace_s)
+                written = self.lance.checkpoint()
+            except MemstoneError:
+                raise
+            except Exception as exc:  # a race with another process's maintenance: it commits nothing
+                raise BackendUnavailable(
+                    f"maintenance of {self.location.where} failed: {exc}", orig=exc, hint="retry later"
+                ) from exc
             self.lance.log.optimize(keep_versions_s=keep_versions_s)
             return {
                 "orphans_swept": swept,

@@ -197,3 +197,28 @@ async def test_a_damaged_checkpoint_is_skipped_for_the_log(tmp_path: Path) -> No
         assert isinstance(backend, LanceMemoryBackend)
         assert backend.lance.stats["applied"] == backend.lance.log.head().seq  # replayed from genesis
         assert {e.text for e in await svc.entries(await svc.head(rev.memory_id))} == {"one", "two"}
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "ATTACH DATABASE '{target}' AS evil",
+        "INSERT INTO store_meta (key, value) SELECT 'x', load_extension('{target}')",
+        "PRAGMA writable_schema = 1",
+    ],
+)
+async def test_a_logged_statement_that_reaches_outside_the_replica_is_refused(tmp_path: Path, statement: str) -> None:
+    from memstone.backends.lance.ops import encode
+
+    url = url_of(tmp_path / "s")
+    async with open_service(url, embedding=None) as svc:
+        assert await svc.remember(None, entries=[fact("one")]) is not None
+        backend = svc.backend
+        assert isinstance(backend, LanceMemoryBackend)
+        log = backend.lance.log
+        target = tmp_path / "planted.db"
+        sql = statement.format(target=target)
+        assert log.append(log.head(), encode([["x", sql, []]], backend.lance.schema_version)) is not None
+    with pytest.raises(IntegrityError):
+        await open_store(url)
+    assert not target.exists()

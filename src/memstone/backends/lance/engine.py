@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TypeVar
 
+import apsw
+
 from ...domain.errors import BackendUnavailable, IntegrityError
 from ...domain.ids import EntryId, MemoryId
 from ...domain.model import EntryVersion
@@ -153,8 +155,19 @@ class LanceEngine:
         calls: dict[str, Callable[[Conn], None]] = {"fts_clear": self.replica.fts.clear}
         with self.replica.write_txn():
             conn = self.replica.conn
-            for entry in entries:
-                logops.replay(conn, logops.decode(entry.payload, self.schema_version), calls)
+            raw = self.replica.raw
+            raw.authorizer = logops.refuse_outside_the_replica
+            try:
+                for entry in entries:
+                    try:
+                        logops.replay(conn, logops.decode(entry.payload, self.schema_version), calls)
+                    except apsw.Error as exc:
+                        raise IntegrityError(
+                            f"transaction {entry.seq} of the log of {self.log.where} does not apply: {exc}",
+                            hint="the log is damaged or was written by something other than memstone; nothing changed",
+                        ) from exc
+            finally:
+                raw.authorizer = None
         self.applied = head
         with self._stats_lock:
             self.stats["applied"] += len(entries)

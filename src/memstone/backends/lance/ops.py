@@ -126,10 +126,19 @@ class RecordingConn:
         return key
 
 
+_REPLAYABLE = re.compile(r"^\s*(INSERT|UPDATE|DELETE|CREATE|DROP)\b", re.IGNORECASE)
+
+
 def replay(conn: Conn, ops: Sequence[Op], calls: dict[str, Any]) -> None:
-    """Apply one logged transaction's ops on ``conn`` (inside the replica's write transaction)."""
+    """Apply one logged transaction's ops on ``conn`` (inside the replica's write transaction).
+
+    The log is shared storage: a statement from it is data, not code to trust. Only row and schema statements of
+    the replica are replayed (``refuse_outside_the_replica`` guards the rest while this runs).
+    """
     for op in ops:
         kind = op[0]
+        if kind in ("x", "many", "id") and not (isinstance(op[1], str) and _REPLAYABLE.match(op[1])):
+            raise IntegrityError(f"a logged transaction has a statement that is not a row change: {str(op[1])[:60]}")
         if kind == "x":
             conn.x(op[1], op[2])
         elif kind == "many":
@@ -142,4 +151,22 @@ def replay(conn: Conn, ops: Sequence[Op], calls: dict[str, Any]) -> None:
             raise IntegrityError(f"a logged transaction has an unknown step {kind!r}")
 
 
-__all__ = ["Op", "RecordingConn", "decode", "encode", "replay", "with_key"]
+_DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
+
+
+def refuse_outside_the_replica(action: int, arg1: str | None, arg2: str | None, db: str | None, _: str | None) -> int:
+    """An apsw authorizer for replay: no ATTACH/DETACH, no function that reaches outside the database.
+
+    (A top-level PRAGMA never gets this far: ``replay`` takes row and schema statements only. PRAGMAs that FTS5
+    issues internally must stay allowed.)
+    """
+    import apsw
+
+    if action in (apsw.SQLITE_ATTACH, apsw.SQLITE_DETACH):
+        return int(apsw.SQLITE_DENY)
+    if action == apsw.SQLITE_FUNCTION and (arg2 or "").lower() in _DENIED_FUNCTIONS:
+        return int(apsw.SQLITE_DENY)
+    return int(apsw.SQLITE_OK)
+
+
+__all__ = ["Op", "RecordingConn", "decode", "encode", "refuse_outside_the_replica", "replay", "with_key"]

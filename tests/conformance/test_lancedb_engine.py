@@ -222,3 +222,38 @@ async def test_a_logged_statement_that_reaches_outside_the_replica_is_refused(tm
     with pytest.raises(IntegrityError):
         await open_store(url)
     assert not target.exists()
+
+
+_RACER = """
+import sys, time
+from memstone.backends.lance.log import LanceLog
+log = LanceLog(sys.argv[1], {}, where="race")
+log.open(create=False)
+start, won = float(sys.argv[2]), 0
+while time.time() < start:
+    time.sleep(0.001)
+for i in range(15):
+    if log.append(log.head(), f"{sys.argv[3]} {i}".encode()) is not None:
+        won += 1
+print(won)
+"""
+
+
+def test_two_processes_racing_for_the_head_never_share_a_position(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = str(tmp_path / "s")
+    log = LanceLog(path, {}, where="race")
+    log.open(create=True)
+    start = str(time.time() + 4)
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _RACER, path, start, tag], stdout=subprocess.PIPE, text=True)
+        for tag in ("a", "b")
+    ]
+    won = [int(p.communicate(timeout=300)[0]) for p in procs]
+    head = log.head()
+    assert head.seq == sum(won)  # every move of the head is one win, and every win moved it
+    chain = log.entries(Position(0, "genesis"), head)
+    assert [e.seq for e in chain] == list(range(1, head.seq + 1))
+    assert len({e.payload for e in chain}) == head.seq

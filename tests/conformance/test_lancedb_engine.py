@@ -257,3 +257,17 @@ def test_two_processes_racing_for_the_head_never_share_a_position(tmp_path: Path
     chain = log.entries(Position(0, "genesis"), head)
     assert [e.seq for e in chain] == list(range(1, head.seq + 1))
     assert len({e.payload for e in chain}) == head.seq
+
+
+async def test_the_due_gate_opens_after_enough_writes_and_closes_after_maintenance(tmp_path: Path) -> None:
+    async with open_service(url_of(tmp_path / "s"), embedding=None) as svc:
+        backend = svc.backend
+        assert isinstance(backend, LanceMemoryBackend)
+        rev = await svc.remember(None, entries=[fact("one")])
+        assert rev is not None
+        assert not await backend.storage_due(writes=3)
+        for text in ("two", "three"):
+            await svc.remember(await svc.head(rev.memory_id), entries=[fact(text)])
+        assert await backend.storage_due(writes=3)
+        await backend.maintain_storage()
+        assert not await backend.storage_due(writes=3)

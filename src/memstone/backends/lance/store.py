@@ -33,6 +33,18 @@ class LanceMemoryBackend(StoreCore):
             report = replace(report, authority_damage=(*report.authority_damage, *damage))
         return report
 
+    async def storage_due(self, *, writes: int = 100, versions: int = 200) -> bool:
+        """The due-time gate: whether ``maintain_storage`` has work (``writes`` transactions since the last
+        checkpoint, or ``versions`` LanceDB versions of the log table since its last cleanup)."""
+
+        def run() -> bool:
+            log = self.lance.log
+            if log.head().seq - log.checkpoint_seq() >= writes:
+                return True
+            return len(log._txns.list_versions()) >= versions
+
+        return await self._run(run)
+
     async def maintain_storage(
         self, *, orphan_grace_s: float = 600.0, keep_versions_s: float = 3600.0
     ) -> dict[str, int]:

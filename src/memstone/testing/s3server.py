@@ -153,6 +153,7 @@ def seaweedfs_server(timeout: float = 60.0) -> Iterator[S3Server]:
         f"-s3.port={s3}",
         f"-admin.port={admin}",
         "-s3.port.iceberg=0",
+        "-s3.port.lance=0",
         "-webdav=false",
         "-admin.ui=false",
         "-master.telemetry=false",

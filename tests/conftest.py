@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from memstone.testing import servers
+from memstone.testing.s3server import S3Server, seaweedfs_server
 
 REQUIRE_SERVERS_ENV = "MEMSTONE_REQUIRE_SERVERS"
 
@@ -50,6 +51,27 @@ def postgres_server_url() -> Iterator[str]:
 def seekdb_server_url() -> Iterator[str]:
     """The URL of the session's seekdb (OceanBase 4.3.5 kernel) server."""
     yield from _start(servers.seekdb_server)
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """The session's S3 server (SeaweedFS on loopback, with conditional puts)."""
+    with contextlib.ExitStack() as stack:
+        try:
+            server = stack.enter_context(seaweedfs_server())
+        except servers.ServerUnavailable as exc:
+            if servers_are_required():
+                pytest.fail(f"{exc} ({REQUIRE_SERVERS_ENV} is set)", pytrace=False)
+            pytest.skip(str(exc))
+        yield server
+
+
+@pytest.fixture
+def s3_env(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> S3Server:
+    """The AWS_* variables of the session's S3 server in this test's environment (and its child processes')."""
+    for name, value in s3_server.env().items():
+        monkeypatch.setenv(name, value)
+    return s3_server
 
 
 @pytest.fixture

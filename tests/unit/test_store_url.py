@@ -31,7 +31,11 @@ def test_sqlite_urls_name_their_file(url: str, path: str) -> None:
         pytest.param("data/m.db", "sqlite:///", id="bare-path"),
         pytest.param("sqlite://tmp/x.db", "sqlite:///tmp/x.db", id="two-slashes"),
         pytest.param("sqlite:///", "sqlite:///path", id="no-path"),
-        pytest.param("mysql://db/x", "known schemes: oceanbase, postgres, postgresql, sqlite", id="unknown-scheme"),
+        pytest.param(
+            "mysql://db/x",
+            "known schemes: lancedb, lancedb+s3, oceanbase, postgres, postgresql, sqlite",
+            id="unknown-scheme",
+        ),
         pytest.param("", "sqlite:///", id="empty"),
     ],
 )
@@ -86,7 +90,9 @@ async def test_an_engine_registered_under_the_entry_point_group_is_used(
     )
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     store_path = tmp_path / "toy.db"
-    with pytest.raises(InvalidInput, match="known schemes: oceanbase, postgres, postgresql, sqlite, toy"):
+    with pytest.raises(
+        InvalidInput, match="known schemes: lancedb, lancedb\\+s3, oceanbase, postgres, postgresql, sqlite, toy"
+    ):
         parse_store_url("nope:///x")
     backend = await open_store(f"toy:///{store_path}")
     try:

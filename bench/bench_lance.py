@@ -1,0 +1,124 @@
+"""LanceDB engine beside SQLite: ``python bench/bench_lance.py [--entries 10000] [--s3]``.
+
+For each engine (a SQLite file, a local LanceDB folder, and with ``--s3`` a LanceDB prefix on a SeaweedFS server
+on loopback) it loads ENTRIES entries into one Memory in batches of ``--batch`` (one Revision each), with the
+deterministic ``hashing-64`` model so vector and hybrid search have vectors, then measures on that store:
+remember p50/p95 (single-entry writes), fts / vector / hybrid search p50 (``--queries`` each), cold open plus the
+first answer (a fresh service: on LanceDB that replays the whole log into a new replica), and the storage size.
+Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import Corpus
+
+import memstone
+from memstone import EntryInput
+
+MODEL = "hashing-64"
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def folder_bytes(path: Path) -> int:
+    if path.is_file():
+        return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+async def run(name: str, url: str, n: int, batch: int, writes: int, queries: int) -> dict[str, float | str]:
+    corpus = Corpus(seed=n)
+    out: dict[str, float | str] = {"engine": name}
+    async with memstone.open_service(url, embedding=MODEL) as svc:
+        t0 = time.perf_counter()
+        head = None
+        for start in range(0, n, batch):
+            entries = [EntryInput(kind="fact", text=corpus.note()) for _ in range(min(batch, n - start))]
+            head = await svc.remember(head, entries=entries)
+        out["load_s"] = time.perf_counter() - t0
+        assert head is not None
+        lat = []
+        for _ in range(writes):
+            t = time.perf_counter()
+            head = await svc.remember(head, entries=[EntryInput(kind="fact", text=corpus.note())])
+            lat.append((time.perf_counter() - t) * 1e3)
+            assert head is not None
+        out["remember_p50_ms"], out["remember_p95_ms"] = pct(lat, 0.5), pct(lat, 0.95)
+        qs = [corpus.query() for _ in range(queries)]
+        for mode in ("fts", "vector", "hybrid"):
+            lat = []
+            for q in qs:
+                t = time.perf_counter()
+                await svc.search(q, memories=[head], mode=mode)  # type: ignore[arg-type]
+                lat.append((time.perf_counter() - t) * 1e3)
+            out[f"{mode}_p50_ms"] = statistics.median(lat)
+        memory_id = head.memory_id
+    t = time.perf_counter()
+    async with memstone.open_service(url, embedding=MODEL) as svc:
+        page = await svc.search(qs[0], memories=[memory_id], mode="fts")
+        out["cold_open_first_answer_ms"] = (time.perf_counter() - t) * 1e3
+        assert page is not None
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--entries", type=int, default=10000)
+    ap.add_argument("--batch", type=int, default=500)
+    ap.add_argument("--writes", type=int, default=100)
+    ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--s3", action="store_true", help="Also run on a SeaweedFS S3 server on loopback.")
+    args = ap.parse_args()
+    rows = []
+    with ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="memstone-blance-")))
+        targets: list[tuple[str, str, Path | None]] = [
+            ("sqlite", f"sqlite:///{tmp / 'm.db'}", tmp / "m.db"),
+            ("lancedb local", f"lancedb:///{tmp / 'lance'}", tmp / "lance"),
+        ]
+        if args.s3:
+            from memstone.testing.s3server import seaweedfs_server
+
+            s3 = stack.enter_context(seaweedfs_server())
+            os.environ.update(s3.env())
+            targets.append(("lancedb S3 (seaweedfs)", s3.url("lancedb+s3", "bench"), None))
+        for name, url, path in targets:
+            row = asyncio.run(run(name, url, args.entries, args.batch, args.writes, args.queries))
+            row["storage_mb"] = folder_bytes(path) / 1e6 if path is not None else float("nan")
+            rows.append(row)
+            print(f"done: {name}", file=sys.stderr, flush=True)
+    cols = [
+        ("engine", "{}"),
+        ("load_s", "{:.1f}"),
+        ("remember_p50_ms", "{:.1f}"),
+        ("remember_p95_ms", "{:.1f}"),
+        ("fts_p50_ms", "{:.1f}"),
+        ("vector_p50_ms", "{:.1f}"),
+        ("hybrid_p50_ms", "{:.1f}"),
+        ("cold_open_first_answer_ms", "{:.0f}"),
+        ("storage_mb", "{:.1f}"),
+    ]
+    print(f"entries {args.entries} (batches of {args.batch}), {args.writes} writes, {args.queries} queries per mode")
+    print("| " + " | ".join(c for c, _ in cols) + " |")
+    print("|" + "---|" * len(cols))
+    for r in rows:
+        print("| " + " | ".join(f.format(r[c]) for c, f in cols) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""The LanceDB engine: the authority is a transaction log on LanceDB (``log.py``); every process queries its own
+replica, an in-memory SQLite database derived from that log.
+
+Why this shape (docs/engines/lancedb.md has the whole argument): LanceDB commits one table at a time and has no
+multi-table transaction, while a memstone write changes a Revision, its entry versions, manifest nodes, the head,
+projections and vectors at once. So a write becomes ONE immutable log row plus ONE conditional move of the head,
+and everything a query reads is a projection of the log, rebuilt by replaying it. The store core
+(``backends/sql``) runs unchanged on the replica: its rules, projections, search and verify are written once;
+this engine only adds the log.
+
+A write (``write_txn``):
+
+1. catch up: apply every transaction the log has beyond this replica (``read_txn`` does the same);
+2. run the core's statements on the replica inside ``BEGIN IMMEDIATE``, recording them (``ops.py``);
+3. append the recorded ops to the log and move its head by CAS (``LanceLog.append``);
+4. COMMIT the replica when the head moved; otherwise ROLL BACK and raise ``_LogMoved``: ``run`` catches up and
+   runs the whole job again, so the core re-reads the head it decides on. A write whose Memory really moved
+   meets the core's own ``RevisionConflictError``; a write of another Memory simply succeeds on the new state.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import TypeVar
+
+import apsw
+
+from ...domain.errors import BackendUnavailable, IntegrityError
+from ...domain.ids import EntryId, MemoryId
+from ...domain.model import EntryVersion
+from ...ports import Capabilities
+from ..sql.engine import ArchiveRow, Conn, Dialect, FtsRow, Migrator
+from ..sqlite.engine import SQLiteEngine
+from ..sqlite.fts import SQLiteFullText
+from ..sqlite.vectors import SQLiteVectors
+from . import ops as logops
+from .log import GENESIS, LanceLog, Position
+
+T = TypeVar("T")
+MAX_ATTEMPTS = 64  # re-runs of one job after the log moved under it
+
+
+class _LogMoved(Exception):
+    """Another writer moved the log's head after this job caught up (internal: ``run`` retries the job)."""
+
+
+class LoggedFullText:
+    """SQLite's FTS5 dialect on the replica; its one statement-free step (``clear``) is logged as a call."""
+
+    def __init__(self, engine: LanceEngine, inner: SQLiteFullText) -> None:
+        self._engine = engine
+        self.inner = inner
+
+    def put_head(self, conn: Conn, version: EntryVersion, text: str) -> None:
+        self.inner.put_head(conn, version, text)
+
+    def drop_head(self, conn: Conn, memory_id: MemoryId, entry_id: EntryId) -> None:
+        self.inner.drop_head(conn, memory_id, entry_id)
+
+    def put_archive(self, conn: Conn, version: EntryVersion, text: str) -> None:
+        self.inner.put_archive(conn, version, text)
+
+    def head_candidates(
+        self,
+        conn: Conn,
+        memory_ids: Sequence[str],
+        terms: Sequence[str],
+        depth: int,
+        where: Sequence[str],
+        args: Sequence[object],
+    ) -> list[FtsRow]:
+        return self.inner.head_candidates(conn, memory_ids, terms, depth, where, args)
+
+    def head_any(
+        self, conn: Conn, terms: Sequence[str], prefixes: Sequence[str], where: Sequence[str], args: Sequence[object]
+    ) -> bool:
+        return self.inner.head_any(conn, terms, prefixes, where, args)
+
+    def archive_candidates(
+        self, conn: Conn, memory_ids: Sequence[str], terms: Sequence[str], depth: int
+    ) -> list[ArchiveRow]:
+        return self.inner.archive_candidates(conn, memory_ids, terms, depth)
+
+    def clear(self, conn: Conn) -> None:
+        self._engine.record_call("fts_clear")
+        self.inner.clear(self._engine.replica.conn)  # its statements are the call's: not recorded one by one
+
+    def check(self, conn: Conn) -> list[str]:
+        return self.inner.check(conn)
+
+
+class LanceEngine:
+    """The engine parts over one LanceDB log and this process's replica of it."""
+
+    def __init__(self, log: LanceLog, *, create: bool = True) -> None:
+        self.log = log
+        self._create = create
+        self.replica = SQLiteEngine(":memory:", create=True)
+        self.dialect: Dialect = self.replica.dialect
+        self.fts = LoggedFullText(self, self.replica.fts)
+        self.vectors: SQLiteVectors | None = self.replica.vectors
+        self._rec: logops.RecordingConn | None = None
+        self.applied = Position(0, GENESIS)
+        self._stats_lock = threading.Lock()
+        self.stats = {"commits": 0, "lost_races": 0, "applied": 0}
+        self._caps = Capabilities(fts=True, vector=True, hybrid=True, concurrent_processes=True, persistent=True)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self._caps
+
+    @property
+    def schema_version(self) -> int:
+        return self.replica.schema_version
+
+    @property
+    def conn(self) -> logops.RecordingConn:
+        inner = self.replica.conn
+        if self._rec is None or self._rec.inner is not inner:
+            self._rec = logops.RecordingConn(inner)
+        return self._rec
+
+    def record_call(self, name: str) -> None:
+        rec = self.conn
+        if rec.ops is not None:
+            rec.ops.append(["call", name])
+
+    # ---------------------------------------------------------------- execution
+    async def run(self, fn: Callable[..., T], *args: object) -> T:
+        return await self.replica.run(self._retrying, fn, *args)
+
+    async def run_short(self, fn: Callable[..., T], *args: object) -> T:
+        # Not on the caller's thread (SQLite's shortcut): a read may catch up with the log, an object-store trip.
+        return await self.run(fn, *args)
+
+    def _retrying(self, fn: Callable[..., T], *args: object) -> T:
+        for _ in range(MAX_ATTEMPTS):
+            try:
+                return fn(*args)
+            except _LogMoved:
+                continue  # the next transaction catches up first
+        raise BackendUnavailable(
+            f"the log of {self.log.where} moved under this write {MAX_ATTEMPTS} times in a row",
+            hint="too many writers at once; retry",
+        )
+
+    # ---------------------------------------------------------------- catching up with the log
+    def catch_up(self) -> None:
+        head = self.log.head()
+        if head == self.applied:
+            return
+        entries = self.log.entries(self.applied, head)
+        calls: dict[str, Callable[[Conn], None]] = {"fts_clear": self.replica.fts.clear}
+        with self.replica.write_txn():
+            conn = self.replica.conn
+            raw = self.replica.raw
+            raw.authorizer = logops.refuse_outside_the_replica
+            try:
+                for entry in entries:
+                    try:
+                        logops.replay(conn, logops.decode(entry.payload, self.schema_version), calls)
+                    except apsw.Error as exc:
+                        raise IntegrityError(
+                            f"transaction {entry.seq} of the log of {self.log.where} does not apply: {exc}",
+                            hint="the log is damaged or was written by something other than memstone; nothing changed",
+                        ) from exc
+            finally:
+                raw.authorizer = None
+        self.applied = head
+        with self._stats_lock:
+            self.stats["applied"] += len(entries)
+
+    # ---------------------------------------------------------------- transactions
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        if self.replica.raw.in_transaction:
+            yield  # nested: joins the outer transaction
+            return
+        self.catch_up()
+        moved_to: Position | None = None
+        with self.replica.write_txn():
+            rec = self.conn
+            rec.ops = []
+            try:
+                yield
+                recorded = rec.ops
+            finally:
+                rec.ops = None
+            if recorded:
+                payload = logops.encode(recorded, self.schema_version)
+                moved_to = self.log.append(self.applied, payload)
+                if moved_to is None:
+                    with self._stats_lock:
+                        self.stats["lost_races"] += 1
+                    raise _LogMoved()  # rolls the replica back; ``run`` catches up and runs the job again
+        if moved_to is not None:
+            self.applied = moved_to
+            with self._stats_lock:
+                self.stats["commits"] += 1
+
+    def write_txn(self) -> AbstractContextManager[None]:
+        return self._write()
+
+    @contextmanager
+    def _read(self) -> Iterator[None]:
+        if self.replica.raw.in_transaction:
+            yield
+            return
+        self.catch_up()
+        with self.replica.read_txn():
+            yield
+
+    def read_txn(self) -> AbstractContextManager[None]:
+        return self._read()
+
+    def lock(self, key: str, *, shared: bool = False) -> None:
+        return None  # the replica's BEGIN IMMEDIATE serializes this process; the log's CAS serializes the rest
+
+    def conflict(self, memory_id: str, base: int) -> AbstractContextManager[None]:
+        return self.replica.conflict(memory_id, base)
+
+    # ---------------------------------------------------------------- lifecycle
+    def open_sync(self, migrate: Migrator) -> tuple[int, ...]:
+        self.log.open(create=self._create)
+        applied = self.replica.open_sync(migrate)
+        self._restore_checkpoint()
+        self.catch_up()
+        return applied
+
+    def _restore_checkpoint(self) -> None:
+        """Start the replica from the newest checkpoint on the log's chain, if any (else it replays from genesis)."""
+        head = self.log.head()
+        found = self.log.latest_checkpoint(head, self.schema_version)
+        if found is None:
+            return
+        at, snapshot = found
+        try:
+            self.log.entries(at, head)  # the checkpoint's position must be on the committed chain
+        except IntegrityError:
+            return  # not on the chain: replay from genesis instead
+        self.replica.raw.deserialize("main", snapshot)
+        self.replica.raw.execute("PRAGMA foreign_keys = ON")
+        self.applied = at
+
+    def checkpoint(self) -> Position | None:
+        """Write a snapshot of the replica at the position it stands at (None: nothing new since the last one)."""
+        self.catch_up()
+        if self.applied.seq == 0 or self.applied.seq <= self.log.checkpoint_seq():
+            return None
+        with self.replica.read_txn():
+            snapshot = self.replica.raw.serialize("main")
+        self.log.write_checkpoint(self.applied, self.schema_version, snapshot)
+        return self.applied
+
+    async def aclose(self) -> None:
+        await self.replica.aclose()
+
+
+__all__ = ["LanceEngine", "LoggedFullText"]

@@ -71,7 +71,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +96,11 @@ MEMORYCODE = Path(os.environ.get("MEMORYCODE_DIR", "/work/shared/data/memorycode
 CACHE = HERE / ".cache"
 LIMIT = 10
 BUILD_VERSION = "1"  # bump to invalidate cached stores when the framing changes
+
+
+def calibration_fields(cal: Calibration) -> dict[str, Any]:
+    """A calibration's numbers, for the printed tables and the JSON results."""
+    return {f.name: getattr(cal, f.name) for f in fields(cal) if f.name != "fitted"}
 
 
 def log(msg: str) -> None:
@@ -636,6 +641,76 @@ async def speed_part(
     return {"speed": rows, "rerank": depth_rows}
 
 
+async def fts_speed_part(sizes: list[int], runs: int, n_queries: int) -> list[dict[str, Any]]:
+    """``--speed-models none``: FTS search alone on the speed texts and queries, stores built without a model
+    (nothing to embed, so 100k builds in minutes). Wall and thread-CPU p50 / p95 of ``search(mode="fts")``."""
+    texts = speed_texts(max(sizes))
+    queries = speed_queries(n_queries)
+    rows = []
+    for n in sizes:
+        fp = fingerprint([BUILD_VERSION, n, texts[:n]])
+        path = CACHE / f"speed-none-{n}-{fp}.db"
+        side = path.with_suffix(".json")
+        if not (side.exists() and path.exists()):
+            _remove_db(path)
+            head = None
+            async with memstone.open_service(f"sqlite:///{path}", embedding=None) as svc:
+                for i in range(0, n, 1000):
+                    batch = [EntryInput(kind="note", text=t) for t in texts[i : i + 1000]]
+                    head = await svc.remember(head, entries=batch)
+                    log(f"  speed store {n} (no model): {min(i + 1000, n)}/{n}")
+            assert head is not None
+            side.write_text(json.dumps({"memory_id": head.memory_id, "n": n}))
+        memory_id = json.loads(side.read_text())["memory_id"]
+        wall: list[float] = []
+        cpu: list[float] = []
+        loads = []
+        async with memstone.open_service(f"sqlite:///{path}", embedding=None) as svc:
+            head = await svc.head(memory_id)
+            for q in queries[:10]:
+                await svc.search(q, memories=[head], limit=LIMIT, mode="fts")
+            for _ in range(runs):
+                loads.append(os.getloadavg()[0])
+                for q in queries:
+                    t, c = time.perf_counter(), time.thread_time()
+                    await svc.search(q, memories=[head], limit=LIMIT, mode="fts")
+                    cpu.append((time.thread_time() - c) * 1000)
+                    wall.append((time.perf_counter() - t) * 1000)
+        rows.append(
+            {
+                "entries": n,
+                "queries": len(queries),
+                "runs": runs,
+                "wall_p50": statistics.median(wall),
+                "wall_p95": pct(wall, 0.95),
+                "cpu_p50": statistics.median(cpu),
+                "cpu_p95": pct(cpu, 0.95),
+                "load_1m": loads,
+            }
+        )
+        log(f"  fts speed {n}: wall p50 {rows[-1]['wall_p50']:.2f} ms, cpu p50 {rows[-1]['cpu_p50']:.2f} ms")
+    return rows
+
+
+def print_fts_speed(rows: list[dict[str, Any]]) -> None:
+    print("\n## FTS search speed, no model (limit=10; ms; thread CPU = the search's own work)\n")
+    print(
+        table(
+            ["entries", "queries x runs", "wall p50 / p95", "cpu p50 / p95", "load 1m"],
+            [
+                [
+                    r["entries"],
+                    f"{r['queries']} x {r['runs']}",
+                    f"{r['wall_p50']:.2f} / {r['wall_p95']:.2f}",
+                    f"{r['cpu_p50']:.2f} / {r['cpu_p95']:.2f}",
+                    "/".join(f"{x:.1f}" for x in r["load_1m"]),
+                ]
+                for r in rows
+            ],
+        )
+    )
+
+
 def prefilter_part(name: str, n: int, n_queries: int, sizes: Sequence[int]) -> list[dict[str, Any]]:
     """Where the fast path's time goes at ``n`` entries, and what a smaller prefilter would cost in recall.
 
@@ -866,7 +941,7 @@ def print_quality(results: list[dict[str, Any]], qsets: list[QualitySet]) -> Non
     print("\n## Quality (limit=10; R@k = share of gold in top k, MRR@10)\n")
     for q in qsets:
         print(f"- {q.name}: {q.framing}")
-    print("- calibration used: " + "; ".join(f"{k}: {v.weights()}" for k, v in CALIBRATIONS.items()))
+    print("- calibration used: " + "; ".join(f"{k}: {calibration_fields(v)}" for k, v in CALIBRATIONS.items()))
     print()
     rows = []
     for r in results:
@@ -968,7 +1043,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="10 dialogues, sizes 1000,10000, 1 run")
     ap.add_argument("--parts", default="quality,families,speed,throughput")
     ap.add_argument("--models", default="minilm-l6-int8,use-multilingual-v3")
-    ap.add_argument("--speed-models", default="minilm-l6-int8", help="models for the speed part")
+    ap.add_argument(
+        "--speed-models", default="minilm-l6-int8", help="models for the speed part (none: FTS alone, no model)"
+    )
     ap.add_argument("--dialogues", help="MemoryCode dialogue ids: 211-360 (default), 1-210, 211-360:5 (every 5th)")
     ap.add_argument("--sizes")
     ap.add_argument("--runs", type=int)
@@ -979,11 +1056,25 @@ def main() -> None:
     ap.add_argument(
         "--distractors", type=int, default=2000, help="also run the paraphrase queries with this many turns added"
     )
+    ap.add_argument(
+        "--analyzer",
+        default="v1",
+        choices=("v1", "v2-stem"),
+        help="v2-stem: bench/stemming.py's candidate Analyzer v2 for the whole run (stores keyed by it)",
+    )
     ap.add_argument("--json", dest="json_out", help="also write the raw results to this JSON file")
     ap.add_argument("--url", help="quality part only: a postgresql:// server to build the quality stores on")
     ap.add_argument("--start-postgres", action="store_true", help="quality part only: start the test PostgreSQL")
     args = ap.parse_args()
-    global PG_SERVER
+    global PG_SERVER, BUILD_VERSION
+    if args.analyzer != "v1":
+        import stemming
+
+        stemming.install()
+        BUILD_VERSION = f"{BUILD_VERSION}+{args.analyzer}"
+        import bench_retrieval as imported  # the instance families.py and nonsense.py import (this is __main__)
+
+        imported.BUILD_VERSION = BUILD_VERSION
     PG_SERVER = args.url
     if args.start_postgres:
         from memstone.testing.servers import postgres_server
@@ -1039,12 +1130,17 @@ def main() -> None:
         results["speed"] = []
         merged: dict[str, Any] = {"speed": [], "rerank": []}
         for name in [m for m in args.speed_models.split(",") if m]:
+            if name == "none":
+                merged["fts_only"] = asyncio.run(fts_speed_part(sizes, args.runs, args.queries))
+                print_fts_speed(merged["fts_only"])
+                continue
             rerank = [int(x) for x in args.rerank_depths.split(",") if x]
             s = asyncio.run(speed_part(name, sizes, args.runs, args.queries, args.threads, rerank))
             merged["speed"] += s["speed"]
             merged["rerank"] += s["rerank"]
         results["speed"] = merged
-        print_speed(merged, args.runs)
+        if merged["speed"]:
+            print_speed(merged, args.runs)
     if "prefilter" in parts:
         ps = [int(x) for x in args.prefilter_sizes.split(",")]
         results["prefilter"] = prefilter_part(args.speed_models.split(",")[0], max(sizes), args.queries, ps)

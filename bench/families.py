@@ -34,8 +34,8 @@ from build_conversation_set import conversation, split
 import memstone
 from memstone import EntryInput
 from memstone.domain.analyzer import STOPWORDS, informative_terms, query_terms
+from memstone.domain.calibration import FTS_COVERAGE_POWER
 from memstone.domain.search import (
-    FTS_COVERAGE_POWER,
     Candidate,
     admit_dense,
     candidate_depth,
@@ -177,7 +177,7 @@ async def channel_lists(svc: Any, head: Any, query: str) -> Lists:
                     limit=br.LIMIT,
                     channels=("vector",),
                     query_vector=vec,
-                    weights={"support_prefix": float(k)},
+                    calibration=Calibration(support_prefix=k),
                 )
                 support[k] = bool(fts) or search._lexical_support([head.memory_id], probe)
             return Lists(fts, vector, support, any(t in STOPWORDS for t in terms))
@@ -199,7 +199,7 @@ def replay(
         admit_dense(
             ch.vector,
             floor=cal.vector_min_cosine,
-            min_top=cal.weights()["vector_min_top_prose"] if ch.prose else cal.vector_min_top,
+            min_top=cal.prose_bar if ch.prose else cal.vector_min_top,
             supported=ch.support[cal.support_prefix],
         )
         if mode in ("vector", "hybrid", "auto")
@@ -429,8 +429,11 @@ async def run(dialogues: Sequence[int], model_name: str, threads: int, fit_only:
     lists: dict[str, list[Lists]] = {}
     for fam in fams:
         if fam.qset.name not in stores:
-            builder = session_store if fam.by_session else br.quality_store
-            stores[fam.qset.name] = await builder(fam.qset, cached)
+            if fam.by_session:
+                stores[fam.qset.name] = await session_store(fam.qset, cached)
+            else:  # quality_store answers with the store's URL (it may be a PostgreSQL one); families run on SQLite
+                url, memories, entries = await br.quality_store(fam.qset, cached)
+                stores[fam.qset.name] = (Path(url.removeprefix("sqlite:///")), memories, entries)
         path, memories, entries = stores[fam.qset.name]
         await cached.prefetch(list({q.text for q in fam.queries}), f"{fam.name} queries")
         t0 = time.perf_counter()
@@ -449,7 +452,7 @@ async def run(dialogues: Sequence[int], model_name: str, threads: int, fit_only:
     no_match, _ = nonsense.fit(ps, CALIBRATIONS.get(model_name, Calibration()))
     cal, notes = fit(dev, no_match)
     out["fit"] = notes
-    out["calibration"] = cal.weights()
+    out["calibration"] = br.calibration_fields(cal)
     br.log(f"  fitted on dev halves: {cal}")
     for fam in fams:
         path, memories, entries = stores[fam.qset.name]

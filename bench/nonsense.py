@@ -114,7 +114,7 @@ async def probes(dialogues: Sequence[int], model_name: str, threads: int, per_fa
 
 
 def dense_units(p: Probe, cal: Calibration) -> list[str]:
-    bar = cal.weights()["vector_min_top_prose"] if p.prose else cal.vector_min_top
+    bar = cal.prose_bar if p.prose else cal.vector_min_top
     vec = admit_dense(
         p.lists.vector,
         floor=cal.vector_min_cosine,
@@ -259,7 +259,7 @@ def print_results(out: dict[str, Any]) -> None:
     print(f"\n## Nonsense queries: a calibrated no match ({out['model']}; limit=10)\n")
     print(
         f"Fitted on dev halves: vector_min_top {cal.vector_min_top}, vector_min_top_prose "
-        f"{cal.weights()['vector_min_top_prose']}, support_prefix {cal.support_prefix}\n"
+        f"{cal.prose_bar}, support_prefix {cal.support_prefix}\n"
     )
     print(
         br.table(

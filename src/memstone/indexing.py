@@ -9,93 +9,65 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
+from .domain.calibration import Calibration
 from .domain.errors import MemstoneError
 from .domain.ids import EntryVersionId
 from .domain.model import EntryVersion
 from .domain.rules import check_vector
 from .ports import EmbeddingModel, EmbeddingProfile
 
+__all__ = ["CALIBRATIONS", "Calibration", "VectorIndexer", "calibration_for", "embedding_text"]
+
 log = logging.getLogger("memstone.indexing")
 
 Progress = Callable[[int, int], None]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Calibration:
-    """Per-profile search calibration: the vector channel's admission and hybrid's convex fusion.
-
-    ``vector_min_cosine``: a vector candidate below it is not admitted; ``vector_min_top``: when the query's best
-    cosine is below it and the query has no lexical support in the searched Memories (none of its informative
-    terms, nor for ``support_prefix`` > 0 a word sharing their first ``support_prefix`` letters) the dense channel
-    admits nothing: a query that matches nothing gets no dense hit (``bench_retrieval.py --parts nonsense``);
-    ``vector_min_top_prose`` is that bar for a query written as prose (it holds a stopword). Hybrid
-    scores ``(1 - a) * lexical + a * dense`` where the dense share ``a`` follows the lexical channel's confidence
-    in the query (domain/search.py ``query_share``): ``share_low`` when the query's words are all found,
-    ``share_high`` when few are, a logistic step of ``share_width`` at ``share_pivot`` between;
-    ``coverage_power``: how strongly a lexical candidate's score follows the share of the query's informative
-    terms it matches. Fitted on the dev halves of ``bench/bench_retrieval.py --parts families`` and reported on
-    its held-out halves (docs/benchmarks.md).
-    """
-
-    vector_min_cosine: float = 0.2
-    vector_min_top: float = -1.0
-    vector_min_top_prose: float | None = None  # None: the same as vector_min_top
-    support_prefix: int = 0
-    share_low: float = 0.5
-    share_high: float = 0.5
-    share_pivot: float = 0.5
-    share_width: float = 0.05
-    coverage_power: float = 1.0
-
-    def weights(self) -> dict[str, float]:
-        return {
-            "vector_min_cosine": self.vector_min_cosine,
-            "vector_min_top": self.vector_min_top,
-            "vector_min_top_prose": self.vector_min_top
-            if self.vector_min_top_prose is None
-            else self.vector_min_top_prose,
-            "support_prefix": float(self.support_prefix),
-            "share_low": self.share_low,
-            "share_high": self.share_high,
-            "share_pivot": self.share_pivot,
-            "share_width": self.share_width,
-            "coverage_power": self.coverage_power,
-        }
-
-    def share(self) -> tuple[float, float, float, float]:
-        return (self.share_low, self.share_high, self.share_pivot, self.share_width)
-
+_FAMILIES = "`bench/bench_retrieval.py --parts families --models minilm-l6-int8 --dialogues 211-360:5`"
+_NONSENSE = "`bench/bench_retrieval.py --parts nonsense --models minilm-l6-int8 --dialogues 211-360:5`"
 
 CALIBRATIONS: Mapping[str, Calibration] = {
-    # `bench/bench_retrieval.py --parts families --models minilm-l6-int8 --dialogues 211-360:5`, fitted on the dev
-    # halves (docs/benchmarks.md): the cell maximising the worst dev margin of hybrid R@10 over max(fts, vector)
-    # across families, ties by mean MRR. The no-match bars and their lexical support: `--parts nonsense` (the
-    # cell rejecting >= 99% of the dev pseudo-word queries with the smallest worst dev loss of dense R@10, then
-    # the prose bar trading dev off-topic questions against that loss).
     "minilm-l6-int8": Calibration(
+        # The no-match bars and their lexical support: the cell rejecting >= 99% of the dev pseudo-word queries
+        # with the smallest worst dev loss of dense R@10, then the prose bar trading the dev off-topic questions
+        # against that loss.
         vector_min_cosine=0.0,
         vector_min_top=0.4,
         vector_min_top_prose=0.25,
         support_prefix=5,
+        # The fusion: the cell maximising the worst dev margin of hybrid R@10 over max(fts, vector) across
+        # families, ties by mean MRR.
         share_low=0.1,
         share_high=0.9,
         share_pivot=0.4,
         share_width=0.02,
         coverage_power=1.0,
+        fitted=(
+            f"vector_min_top, vector_min_top_prose, support_prefix, vector_min_cosine: {_NONSENSE}; share_*, "
+            f"coverage_power: {_FAMILIES}; dev halves only, held-out halves reported in docs/benchmarks.md"
+        ),
     ),
-    # Not refitted on the families (issue 15): the same rule as MiniLM's, unmeasured for USE; no no-match bar
-    # (its cosines were not measured against nonsense queries).
+    # Not refitted on the families (issue 15): MiniLM's fusion rule, unmeasured for USE; no no-match bar (its
+    # cosines were not measured against nonsense queries).
     "use-multilingual-v3": Calibration(
-        vector_min_cosine=0.1, share_low=0.1, share_high=0.9, share_pivot=0.4, share_width=0.02, coverage_power=1.0
+        vector_min_cosine=0.1,
+        share_low=0.1,
+        share_high=0.9,
+        share_pivot=0.4,
+        share_width=0.02,
+        coverage_power=1.0,
+        fitted="not fitted: MiniLM's fusion numbers; vector_min_cosine 0.1 set by hand; no no-match bar",
     ),
 }
+
+# The hashing test models (no semantics): a low floor so their near-duplicates are admitted; nothing fitted.
+HASHING = Calibration(vector_min_cosine=0.05, fitted="not fitted: the hashing test models' floor, set by hand")
 
 
 def calibration_for(profile: EmbeddingProfile) -> Calibration:
     if profile.profile_id.startswith("hashing-"):
-        return Calibration(vector_min_cosine=0.05)
+        return HASHING
     return CALIBRATIONS.get(profile.profile_id, Calibration())
 
 

@@ -10,6 +10,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Generic, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
 
+from .domain.calibration import Calibration
 from .domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
 from .domain.maintenance import MaintenanceEvent, MaintenanceRun, Proposal, ProposalStatus
 from .domain.model import (
@@ -164,7 +165,7 @@ class SearchRequest:
     tags: tuple[str, ...] = ()
     important: bool | None = None
     mandatory: bool | None = None
-    weights: Mapping[str, float] = field(default_factory=dict)
+    calibration: Calibration = field(default_factory=Calibration)  # the profile's (indexing.CALIBRATIONS)
     exact: bool = False  # vector channel: exact scan instead of the quantized fast path
     fusion: Literal["convex", "rrf"] = "convex"  # domain/search.py: convex scores in [0, 1], or the RFC's RRF
     # Memories searched at whatever their head is inside the search's own read transaction (named by id or

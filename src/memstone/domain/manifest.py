@@ -123,6 +123,8 @@ def _key(entry_id: str, depth: int) -> str:
 
 
 EMPTY_ROOT, _EMPTY_RAW = encode_node(_leaf_body([]))
+_FOUND_ROOTS = 16  # manifests whose lookups are remembered
+_FOUND_PER_ROOT = 50_000
 
 
 class ManifestReader:
@@ -135,6 +137,9 @@ class ManifestReader:
         self._load_many = load_many
         self._cache: dict[str, Node] = {}
         self._cache_size = cache_size
+        # root -> entry id -> its entry (None: not in that manifest); a root names immutable content, so an answer
+        # never goes stale. Searching the same head again (the usual case) then walks no trie at all.
+        self._found: dict[str, dict[str, ManifestEntry | None]] = {}
 
     def node(self, node_hash: str) -> Node:
         found = self._cache.get(node_hash)
@@ -168,6 +173,28 @@ class ManifestReader:
 
         Returns the ids that are in the manifest (absent ids are simply missing from the result).
         """
+        memo = self._found.get(root)
+        if memo is None:
+            if len(self._found) >= _FOUND_ROOTS:
+                self._found.clear()
+            memo = self._found[root] = {}
+        found: dict[str, ManifestEntry] = {}
+        wanted: list[str] = []
+        for entry_id in entry_ids:
+            if entry_id not in memo:
+                wanted.append(entry_id)
+            elif (known := memo[entry_id]) is not None:
+                found[entry_id] = known
+        if wanted:
+            walked = self._walk_many(root, wanted)
+            if len(memo) + len(wanted) > _FOUND_PER_ROOT:
+                memo.clear()
+            for entry_id in wanted:
+                memo[entry_id] = walked.get(entry_id)
+            found.update(walked)
+        return found
+
+    def _walk_many(self, root: str, entry_ids: Sequence[str]) -> dict[str, ManifestEntry]:
         at: dict[str, str] = dict.fromkeys(entry_ids, root)  # id -> the node it has reached
         found: dict[str, ManifestEntry] = {}
         while at:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, NamedTuple
 
 from .analyzer import STOPWORDS, informative_terms, query_terms
+from .calibration import FTS_COVERAGE_POWER
 from .errors import InvalidInput
 
 RRF_K = 60
@@ -113,9 +114,6 @@ def rrf_fuse(
 
 
 Fusion = Literal["convex", "rrf"]
-# How an FTS-only search weighs a candidate's matched share of the query terms (model-independent, so `fts` scores
-# mean the same with or without a model; hybrid's own power is part of the profile's calibration).
-FTS_COVERAGE_POWER = 1.0
 
 
 class Fused(NamedTuple):

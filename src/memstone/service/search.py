@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
 
+from ..domain.calibration import FTS_COVERAGE_POWER, Calibration
 from ..domain.errors import (
     CapabilityNotSupportedError,
     InvalidInput,
@@ -29,7 +30,7 @@ from ..domain.rules import (
     strings_of,
 )
 from ..domain.scopes import SlugHolder, parse_scope, shadowing
-from ..domain.search import FTS_COVERAGE_POWER, RRF_K, Fusion, archived_scores, candidate_depth, check_query
+from ..domain.search import RRF_K, Fusion, archived_scores, candidate_depth, check_query
 from ..ports import (
     ArchiveQuery,
     LiveSlugsQuery,
@@ -133,11 +134,11 @@ class Search:
             "hybrid": ("fts", "vector"),
         }[used_mode]  # type: ignore[assignment]
         query_vector = None
-        weights: dict[str, float] = {}
+        calibration = Calibration()  # the model-free rules of an FTS search
         if "vector" in channels:
             assert self._core.indexer is not None
             query_vector = await self._core.indexer.query_vector(query)
-            weights = self._core.indexer.calibration.weights()
+            calibration = self._core.indexer.calibration
         request = SearchRequest(
             query=query,
             memories=tuple(r for r in ordered_refs if r.memory_id not in at_head),
@@ -145,7 +146,7 @@ class Search:
             limit=MAX_LIMIT if order == "priority" or include_superseded or precedence else limit,
             channels=channels,
             query_vector=query_vector,
-            weights=weights,
+            calibration=calibration,
             exact=exact,
             fusion=fusion,
             kinds=tuple(k.strip().lower() for k in kinds),

@@ -12,7 +12,7 @@ from ...domain.model import EntryContent
 from ...ports import EmbeddingProfile
 from .engine import Engine
 from .projection import ProjectionRows
-from .rows import AuthorityRows
+from .rows import AuthorityRows, content_from_row
 
 
 class StoreParts:
@@ -28,28 +28,31 @@ class StoreParts:
         self.applied_migrations: tuple[int, ...] = ()  # the schema migrations the last open applied
         self.complete_cache: dict[tuple[str, int], bool] = {}
         self.complete_generation = ""
-        self.verified: dict[str, tuple[EntryContent, str]] = {}  # version id -> content verified, its hash
+        # version id -> (the stored content columns as read, their hash, the content decoded from them)
+        self.verified: dict[str, tuple[tuple[object, ...], str, EntryContent]] = {}
         # purged version id -> the hash its tombstone records; an engine that can purge sets it (issue 12)
         self.purged_hashes: Callable[[], dict[str, str]] = dict
         self.lease_holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self.migration_lease_s = 120.0
-        self.vector_min_cosine = 0.2
 
-    def bytes_match(self, version_id: str, content: EntryContent, expected_hash: str) -> bool:
-        """Whether ``content`` hashes to ``expected_hash``.
+    def verified_content(self, version_id: str, columns: tuple[object, ...], expected_hash: str) -> EntryContent | None:
+        """The content stored in ``columns`` (``rows.content_from_row``'s order) when it hashes to
+        ``expected_hash``; None when it does not (a tampered or damaged row).
 
-        Remembers the content it verified per version id and compares field by field next time (a fraction of a
-        canonical-JSON hash): a row changed since is unequal to what was verified, so it is re-hashed and fails.
+        Remembers the columns it verified per version id: when the same version is read again with equal columns
+        (a comparison of the raw values, a fraction of decoding and a canonical-JSON hash) the content verified
+        then is returned; a row changed since is unequal, so it is decoded and hashed again, and fails.
         """
         known = self.verified.get(version_id)
-        if known is not None and known[1] == expected_hash and known[0] == content:
-            return True
+        if known is not None and known[1] == expected_hash and known[0] == columns:
+            return known[2]
+        content = content_from_row(columns)
         if content.content_hash != expected_hash:
-            return False
+            return None
         if len(self.verified) > 100_000:
             self.verified.clear()
-        self.verified[version_id] = (content, expected_hash)
-        return True
+        self.verified[version_id] = (columns, expected_hash, content)
+        return content
 
 
 __all__ = ["StoreParts"]

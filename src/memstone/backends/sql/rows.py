@@ -319,7 +319,8 @@ class AuthorityRows:
         return found
 
     def hit_rows(self, memory_id: MemoryId, version_ids: Sequence[str]) -> list[tuple[Any, ...]]:
-        """(entry_id, entry_version_id, content, entry_content_hash, created_at) of some versions of a Memory."""
+        """(entry_id, entry_version_id, content columns, entry_content_hash, created_at) of some versions of a
+        Memory; the content columns are raw, in ``content_from_row``'s order (the caller decodes what it checks)."""
         if not version_ids:
             return []
         rows = self.q(
@@ -329,7 +330,7 @@ class AuthorityRows:
             f"AND {self.dialect.no_index('memory_artifact_id')} = ?",
             [*version_ids, memory_id],
         )
-        return [(EntryId(r[0]), EntryVersionId(r[1]), content_from_row(r[2:12]), r[12], r[13]) for r in rows]
+        return [(EntryId(r[0]), EntryVersionId(r[1]), tuple(r[2:12]), r[12], r[13]) for r in rows]
 
     def entry_versions(self, memory_id: MemoryId | None, entry_id: EntryId) -> list[EntryVersion]:
         if memory_id is None:

@@ -8,11 +8,11 @@ from dataclasses import replace
 from typing import Literal, NamedTuple
 
 from ...domain.analyzer import informative_terms, query_terms
+from ...domain.calibration import FTS_COVERAGE_POWER
 from ...domain.errors import ArtifactNotFoundError, CapabilityNotSupportedError, InvalidInput
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryContent, EntryVersion, ManifestEntry, MemoryHit, Revision
 from ...domain.search import (
-    FTS_COVERAGE_POWER,
     Candidate,
     Fused,
     admit_dense,
@@ -51,13 +51,23 @@ class HitRow(NamedTuple):
         return cls(v.entry_id, v.entry_version_id, v.content, v.entry_content_hash, v.provenance.created_at)
 
 
+class _RawHit(NamedTuple):
+    """A version row as read for a hit: its content columns still raw, decoded only once they are verified."""
+
+    entry_id: EntryId
+    entry_version_id: EntryVersionId
+    columns: tuple[object, ...]
+    entry_content_hash: str
+    created_at: str
+
+
 class SearchPart:
     def __init__(self, parts: StoreParts, vectors: VectorPart) -> None:
         self.p = parts
         self.vectors = vectors
 
-    def _hit_rows(self, memory_id: MemoryId, version_ids: Sequence[str]) -> list[HitRow]:
-        return [HitRow(*r) for r in self.p.rows.hit_rows(memory_id, version_ids)]
+    def _hit_rows(self, memory_id: MemoryId, version_ids: Sequence[str]) -> list[_RawHit]:
+        return [_RawHit(*r) for r in self.p.rows.hit_rows(memory_id, version_ids)]
 
     def _fts_candidates(
         self, memory_ids: Sequence[str], terms: Sequence[str], depth: int, request: SearchRequest
@@ -81,7 +91,7 @@ class SearchPart:
         """Whether a word of the query (or one sharing its first letters) occurs in these Memories, under the
         request's filters: below the no-match bar, that keeps the dense hits of a weak but real query."""
         exact, prefixes = support_terms(
-            informative_terms(query_terms(request.query)), int(request.weights.get("support_prefix", 0))
+            informative_terms(query_terms(request.query)), request.calibration.support_prefix
         )
         if not exact and not prefixes:
             return False
@@ -151,7 +161,8 @@ class SearchPart:
                         if share >= required - 1e-9
                     ]
             vec: list[tuple[Candidate, float]] | None = None
-            floor = request.weights.get("vector_min_cosine", self.p.vector_min_cosine)
+            cal = request.calibration
+            floor = cal.vector_min_cosine
             if "vector" in request.channels:
                 if request.query_vector is None:
                     raise InvalidInput("vector search needs a query vector")
@@ -161,11 +172,7 @@ class SearchPart:
                         for vc in self.vectors.candidates(memory_ids, request.query_vector, depth, request, begun)
                     ],
                     floor=floor,
-                    min_top=dense_bar(
-                        query_terms(request.query),
-                        request.weights.get("vector_min_top", -1.0),
-                        request.weights.get("vector_min_top_prose", request.weights.get("vector_min_top", -1.0)),
-                    ),
+                    min_top=dense_bar(query_terms(request.query), cal.vector_min_top, cal.prose_bar),
                     supported=lambda: bool(fts) or self._lexical_support(memory_ids, request),
                 )
             fused = self._fuse(request, fts, vec, floor)
@@ -177,7 +184,7 @@ class SearchPart:
                 by_memory: dict[str, list[str]] = {}
                 for cand, *_ in batch:
                     by_memory.setdefault(cand.memory_id, []).append(cand.entry_version_id)
-                loaded: dict[str, HitRow] = {
+                loaded: dict[str, _RawHit] = {
                     row.entry_version_id: row
                     for mid, vids in by_memory.items()
                     for row in self._hit_rows(MemoryId(mid), vids)
@@ -199,10 +206,19 @@ class SearchPart:
                         hit_row is None
                         or hit_row.entry_id != cand.entry_id
                         or hit_row.entry_content_hash != m.entry_content_hash
-                        or not self.p.bytes_match(cand.entry_version_id, hit_row.content, m.entry_content_hash)
                     ):
                         continue
-                    hits.append(self._hit(heads[cand.memory_id], hit_row, score, ranks, parts))
+                    content = self.p.verified_content(cand.entry_version_id, hit_row.columns, m.entry_content_hash)
+                    if content is None:
+                        continue
+                    row = HitRow(
+                        hit_row.entry_id,
+                        hit_row.entry_version_id,
+                        content,
+                        hit_row.entry_content_hash,
+                        hit_row.created_at,
+                    )
+                    hits.append(self._hit(heads[cand.memory_id], row, score, ranks, parts))
                     if len(hits) >= request.limit:
                         break
             if hits:
@@ -224,18 +240,13 @@ class SearchPart:
             channels = {"fts": [c for c, *_ in fts or ()], "vector": [c for c, _ in vec or ()]}
             chosen: dict[str, Sequence[Candidate]] = {k: v for k, v in channels.items() if k in request.channels}
             return [Fused(c, score, ranks, {"fusion": score}) for c, score, ranks in rrf_fuse(chosen)]
-        w = request.weights
+        cal = request.calibration
         hybrid = fts is not None and vec is not None
         return convex_fuse(
             fts,
             vec,
-            vector_share=(
-                w.get("share_low", 0.5),
-                w.get("share_high", 0.5),
-                w.get("share_pivot", 0.5),
-                w.get("share_width", 0.05),
-            ),
-            coverage_power=w.get("coverage_power", FTS_COVERAGE_POWER) if hybrid else FTS_COVERAGE_POWER,
+            vector_share=cal.share(),
+            coverage_power=cal.coverage_power if hybrid else FTS_COVERAGE_POWER,
             cosine_floor=floor,
         )
 

@@ -37,6 +37,18 @@ def match_expression(terms: Sequence[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
+# The head search ranks in two steps: FTS5 alone ranks the matches (no join: the cheapest way to score them all), the
+# top ``depth * _WIDEN`` are then looked up in the head projection under the request's filters. When at least
+# ``depth`` pass, or FTS5 had no more matches, they are exactly the top ``depth`` the join would give (every row left
+# out scores no better); otherwise (a store whose other Memories hold most matches, or a narrow filter) the search
+# runs the one ranked join. Ties break by projection id on both paths.
+_WIDEN = 2
+_RANKED = (
+    "SELECT rowid, bm25(memory_entry_search_fts) AS s FROM memory_entry_search_fts "
+    "WHERE memory_entry_search_fts MATCH ? ORDER BY s, rowid LIMIT ?"
+)
+
+
 class SQLiteFullText:
     def __init__(self, engine: SQLiteFile) -> None:
         self._engine = engine
@@ -59,11 +71,34 @@ class SQLiteFullText:
         where: Sequence[str],
         args: Sequence[object],
     ) -> list[FtsRow]:
+        match = match_expression(terms)
+        wide = depth * _WIDEN
+        ranked = conn.q(_RANKED, [match, wide])
+        if not ranked:
+            return []
+        heads = conn.q(
+            "SELECT h.projection_id, h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash "
+            # NOT INDEXED: by primary key (the planner would rather scan the Memory's rows by its kind index)
+            f"FROM memory_entry_heads h NOT INDEXED WHERE h.projection_id IN ({','.join('?' * len(ranked))}) "
+            f"AND {' AND '.join(where)}",
+            [*(r[0] for r in ranked), *args],
+        )
+        if len(heads) >= depth or len(ranked) < wide:
+            by_key = {int(h[0]): h for h in heads}
+            out = []
+            for key, score in ranked:
+                h = by_key.get(key)
+                if h is not None:
+                    # bm25() is negated: lower is better.
+                    out.append(FtsRow(MemoryId(h[1]), EntryId(h[2]), EntryVersionId(h[3]), h[4], key, -float(score)))
+                    if len(out) == depth:
+                        break
+            return out
         rows = conn.q(
             "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, h.projection_id, "
             "f.rank FROM memory_entry_search_fts f CROSS JOIN memory_entry_heads h ON h.projection_id = f.rowid "
-            f"WHERE memory_entry_search_fts MATCH ? AND {' AND '.join(where)} ORDER BY f.rank LIMIT ?",
-            [match_expression(terms), *args, depth],
+            f"WHERE memory_entry_search_fts MATCH ? AND {' AND '.join(where)} ORDER BY f.rank, h.projection_id LIMIT ?",
+            [match, *args, depth],
         )
         # FTS5's rank is bm25() negated.
         return [

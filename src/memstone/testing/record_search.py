@@ -131,6 +131,8 @@ class SearchHistoryConformance(RecordFixtures):
             (hit,) = await svc.search("fabric", scopes=[PROJECT], mode="fts", include_superseded=True)
             current = await svc.get(hit.entry_id)
             assert hit.superseded and hit.text == "we deploy with fabric"
+            # It is scored by the engine's BM25 like a lexical head hit (every engine ranks its archive).
+            assert hit.contributions["bm25"] > 0 and 0 < hit.score <= 1
             assert hit.current_entry_version_id == current.entry_version_id != hit.entry_version_id
             (v,) = await svc.expand([hit])  # its anchor is exact: the Revision that wrote that version
             assert v.text == "we deploy with fabric"

@@ -46,6 +46,11 @@ def whole_token(term: str) -> str:
     return "% " + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + " %"
 
 
+def token_start(prefix: str) -> str:
+    """A LIKE pattern for a space-separated token of a padded ``searchable_text`` that starts with ``prefix``."""
+    return "% " + prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 def _marks(n: int) -> str:
     return ",".join("?" * n)
 
@@ -98,6 +103,29 @@ class OceanBaseFullText:
                 )
         return sorted(found.values(), key=lambda f: (-f.score, f.key))[:depth]
 
+    def head_any(
+        self, conn: Conn, terms: Sequence[str], prefixes: Sequence[str], where: Sequence[str], args: Sequence[object]
+    ) -> bool:
+        """Whether a head row under the filters holds one of ``terms`` or a token starting with a prefix.
+
+        The lexical-support probe of the dense no-match rule: indexed terms through MATCH; the rest, and prefixes
+        (the SPACE parser has no prefix search), by a token-start substring scan of the rows the filters select.
+        """
+        cond = " AND ".join(where)
+        indexed = match_terms(terms)
+        if indexed and conn.q(
+            f"SELECT 1 FROM memory_entry_heads h WHERE MATCH (h.searchable_text) AGAINST (?) AND {cond} LIMIT 1",
+            [" ".join(indexed), *args],
+        ):
+            return True
+        patterns = [whole_token(t) for t in substring_terms(terms)] + [token_start(p) for p in prefixes]
+        if not patterns:
+            return False
+        likes = " OR ".join(["CONCAT(' ', h.searchable_text, ' ') LIKE ?"] * len(patterns))
+        return bool(
+            conn.q(f"SELECT 1 FROM memory_entry_heads h WHERE {cond} AND ({likes}) LIMIT 1", [*args, *patterns])
+        )
+
     def archive_candidates(
         self, conn: Conn, memory_ids: Sequence[str], terms: Sequence[str], depth: int
     ) -> list[ArchiveRow]:
@@ -113,7 +141,8 @@ class OceanBaseFullText:
                 "ORDER BY score DESC, a.entry_version_id LIMIT ?",
                 (match, match, *memory_ids, depth),
             ):
-                found[r[2]] = (float(r[4]), ArchiveRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3]))
+                score = float(r[4])
+                found[r[2]] = (score, ArchiveRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], score))
         for term in substring_terms(terms):
             for r in conn.q(
                 "SELECT a.memory_artifact_id, a.entry_id, a.entry_version_id, a.searchable_text "

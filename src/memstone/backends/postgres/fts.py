@@ -5,8 +5,9 @@ PostgreSQL has no BM25 (``ts_rank_cd`` is a cover-density rank, and a ``tsvector
 produced: one posting row per (head row, token) with its term frequency and the row's token count, plus per-Memory
 totals. A query scores the candidates with FTS5's own formula (``k1 = 1.2``, ``b = 0.75``,
 ``idf = ln((N - df + 0.5) / (df + 0.5))``, floored at 1e-6), N, df and the average length taken over the whole store
-as FTS5 does, so rankings match SQLite's up to ties. The archive projection ranks by matched terms (its candidates
-are re-admitted by the core anyway). Raw user input never reaches SQL text: the terms are bound parameters.
+as FTS5 does, so rankings match SQLite's up to ties. The archive projection's candidates are the versions matching
+the most terms (the core re-admits them anyway), each with its BM25 for the score. Raw user input never reaches SQL
+text: the terms are bound parameters.
 """
 
 from __future__ import annotations
@@ -90,18 +91,57 @@ class PostgresFullText:
             (version.entry_version_id, version.memory_id, terms[1:], tfs[1:]),
         )
 
+    def head_any(
+        self, conn: Conn, terms: Sequence[str], prefixes: Sequence[str], where: Sequence[str], args: Sequence[object]
+    ) -> bool:
+        """Whether a head row under the filters holds one of ``terms`` or a token starting with a prefix (the
+        lexical-support probe of the dense no-match rule). A prefix is a range of the term index, checked with
+        ``starts_with``: the index's collation orders the range, the check keeps it exact."""
+        conds: list[str] = []
+        qargs: list[object] = []
+        if terms:
+            conds.append("p.term = ANY(?::text[])")
+            qargs.append(list(terms))
+        for prefix in prefixes:
+            conds.append("(p.term >= ? AND p.term < ? AND starts_with(p.term, ?))")
+            qargs.extend([prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1), prefix])
+        if not conds:
+            return False
+        rows = conn.q(
+            "SELECT 1 FROM memory_entry_postings p CROSS JOIN LATERAL (SELECT 1 FROM memory_entry_heads h "
+            "WHERE h.memory_artifact_id = p.memory_artifact_id AND h.entry_id = p.entry_id "
+            f"AND {' AND '.join(where)}) AS h WHERE ({' OR '.join(conds)}) LIMIT 1",
+            [*args, *qargs],
+        )
+        return bool(rows)
+
     def archive_candidates(
         self, conn: Conn, memory_ids: Sequence[str], terms: Sequence[str], depth: int
     ) -> list[ArchiveRow]:
+        # Candidates by matched terms, then scored with FTS5's BM25 over the archive's own postings (N = archived
+        # versions, df per term among them, as SQLite's archive index has); the length normalization uses the
+        # head projection's average length (the archive keeps no lengths; its rows are the heads' earlier texts).
         rows = conn.q(
-            "SELECT a.memory_artifact_id, a.entry_id, a.entry_version_id, a.searchable_text FROM ("
-            "SELECT p.entry_version_id, count(*) AS matched, sum(p.tf) AS tf FROM memory_entry_archive_postings p "
-            "WHERE p.term = ANY(?::text[]) AND p.memory_artifact_id = ANY(?::text[]) GROUP BY p.entry_version_id"
-            ") m JOIN memory_entry_archive a ON a.entry_version_id = m.entry_version_id "
-            "ORDER BY m.matched DESC, m.tf DESC, a.entry_version_id LIMIT ?",
-            (list(terms), list(memory_ids), depth),
+            "WITH n AS (SELECT count(*)::float8 AS n FROM memory_entry_archive), "
+            "st AS (SELECT CASE WHEN coalesce(sum(docs), 0) > 0 THEN greatest(sum(total_len)::float8 / sum(docs), 1) "
+            "ELSE 1 END AS avgdl FROM memory_fts_stats), "
+            "df AS MATERIALIZED (SELECT term, count(*)::float8 AS df FROM memory_entry_archive_postings "
+            "WHERE term = ANY(?::text[]) GROUP BY term), "
+            "m AS MATERIALIZED (SELECT p.entry_version_id, count(*) AS matched, sum(p.tf) AS tf "
+            "FROM memory_entry_archive_postings p "
+            "WHERE p.term = ANY(?::text[]) AND p.memory_artifact_id = ANY(?::text[]) "
+            "GROUP BY p.entry_version_id ORDER BY matched DESC, tf DESC, p.entry_version_id LIMIT ?) "
+            "SELECT a.memory_artifact_id, a.entry_id, a.entry_version_id, a.searchable_text, "
+            "(SELECT coalesce(sum(greatest(ln((n.n - df.df + 0.5) / (df.df + 0.5)), 1e-6) * (p.tf * "
+            f"{K1 + 1}) / (p.tf + {K1} * ({1 - B} + {B} * "
+            "cardinality(string_to_array(a.searchable_text, ' ')) / st.avgdl))), 0) "
+            "FROM memory_entry_archive_postings p JOIN df ON df.term = p.term "
+            "WHERE p.entry_version_id = m.entry_version_id) AS score "
+            "FROM m JOIN memory_entry_archive a ON a.entry_version_id = m.entry_version_id, n, st "
+            "ORDER BY m.matched DESC, m.tf DESC, a.entry_version_id",
+            (list(terms), list(terms), list(memory_ids), depth),
         )
-        return [ArchiveRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3]) for r in rows]
+        return [ArchiveRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], float(r[4])) for r in rows]
 
     def clear(self, conn: Conn) -> None:
         for table in (

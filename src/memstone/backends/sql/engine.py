@@ -134,6 +134,7 @@ class FtsRow(NamedTuple):
     entry_content_hash: str
     key: int
     score: float  # the engine's relevance (higher is better)
+    text: str | None = None  # the row's searchable text, when the engine read it anyway (else the core reads it)
 
 
 class ArchiveRow(NamedTuple):

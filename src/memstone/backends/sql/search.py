@@ -81,9 +81,16 @@ class SearchPart:
         args: list[object] = list(memory_ids)
         self.p.proj.request_filters(request, where, args)
         rows = self.p.engine.fts.head_candidates(self.p.engine.conn, memory_ids, terms, depth, where, args)
-        texts = self.p.proj.head_texts([r.key for r in rows])
+        texts = self.p.proj.head_texts([r.key for r in rows if r.text is None])
         return [
-            HeadRow(r.memory_id, r.entry_id, r.entry_version_id, r.entry_content_hash, texts.get(r.key, ""), r.score)
+            HeadRow(
+                r.memory_id,
+                r.entry_id,
+                r.entry_version_id,
+                r.entry_content_hash,
+                texts.get(r.key, "") if r.text is None else r.text,
+                r.score,
+            )
             for r in rows
         ]
 

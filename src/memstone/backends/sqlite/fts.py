@@ -14,7 +14,7 @@ import apsw
 
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
-from ..sql.engine import ArchiveRow, Conn, FtsRow
+from ..sql.engine import ArchiveRow, Conn, FtsRow, Row
 from . import schema
 from .options import fts_integrity
 
@@ -76,21 +76,20 @@ class SQLiteFullText:
         ranked = conn.q(_RANKED, [match, wide])
         if not ranked:
             return []
-        heads = conn.q(
-            "SELECT h.projection_id, h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash "
-            # NOT INDEXED: by primary key (the planner would rather scan the Memory's rows by its kind index)
-            f"FROM memory_entry_heads h NOT INDEXED WHERE h.projection_id IN ({','.join('?' * len(ranked))}) "
-            f"AND {' AND '.join(where)}",
-            [*(r[0] for r in ranked), *args],
-        )
+        # The head rows of the best ``depth`` first (with their text, which the core reads for coverage); the next
+        # ones only when some of those did not pass.
+        heads = self._heads(conn, [r[0] for r in ranked[:depth]], where, args)
+        if len(heads) < depth and len(ranked) > depth:
+            heads.update(self._heads(conn, [r[0] for r in ranked[depth:]], where, args))
         if len(heads) >= depth or len(ranked) < wide:
-            by_key = {int(h[0]): h for h in heads}
             out = []
             for key, score in ranked:
-                h = by_key.get(key)
+                h = heads.get(key)
                 if h is not None:
                     # bm25() is negated: lower is better.
-                    out.append(FtsRow(MemoryId(h[1]), EntryId(h[2]), EntryVersionId(h[3]), h[4], key, -float(score)))
+                    out.append(
+                        FtsRow(MemoryId(h[1]), EntryId(h[2]), EntryVersionId(h[3]), h[4], key, -float(score), h[5])
+                    )
                     if len(out) == depth:
                         break
             return out
@@ -104,6 +103,18 @@ class SQLiteFullText:
         return [
             FtsRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], int(r[4]), -float(r[5])) for r in rows
         ]
+
+    @staticmethod
+    def _heads(conn: Conn, keys: Sequence[int], where: Sequence[str], args: Sequence[object]) -> dict[int, Row]:
+        """The head rows among ``keys`` that pass the filters, by projection id."""
+        rows = conn.q(
+            "SELECT h.projection_id, h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, "
+            # NOT INDEXED: by primary key (the planner would rather scan the Memory's rows by its kind index)
+            "h.searchable_text FROM memory_entry_heads h NOT INDEXED "
+            f"WHERE h.projection_id IN ({','.join('?' * len(keys))}) AND {' AND '.join(where)}",
+            [*keys, *args],
+        )
+        return {int(r[0]): r for r in rows}
 
     def head_any(
         self, conn: Conn, terms: Sequence[str], prefixes: Sequence[str], where: Sequence[str], args: Sequence[object]

@@ -20,6 +20,7 @@ import pickle
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import bench_retrieval as br
@@ -90,8 +91,11 @@ async def probes(dialogues: Sequence[int], model_name: str, threads: int, per_fa
     cached = br.CachedModel(real, br.VectorCache(real.profile))
     out: list[Probe] = []
     for fam in fams:
-        builder = fm.session_store if fam.by_session else br.quality_store
-        db, memories, entries = await builder(fam.qset, cached)
+        if fam.by_session:
+            db, memories, entries = await fm.session_store(fam.qset, cached)
+        else:  # quality_store answers with the store's URL
+            url, memories, entries = await br.quality_store(fam.qset, cached)
+            db = Path(url.removeprefix("sqlite:///"))
         groups = sorted(memories)
         fake = [(s, i) for s in STYLES for i in range(per_family)]
         texts = [nonsense(s, i) for s, i in fake]

@@ -22,10 +22,9 @@ from mcp_helpers import serving
 from mcp import Client
 from memstone import EntryInput, MemoryService, open_service
 from memstone.agents.settings import AgentSettings
-from memstone.api.http.app import create_app
+from memstone.api.http.app import create_app, open_principals
 from memstone.api.http.settings import Settings
 from memstone.api.mcp.server import mcp_mount
-from memstone.auth.sqlite import open_principal_store
 from memstone.capture import CaptureSettings, ReviewQueue, UserPrompt, capture
 from memstone.capture.settings import capture_files
 from memstone.domain.model import Relation
@@ -93,7 +92,7 @@ class World:
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     """A token-mode server with /mcp whose project scope is acme's web project, and a token of each kind."""
     db = tmp_path / "m.db"
-    store = await open_principal_store(str(db))
+    store = await open_principals(f"sqlite:///{db}")
     tokens: dict[str, str] = {}
     try:
         for kind, user, org, grants in (

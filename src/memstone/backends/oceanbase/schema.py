@@ -171,9 +171,44 @@ PROJECTIONS: tuple[str, ...] = (
     PRIMARY KEY (entry_version_id, chunk))""",
 )
 
+AUTH: tuple[str, ...] = (
+    f"""CREATE TABLE IF NOT EXISTS auth_principals (
+    principal_id {ID} NOT NULL,
+    user_name VARCHAR(128) {TEXT} NOT NULL,
+    org VARCHAR(128) {TEXT} NOT NULL,
+    name VARCHAR(512) {TEXT},
+    created_at VARCHAR(64) {TEXT} NOT NULL,
+    PRIMARY KEY (principal_id),
+    UNIQUE KEY uk_auth_principals_user (user_name))""",
+    f"""CREATE TABLE IF NOT EXISTS auth_tokens (
+    token_id {ID} NOT NULL,
+    principal_id {ID} NOT NULL,
+    token_hash {HASH} NOT NULL,
+    prefix VARCHAR(32) {TEXT} NOT NULL,
+    label VARCHAR(512) {TEXT},
+    created_at VARCHAR(64) {TEXT} NOT NULL,
+    revoked_at VARCHAR(64) {TEXT},
+    PRIMARY KEY (token_id),
+    UNIQUE KEY uk_auth_tokens_hash (token_hash),
+    CONSTRAINT fk_auth_tokens_principal FOREIGN KEY (principal_id) REFERENCES auth_principals (principal_id))""",
+    f"""CREATE TABLE IF NOT EXISTS auth_grants (
+    principal_id {ID} NOT NULL,
+    scope VARCHAR(512) {TEXT} NOT NULL,
+    permission VARCHAR(16) {TEXT} NOT NULL,
+    created_at VARCHAR(64) {TEXT} NOT NULL,
+    PRIMARY KEY (principal_id, scope),
+    CONSTRAINT fk_auth_grants_principal FOREIGN KEY (principal_id) REFERENCES auth_principals (principal_id))""",
+)
+
 SEED_META = (("analyzer", "v1"),)
 # The isolation contract's ``meta:<key>`` locks are rows of store_locks, there from the start.
-SEED_LOCKS = ("meta:kinds", "meta:embedding_profile", "meta:migration", "meta:vector_generation")
+SEED_LOCKS = (
+    "meta:kinds",
+    "meta:embedding_profile",
+    "meta:migration",
+    "meta:vector_generation",
+    "meta:principals",
+)
 
 
 def head_vector_column(dimension: int) -> str:
@@ -229,6 +264,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "authority, head and archive projections with FULLTEXT, vector metadata and staging",
         lambda: AUTHORITY + PROJECTIONS,
     ),
+    Migration(2, "principals: auth tables", lambda: AUTH),
 )
 LATEST = MIGRATIONS[-1].version
 

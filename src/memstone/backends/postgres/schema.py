@@ -9,6 +9,7 @@ plus a pgvector table of one dimension with an HNSW index, created when a store 
 under an advisory lock so that two processes opening one new database never race.
 
 1. Authority, projections, full-text postings, vector metadata and the migration's staging table.
+2. The store bundle's principals: ``auth_principals``, ``auth_tokens`` (hashes only), ``auth_grants``.
 """
 
 from __future__ import annotations
@@ -180,6 +181,33 @@ CREATE TABLE IF NOT EXISTS memory_vector_staging (
 """
 
 
+AUTH = """
+CREATE TABLE IF NOT EXISTS auth_principals (
+    principal_id text PRIMARY KEY,
+    user_name text NOT NULL UNIQUE,
+    org text NOT NULL,
+    name text,
+    created_at text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS auth_tokens (
+    token_id text PRIMARY KEY,
+    principal_id text NOT NULL REFERENCES auth_principals (principal_id),
+    token_hash text NOT NULL UNIQUE,
+    prefix text NOT NULL,
+    label text,
+    created_at text NOT NULL,
+    revoked_at text
+);
+CREATE TABLE IF NOT EXISTS auth_grants (
+    principal_id text NOT NULL REFERENCES auth_principals (principal_id),
+    scope text NOT NULL,
+    permission text NOT NULL CHECK (permission IN ('read', 'write', 'admin')),
+    created_at text NOT NULL,
+    PRIMARY KEY (principal_id, scope)
+);
+"""
+
+
 def immutability_triggers() -> str:
     out = []
     for table in IMMUTABLE_TABLES:
@@ -215,5 +243,6 @@ class Migration:
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "authority, projections, full-text postings, vector metadata", BASE + immutability_triggers()),
+    Migration(2, "principals: auth tables", AUTH),
 )
 LATEST = MIGRATIONS[-1].version

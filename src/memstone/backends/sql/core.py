@@ -58,6 +58,7 @@ from ...ports import (
 from .engine import Engine
 from .migration import ModelMigration
 from .parts import StoreParts
+from .principals import SqlPrincipalStore
 from .records import RecordsPart
 from .search import SearchPart
 from .vectors import VectorCandidate, VectorPart
@@ -92,6 +93,11 @@ class StoreCore:
             schema_version=self.engine.schema_version,
             applied_migrations=self.parts.applied_migrations,
         )
+
+    def principal_store(self, *, read_only: bool = False, owned: bool = False) -> SqlPrincipalStore:
+        """The store's principals, tokens and grants (access control), in this engine's ``auth_*`` tables.
+        ``owned``: closing the principal store closes this backend (a caller that opened the store for it)."""
+        return SqlPrincipalStore(self.engine, read_only=read_only, on_close=self.aclose if owned else None)
 
     @property
     def vector_profile(self) -> EmbeddingProfile | None:

@@ -6,6 +6,7 @@ renames it (PostgreSQL reserves the word) and keeps every row, so tokens issued 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -14,9 +15,12 @@ import apsw
 from memstone import open_service
 from memstone.api.http.app import open_principals
 from memstone.auth.model import token_hash
-from memstone.backends.sqlite import migrations
+from memstone.backends.sqlite import maintenance_schema, migrations
+from memstone.domain.maintenance import MaintenanceEvent
+from memstone.ports import MaintenanceStore
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "previous-release.db"
+SCOPE = "memstone://orgs/acme/projects/web"
 SECRET = "mst_" + "a1" * 20
 
 # The DDL of the principal store before the bundle (auth/sqlite.py), as it created the tables.
@@ -73,3 +77,37 @@ async def test_old_principal_tables_are_migrated_in_and_keep_working(tmp_path: P
     async with open_service(url, embedding=None) as again:  # opening again migrates nothing
         assert again.backend.state.applied_migrations == ()
         assert again.backend.state.schema_version == migrations.LATEST
+
+
+def event(event_id: str) -> str:
+    return json.dumps(
+        {"event_id": event_id, "scope": SCOPE, "kind": "writes_threshold_reached", "at": "2026-01-01T00:00:00Z",
+         "writes": 5, "threshold": 5, "head_revision": 5}
+    )  # fmt: skip
+
+
+async def test_maintenance_records_of_schema_3_keep_their_rows_and_order(tmp_path: Path) -> None:
+    """Migration 5 rebuilds the record tables with ``seq`` (from the old rowid): nothing lost, order kept."""
+    db = tmp_path / "v3.db"
+    shutil.copyfile(FIXTURE, db)
+    async with open_service(f"sqlite:///{db}", embedding=None):
+        pass
+    conn = apsw.Connection(str(db))
+    try:  # back to the layout of schema version 3 (what migration 3 created), with records in it
+        conn.execute("DROP TABLE maintenance_runs; DROP TABLE maintenance_proposals; DROP TABLE maintenance_events")
+        conn.execute(maintenance_schema.DDL)
+        conn.execute("UPDATE store_meta SET value = '3' WHERE key = 'schema_version'")
+        for event_id in ("mevt_Z_first", "mevt_A_second"):  # ids sort the other way round from insertion
+            conn.execute("INSERT INTO maintenance_events VALUES (?, ?, ?)", (event_id, SCOPE, event(event_id)))
+        conn.execute("INSERT INTO maintenance_ledger VALUES (?, 'ent_1', 'sha256:aa')", (SCOPE,))
+    finally:
+        conn.close()
+    async with open_service(f"sqlite:///{db}", embedding=None) as svc:
+        assert svc.backend.state.applied_migrations == (4, 5)
+        store = svc.backend
+        assert isinstance(store, MaintenanceStore)
+        assert [e.event_id for e in await store.maintenance_events(SCOPE)] == ["mevt_A_second", "mevt_Z_first"]
+        assert await store.maintenance_ledger(SCOPE) == {"ent_1": "sha256:aa"}
+        await store.record_maintenance_event(MaintenanceEvent.from_dict(json.loads(event("mevt_M_third"))))
+        found = [e.event_id for e in await store.maintenance_events(SCOPE)]
+        assert found == ["mevt_M_third", "mevt_A_second", "mevt_Z_first"]

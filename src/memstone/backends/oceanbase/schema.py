@@ -200,6 +200,48 @@ AUTH: tuple[str, ...] = (
     CONSTRAINT fk_auth_grants_principal FOREIGN KEY (principal_id) REFERENCES auth_principals (principal_id))""",
 )
 
+MAINTENANCE: tuple[str, ...] = (
+    f"""CREATE TABLE IF NOT EXISTS maintenance_lease (
+    scope VARCHAR(512) {TEXT} NOT NULL,
+    run_id {ID} NOT NULL,
+    holder VARCHAR(512) {TEXT} NOT NULL,
+    expires_at DOUBLE NOT NULL,
+    PRIMARY KEY (scope))""",
+    f"""CREATE TABLE IF NOT EXISTS maintenance_ledger (
+    scope VARCHAR(512) {TEXT} NOT NULL,
+    entry_id {ID} NOT NULL,
+    content_hash {HASH} NOT NULL,
+    PRIMARY KEY (scope, entry_id))""",
+    f"""CREATE TABLE IF NOT EXISTS maintenance_runs (
+    seq BIGINT NOT NULL AUTO_INCREMENT,
+    run_id {ID} NOT NULL,
+    scope VARCHAR(512) {TEXT} NOT NULL,
+    status VARCHAR(32) {TEXT} NOT NULL,
+    record LONGTEXT {TEXT} NOT NULL,
+    PRIMARY KEY (seq),
+    UNIQUE KEY uk_maintenance_runs_run (run_id),
+    KEY idx_maintenance_runs_scope (scope))""",
+    f"""CREATE TABLE IF NOT EXISTS maintenance_proposals (
+    seq BIGINT NOT NULL AUTO_INCREMENT,
+    proposal_id {ID} NOT NULL,
+    run_id {ID} NOT NULL,
+    scope VARCHAR(512) {TEXT} NOT NULL,
+    status VARCHAR(32) {TEXT} NOT NULL,
+    record LONGTEXT {TEXT} NOT NULL,
+    PRIMARY KEY (seq),
+    UNIQUE KEY uk_maintenance_proposals_id (proposal_id),
+    KEY idx_maintenance_proposals_run (run_id),
+    KEY idx_maintenance_proposals_scope (scope, status))""",
+    f"""CREATE TABLE IF NOT EXISTS maintenance_events (
+    seq BIGINT NOT NULL AUTO_INCREMENT,
+    event_id {ID} NOT NULL,
+    scope VARCHAR(512) {TEXT} NOT NULL,
+    record LONGTEXT {TEXT} NOT NULL,
+    PRIMARY KEY (seq),
+    UNIQUE KEY uk_maintenance_events_id (event_id),
+    KEY idx_maintenance_events_scope (scope))""",
+)
+
 SEED_META = (("analyzer", "v1"),)
 # The isolation contract's ``meta:<key>`` locks are rows of store_locks, there from the start.
 SEED_LOCKS = (
@@ -265,6 +307,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         lambda: AUTHORITY + PROJECTIONS,
     ),
     Migration(2, "principals: auth tables", lambda: AUTH),
+    Migration(3, "maintenance: scope lease, digest ledger, runs, proposals and events", lambda: MAINTENANCE),
 )
 LATEST = MIGRATIONS[-1].version
 

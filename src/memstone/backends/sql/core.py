@@ -23,6 +23,7 @@ from ...domain.errors import (
     RevisionConflictError,
 )
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
+from ...domain.maintenance import MaintenanceEvent, MaintenanceRun, Proposal, ProposalStatus
 from ...domain.manifest import EMPTY_ROOT
 from ...domain.model import (
     ArtifactRef,
@@ -56,6 +57,7 @@ from ...ports import (
     WritePlan,
 )
 from .engine import Engine
+from .maintenance import MaintenanceRecords
 from .migration import ModelMigration
 from .parts import StoreParts
 from .principals import SqlPrincipalStore
@@ -78,6 +80,7 @@ class StoreCore:
         self._records = RecordsPart(self.parts)
         self._search = SearchPart(self.parts, self._vectors)
         self._maintenance = Maintenance(self.parts, self._vectors, self._records)
+        self._maintenance_records = MaintenanceRecords(engine)
         self._closed = False
 
     # ------------------------------------------------------------------ what the store is
@@ -405,6 +408,47 @@ class StoreCore:
     async def abort_migration(self) -> None:
         """Drop the staged vectors and resume writes on the old profile."""
         await self._run(self._migration.abort_sync)
+
+    # ------------------------------------------------------------------ governed maintenance (ports.MaintenanceStore)
+    async def lease_maintenance(self, scope: str, run_id: str, holder: str, ttl_s: float) -> str | None:
+        return await self._maintenance_records.lease(scope, run_id, holder, ttl_s)
+
+    async def release_maintenance(self, scope: str, run_id: str) -> None:
+        await self._maintenance_records.release(scope, run_id)
+
+    async def maintenance_ledger(self, scope: str) -> dict[EntryId, str]:
+        return await self._maintenance_records.ledger(scope)
+
+    async def save_maintenance(
+        self,
+        run: MaintenanceRun,
+        proposals: Sequence[Proposal] = (),
+        *,
+        seen: Mapping[EntryId, str] | None = None,
+        unseen: Sequence[EntryId] = (),
+    ) -> None:
+        await self._maintenance_records.save(run, proposals, seen=seen, unseen=unseen)
+
+    async def maintenance_runs(self, scope: str | None = None, run_id: str | None = None) -> list[MaintenanceRun]:
+        return await self._maintenance_records.runs(scope, run_id)
+
+    async def maintenance_proposals(
+        self,
+        *,
+        scope: str | None = None,
+        run_id: str | None = None,
+        proposal_id: str | None = None,
+        status: ProposalStatus | None = None,
+    ) -> list[Proposal]:
+        return await self._maintenance_records.proposals(
+            scope=scope, run_id=run_id, proposal_id=proposal_id, status=status
+        )
+
+    async def record_maintenance_event(self, event: MaintenanceEvent) -> None:
+        await self._maintenance_records.record_event(event)
+
+    async def maintenance_events(self, scope: str) -> list[MaintenanceEvent]:
+        return await self._maintenance_records.events(scope)
 
 
 class _UnitOfWork:

@@ -12,6 +12,8 @@ no write lock. A store newer than this code is refused (upgrade memstone), never
 4. The store bundle's principals: the ``auth_*`` tables (``bundle_schema.py``) that the principal store used to
    create beside the core on its own connection, now the engine's; an old store's rows are kept, its column
    ``user`` renamed ``user_name``.
+5. Maintenance records keyed by ``seq`` instead of SQLite's ``rowid`` (tables rebuilt, rows and order kept), so
+   one engine-neutral implementation (``backends/sql/maintenance.py``) serves every engine.
 """
 
 from __future__ import annotations
@@ -75,11 +77,16 @@ def _principals(conn: apsw.Connection, core: Migrator) -> None:
     bundle_schema.create_auth(conn)
 
 
+def _maintenance_seq(conn: apsw.Connection, core: Migrator) -> None:
+    conn.execute(maintenance_schema.seq_statements())
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "authority, head projection, immutability triggers", _base),
     Migration(2, "record surface: archive projection and slug indexes", _records),
     Migration(3, "maintenance: scope lease, digest ledger, runs, proposals and events", _maintenance),
     Migration(4, "principals: the auth tables in the engine (old layout renamed in place)", _principals),
+    Migration(5, "maintenance records ordered by seq, not rowid (tables rebuilt, rows kept)", _maintenance_seq),
 )
 LATEST = MIGRATIONS[-1].version
 

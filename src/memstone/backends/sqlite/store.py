@@ -16,7 +16,6 @@ from ...domain.purge import Tombstone
 from ..sql.core import StoreCore
 from ..url import StoreURL, parse_store_url
 from .engine import DEFAULT_BUSY_TIMEOUT_MS, SQLiteEngine
-from .maintenance import SQLiteMaintenanceMixin
 from .options import StoreOptions, split_url
 from .purge import SQLitePurge
 
@@ -35,7 +34,7 @@ async def open_sqlite(url: StoreURL, *, create: bool = True) -> SQLiteMemoryBack
     return await SQLiteMemoryBackend(url.path, options=options, create=create).open()
 
 
-class SQLiteMemoryBackend(SQLiteMaintenanceMixin, StoreCore):
+class SQLiteMemoryBackend(StoreCore):
     """SQLite + FTS5 + sqlite-vec through apsw. Many processes may share one file."""
 
     def __init__(

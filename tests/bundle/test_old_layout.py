@@ -16,6 +16,7 @@ from memstone import open_service
 from memstone.api.http.app import open_principals
 from memstone.auth.model import token_hash
 from memstone.backends.sqlite import maintenance_schema, migrations
+from memstone.capture import CaptureSettings, QueueItem, ReviewQueue, load_capture_settings, save_capture_settings
 from memstone.domain.maintenance import MaintenanceEvent
 from memstone.ports import MaintenanceStore
 
@@ -103,7 +104,7 @@ async def test_maintenance_records_of_schema_3_keep_their_rows_and_order(tmp_pat
     finally:
         conn.close()
     async with open_service(f"sqlite:///{db}", embedding=None) as svc:
-        assert svc.backend.state.applied_migrations == (4, 5)
+        assert svc.backend.state.applied_migrations == (4, 5, 6)
         store = svc.backend
         assert isinstance(store, MaintenanceStore)
         assert [e.event_id for e in await store.maintenance_events(SCOPE)] == ["mevt_A_second", "mevt_Z_first"]
@@ -111,3 +112,51 @@ async def test_maintenance_records_of_schema_3_keep_their_rows_and_order(tmp_pat
         await store.record_maintenance_event(MaintenanceEvent.from_dict(json.loads(event("mevt_M_third"))))
         found = [e.event_id for e in await store.maintenance_events(SCOPE)]
         assert found == ["mevt_M_third", "mevt_A_second", "mevt_Z_first"]
+
+
+OLD_QUEUE_ITEMS = [
+    {"item_id": "cap_01B", "item_type": "candidate", "scope": SCOPE, "memory_id": None, "created_at": "t1",
+     "candidate": {"kind": "constraint", "text": "Never log card numbers.", "origin": "statement"},
+     "action": "add", "target_entry": None, "evidence": [], "flag": None, "status": "pending",
+     "decided_at": None, "decided_by": None, "note": None, "result_entry": None},
+    {"item_id": "cap_01A", "item_type": "candidate", "scope": SCOPE, "memory_id": None, "created_at": "t0",
+     "candidate": {"kind": "preference", "text": "Prefer table-driven tests.", "origin": "statement"},
+     "action": "add", "target_entry": None, "evidence": [], "flag": None, "status": "rejected",
+     "decided_at": "t2", "decided_by": "bob", "note": "too generic", "result_entry": None},
+]  # fmt: skip
+
+
+async def test_old_capture_files_beside_the_database_are_moved_in_once(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    shutil.copyfile(FIXTURE, db)
+    settings_file, queue_file = tmp_path / "old.db.capture.json", tmp_path / "old.db.capture-queue.json"
+    old_settings = CaptureSettings().with_mode(SCOPE, "review").with_mode(None, "off")
+    old_settings.save(settings_file)
+    queue_file.write_text(json.dumps({"version": 1, "items": OLD_QUEUE_ITEMS}))
+    url = f"sqlite:///{db}"
+    async with open_service(url, embedding=None) as svc:
+        assert await load_capture_settings(svc) == old_settings
+        items = await ReviewQueue.of(svc).items()
+        assert [i.to_dict() for i in items] == [QueueItem.from_dict(d).to_dict() for d in OLD_QUEUE_ITEMS]
+        # the rejection still holds: the same statement is not queued again
+        assert await ReviewQueue.of(svc).add([QueueItem.from_dict({**OLD_QUEUE_ITEMS[1], "item_id": "cap_new"})]) == ()
+        await save_capture_settings(svc, CaptureSettings())  # changed in the store after the import
+    assert not settings_file.exists() and not queue_file.exists()
+    assert json.loads((tmp_path / "old.db.capture-queue.json.imported").read_text())["items"] == OLD_QUEUE_ITEMS
+    # A file put back (a restored backup, an interrupted rename) is imported again without duplicating or
+    # overwriting: queue items by id, the settings only while the store has none.
+    shutil.copyfile(tmp_path / "old.db.capture-queue.json.imported", queue_file)
+    old_settings.save(settings_file)
+    async with open_service(url, embedding=None) as svc:
+        assert len(await ReviewQueue.of(svc).items()) == 2
+        assert await load_capture_settings(svc) == CaptureSettings()
+
+
+async def test_a_corrupt_capture_file_is_left_untouched_and_the_store_opens(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    shutil.copyfile(FIXTURE, db)
+    queue_file = tmp_path / "old.db.capture-queue.json"
+    queue_file.write_text("garbage")
+    async with open_service(f"sqlite:///{db}", embedding=None) as svc:
+        assert await ReviewQueue.of(svc).items() == ()
+    assert queue_file.read_text() == "garbage"

@@ -26,7 +26,6 @@ from memstone.api.http.app import create_app, open_principals
 from memstone.api.http.settings import Settings
 from memstone.api.mcp.server import mcp_mount
 from memstone.capture import CaptureSettings, ReviewQueue, UserPrompt, capture
-from memstone.capture.settings import capture_files
 from memstone.domain.model import Relation
 
 ACME_WEB = "memstone://orgs/acme/projects/web"
@@ -142,12 +141,10 @@ async def seed(world: World) -> Seed:
     )
     assert a is not None
     await svc.forget(a, entries=[b_id])
-    files = capture_files(world.url)
-    assert files is not None
     queued_text = f"Never log card numbers, batch {n}."
     queued = await capture(
         svc, UserPrompt(text=queued_text), scope=ACME_WEB, settings=CaptureSettings().with_mode(ACME_WEB, "review"),
-        queue=ReviewQueue(files.queue),
+        queue=ReviewQueue.of(svc),
     )  # fmt: skip
     assert queued.status == "queued"
     item = str(queued.outcomes[0].queue_item)
@@ -158,9 +155,7 @@ async def written(world: World) -> tuple[int, list[str]]:
     """(entry versions in acme/web, review item statuses): what "nothing was written" is checked against."""
     head = await world.svc.resolve(ACME_WEB)
     versions = sum(e.version for e in await world.svc.entries(head, include_inactive=True)) if head else 0
-    files = capture_files(world.url)
-    assert files is not None
-    return versions, [i.status for i in ReviewQueue(files.queue).items(status=None)]
+    return versions, [i.status for i in await ReviewQueue.of(world.svc).items(status=None)]
 
 
 async def call(world: World, kind: str, tool: str, args: dict[str, Any]) -> tuple[bool, str]:

@@ -242,6 +242,29 @@ MAINTENANCE: tuple[str, ...] = (
     KEY idx_maintenance_events_scope (scope))""",
 )
 
+CAPTURE: tuple[str, ...] = (
+    f"""CREATE TABLE IF NOT EXISTS capture_queue (
+    seq BIGINT NOT NULL AUTO_INCREMENT,
+    item_id {ID} NOT NULL,
+    item_type VARCHAR(32) {TEXT} NOT NULL,
+    scope VARCHAR(512) {TEXT},
+    status VARCHAR(32) {TEXT} NOT NULL,
+    text_key {HASH},
+    flag_key {HASH},
+    created_at VARCHAR(64) {TEXT} NOT NULL,
+    record LONGTEXT {TEXT} NOT NULL,
+    PRIMARY KEY (seq),
+    UNIQUE KEY uk_capture_queue_item (item_id),
+    KEY idx_capture_queue_text (text_key),
+    KEY idx_capture_queue_flag (flag_key),
+    KEY idx_capture_queue_status (status, scope))""",
+    f"""CREATE TABLE IF NOT EXISTS store_settings (
+    name VARCHAR(128) {TEXT} NOT NULL,
+    value LONGTEXT {TEXT} NOT NULL,
+    updated_at VARCHAR(64) {TEXT} NOT NULL,
+    PRIMARY KEY (name))""",
+)
+
 SEED_META = (("analyzer", "v1"),)
 # The isolation contract's ``meta:<key>`` locks are rows of store_locks, there from the start.
 SEED_LOCKS = (
@@ -308,6 +331,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(2, "principals: auth tables", lambda: AUTH),
     Migration(3, "maintenance: scope lease, digest ledger, runs, proposals and events", lambda: MAINTENANCE),
+    Migration(4, "capture: the review queue and the store's settings", lambda: CAPTURE),
 )
 LATEST = MIGRATIONS[-1].version
 

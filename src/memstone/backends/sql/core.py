@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Literal, TypeVar, cast
 
 from ...domain.errors import (
     ArtifactNotFoundError,
@@ -56,15 +56,18 @@ from ...ports import (
     VersionsQuery,
     WritePlan,
 )
+from .capture_store import CaptureRecords
 from .engine import Engine
 from .maintenance import MaintenanceRecords
 from .migration import ModelMigration
 from .parts import StoreParts
-from .principals import SqlPrincipalStore
 from .records import RecordsPart
 from .search import SearchPart
 from .vectors import VectorCandidate, VectorPart
 from .verify import Maintenance
+
+if TYPE_CHECKING:
+    from .principals import SqlPrincipalStore
 
 T = TypeVar("T")
 
@@ -81,6 +84,7 @@ class StoreCore:
         self._search = SearchPart(self.parts, self._vectors)
         self._maintenance = Maintenance(self.parts, self._vectors, self._records)
         self._maintenance_records = MaintenanceRecords(engine)
+        self.capture_records = CaptureRecords(engine)
         self._closed = False
 
     # ------------------------------------------------------------------ what the store is
@@ -100,7 +104,13 @@ class StoreCore:
     def principal_store(self, *, read_only: bool = False, owned: bool = False) -> SqlPrincipalStore:
         """The store's principals, tokens and grants (access control), in this engine's ``auth_*`` tables.
         ``owned``: closing the principal store closes this backend (a caller that opened the store for it)."""
+        from .principals import SqlPrincipalStore  # only the servers and `memstone token` load access control
+
         return SqlPrincipalStore(self.engine, read_only=read_only, on_close=self.aclose if owned else None)
+
+    def capture_store(self) -> CaptureRecords:
+        """The capture review queue and the store's settings, in this engine's tables."""
+        return self.capture_records
 
     @property
     def vector_profile(self) -> EmbeddingProfile | None:

@@ -1,4 +1,5 @@
-"""The tables of the store bundle in SQLite (created by migration 4): principals, tokens and grants.
+"""The tables of the store bundle in SQLite: principals, tokens and grants (migration 4); the capture review
+queue and the store's settings (migration 6).
 
 The principal store used to create ``auth_*`` tables itself, with a column named ``user``; migration 4 renames
 it to ``user_name`` (a reserved word in PostgreSQL), so one engine-neutral store (``backends/sql/principals.py``)
@@ -44,4 +45,26 @@ def create_auth(conn: apsw.Connection) -> None:
     conn.execute(AUTH)
 
 
-__all__ = ["AUTH", "create_auth"]
+CAPTURE = """
+CREATE TABLE IF NOT EXISTS capture_queue (
+    seq INTEGER PRIMARY KEY,
+    item_id TEXT NOT NULL UNIQUE,
+    item_type TEXT NOT NULL,
+    scope TEXT,
+    status TEXT NOT NULL,
+    text_key TEXT,
+    flag_key TEXT,
+    created_at TEXT NOT NULL,
+    record TEXT NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS capture_queue_text ON capture_queue (text_key);
+CREATE INDEX IF NOT EXISTS capture_queue_flag ON capture_queue (flag_key);
+CREATE INDEX IF NOT EXISTS capture_queue_status ON capture_queue (status, scope);
+CREATE TABLE IF NOT EXISTS store_settings (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+) STRICT;
+"""
+
+__all__ = ["AUTH", "CAPTURE", "create_auth"]

@@ -14,6 +14,8 @@ no write lock. A store newer than this code is refused (upgrade memstone), never
    ``user`` renamed ``user_name``.
 5. Maintenance records keyed by ``seq`` instead of SQLite's ``rowid`` (tables rebuilt, rows and order kept), so
    one engine-neutral implementation (``backends/sql/maintenance.py``) serves every engine.
+6. The capture review queue and the store's settings (``bundle_schema.CAPTURE``), which used to be JSON files
+   beside the database; ``sqlite/side_files.py`` moves an old store's files in when it opens.
 """
 
 from __future__ import annotations
@@ -81,12 +83,17 @@ def _maintenance_seq(conn: apsw.Connection, core: Migrator) -> None:
     conn.execute(maintenance_schema.seq_statements())
 
 
+def _capture(conn: apsw.Connection, core: Migrator) -> None:
+    conn.execute(bundle_schema.CAPTURE)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "authority, head projection, immutability triggers", _base),
     Migration(2, "record surface: archive projection and slug indexes", _records),
     Migration(3, "maintenance: scope lease, digest ledger, runs, proposals and events", _maintenance),
     Migration(4, "principals: the auth tables in the engine (old layout renamed in place)", _principals),
     Migration(5, "maintenance records ordered by seq, not rowid (tables rebuilt, rows kept)", _maintenance_seq),
+    Migration(6, "capture: the review queue and the store's settings", _capture),
 )
 LATEST = MIGRATIONS[-1].version
 

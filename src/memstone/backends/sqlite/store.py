@@ -18,6 +18,7 @@ from ..url import StoreURL, parse_store_url
 from .engine import DEFAULT_BUSY_TIMEOUT_MS, SQLiteEngine
 from .options import StoreOptions, split_url
 from .purge import SQLitePurge
+from .side_files import import_side_files
 
 
 def parse_sqlite_url(url: str) -> str:
@@ -59,6 +60,11 @@ class SQLiteMemoryBackend(StoreCore):
 
     async def open(self) -> SQLiteMemoryBackend:
         await super().open()
+        try:
+            await import_side_files(self.sqlite)  # an old store's capture files (side_files.py)
+        except BaseException:
+            await self.aclose()
+            raise
         return self
 
     @property

@@ -57,3 +57,32 @@ async def test_principals_tokens_and_grants_on_every_engine(store_url: str) -> N
         with pytest.raises(BackendUnavailable, match="read-only"):
             await server_view.ensure_principal(user="mallory", org="acme")
         assert await server_view.principal(user="mallory") is None
+
+
+async def test_a_token_server_on_every_engine(store_url: str) -> None:
+    """``memstone serve --auth token`` on the store's own principals: a token reads its grant, nothing else."""
+    import httpx2
+
+    from memstone.api.http import Settings, create_app
+
+    async with open_service(store_url, embedding=None) as svc:
+        await svc.remember(scope=SCOPE, entries=[EntryInput(kind="fact", text="The deploy notes live here.")])
+    store = await open_principals(store_url)
+    try:
+        bob = await store.ensure_principal(user="bob", org="acme")
+        await store.set_grant(bob.principal_id, SCOPE, "read")
+        _, token = await store.issue_token(bob.principal_id)
+    finally:
+        await store.aclose()
+    app = create_app(Settings(url=store_url, embedding="none", auth="token", host="0.0.0.0"))
+    async with app.router.lifespan_context(app):
+        transport = httpx2.ASGITransport(app=app, client=("127.0.0.1", 5000))
+        async with httpx2.AsyncClient(transport=transport, base_url="http://memstone.example") as client:
+            auth = {"Authorization": "Bearer " + token}
+            assert (await client.get("/api/session", headers=auth)).status_code == 200
+            found = await client.get("/api/memories/search", params={"q": "deploy", "scope": SCOPE}, headers=auth)
+            assert found.status_code == 200 and len(found.json()["hits"]) == 1
+            other = "memstone://orgs/acme/projects/api"
+            refused = await client.get("/api/memories/search", params={"q": "deploy", "scope": other}, headers=auth)
+            assert refused.status_code == 403
+            assert (await client.get("/api/session")).status_code == 401

@@ -508,7 +508,7 @@ def test_the_json_cases_cover_every_command() -> None:
 
     record_commands = {c.name for c in vars(records).values() if isinstance(c, click.Command)}
     agent_commands = {c.name for c in AGENT_COMMANDS}
-    serving_commands = {"serve", "token", "review"}  # their --json cases: test_serve.py, test_cli_review.py
+    serving_commands = {"serve", "token", "review", "capture-settings"}  # test_serve, test_cli_review, …_settings
     import_commands = {"import", "render", "sync"}  # tests/importers/test_cli_imports.py
     purge = {"purge"}  # tests/cli/test_purge_cli.py
     covered = (

@@ -74,9 +74,9 @@ ServerFactory = Callable[..., Awaitable[Server]]
 
 async def seed_token_mode(tmp_path: Path) -> None:
     """Token mode refuses to start without an active token: create one in the file first."""
-    from memstone.auth.sqlite import open_principal_store
+    from memstone.api.http.app import open_principals
 
-    store = await open_principal_store(str(tmp_path / "m.db"))
+    store = await open_principals(f"sqlite:///{tmp_path / 'm.db'}")
     try:
         principal = await store.ensure_principal(user="root", org="ops")
         await store.issue_token(principal.principal_id, label="bootstrap")

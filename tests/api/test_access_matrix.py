@@ -23,7 +23,6 @@ from memstone.agents.settings import AgentSettings
 from memstone.api.http import Settings, create_app
 from memstone.api.mcp.server import mcp_mount
 from memstone.capture import CaptureSettings, ReviewQueue, UserPrompt, capture
-from memstone.capture.settings import capture_files
 from memstone.domain.model import EntryPatch, Relation
 
 ACME_WEB = "memstone://orgs/acme/projects/web"
@@ -239,13 +238,9 @@ async def seed(server: Server) -> Seed:
     a_id = a.changes[0].entry_id
     await svc.forget(a, entries=[b_id])
     await svc.update(a_id, EntryPatch(slug="deploy-" + a_id[-6:].lower()))
-    url = server.state.settings.url
-    assert url is not None
-    files = capture_files(url)
-    assert files is not None
     queued = await capture(
         svc, UserPrompt(text=f"Never log card numbers, batch {n}."), scope=ACME_WEB,
-        settings=CaptureSettings().with_mode(ACME_WEB, "review"), queue=ReviewQueue(files.queue),
+        settings=CaptureSettings().with_mode(ACME_WEB, "review"), queue=ReviewQueue.of(svc),
     )  # fmt: skip
     assert queued.status == "queued"
     return Seed(a=a_id, b=b_id, c=c.changes[0].entry_id, text=text, item=str(queued.outcomes[0].queue_item))

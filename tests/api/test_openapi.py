@@ -28,9 +28,9 @@ from schemathesis.checks import (
 from starlette.routing import Route
 
 from memstone.api.http import Settings, create_app
+from memstone.api.http.app import open_principals
 from memstone.api.http.routes import operations
 from memstone.api.http.routing import openapi
-from memstone.auth.sqlite import open_principal_store
 from memstone.domain.rules import MAX_REVISION
 from memstone.domain.search import searchable
 
@@ -87,7 +87,7 @@ class Fuzz:
 
 def _seed(path: Path) -> str:
     async def main() -> str:
-        store = await open_principal_store(str(path))
+        store = await open_principals(f"sqlite:///{path}")
         try:
             principal = await store.ensure_principal(user="fuzz", org="acme")
             await store.set_grant(principal.principal_id, "*", "admin")

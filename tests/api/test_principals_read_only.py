@@ -19,7 +19,7 @@ import pytest
 from api_support import Server, ServerFactory
 
 from memstone import EntryInput, open_service
-from memstone.auth.sqlite import open_principal_store
+from memstone.api.http.app import open_principals
 from memstone.domain.errors import BackendUnavailable
 
 SCOPE = "memstone://orgs/acme/projects/web"
@@ -36,22 +36,26 @@ def _as_ordinary_user() -> None:
                 raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
 
 
-def auth_tables(db: Path) -> list[str]:
+def auth_rows(db: Path) -> dict[str, int]:
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        rows = conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'auth_%' ORDER BY name").fetchall()
+        tables = [
+            r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'auth_%' AND type = 'table'")
+        ]
+        return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in sorted(tables)}
     finally:
         conn.close()
-    return [r[0] for r in rows]
 
 
-async def test_a_local_server_writes_no_auth_tables_into_the_store(make_server: ServerFactory, tmp_path: Path) -> None:
+async def test_a_local_server_writes_no_principal_into_the_store(make_server: ServerFactory, tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     async with open_service(f"sqlite:///{db}", embedding=None) as svc:
         await svc.remember(scope=SCOPE, entries=[EntryInput(kind="fact", text="A fact.")])
+    empty = {"auth_grants": 0, "auth_principals": 0, "auth_tokens": 0}
+    assert auth_rows(db) == empty  # the engine's migrations made the tables; nothing is in them
     server = await make_server()
     assert (await server.client.get("/api/session")).status_code == 200
-    assert auth_tables(db) == []
+    assert auth_rows(db) == empty
 
 
 async def test_the_servers_principal_store_refuses_writes(remote: Server) -> None:
@@ -61,7 +65,7 @@ async def test_the_servers_principal_store_refuses_writes(remote: Server) -> Non
 
 
 async def test_a_read_only_store_reads_as_having_no_principals(tmp_path: Path) -> None:
-    store = await open_principal_store(str(tmp_path / "absent.db"), read_only=True)
+    store = await open_principals(f"sqlite:///{tmp_path / 'absent.db'}", read_only=True)
     try:
         assert await store.has_active_tokens() is False
         assert await store.authenticate("mst_" + "x" * 40) is None
@@ -101,7 +105,7 @@ async def test_a_token_server_serves_a_read_only_backup(tmp_path: Path) -> None:
     db = backup / "m.db"
     async with open_service(f"sqlite:///{db}", embedding=None) as svc:
         await svc.remember(scope=SCOPE, entries=[EntryInput(kind="fact", text="The backup holds the deploy notes.")])
-    store = await open_principal_store(str(db))
+    store = await open_principals(f"sqlite:///{db}")
     try:
         principal = await store.ensure_principal(user="bob", org="acme")
         await store.set_grant(principal.principal_id, SCOPE, "read")

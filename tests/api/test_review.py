@@ -5,17 +5,12 @@ from __future__ import annotations
 from api_support import Server
 
 from memstone.capture import CaptureSettings, ReviewQueue, UserPrompt, capture
-from memstone.capture.settings import capture_files
 
 PROJECT = "memstone://orgs/acme/projects/web"
 
 
 async def queue_texts(server: Server, *texts: str) -> list[str]:
-    url = server.state.settings.url
-    assert url is not None
-    files = capture_files(url)
-    assert files is not None
-    queue, settings = ReviewQueue(files.queue), CaptureSettings().with_mode(PROJECT, "review")
+    queue, settings = ReviewQueue.of(server.state.service), CaptureSettings().with_mode(PROJECT, "review")
     ids = []
     for text in texts:
         result = await capture(server.state.service, UserPrompt(text=text), scope=PROJECT, settings=settings,

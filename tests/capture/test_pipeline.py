@@ -29,8 +29,9 @@ from memstone.capture import (
     Verification,
     accept,
     capture,
-    capture_files,
+    load_capture_settings,
     reject,
+    save_capture_settings,
 )
 from memstone.capture.events import event_sources
 
@@ -123,7 +124,7 @@ async def test_off_stores_nothing_at_all(service: MemoryService, db_path: Path) 
 async def test_a_secret_refuses_the_whole_event_and_never_reaches_the_db(
     service: MemoryService, db_path: Path, tmp_path: Path, event: object, mode: str
 ) -> None:
-    queue = ReviewQueue(tmp_path / "queue.json")
+    queue = ReviewQueue.of(service)
     result = await capture(service, event, scope=PROJECT, mode=mode, queue=queue)  # type: ignore[arg-type]
     assert result.status == "refused" and result.sources == () and result.outcomes == ()
     assert result.findings and "openai_api_key" in (result.reason or "")
@@ -132,11 +133,11 @@ async def test_a_secret_refuses_the_whole_event_and_never_reaches_the_db(
     assert await service.scopes() == ()
     raw = db_bytes(db_path)
     assert SECRET.encode() not in raw and SECRET[8:40].encode() not in raw
-    assert not (tmp_path / "queue.json").exists()
+    assert await queue.items() == ()
 
 
 async def test_review_mode_queues_then_accept_writes_and_reject_sticks(service: MemoryService, tmp_path: Path) -> None:
-    queue = ReviewQueue(tmp_path / "memstone.db.capture-queue.json")
+    queue = ReviewQueue.of(service)
     settings = CaptureSettings().with_mode(PROJECT, "review")
     r1 = await capture(service, UserPrompt(text="Never log card numbers."), scope=PROJECT, settings=settings,
                        queue=queue)  # fmt: skip
@@ -144,7 +145,10 @@ async def test_review_mode_queues_then_accept_writes_and_reject_sticks(service: 
                        queue=queue)  # fmt: skip
     assert (r1.status, r2.status) == ("queued", "queued")
     assert r1.sources and await service.resolve(PROJECT) is None  # evidence recorded, nothing written
-    assert len(ReviewQueue(queue.path).pending()) == 2  # durable: a new reader sees them
+    async with memstone.open_service(
+        f"sqlite:///{tmp_path / 'memstone.db'}", embedding=None
+    ) as other:  # durable: another process sees them
+        assert len(await ReviewQueue.of(other).pending()) == 2
     item1, item2 = (o.queue_item for o in (r1.outcomes[0], r2.outcomes[0]))
     assert item1 and item2
 
@@ -156,19 +160,20 @@ async def test_review_mode_queues_then_accept_writes_and_reject_sticks(service: 
     assert (version.content.sources == r1.sources[0:1] and True) or version.content.sources == (
         r1.sources[0].source_id,
     )
-    assert queue.get(item1).status == "accepted" and queue.get(item1).result_entry == entry_id
+    decided = await queue.get(item1)
+    assert decided.status == "accepted" and decided.result_entry == entry_id
     with pytest.raises(InvalidInput):
         await accept(service, queue, item1)
 
-    rejected = reject(queue, item2, decided_by="alice", note="too generic")
+    rejected = await reject(queue, item2, decided_by="alice", note="too generic")
     assert rejected.status == "rejected"
     again = await capture(service, UserPrompt(text="Prefer table-driven tests."), scope=PROJECT, settings=settings,
                           queue=queue)  # fmt: skip
-    assert again.status == "unchanged" and queue.pending() == ()  # a rejected statement is not queued again
+    assert again.status == "unchanged" and await queue.pending() == ()  # a rejected statement is not queued again
 
 
 async def test_accept_replans_against_the_current_head(service: MemoryService) -> None:
-    queue = ReviewQueue(None)
+    queue = ReviewQueue.of(service)
     queued = await capture(service, UserPrompt(text="We use pnpm, not npm."), scope=PROJECT, mode="review",
                            queue=queue)  # fmt: skip
     await capture(service, UserPrompt(text="We use pnpm, not npm or yarn, everywhere."), scope=PROJECT)  # meanwhile
@@ -179,20 +184,17 @@ async def test_accept_replans_against_the_current_head(service: MemoryService) -
     assert len(await live_texts(service)) == 1
 
 
-async def test_modes_per_scope_persist_beside_the_database(service: MemoryService, db_path: Path) -> None:
-    files = capture_files(f"sqlite:///{db_path}")
-    assert files is not None and files.settings.name == "memstone.db.capture.json"
-    CaptureSettings().with_mode(PROJECT, "review").with_mode(USER, "off").save(files.settings)
-    settings = CaptureSettings.load(files.settings)
+async def test_modes_per_scope_persist_in_the_store(service: MemoryService, db_path: Path) -> None:
+    assert await load_capture_settings(service) == CaptureSettings()  # nothing saved yet: the defaults
+    await save_capture_settings(service, CaptureSettings().with_mode(PROJECT, "review").with_mode(USER, "off"))
+    async with memstone.open_service(f"sqlite:///{db_path}", embedding=None) as other:  # another process reads them
+        settings = await load_capture_settings(other)
     assert settings.mode_for(PROJECT) == "review" and settings.mode_for("memstone://orgs/x") == "auto"
-    queue = ReviewQueue(files.queue)
-    result = await capture(service, UserPrompt(text="Never push to main."), scope=PROJECT, settings=settings,
-                           queue=queue)  # fmt: skip
-    assert result.status == "queued" and files.queue.exists()
+    result = await capture(service, UserPrompt(text="Never push to main."), scope=PROJECT, settings=settings)
+    assert result.status == "queued" and len(await ReviewQueue.of(service).pending()) == 1
     other = await capture(service, UserPrompt(text="Never push to main."), scope="memstone://orgs/acme/projects/b",
                           settings=settings)  # fmt: skip
     assert other.status == "stored"
-    assert capture_files("sqlite:///:memory:") is None
 
 
 async def test_cross_project_preferences_go_to_the_user_scope(service: MemoryService) -> None:
@@ -224,11 +226,12 @@ async def test_build_files_become_conventions_and_a_git_change_flags_or_revises_
     makefile_source = next(s for s in boot.sources if s.kind == "build-file")
     assert makefile_source.uri == "file:Makefile" and makefile_source.content == MAKEFILE.strip()
 
-    queue = ReviewQueue(tmp_path / "q.json")
+    queue = ReviewQueue.of(service)
     change = GitChange(base_commit="a1", head_commit="b2", changed_paths=("Makefile", "src/x.py"), patch="-x\n+y")
     flagged = await capture(service, change, scope=PROJECT, queue=queue)
     assert flagged.status == "queued" and {o.action for o in flagged.outcomes} == {"flagged"}
-    assert len(queue.pending()) == 2 and all(isinstance(i.flag, ReviewFlag) for i in queue.pending())
+    pending = await queue.pending()
+    assert len(pending) == 2 and all(isinstance(i.flag, ReviewFlag) for i in pending)
     assert len(await live_texts(service)) == 2  # a flag never writes
 
     new = "check:\n\tpytest -q -x\nlint:\n\truff check .\n"
@@ -243,9 +246,9 @@ async def test_build_files_become_conventions_and_a_git_change_flags_or_revises_
     texts = await live_texts(service)
     assert "Tests run with `make check` (runs `pytest -q -x`)." in texts and len(texts) == 2
 
-    item = queue.pending()[0].item_id
+    item = (await queue.pending())[0].item_id
     closed = await accept(service, queue, item)
-    assert closed.status == "nothing" and queue.get(item).status == "accepted"
+    assert closed.status == "nothing" and (await queue.get(item)).status == "accepted"
 
 
 async def test_turn_stop_gives_one_working_note_and_trivial_turns_none(service: MemoryService) -> None:
@@ -280,14 +283,13 @@ async def test_explicit_submissions_pass_admission_too(service: MemoryService) -
     assert version.kind == "decision" and version.content.important
 
 
-async def test_capture_needs_exactly_one_target_and_review_needs_a_queue(service: MemoryService) -> None:
+async def test_capture_needs_exactly_one_target_and_review_queues_into_the_store(service: MemoryService) -> None:
     with pytest.raises(InvalidInput):
         await capture(service, UserPrompt(text="Never push."))
-    with pytest.raises(InvalidInput):
-        await capture(service, UserPrompt(text="Never push."), scope=PROJECT, mode="review")
-    with pytest.raises(InvalidInput):  # the user scope in review needs a queue too
-        await capture(service, UserPrompt(text="Never push."), scope=PROJECT,
-                      settings=CaptureSettings().with_mode(USER, "review"))  # fmt: skip
+    queued = await capture(service, UserPrompt(text="Never push to main."), scope=PROJECT, mode="review")
+    assert queued.status == "queued"  # no queue given: the one kept in the service's store
+    (item,) = await ReviewQueue.of(service).pending()
+    assert item.item_id == queued.outcomes[0].queue_item
 
 
 async def test_capture_into_an_explicit_memory(service: MemoryService) -> None:

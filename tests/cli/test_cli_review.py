@@ -12,7 +12,6 @@ from click.testing import CliRunner
 
 from memstone import open_service
 from memstone.capture import CaptureSettings, ReviewQueue, UserPrompt, capture
-from memstone.capture.settings import capture_files
 from memstone.cli.main import cli
 
 PROJECT = "memstone://orgs/acme/projects/ledgerd"
@@ -30,11 +29,10 @@ def queued(url: str, *texts: str) -> list[str]:
     """Capture each text in review mode (as a hook would) and return the queued item ids."""
 
     async def run() -> list[str]:
-        files = capture_files(url)
-        assert files is not None
-        queue, settings = ReviewQueue(files.queue), CaptureSettings().with_mode(PROJECT, "review")
+        settings = CaptureSettings().with_mode(PROJECT, "review")
         ids = []
         async with open_service(url, embedding=None) as svc:
+            queue = ReviewQueue.of(svc)  # the queue kept in the store
             for text in texts:
                 result = await capture(svc, UserPrompt(text=text), scope=PROJECT, settings=settings, queue=queue)
                 assert result.status == "queued", result
@@ -78,5 +76,7 @@ def test_review_errors_are_clear(url: str) -> None:
     assert "already rejected" in again["error"]["message"]
     missing = run(url, "review", "reject", "cap_nope", "--json", code=4)
     assert missing["error"]["code"] == "not_found"
-    memory = run("sqlite:///:memory:", "review", "list", "--json", code=2)
-    assert "in-memory store has no review queue" in memory["error"]["message"]
+    assert run("sqlite:///:memory:", "review", "list", "--json")["items"] == []  # an in-memory store has one too
+    absent = url.replace("memstone.db", "absent.db")
+    assert run(absent, "review", "list", "--json", code=4)["error"]["code"] == "not_found"  # a read creates nothing
+    assert not Path(absent.removeprefix("sqlite:///")).exists()

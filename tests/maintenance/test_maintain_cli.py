@@ -92,6 +92,7 @@ def test_a_bad_mode_is_a_usage_error(db_url: str) -> None:
     assert result.exit_code == 2
 
 
+@pytest.mark.oceanbase
 async def test_two_runs_started_at_once_from_two_processes_one_runs_one_queues(db_url: str) -> None:
     await asyncio.to_thread(seed, db_url)
     async with memstone.open_service(db_url, embedding=None) as svc:

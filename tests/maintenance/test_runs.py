@@ -42,6 +42,7 @@ RESTATED = (
 )
 
 
+@pytest.mark.oceanbase
 async def test_a_dry_run_records_proposals_with_their_hashes_and_writes_nothing(svc: MemoryService) -> None:
     await seed(svc, *RESTATED)
     head = await svc.resolve(WEB)
@@ -64,6 +65,7 @@ async def test_two_different_rules_are_not_merged(svc: MemoryService) -> None:
     assert report.proposals == () and report.run.status == "COMPLETED"
 
 
+@pytest.mark.oceanbase
 async def test_apply_merges_a_restatement_keeping_both_flags_tags_and_every_word_in_history(
     svc: MemoryService,
 ) -> None:

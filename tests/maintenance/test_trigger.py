@@ -21,6 +21,7 @@ async def write(svc: MemoryService, n: int) -> None:
         await svc.remember(scope=WEB, entries=[EntryInput(kind="fact", text=f"Fact number {number} about the build.")])
 
 
+@pytest.mark.oceanbase
 async def test_crossing_the_threshold_records_one_event_and_starts_no_run(svc: MemoryService) -> None:
     await write(svc, 2)
     below = await scope_status(svc, WEB, threshold=3)

@@ -18,10 +18,9 @@ from mcp_helpers import serving
 
 from mcp import Client
 from memstone.agents.settings import AgentSettings
-from memstone.api.http.app import create_app
+from memstone.api.http.app import create_app, open_principals
 from memstone.api.http.settings import Settings
 from memstone.api.mcp.server import mcp_mount
-from memstone.auth.sqlite import open_principal_store
 
 ACME_WEB = "memstone://orgs/acme/projects/web"
 
@@ -31,7 +30,7 @@ async def world(tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
     """A token-mode server with /mcp. acme: alice (write on web), bob (read on web), nobody (no grant);
     globex: eve (write on '*'). alice has stored one entry in acme's web project."""
     db = tmp_path / "m.db"
-    store = await open_principal_store(str(db))
+    store = await open_principals(f"sqlite:///{db}")
     tokens: dict[str, str] = {}
     try:
         for user, org, grants in (

@@ -22,12 +22,10 @@ from mcp_helpers import serving
 from mcp import Client
 from memstone import EntryInput, MemoryService, open_service
 from memstone.agents.settings import AgentSettings
-from memstone.api.http.app import create_app
+from memstone.api.http.app import create_app, open_principals
 from memstone.api.http.settings import Settings
 from memstone.api.mcp.server import mcp_mount
-from memstone.auth.sqlite import open_principal_store
 from memstone.capture import CaptureSettings, ReviewQueue, UserPrompt, capture
-from memstone.capture.settings import capture_files
 from memstone.domain.model import Relation
 
 ACME_WEB = "memstone://orgs/acme/projects/web"
@@ -93,7 +91,7 @@ class World:
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     """A token-mode server with /mcp whose project scope is acme's web project, and a token of each kind."""
     db = tmp_path / "m.db"
-    store = await open_principal_store(str(db))
+    store = await open_principals(f"sqlite:///{db}")
     tokens: dict[str, str] = {}
     try:
         for kind, user, org, grants in (
@@ -143,12 +141,10 @@ async def seed(world: World) -> Seed:
     )
     assert a is not None
     await svc.forget(a, entries=[b_id])
-    files = capture_files(world.url)
-    assert files is not None
     queued_text = f"Never log card numbers, batch {n}."
     queued = await capture(
         svc, UserPrompt(text=queued_text), scope=ACME_WEB, settings=CaptureSettings().with_mode(ACME_WEB, "review"),
-        queue=ReviewQueue(files.queue),
+        queue=ReviewQueue.of(svc),
     )  # fmt: skip
     assert queued.status == "queued"
     item = str(queued.outcomes[0].queue_item)
@@ -159,9 +155,7 @@ async def written(world: World) -> tuple[int, list[str]]:
     """(entry versions in acme/web, review item statuses): what "nothing was written" is checked against."""
     head = await world.svc.resolve(ACME_WEB)
     versions = sum(e.version for e in await world.svc.entries(head, include_inactive=True)) if head else 0
-    files = capture_files(world.url)
-    assert files is not None
-    return versions, [i.status for i in ReviewQueue(files.queue).items(status=None)]
+    return versions, [i.status for i in await ReviewQueue.of(world.svc).items(status=None)]
 
 
 async def call(world: World, kind: str, tool: str, args: dict[str, Any]) -> tuple[bool, str]:

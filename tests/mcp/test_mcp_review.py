@@ -11,13 +11,10 @@ from memstone import MemoryService
 from memstone.agents.settings import AgentSettings
 from memstone.api.mcp.server import build_server
 from memstone.capture import CaptureSettings, ReviewQueue, UserPrompt, capture
-from memstone.capture.settings import capture_files
 
 
 async def queue_texts(service: MemoryService, url: str, *texts: str) -> list[str]:
-    files = capture_files(url)
-    assert files is not None
-    queue, settings = ReviewQueue(files.queue), CaptureSettings().with_mode(PROJECT, "review")
+    queue, settings = ReviewQueue.of(service), CaptureSettings().with_mode(PROJECT, "review")
     ids = []
     for text in texts:
         result = await capture(service, UserPrompt(text=text), scope=PROJECT, settings=settings, queue=queue)
@@ -68,5 +65,4 @@ async def test_in_token_mode_the_review_tools_need_a_caller(
         for tool, args in (("memory_review_list", {}), ("memory_review_accept", {"id": item})):
             refused = await client.call_tool(tool, args)
             assert refused.is_error and "[code: unauthenticated]" in refused.content[0].text  # type: ignore[union-attr]
-    files = capture_files(store_url)
-    assert files is not None and ReviewQueue(files.queue).get(item).status == "pending"  # nothing was decided
+    assert (await ReviewQueue.of(service).get(item)).status == "pending"  # nothing was decided

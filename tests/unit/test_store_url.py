@@ -118,26 +118,20 @@ async def test_an_engine_registered_under_the_entry_point_group_is_used(
 )
 def test_every_reader_finds_the_same_file(tmp_path: Path, url: str, name: str) -> None:
     from memstone.agents.settings import store_dir, store_path
-    from memstone.api.http.app import principal_store_path
     from memstone.backends.url import local_file
-    from memstone.capture.settings import capture_files
 
     url = url.format(dir=tmp_path)
     assert local_file(url) == tmp_path / name
     assert store_path(url) == str(tmp_path / name)
     assert store_dir(url) == tmp_path
-    assert Path(principal_store_path(url)) == tmp_path / name
-    files = capture_files(url)
-    assert files is not None and files.queue == tmp_path / f"{name}.capture-queue.json"
 
 
 def test_in_memory_stores_have_no_local_file() -> None:
     from memstone.agents.settings import store_dir, store_path
     from memstone.backends.url import local_file
-    from memstone.capture.settings import capture_files
 
     for url in ("sqlite:///:memory:", "sqlite://:memory:"):
-        assert local_file(url) is None and capture_files(url) is None
+        assert local_file(url) is None
         assert store_path(url) == ":memory:"
         assert store_dir(url) == Path("~/.memstone").expanduser()
 
@@ -145,12 +139,9 @@ def test_in_memory_stores_have_no_local_file() -> None:
 @pytest.mark.parametrize("url", ["notaurl", "sqlite://tmp/x.db", "mysql://db/x"])
 def test_malformed_urls_are_refused_by_every_reader(url: str) -> None:
     from memstone.agents.settings import store_path
-    from memstone.api.http.app import principal_store_path
-    from memstone.capture.settings import capture_files
 
-    for read in (store_path, principal_store_path, capture_files):
-        with pytest.raises(InvalidInput):
-            read(url)
+    with pytest.raises(InvalidInput):
+        store_path(url)
 
 
 def test_a_hook_with_a_malformed_url_keeps_its_state_in_the_home_folder() -> None:

@@ -18,7 +18,7 @@ import pytest
 from web_support import ARGS, CHROMIUM, Live, TokenLive, Watch, open_page, serve
 
 from memstone.api.http import Settings
-from memstone.auth.sqlite import open_principal_store
+from memstone.api.http.app import open_principals
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def live_token(tmp_path: Path) -> Iterator[TokenLive]:
     url = f"sqlite:///{tmp_path / 'm.db'}"
 
     async def issue() -> str:
-        store = await open_principal_store(str(tmp_path / "m.db"))
+        store = await open_principals(f"sqlite:///{tmp_path / 'm.db'}")
         try:
             principal = await store.ensure_principal(user="alice", org="acme")
             await store.set_grant(principal.principal_id, "*", "write")

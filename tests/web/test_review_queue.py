@@ -11,8 +11,7 @@ from playwright.sync_api import expect
 from web_support import Live, Watch
 
 from memstone import open_service
-from memstone.capture import CaptureSettings, ReviewQueue, UserPrompt, capture
-from memstone.capture.settings import capture_files
+from memstone.capture import CaptureSettings, QueueItem, ReviewQueue, UserPrompt, capture
 
 SCOPE = "memstone://orgs/acme/projects/web"
 WEB = "/memory/explorer/orgs/acme/projects/web/"
@@ -20,10 +19,9 @@ WEB = "/memory/explorer/orgs/acme/projects/web/"
 
 def queue_texts(url: str, *texts: str) -> None:
     async def run() -> None:
-        files = capture_files(url)
-        assert files is not None
-        queue, settings = ReviewQueue(files.queue), CaptureSettings().with_mode(SCOPE, "review")
+        settings = CaptureSettings().with_mode(SCOPE, "review")
         async with open_service(url, embedding=None) as svc:
+            queue = ReviewQueue.of(svc)  # the queue kept in the store
             for text in texts:
                 result = await capture(svc, UserPrompt(text=text), scope=SCOPE, settings=settings, queue=queue)
                 assert result.status == "queued"
@@ -31,6 +29,15 @@ def queue_texts(url: str, *texts: str) -> None:
     # Playwright's sync API runs an event loop in this thread: capture in a thread of its own.
     with ThreadPoolExecutor(max_workers=1) as pool:
         pool.submit(asyncio.run, run()).result()
+
+
+def queue_items(url: str) -> tuple[QueueItem, ...]:
+    async def run() -> tuple[QueueItem, ...]:
+        async with open_service(url, embedding=None) as svc:
+            return await ReviewQueue.of(svc).items()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, run()).result()
 
 
 def test_accept_and_reject_from_the_explorer(live: Live, page: Any, tmp_path: Path) -> None:
@@ -50,9 +57,7 @@ def test_accept_and_reject_from_the_explorer(live: Live, page: Any, tmp_path: Pa
     items.nth(0).get_by_role("button", name="Reject").click()
     expect(page.locator("#toast")).to_contain_text("Rejected")
     expect(page.locator("#review-items .review-empty")).to_have_text("Nothing waits for review.")
-    files = capture_files(url)
-    assert files is not None
-    assert [i.status for i in ReviewQueue(files.queue).items()] == ["accepted", "rejected"]
+    assert [i.status for i in queue_items(url)] == ["accepted", "rejected"]
 
 
 def test_queued_text_is_shown_as_text(live: Live, page: Any, tmp_path: Path, watch: Watch) -> None:

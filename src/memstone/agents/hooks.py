@@ -43,7 +43,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import DEFAULT_URL, Config
+from ..config import Config
 from ..domain.errors import InvalidInput, MemstoneError
 from ..domain.scopes import ANONYMOUS
 from ..domain.search import searchable
@@ -324,15 +324,11 @@ def _branch_topic(cwd: str | None) -> str | None:
     return words or None
 
 
-def _capture_settings(settings: AgentSettings) -> tuple[CaptureSettings, ReviewQueue]:
-    from ..capture import CaptureSettings, ReviewQueue
-    from ..capture.settings import capture_files
+async def _capture_settings(svc: MemoryService, settings: AgentSettings) -> tuple[CaptureSettings, ReviewQueue]:
+    """The capture settings and review queue kept in the hook's store (on any engine)."""
+    from ..capture import ReviewQueue, load_capture_settings
 
-    files = capture_files(settings.url or DEFAULT_URL)
-    if files is None:
-        loaded, queue = CaptureSettings(), ReviewQueue(None)
-    else:
-        loaded, queue = CaptureSettings.load(files.settings), ReviewQueue(files.queue)
+    loaded, queue = await load_capture_settings(svc), ReviewQueue.of(svc)
     if settings.user_scope != ANONYMOUS:
         loaded = replace(loaded, user_scope=settings.user_scope)
     return loaded, queue
@@ -350,7 +346,7 @@ async def _capture(svc: MemoryService, ev: HookEvent, settings: AgentSettings) -
     else:
         assert ev.assistant_message is not None
         task_event = TurnStop(final_report=ev.assistant_message, context=context)
-    capture_settings, queue = _capture_settings(settings)
+    capture_settings, queue = await _capture_settings(svc, settings)
     scope = settings.project_scope or settings.user_scope
     try:
         return await capture(

@@ -1,9 +1,14 @@
-"""The ``PrincipalStore`` port: principals, hashed API tokens and grants. One adapter today: ``auth/sqlite.py``."""
+"""The ``PrincipalStore`` port: principals, hashed API tokens and grants.
+
+They live in the memory store itself: every engine's backend offers ``principal_store()`` (the engine-neutral
+``backends/sql/principals.py`` over the engine's ``auth_*`` tables), so access control works on every engine.
+"""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
+from ..domain.errors import BackendUnavailable
 from .model import Access, Grant, Permission, Principal, TokenInfo
 
 
@@ -16,6 +21,10 @@ class PrincipalStore(Protocol):
 
     async def principal(self, *, user: str) -> Principal | None:
         """The principal of a user id (its organization decides who may see that user's scope)."""
+        ...
+
+    async def principals(self) -> list[Principal]:
+        """Every principal, oldest first."""
         ...
 
     async def ensure_principal(self, *, user: str, org: str, name: str | None = None) -> Principal:
@@ -49,4 +58,54 @@ class PrincipalStore(Protocol):
     async def aclose(self) -> None: ...
 
 
-__all__ = ["PrincipalStore"]
+@runtime_checkable
+class PrincipalHost(Protocol):
+    """A backend that keeps principals (every SQL engine's ``StoreCore``)."""
+
+    def principal_store(self, *, read_only: bool = False, owned: bool = False) -> PrincipalStore: ...
+
+
+class NoPrincipals:
+    """The principals of a store that does not exist yet: none (a read never creates the store)."""
+
+    async def authenticate(self, token: str) -> Access | None:
+        return None
+
+    async def principal(self, *, user: str) -> Principal | None:
+        return None
+
+    async def principals(self) -> list[Principal]:
+        return []
+
+    async def tokens(self, *, user: str | None = None, include_revoked: bool = False) -> list[TokenInfo]:
+        return []
+
+    async def grants(self, principal_id: str) -> tuple[Grant, ...]:
+        return ()
+
+    async def has_active_tokens(self) -> bool:
+        return False
+
+    def _refused(self) -> BackendUnavailable:
+        return BackendUnavailable(
+            "the principal store is open read-only here: the write was refused",
+            hint="manage principals and tokens with `memstone token …`",
+        )
+
+    async def ensure_principal(self, *, user: str, org: str, name: str | None = None) -> Principal:
+        raise self._refused()
+
+    async def issue_token(self, principal_id: str, *, label: str | None = None) -> tuple[TokenInfo, str]:
+        raise self._refused()
+
+    async def revoke_token(self, token_id: str) -> TokenInfo:
+        raise self._refused()
+
+    async def set_grant(self, principal_id: str, scope: str, permission: Permission | None) -> tuple[Grant, ...]:
+        raise self._refused()
+
+    async def aclose(self) -> None:
+        return None
+
+
+__all__ = ["NoPrincipals", "PrincipalHost", "PrincipalStore"]

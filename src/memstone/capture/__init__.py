@@ -38,19 +38,20 @@ from .extractor import Extraction, ModelExtractor, TokenUsage
 from .outcomes import CaptureOutcome, CaptureResult, Proposal
 from .pipeline import CapturePipeline, capture
 from .queue import QueueItem, ReviewQueue
-from .settings import CaptureFiles, CaptureMode, CaptureSettings, ExtractorSettings, capture_files
+from .settings import CaptureMode, CaptureSettings, ExtractorSettings, load_capture_settings, save_capture_settings
+from .store import CaptureStore
 
 __all__ = [
     "REASONS",
     "Admission",
     "Bootstrap",
     "Candidate",
-    "CaptureFiles",
     "CaptureMode",
     "CaptureOutcome",
     "CapturePipeline",
     "CaptureResult",
     "CaptureSettings",
+    "CaptureStore",
     "EventContext",
     "ExplicitSubmit",
     "Extraction",
@@ -78,15 +79,16 @@ __all__ = [
     "admit",
     "build_file_candidates",
     "capture",
-    "capture_files",
     "event_from_dict",
     "event_to_dict",
     "find_secrets",
     "git_change_flags",
+    "load_capture_settings",
     "plan_candidates",
     "read_build_files",
     "redact",
     "reject",
+    "save_capture_settings",
     "similarity",
     "statement_candidates",
     "working_note_candidate",

@@ -24,11 +24,11 @@ async def accept(
     The write is the same as ``auto`` capture would have made now: a near-duplicate that appeared meanwhile
     turns the add into a revision or a no-op.
     """
-    item = queue.get(item_id)
+    item = await queue.get(item_id)
     if item.status != "pending":
         raise InvalidInput(f"capture item {item_id} is already {item.status}")
     if item.candidate is None:
-        queue.decide(item_id, "accepted", decided_at=utc_now(), decided_by=decided_by, note="flag acknowledged")
+        await queue.decide(item_id, "accepted", decided_at=utc_now(), decided_by=decided_by, note="flag acknowledged")
         return CaptureResult(status="nothing", mode="review", reason="flag acknowledged; nothing was written")
     if item.memory_id is None and item.scope is None:
         raise InvalidInput(f"capture item {item_id} names neither a scope nor a memory")
@@ -42,7 +42,7 @@ async def accept(
         surface=surface,
     )
     entry = next((o.entry_id for o in outcomes if o.entry_id is not None), None)
-    queue.decide(item_id, "accepted", decided_at=utc_now(), decided_by=decided_by, result_entry=entry)
+    await queue.decide(item_id, "accepted", decided_at=utc_now(), decided_by=decided_by, result_entry=entry)
     written = rev is not None and any(o.action in ("added", "revised") for o in outcomes)
     return CaptureResult(
         status=status_of(outcomes),
@@ -52,9 +52,11 @@ async def accept(
     )
 
 
-def reject(queue: ReviewQueue, item_id: str, *, decided_by: str | None = None, note: str | None = None) -> QueueItem:
+async def reject(
+    queue: ReviewQueue, item_id: str, *, decided_by: str | None = None, note: str | None = None
+) -> QueueItem:
     """Reject a queued item: nothing is written, and the same statement is not queued again for that scope."""
-    return queue.decide(item_id, "rejected", decided_at=utc_now(), decided_by=decided_by, note=note)
+    return await queue.decide(item_id, "rejected", decided_at=utc_now(), decided_by=decided_by, note=note)
 
 
 __all__ = ["accept", "reject"]

@@ -292,8 +292,9 @@ async def capture(
     """Capture one task event into the Memory of ``scope`` (or the given ``memory``); see the module docstring.
 
     Project-scope candidates go to that Memory; user-scope ones ("in all my projects …") to
-    ``settings.user_scope``. ``mode=None`` uses ``settings.mode_for(scope)``. ``review`` needs a ``queue``; in
-    ``auto`` a queue (when given) receives Git-change flags.
+    ``settings.user_scope``. ``mode=None`` uses ``settings.mode_for(scope)``. ``review`` queues into ``queue``
+    (default: the service store's own, ``ReviewQueue.of(service)``); in ``auto`` a queue (when given) receives
+    Git-change flags.
 
     >>> result = await capture(svc, UserPrompt(text="Never edit site/; it is generated."),  # doctest: +SKIP
     ...                        scope="memstone://orgs/acme/projects/docs")
@@ -310,7 +311,7 @@ async def capture(
         return CaptureResult(status="off", mode="off", reason="capture is off for this scope")
     user_mode: CaptureMode = settings.mode_for(settings.user_scope) if mode is None else used_mode
     if "review" in (used_mode, user_mode) and queue is None:
-        raise InvalidInput("review mode needs a review queue", hint="pass queue=ReviewQueue(path)")
+        queue = ReviewQueue.of(service)  # the queue kept in the service's own store
 
     original = event
     event = fit_event(event)
@@ -388,7 +389,7 @@ async def capture(
         cands = [p.candidate for p in plans]
         if group_mode == "review":
             assert queue is not None
-            outcomes.extend(enqueue(queue, plans, group_scope, group_memory, evidence_ids))
+            outcomes.extend(await enqueue(queue, plans, group_scope, group_memory, evidence_ids))
             continue
         rev, written = await write_candidates(
             service,
@@ -418,7 +419,7 @@ async def capture(
                 target_entry=flag.entry_id,
                 evidence=(("event", evidence_ids["event"]),) if "event" in evidence_ids else (),
             )
-            item_id = item.item_id if queue.add([item]) else None
+            item_id = item.item_id if await queue.add([item]) else None
         outcomes.append(CaptureOutcome(action="flagged", flag=flag, entry_id=flag.entry_id, queue_item=item_id,
                                        reason=flag.reason))  # fmt: skip
 

@@ -5,28 +5,25 @@ candidate here instead of writing it. :func:`~memstone.capture.accept` re-plans 
 *current* head (a queued "revise" may have gone stale) and writes it; :func:`~memstone.capture.reject` closes it.
 Git-change :class:`~memstone.capture.ReviewFlag` values are queued in every mode; a flag is closed, never written.
 
-Storage: a JSON file beside the database (``<db>.capture-queue.json``), rewritten atomically under an
-exclusive lock on ``<file>.lock``, so concurrent hooks do not lose items. ``ReviewQueue(None)`` keeps the queue
-in memory (tests, ``:memory:`` stores). Decided items stay in the file as an audit trail, and a statement that
-was rejected once is not queued again. Why not in the SQLite file: the service cannot list Sources by kind,
-and the backend schema is being changed by others; the lead may move the queue into a table later.
+Storage: the ``capture_queue`` table of the memory store itself (:mod:`memstone.capture.store`), on every engine;
+``ReviewQueue.of(svc)`` is the queue of a service's store. Adding checks and inserts under one lock, so concurrent
+hooks neither lose items nor queue a statement twice. Decided items stay as an audit trail, and a statement that
+was rejected once is not queued again.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 from ..domain.errors import InvalidInput, NotFound
 from ..domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
 from .candidates import Candidate, PlanAction, ReviewFlag
-from .settings import write_json_atomic
+from .store import CaptureStore, capture_store_of
+
+if TYPE_CHECKING:
+    from ..service import MemoryService
 
 __all__ = ["QueueItem", "QueueStatus", "ReviewQueue"]
 
@@ -79,7 +76,7 @@ class QueueItem:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> QueueItem:
+    def from_dict(cls, data: Mapping[str, object]) -> QueueItem:
         cand = data.get("candidate")
         flag = data.get("flag")
         evidence = data.get("evidence") or []
@@ -121,106 +118,44 @@ class QueueItem:
         )
 
 
-def _text_key(item: QueueItem) -> str | None:
-    if item.candidate is None:
-        return None
-    return f"{item.scope}\0{' '.join(item.candidate.text.casefold().split())}"
-
-
 class ReviewQueue:
-    """A durable queue in a JSON file (``path``), or an in-memory one (``path=None``).
+    """The review queue of one store (``ReviewQueue.of(svc)``, or over any :class:`CaptureStore`)."""
 
-    >>> q = ReviewQueue(None)
-    >>> q.pending()
-    ()
-    """
+    def __init__(self, store: CaptureStore) -> None:
+        self.store = store
 
-    def __init__(self, path: str | os.PathLike[str] | None) -> None:
-        self.path = Path(path) if path is not None else None
-        self._memory: list[QueueItem] = []
+    @classmethod
+    def of(cls, svc: MemoryService) -> ReviewQueue:
+        """The queue kept in a service's store (refused for a backend that keeps none)."""
+        return cls(capture_store_of(svc.backend))
 
     def __repr__(self) -> str:
-        return f"ReviewQueue({str(self.path) if self.path else None!r})"
+        return f"ReviewQueue({type(self.store).__name__})"
 
-    # ---- storage
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        if self.path is None:
-            yield
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        lock_path = self.path.with_name(self.path.name + ".lock")
-        with open(lock_path, "a+b") as lock:
-            _lock(lock.fileno())
-            try:
-                yield
-            finally:
-                _unlock(lock.fileno())
+    async def add(self, items: Sequence[QueueItem]) -> tuple[QueueItem, ...]:
+        """Queue items; a candidate whose text is already pending or was rejected for that scope is skipped, and
+        so is a flag already pending. Returns the items actually queued."""
+        if not items:
+            return ()
+        added = set(await self.store.queue_add([i.to_dict() for i in items]))
+        return tuple(i for i in items if i.item_id in added)
 
-    def _read(self) -> list[QueueItem]:
-        if self.path is None:
-            return list(self._memory)
-        try:
-            raw = self.path.read_text("utf-8")
-        except FileNotFoundError:
-            return []
-        try:
-            data = json.loads(raw)
-        except ValueError as exc:
-            raise InvalidInput(f"{self.path} is not valid JSON: {exc}", hint="fix or move the file aside") from exc
-        items = data.get("items") if isinstance(data, dict) else None
-        if not isinstance(items, list):
-            raise InvalidInput(f"{self.path} holds no 'items' list")
-        return [QueueItem.from_dict(i) for i in items if isinstance(i, dict)]
-
-    def _write(self, items: list[QueueItem]) -> None:
-        if self.path is None:
-            self._memory = list(items)
-            return
-        write_json_atomic(self.path, {"version": QUEUE_VERSION, "items": [i.to_dict() for i in items]})
-
-    # ---- operations
-    def add(self, items: Sequence[QueueItem]) -> tuple[QueueItem, ...]:
-        """Queue items; a candidate whose text is already pending or was rejected for that scope is skipped.
-
-        Returns the items actually queued.
-        """
-        with self._locked():
-            current = self._read()
-            seen = {_text_key(i) for i in current if i.status in ("pending", "rejected")}
-            flags = {(i.flag.entry_version_id, i.flag.head_commit) for i in current if i.flag and i.status == "pending"}
-            added = []
-            for item in items:
-                key = _text_key(item)
-                if key is not None and key in seen:
-                    continue
-                if item.flag is not None and (item.flag.entry_version_id, item.flag.head_commit) in flags:
-                    continue
-                seen.add(key)
-                current.append(item)
-                added.append(item)
-            if added:
-                self._write(current)
-            return tuple(added)
-
-    def items(self, *, status: QueueStatus | None = None, scope: str | None = None) -> tuple[QueueItem, ...]:
+    async def items(self, *, status: QueueStatus | None = None, scope: str | None = None) -> tuple[QueueItem, ...]:
         """Every item (optionally only one status or one scope), oldest first."""
-        with self._locked():
-            found = self._read()
-        return tuple(i for i in found if (status is None or i.status == status) and (scope is None or i.scope == scope))
+        return tuple(QueueItem.from_dict(r) for r in await self.store.queue_items(status=status, scope=scope))
 
-    def pending(self, scope: str | None = None) -> tuple[QueueItem, ...]:
+    async def pending(self, scope: str | None = None) -> tuple[QueueItem, ...]:
         """The items that wait for a decision."""
-        return self.items(status="pending", scope=scope)
+        return await self.items(status="pending", scope=scope)
 
-    def get(self, item_id: str) -> QueueItem:
+    async def get(self, item_id: str) -> QueueItem:
         """One item by id (NotFound when there is none)."""
-        for item in self.items():
-            if item.item_id == item_id:
-                return item
-        raise NotFound(f"no queued capture item {item_id}", hint="list the pending items of the review queue")
+        found = await self.store.queue_item(item_id)
+        if found is None:
+            raise NotFound(f"no queued capture item {item_id}", hint="list the pending items of the review queue")
+        return QueueItem.from_dict(found)
 
-    def decide(
+    async def decide(
         self,
         item_id: str,
         status: Literal["accepted", "rejected"],
@@ -231,41 +166,10 @@ class ReviewQueue:
         result_entry: EntryId | None = None,
     ) -> QueueItem:
         """Close a pending item; deciding an already decided item is refused."""
-        with self._locked():
-            current = self._read()
-            for index, item in enumerate(current):
-                if item.item_id != item_id:
-                    continue
-                if item.status != "pending":
-                    raise InvalidInput(f"capture item {item_id} is already {item.status}")
-                done = replace(
-                    item,
-                    status=status,
-                    decided_at=decided_at,
-                    decided_by=decided_by,
-                    note=note,
-                    result_entry=result_entry,
-                )
-                current[index] = done
-                self._write(current)
-                return done
-        raise NotFound(f"no queued capture item {item_id}")
-
-
-if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-    import msvcrt
-
-    def _lock(fd: int) -> None:
-        msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
-
-    def _unlock(fd: int) -> None:
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _lock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-
-    def _unlock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        item = await self.get(item_id)
+        done = replace(
+            item, status=status, decided_at=decided_at, decided_by=decided_by, note=note, result_entry=result_entry
+        )
+        if item.status == "pending" and await self.store.queue_decide(item_id, done.to_dict()):
+            return done
+        raise InvalidInput(f"capture item {item_id} is already {(await self.get(item_id)).status}")

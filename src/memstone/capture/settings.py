@@ -1,8 +1,9 @@
 """Capture settings: the mode per scope (``auto`` / ``review`` / ``off``) and the optional model extractor.
 
-Settings live in a small JSON file beside the database (``<db>.capture.json``, see :func:`capture_files`), not in
-the SQLite file: the backend's schema is not ours to change here, and a person can read and edit the file.
-The API key of the model extractor is never written to it; the file names the environment variable instead.
+Settings live in the memory store itself (the ``capture`` row of its ``store_settings`` table, on every engine):
+:func:`load_capture_settings` / :func:`save_capture_settings`, and ``memstone capture-settings`` on the command
+line. The API key of the model extractor is never stored; the settings name the environment variable instead.
+(An old store's ``<db>.capture.json`` beside the database is moved in when the store opens.)
 
 Mode precedence for a write to scope ``S``: the ``mode=`` argument of :func:`~memstone.capture.capture`, then
 ``modes[S]``, then ``default_mode`` (``auto``). ``off`` stores nothing at all, not even the event's Source.
@@ -16,12 +17,15 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from ..backends.url import local_file, parse_store_url
 from ..domain.errors import InvalidInput
+from .store import SETTINGS_NAME, capture_store_of
 
-__all__ = ["CaptureFiles", "CaptureMode", "CaptureSettings", "ExtractorSettings", "capture_files"]
+if TYPE_CHECKING:
+    from ..service import MemoryService
+
+__all__ = ["CaptureMode", "CaptureSettings", "ExtractorSettings", "load_capture_settings", "save_capture_settings"]
 
 CaptureMode = Literal["auto", "review", "off"]
 RecordSources = Literal["always", "when_used"]
@@ -178,29 +182,18 @@ def write_json_atomic(path: Path, data: object) -> None:
         raise
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CaptureFiles:
-    """The files capture keeps beside a database: its settings and its review queue."""
-
-    settings: Path
-    queue: Path
+async def load_capture_settings(svc: MemoryService) -> CaptureSettings:
+    """The capture settings kept in a service's store (the defaults when none were saved)."""
+    data = await capture_store_of(svc.backend).setting(SETTINGS_NAME)
+    return CaptureSettings() if data is None else CaptureSettings.from_dict(data, where="the store's capture settings")
 
 
-def capture_files(url: str) -> CaptureFiles | None:
-    """The capture files beside the database a store URL names; None for an in-memory database.
+async def save_capture_settings(svc: MemoryService, settings: CaptureSettings) -> None:
+    """Keep ``settings`` in a service's store (every process using the store sees them from its next event)."""
+    await capture_store_of(svc.backend).put_setting(SETTINGS_NAME, settings.to_dict(), _now())
 
-    >>> capture_files("sqlite:////data/memstone.db").queue
-    PosixPath('/data/memstone.db.capture-queue.json')
-    """
-    parsed = parse_store_url(url)
-    if parsed.in_memory:
-        return None
-    db = local_file(parsed)
-    if db is None:
-        raise InvalidInput(
-            f"capture files need a store with a local file, not a {parsed.scheme!r} store",
-            hint="use a sqlite:/// store for the review queue",
-        )
-    return CaptureFiles(
-        settings=db.with_name(db.name + ".capture.json"), queue=db.with_name(db.name + ".capture-queue.json")
-    )
+
+def _now() -> str:
+    import datetime as _dt
+
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

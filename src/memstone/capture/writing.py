@@ -162,7 +162,7 @@ async def map_outcomes(
     return out
 
 
-def enqueue(
+async def enqueue(
     queue: ReviewQueue,
     plans: Sequence[Plan],
     scope: str | None,
@@ -188,7 +188,7 @@ def enqueue(
             evidence=tuple((k, evidence_ids[k]) for k in c.evidence if k in evidence_ids),
         )
         items.append((plan, item))
-    added = {i.item_id for i in queue.add([i for _, i in items])}
+    added = {i.item_id for i in await queue.add([i for _, i in items])}
     for plan, item in items:
         if item.item_id in added:
             queued = CaptureOutcome(

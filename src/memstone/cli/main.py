@@ -119,6 +119,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "config": (".config", "config"),
     # The capture review queue (memstone.capture).
     "review": (".review", "review"),
+    "capture-settings": (".capture_settings", "capture_settings"),
     # Governed maintenance (memstone.maintenance): start a run; its runs and proposals.
     "maintain": (".maintain", "maintain_command"),
     "maintenance": (".maintain", "maintenance_group"),

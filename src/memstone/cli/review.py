@@ -18,31 +18,39 @@ if TYPE_CHECKING:
     from ..service import MemoryService
 
 
-def _queue(url: str) -> ReviewQueue:
-    from ..capture import ReviewQueue
-    from ..capture.settings import capture_files
-    from ..domain.errors import InvalidInput
-
-    files = capture_files(url)
-    if files is None:
-        raise InvalidInput("an in-memory store has no review queue", hint="use --url sqlite:///path/to/memstone.db")
-    return ReviewQueue(files.queue)
-
-
 def _line(item: QueueItem) -> str:
     what = item.candidate.text.splitlines()[0][:80] if item.candidate else (item.note or "flag")
     kind = item.candidate.kind if item.candidate else item.item_type
     return f"{item.item_id}  {item.status:<8}  [{kind}] {what}  ({item.scope or item.memory_id or '-'})"
 
 
-def _run(ctx: click.Context, as_json: bool, body: Callable[[ReviewQueue], Coroutine[Any, Any, None]]) -> None:
+def _run(
+    ctx: click.Context,
+    as_json: bool,
+    body: Callable[[MemoryService, ReviewQueue], Coroutine[Any, Any, None]],
+    *,
+    create: bool = False,
+    model: bool = False,
+) -> None:
+    """Run ``body`` with the store's service and its review queue (kept in the store, on any engine)."""
     import asyncio
 
+    from ..capture import ReviewQueue
     from ..domain.errors import MemstoneError
+    from ..service import open_service
     from .errors import fail
 
+    obj = ctx.find_root().obj
+
+    async def main() -> None:
+        embedding = obj.model_option() if model else None
+        async with open_service(
+            obj.url, surface="human", author=obj.config.get("author"), embedding=embedding, create=create
+        ) as svc:
+            await body(svc, ReviewQueue.of(svc))
+
     try:
-        asyncio.run(body(_queue(ctx.find_root().obj.url)))
+        asyncio.run(main())
     except MemstoneError as exc:
         fail(as_json, exc)
 
@@ -66,10 +74,10 @@ def review() -> None:
 def review_list(ctx: click.Context, status: str, scope: str | None, as_json: bool) -> None:
     """List the queue's items, oldest first (default: the pending ones)."""
 
-    async def body(queue: ReviewQueue) -> None:
+    async def body(svc: MemoryService, queue: ReviewQueue) -> None:
         from ..domain.scopes import canonical_scope
 
-        found = queue.items(
+        found = await queue.items(
             status=None if status == "all" else status,  # type: ignore[arg-type]
             scope=canonical_scope(scope) if scope else None,
         )
@@ -89,23 +97,18 @@ def review_accept(ctx: click.Context, item: str, as_json: bool) -> None:
     """Accept a queued item: write its candidate now (re-planned against the current head)."""
     obj = ctx.find_root().obj
 
-    async def body(queue: ReviewQueue) -> None:
+    async def body(svc: MemoryService, queue: ReviewQueue) -> None:
         from ..capture import accept
-        from ..service import open_service
 
-        svc: MemoryService
-        async with open_service(
-            obj.url, surface="human", author=obj.config.get("author"), embedding=obj.model_option()
-        ) as svc:
-            done = await accept(svc, queue, item, decided_by=obj.config.get("author"), surface="human")
+        done = await accept(svc, queue, item, decided_by=obj.config.get("author"), surface="human")
         entries = done.entries()
-        payload = {"item": queue.get(item).to_dict(), "result": done.to_dict(), "entries": list(entries)}
+        payload = {"item": (await queue.get(item)).to_dict(), "result": done.to_dict(), "entries": list(entries)}
         human = f"accepted {item}" + (
             f": wrote {', '.join(entries)}" if entries else f" ({done.reason or done.status})"
         )
         click.echo(json.dumps(payload, ensure_ascii=False, indent=2) if as_json else human)
 
-    _run(ctx, as_json, body)
+    _run(ctx, as_json, body, create=True, model=True)
 
 
 @review.command("reject")
@@ -117,15 +120,15 @@ def review_reject(ctx: click.Context, item: str, note: str | None, as_json: bool
     """Reject a queued item: nothing is written, and the same statement is not queued again."""
     obj = ctx.find_root().obj
 
-    async def body(queue: ReviewQueue) -> None:
+    async def body(svc: MemoryService, queue: ReviewQueue) -> None:
         from ..capture import reject
 
-        done = reject(queue, item, decided_by=obj.config.get("author"), note=note)
+        done = await reject(queue, item, decided_by=obj.config.get("author"), note=note)
         click.echo(
             json.dumps({"item": done.to_dict()}, ensure_ascii=False, indent=2) if as_json else f"rejected {item}"
         )
 
-    _run(ctx, as_json, body)
+    _run(ctx, as_json, body, create=True)
 
 
 __all__ = ["review"]

@@ -150,10 +150,12 @@ def token() -> None:
 async def _with_store(
     ctx: click.Context, body: Callable[[PrincipalStore], Awaitable[T]], *, read_only: bool = False
 ) -> T:
-    from ..api.http.app import open_principals, principal_store_path
+    from ..api.http.app import open_principals
+    from ..backends.url import parse_store_url
+    from ..config import DEFAULT_URL
 
     url = _url(ctx)
-    if principal_store_path(url) == ":memory:":
+    if parse_store_url(url or DEFAULT_URL).in_memory:
         raise InvalidInput("tokens need a store file, not :memory:", hint="use --url sqlite:///path/to/memstone.db")
     store = await open_principals(url, read_only=read_only)
     try:

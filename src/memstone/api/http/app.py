@@ -24,10 +24,9 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ... import __version__
-from ...auth.sqlite import open_principal_store
-from ...auth.store import PrincipalStore
-from ...backends import default_url, parse_store_url
-from ...domain.errors import BackendUnavailable, InvalidInput
+from ...auth.store import NoPrincipals, PrincipalHost, PrincipalStore
+from ...domain.errors import BackendUnavailable, InvalidInput, NotFound
+from ...ports import MemoryBackend
 from ...service import UNSET, open_service
 from .access import AppState
 from .errors import error_body, unrouted
@@ -45,17 +44,35 @@ MountFactory = Callable[[AppState], AbstractAsyncContextManager[ASGIApp]]
 for the app's lifetime. ``create_app(settings, extra_mounts={"/mcp": build_mcp})`` is the MCP endpoint's hook."""
 
 
-def principal_store_path(url: str | None) -> str:
-    """The SQLite file the principal store shares with the memory store (``:memory:`` stays separate)."""
-    parsed = parse_store_url(url or default_url())
-    if parsed.scheme != "sqlite":
-        raise InvalidInput(f"access control needs a SQLite store, not {parsed.scheme!r}")
-    return parsed.path
+def principals_of(backend: MemoryBackend, *, read_only: bool, owned: bool = False) -> PrincipalStore:
+    """The principal store kept in an open backend's own engine (every SQL engine has one); ``owned``: closing
+    the principal store closes the backend."""
+    if not isinstance(backend, PrincipalHost):
+        raise InvalidInput(
+            f"access control needs a store that keeps principals; {type(backend).__name__} does not",
+            hint="serve a sqlite:, postgresql: or oceanbase: store",
+        )
+    return backend.principal_store(read_only=read_only, owned=owned)
 
 
 async def open_principals(url: str | None, *, read_only: bool = False) -> PrincipalStore:
-    """Open the principal store of a store URL (its own connection to the same file); a server only reads it."""
-    return await open_principal_store(principal_store_path(url), read_only=read_only)
+    """Open the principal store of a store URL (the store itself, on any engine); closing it closes the store.
+
+    ``read_only`` (a server, ``token list``) refuses writes, and a store that does not exist yet reads as having no
+    principals: a read never creates it."""
+    from ...backends import open_store
+
+    try:
+        backend = await open_store(url, create=not read_only)
+    except NotFound:
+        if not read_only:
+            raise
+        return NoPrincipals()
+    try:
+        return principals_of(backend, read_only=read_only, owned=True)
+    except BaseException:
+        await backend.aclose()
+        raise
 
 
 async def check_startup(settings: Settings, principals: PrincipalStore) -> None:
@@ -117,8 +134,7 @@ def create_app(settings: Settings, *, extra_mounts: Mapping[str, MountFactory] |
             service = await stack.enter_async_context(
                 open_service(settings.url, embedding=embedding, author=settings.author, surface="api")
             )
-            principals = await open_principals(settings.url, read_only=True)
-            stack.push_async_callback(principals.aclose)
+            principals = principals_of(service.backend, read_only=True)  # the server only reads principals
             await check_startup(settings, principals)
             state = AppState(settings=settings, service=service, principals=principals, version=__version__)
             for path, factory in (extra_mounts or {}).items():
@@ -154,4 +170,4 @@ def create_app(settings: Settings, *, extra_mounts: Mapping[str, MountFactory] |
     return app
 
 
-__all__ = ["MountFactory", "Settings", "check_startup", "create_app", "open_principals", "principal_store_path"]
+__all__ = ["MountFactory", "Settings", "check_startup", "create_app", "open_principals", "principals_of"]

@@ -9,8 +9,7 @@ from __future__ import annotations
 from starlette.responses import JSONResponse, Response
 
 from ...capture import QueueItem, ReviewQueue, accept, reject
-from ...capture.settings import capture_files
-from ...domain.errors import InvalidInput, NotFound
+from ...domain.errors import NotFound
 from . import schemas as s
 from .routing import Call, Operation, Param
 
@@ -22,16 +21,12 @@ def _ok(model: type[s.Open], data: object) -> Response:
 
 
 def _queue(call: Call) -> ReviewQueue:
-    url = call.gate.state.settings.url
-    files = capture_files(url) if url else None
-    if files is None:
-        raise InvalidInput("this store has no review queue (an in-memory store)", hint="serve a store file")
-    return ReviewQueue(files.queue)
+    return ReviewQueue.of(call.gate.service)  # kept in the served store, on any engine
 
 
 async def _decidable(call: Call, queue: ReviewQueue) -> QueueItem:
     item_id = call.path["item_id"]
-    item = queue.get(item_id)
+    item = await queue.get(item_id)
     policy = call.gate.service.policy
     if not await policy.readable(item.scope):
         raise NotFound(f"no queued capture item {item_id}", hint="GET /api/capture/queue lists what you can see")
@@ -43,7 +38,7 @@ async def _decidable(call: Call, queue: ReviewQueue) -> QueueItem:
 async def review_list(call: Call) -> Response:
     status = call.q(s.ReviewQuery).status
     policy = call.gate.service.policy
-    found = _queue(call).items(status=None if status == "all" else status)
+    found = await _queue(call).items(status=None if status == "all" else status)
     items = [i.to_dict() for i in found if await policy.readable(i.scope)]
     return _ok(s.ReviewListOut, {"items": items})
 
@@ -52,14 +47,16 @@ async def review_accept(call: Call) -> Response:
     queue = _queue(call)
     item = await _decidable(call, queue)
     done = await accept(call.gate.service, queue, item.item_id, decided_by=call.gate.author, surface="api")
-    return _ok(s.ReviewDecisionOut, {"item": queue.get(item.item_id).to_dict(), "entries": list(done.entries())})
+    return _ok(
+        s.ReviewDecisionOut, {"item": (await queue.get(item.item_id)).to_dict(), "entries": list(done.entries())}
+    )
 
 
 async def review_reject(call: Call) -> Response:
     queue = _queue(call)
     item = await _decidable(call, queue)
     note = call.b(s.ReviewRejectIn).note
-    done = reject(queue, item.item_id, decided_by=call.gate.author, note=note)
+    done = await reject(queue, item.item_id, decided_by=call.gate.author, note=note)
     return _ok(s.ReviewDecisionOut, {"item": done.to_dict(), "entries": []})
 
 

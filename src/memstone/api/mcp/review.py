@@ -15,8 +15,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from ...capture import ReviewQueue, accept, reject
-from ...capture.settings import capture_files
-from ...domain.errors import InvalidInput, NotFound
+from ...domain.errors import NotFound
 from ...service import MemoryService
 from .errors import tool_errors
 from .schemas import ReviewDecisionOut, ReviewItemOut, ReviewListOut
@@ -34,18 +33,14 @@ class _Caller(Protocol):
 def register_review_tools(
     tool: Callable[[str, str, ToolAnnotations], Callable[[Callable[..., Awaitable[object]]], object]],
     here: Callable[[Context | None], _Caller],
-    url: str | None,
 ) -> None:
     """Add the three review tools to a server (``tool`` and ``here`` are build_server's registrar and caller)."""
 
-    def queue() -> ReviewQueue:
-        files = capture_files(url) if url else None
-        if files is None:
-            raise InvalidInput("this store has no review queue (an in-memory store)", hint="use a store file")
-        return ReviewQueue(files.queue)
+    def queue(svc: MemoryService) -> ReviewQueue:
+        return ReviewQueue.of(svc)  # kept in the store itself, on any engine
 
     async def visible(svc: MemoryService, item_id: str) -> None:
-        item = queue().get(item_id)
+        item = await queue(svc).get(item_id)
         if not await svc.policy.readable(item.scope):
             raise NotFound(f"no queued capture item {item_id}", hint="memory_review_list shows the items you can see")
         if item.scope is not None:
@@ -65,7 +60,7 @@ def register_review_tools(
         """
         with tool_errors():
             svc = here(ctx).svc
-            found = queue().items(status=None if status == "all" else status)
+            found = await queue(svc).items(status=None if status == "all" else status)
             items = [ReviewItemOut.of(i) for i in found if await svc.policy.readable(i.scope)]
             return ReviewListOut(items=items, count=len(items))
 
@@ -76,9 +71,9 @@ def register_review_tools(
         with tool_errors():
             svc = here(ctx).svc
             await visible(svc, id)
-            done = await accept(svc, queue(), id, decided_by=svc.actor.author, surface="agent-session")
+            done = await accept(svc, queue(svc), id, decided_by=svc.actor.author, surface="agent-session")
             return ReviewDecisionOut(
-                item=ReviewItemOut.of(queue().get(id)), entries=list(done.entries()), note=done.reason
+                item=ReviewItemOut.of(await queue(svc).get(id)), entries=list(done.entries()), note=done.reason
             )
 
     @tool("memory_review_reject", "Reject a queued memory", DECIDE)
@@ -91,7 +86,7 @@ def register_review_tools(
         with tool_errors():
             svc = here(ctx).svc
             await visible(svc, id)
-            done = reject(queue(), id, decided_by=svc.actor.author, note=note)
+            done = await reject(queue(svc), id, decided_by=svc.actor.author, note=note)
             return ReviewDecisionOut(item=ReviewItemOut.of(done))
 
 

@@ -116,7 +116,7 @@ def build_server(
 
     register_read_tools(tool, here)  # memory_mandatory … memory_recall (api/mcp/reads.py)
     register_write_tools(tool, here)  # memory_remember … memory_relate (api/mcp/writes.py)
-    register_review_tools(tool, here, settings.url)  # memory_review_list / _accept / _reject (api/mcp/review.py)
+    register_review_tools(tool, here)  # memory_review_list / _accept / _reject (api/mcp/review.py)
     register_maintenance_tools(tool, here)  # memory_maintain, memory_maintenance_* (api/mcp/maintenance.py)
     register_content(mcp, here)  # resources and prompts (api/mcp/content.py)
     return mcp

@@ -171,9 +171,109 @@ PROJECTIONS: tuple[str, ...] = (
     PRIMARY KEY (entry_version_id, chunk))""",
 )
 
+AUTH: tuple[str, ...] = (
+    f"""CREATE TABLE IF NOT EXISTS auth_principals (
+    principal_id {ID} NOT NULL,
+    user_name VARCHAR(128) {TEXT} NOT NULL,
+    org VARCHAR(128) {TEXT} NOT NULL,
+    name VARCHAR(512) {TEXT},
+    created_at VARCHAR(64) {TEXT} NOT NULL,
+    PRIMARY KEY (principal_id),
+    UNIQUE KEY uk_auth_principals_user (user_name))""",
+    f"""CREATE TABLE IF NOT EXISTS auth_tokens (
+    token_id {ID} NOT NULL,
+    principal_id {ID} NOT NULL,
+    token_hash {HASH} NOT NULL,
+    prefix VARCHAR(32) {TEXT} NOT NULL,
+    label VARCHAR(512) {TEXT},
+    created_at VARCHAR(64) {TEXT} NOT NULL,
+    revoked_at VARCHAR(64) {TEXT},
+    PRIMARY KEY (token_id),
+    UNIQUE KEY uk_auth_tokens_hash (token_hash),
+    CONSTRAINT fk_auth_tokens_principal FOREIGN KEY (principal_id) REFERENCES auth_principals (principal_id))""",
+    f"""CREATE TABLE IF NOT EXISTS auth_grants (
+    principal_id {ID} NOT NULL,
+    scope VARCHAR(512) {TEXT} NOT NULL,
+    permission VARCHAR(16) {TEXT} NOT NULL,
+    created_at VARCHAR(64) {TEXT} NOT NULL,
+    PRIMARY KEY (principal_id, scope),
+    CONSTRAINT fk_auth_grants_principal FOREIGN KEY (principal_id) REFERENCES auth_principals (principal_id))""",
+)
+
+MAINTENANCE: tuple[str, ...] = (
+    f"""CREATE TABLE IF NOT EXISTS maintenance_lease (
+    scope VARCHAR(512) {TEXT} NOT NULL,
+    run_id {ID} NOT NULL,
+    holder VARCHAR(512) {TEXT} NOT NULL,
+    expires_at DOUBLE NOT NULL,
+    PRIMARY KEY (scope))""",
+    f"""CREATE TABLE IF NOT EXISTS maintenance_ledger (
+    scope VARCHAR(512) {TEXT} NOT NULL,
+    entry_id {ID} NOT NULL,
+    content_hash {HASH} NOT NULL,
+    PRIMARY KEY (scope, entry_id))""",
+    f"""CREATE TABLE IF NOT EXISTS maintenance_runs (
+    seq BIGINT NOT NULL AUTO_INCREMENT,
+    run_id {ID} NOT NULL,
+    scope VARCHAR(512) {TEXT} NOT NULL,
+    status VARCHAR(32) {TEXT} NOT NULL,
+    record LONGTEXT {TEXT} NOT NULL,
+    PRIMARY KEY (seq),
+    UNIQUE KEY uk_maintenance_runs_run (run_id),
+    KEY idx_maintenance_runs_scope (scope))""",
+    f"""CREATE TABLE IF NOT EXISTS maintenance_proposals (
+    seq BIGINT NOT NULL AUTO_INCREMENT,
+    proposal_id {ID} NOT NULL,
+    run_id {ID} NOT NULL,
+    scope VARCHAR(512) {TEXT} NOT NULL,
+    status VARCHAR(32) {TEXT} NOT NULL,
+    record LONGTEXT {TEXT} NOT NULL,
+    PRIMARY KEY (seq),
+    UNIQUE KEY uk_maintenance_proposals_id (proposal_id),
+    KEY idx_maintenance_proposals_run (run_id),
+    KEY idx_maintenance_proposals_scope (scope, status))""",
+    f"""CREATE TABLE IF NOT EXISTS maintenance_events (
+    seq BIGINT NOT NULL AUTO_INCREMENT,
+    event_id {ID} NOT NULL,
+    scope VARCHAR(512) {TEXT} NOT NULL,
+    record LONGTEXT {TEXT} NOT NULL,
+    PRIMARY KEY (seq),
+    UNIQUE KEY uk_maintenance_events_id (event_id),
+    KEY idx_maintenance_events_scope (scope))""",
+)
+
+CAPTURE: tuple[str, ...] = (
+    f"""CREATE TABLE IF NOT EXISTS capture_queue (
+    seq BIGINT NOT NULL AUTO_INCREMENT,
+    item_id {ID} NOT NULL,
+    item_type VARCHAR(32) {TEXT} NOT NULL,
+    scope VARCHAR(512) {TEXT},
+    status VARCHAR(32) {TEXT} NOT NULL,
+    text_key {HASH},
+    flag_key {HASH},
+    created_at VARCHAR(64) {TEXT} NOT NULL,
+    record LONGTEXT {TEXT} NOT NULL,
+    PRIMARY KEY (seq),
+    UNIQUE KEY uk_capture_queue_item (item_id),
+    KEY idx_capture_queue_text (text_key),
+    KEY idx_capture_queue_flag (flag_key),
+    KEY idx_capture_queue_status (status, scope))""",
+    f"""CREATE TABLE IF NOT EXISTS store_settings (
+    name VARCHAR(128) {TEXT} NOT NULL,
+    value LONGTEXT {TEXT} NOT NULL,
+    updated_at VARCHAR(64) {TEXT} NOT NULL,
+    PRIMARY KEY (name))""",
+)
+
 SEED_META = (("analyzer", "v1"),)
 # The isolation contract's ``meta:<key>`` locks are rows of store_locks, there from the start.
-SEED_LOCKS = ("meta:kinds", "meta:embedding_profile", "meta:migration", "meta:vector_generation")
+SEED_LOCKS = (
+    "meta:kinds",
+    "meta:embedding_profile",
+    "meta:migration",
+    "meta:vector_generation",
+    "meta:principals",
+)
 
 
 def head_vector_column(dimension: int) -> str:
@@ -229,6 +329,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         "authority, head and archive projections with FULLTEXT, vector metadata and staging",
         lambda: AUTHORITY + PROJECTIONS,
     ),
+    Migration(2, "principals: auth tables", lambda: AUTH),
+    Migration(3, "maintenance: scope lease, digest ledger, runs, proposals and events", lambda: MAINTENANCE),
+    Migration(4, "capture: the review queue and the store's settings", lambda: CAPTURE),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Literal, TypeVar, cast
 
 from ...domain.errors import (
     ArtifactNotFoundError,
@@ -23,6 +23,7 @@ from ...domain.errors import (
     RevisionConflictError,
 )
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
+from ...domain.maintenance import MaintenanceEvent, MaintenanceRun, Proposal, ProposalStatus
 from ...domain.manifest import EMPTY_ROOT
 from ...domain.model import (
     ArtifactRef,
@@ -55,13 +56,18 @@ from ...ports import (
     VersionsQuery,
     WritePlan,
 )
+from .capture_store import CaptureRecords
 from .engine import Engine
+from .maintenance import MaintenanceRecords
 from .migration import ModelMigration
 from .parts import StoreParts
 from .records import RecordsPart
 from .search import SearchPart
 from .vectors import VectorCandidate, VectorPart
 from .verify import Maintenance
+
+if TYPE_CHECKING:
+    from .principals import SqlPrincipalStore
 
 T = TypeVar("T")
 
@@ -77,6 +83,8 @@ class StoreCore:
         self._records = RecordsPart(self.parts)
         self._search = SearchPart(self.parts, self._vectors)
         self._maintenance = Maintenance(self.parts, self._vectors, self._records)
+        self._maintenance_records = MaintenanceRecords(engine)
+        self.capture_records = CaptureRecords(engine)
         self._closed = False
 
     # ------------------------------------------------------------------ what the store is
@@ -92,6 +100,17 @@ class StoreCore:
             schema_version=self.engine.schema_version,
             applied_migrations=self.parts.applied_migrations,
         )
+
+    def principal_store(self, *, read_only: bool = False, owned: bool = False) -> SqlPrincipalStore:
+        """The store's principals, tokens and grants (access control), in this engine's ``auth_*`` tables.
+        ``owned``: closing the principal store closes this backend (a caller that opened the store for it)."""
+        from .principals import SqlPrincipalStore  # only the servers and `memstone token` load access control
+
+        return SqlPrincipalStore(self.engine, read_only=read_only, on_close=self.aclose if owned else None)
+
+    def capture_store(self) -> CaptureRecords:
+        """The capture review queue and the store's settings, in this engine's tables."""
+        return self.capture_records
 
     @property
     def vector_profile(self) -> EmbeddingProfile | None:
@@ -399,6 +418,47 @@ class StoreCore:
     async def abort_migration(self) -> None:
         """Drop the staged vectors and resume writes on the old profile."""
         await self._run(self._migration.abort_sync)
+
+    # ------------------------------------------------------------------ governed maintenance (ports.MaintenanceStore)
+    async def lease_maintenance(self, scope: str, run_id: str, holder: str, ttl_s: float) -> str | None:
+        return await self._maintenance_records.lease(scope, run_id, holder, ttl_s)
+
+    async def release_maintenance(self, scope: str, run_id: str) -> None:
+        await self._maintenance_records.release(scope, run_id)
+
+    async def maintenance_ledger(self, scope: str) -> dict[EntryId, str]:
+        return await self._maintenance_records.ledger(scope)
+
+    async def save_maintenance(
+        self,
+        run: MaintenanceRun,
+        proposals: Sequence[Proposal] = (),
+        *,
+        seen: Mapping[EntryId, str] | None = None,
+        unseen: Sequence[EntryId] = (),
+    ) -> None:
+        await self._maintenance_records.save(run, proposals, seen=seen, unseen=unseen)
+
+    async def maintenance_runs(self, scope: str | None = None, run_id: str | None = None) -> list[MaintenanceRun]:
+        return await self._maintenance_records.runs(scope, run_id)
+
+    async def maintenance_proposals(
+        self,
+        *,
+        scope: str | None = None,
+        run_id: str | None = None,
+        proposal_id: str | None = None,
+        status: ProposalStatus | None = None,
+    ) -> list[Proposal]:
+        return await self._maintenance_records.proposals(
+            scope=scope, run_id=run_id, proposal_id=proposal_id, status=status
+        )
+
+    async def record_maintenance_event(self, event: MaintenanceEvent) -> None:
+        await self._maintenance_records.record_event(event)
+
+    async def maintenance_events(self, scope: str) -> list[MaintenanceEvent]:
+        return await self._maintenance_records.events(scope)
 
 
 class _UnitOfWork:

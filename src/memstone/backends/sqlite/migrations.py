@@ -9,6 +9,13 @@ no write lock. A store newer than this code is refused (upgrade memstone), never
    authority where a store lacks them (this used to be an ad-hoc check on every open).
 3. Governed maintenance (issue #14): the scope lease, the digest ledger, run, proposal and event records
    (``backends/sqlite/maintenance_schema.py``, used by ``maintenance.py``). New tables only; nothing existing changes.
+4. The store bundle's principals: the ``auth_*`` tables (``bundle_schema.py``) that the principal store used to
+   create beside the core on its own connection, now the engine's; an old store's rows are kept, its column
+   ``user`` renamed ``user_name``.
+5. Maintenance records keyed by ``seq`` instead of SQLite's ``rowid`` (tables rebuilt, rows and order kept), so
+   one engine-neutral implementation (``backends/sql/maintenance.py``) serves every engine.
+6. The capture review queue and the store's settings (``bundle_schema.CAPTURE``), which used to be JSON files
+   beside the database; ``sqlite/side_files.py`` moves an old store's files in when it opens.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import apsw
 
 from ...domain.errors import BackendUnavailable
 from ..sql.engine import Migrator
-from . import maintenance_schema, schema
+from . import bundle_schema, maintenance_schema, schema
 
 
 class SQLiteFile(Protocol):
@@ -68,10 +75,25 @@ def _maintenance(conn: apsw.Connection, core: Migrator) -> None:
     conn.execute(maintenance_schema.DDL)
 
 
+def _principals(conn: apsw.Connection, core: Migrator) -> None:
+    bundle_schema.create_auth(conn)
+
+
+def _maintenance_seq(conn: apsw.Connection, core: Migrator) -> None:
+    conn.execute(maintenance_schema.seq_statements())
+
+
+def _capture(conn: apsw.Connection, core: Migrator) -> None:
+    conn.execute(bundle_schema.CAPTURE)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "authority, head projection, immutability triggers", _base),
     Migration(2, "record surface: archive projection and slug indexes", _records),
     Migration(3, "maintenance: scope lease, digest ledger, runs, proposals and events", _maintenance),
+    Migration(4, "principals: the auth tables in the engine (old layout renamed in place)", _principals),
+    Migration(5, "maintenance records ordered by seq, not rowid (tables rebuilt, rows kept)", _maintenance_seq),
+    Migration(6, "capture: the review queue and the store's settings", _capture),
 )
 LATEST = MIGRATIONS[-1].version
 

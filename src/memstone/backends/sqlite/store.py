@@ -16,9 +16,9 @@ from ...domain.purge import Tombstone
 from ..sql.core import StoreCore
 from ..url import StoreURL, parse_store_url
 from .engine import DEFAULT_BUSY_TIMEOUT_MS, SQLiteEngine
-from .maintenance import SQLiteMaintenanceMixin
 from .options import StoreOptions, split_url
 from .purge import SQLitePurge
+from .side_files import import_side_files
 
 
 def parse_sqlite_url(url: str) -> str:
@@ -35,7 +35,7 @@ async def open_sqlite(url: StoreURL, *, create: bool = True) -> SQLiteMemoryBack
     return await SQLiteMemoryBackend(url.path, options=options, create=create).open()
 
 
-class SQLiteMemoryBackend(SQLiteMaintenanceMixin, StoreCore):
+class SQLiteMemoryBackend(StoreCore):
     """SQLite + FTS5 + sqlite-vec through apsw. Many processes may share one file."""
 
     def __init__(
@@ -60,6 +60,11 @@ class SQLiteMemoryBackend(SQLiteMaintenanceMixin, StoreCore):
 
     async def open(self) -> SQLiteMemoryBackend:
         await super().open()
+        try:
+            await import_side_files(self.sqlite)  # an old store's capture files (side_files.py)
+        except BaseException:
+            await self.aclose()
+            raise
         return self
 
     @property

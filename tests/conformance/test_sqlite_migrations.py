@@ -36,7 +36,7 @@ def old_store(tmp_path: Path) -> Path:
 async def test_a_store_of_the_previous_release_opens_migrates_and_verifies(old_store: Path) -> None:
     assert schema_version(old_store) == 1
     async with open_service(f"sqlite:///{old_store}", embedding=None) as svc:
-        assert svc.backend.state.applied_migrations == (2, 3)
+        assert svc.backend.state.applied_migrations == (2, 3, 4)
         assert svc.backend.state.schema_version == migrations.LATEST
         report = await svc.verify()
         assert report.ok, report

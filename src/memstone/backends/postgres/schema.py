@@ -9,11 +9,14 @@ plus a pgvector table of one dimension with an HNSW index, created when a store 
 under an advisory lock so that two processes opening one new database never race.
 
 1. Authority, projections, full-text postings, vector metadata and the migration's staging table.
+2. Purge tombstones (``memory_purges``) and the append-only trigger that lets a purge's UPDATE through.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .purge import TOMBSTONES
 
 IMMUTABLE_TABLES = ("artifact_revisions", "manifest_nodes", "memory_entry_versions", "sources", "scope_bindings")
 
@@ -215,5 +218,6 @@ class Migration:
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "authority, projections, full-text postings, vector metadata", BASE + immutability_triggers()),
+    Migration(2, "purge tombstones", TOMBSTONES),
 )
 LATEST = MIGRATIONS[-1].version

@@ -9,6 +9,8 @@ no write lock. A store newer than this code is refused (upgrade memstone), never
    authority where a store lacks them (this used to be an ad-hoc check on every open).
 3. Governed maintenance (issue #14): the scope lease, the digest ledger, run, proposal and event records
    (``backends/sqlite/maintenance_schema.py``, used by ``maintenance.py``). New tables only; nothing existing changes.
+4. Purge tombstones (issue 12): ``memory_purges`` in every store (a store that purged before has it already), so
+   a copy or an import can write a purged version's tombstone with its Revision.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import apsw
 
 from ...domain.errors import BackendUnavailable
 from ..sql.engine import Migrator
-from . import maintenance_schema, schema
+from . import maintenance_schema, purge, schema
 
 
 class SQLiteFile(Protocol):
@@ -68,10 +70,15 @@ def _maintenance(conn: apsw.Connection, core: Migrator) -> None:
     conn.execute(maintenance_schema.DDL)
 
 
+def _tombstones(conn: apsw.Connection, core: Migrator) -> None:
+    conn.execute(purge.TOMBSTONES)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "authority, head projection, immutability triggers", _base),
     Migration(2, "record surface: archive projection and slug indexes", _records),
     Migration(3, "maintenance: scope lease, digest ledger, runs, proposals and events", _maintenance),
+    Migration(4, "purge tombstones", _tombstones),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -45,3 +45,10 @@ def test_purge_asks_lists_and_erases(tmp_path: Path) -> None:
     assert b"Qzxwvlambda" not in store_files(tmp_path)
     code, out = memstone(db, "purge", "ent_01J00000000000000000000000", "--reason", "x", "--yes")
     assert code == 4
+
+
+def test_purge_list_on_a_mistyped_path_creates_no_store(tmp_path: Path) -> None:
+    typo = tmp_path / "typo" / "m.db"
+    code, out = memstone(typo, "purge", "ent_01ARZ3NDEKTSV4RRFFQ69G5FAV", "--list", "--json")
+    assert code != 0 and json.loads(out)["error"]["code"] == "not_found", out
+    assert not typo.exists() and not typo.parent.exists()

@@ -22,11 +22,14 @@ async def test_an_export_of_a_purged_store_imports_exactly(engine_url: str, tmp_
     source = f"sqlite:///{tmp_path / 'source.db'}"
     async with open_service(source, embedding=None, author="alice") as svc:
         await svc.remember(scope=SCOPE, entries=[EntryInput(kind="fact", text="We deploy with uv.")])
-        first = await svc.remember(scope=SCOPE, entries=[EntryInput(kind="fact", text=SECRET, tags=["qzxwvtag"])])
+        said = await svc.record_source("note", "The user said: " + SECRET)  # erased by the purge of v1
+        first = await svc.remember(
+            scope=SCOPE, sources=[said], entries=[EntryInput(kind="fact", text=SECRET, tags=["qzxwvtag"])]
+        )
         assert first is not None
         eid = first.changes[0].entry_id
         await svc.update(eid, EntryPatch(text="The card was removed from this note."))
-        await svc.purge(eid, versions=[1], reason="card number")
+        await svc.purge(eid, reason="card number")
         await svc.export_markdown(tmp_path / "export")
         source_heads = sorted((h.memory_id, h.revision, h.content_hash) for h in await svc.memories())
     files = _tree(tmp_path / "export")
@@ -34,12 +37,16 @@ async def test_an_export_of_a_purged_store_imports_exactly(engine_url: str, tmp_
 
     async with open_service(engine_url, embedding=None) as dst:
         report = await dst.import_markdown(tmp_path / "export")
-        assert report.revisions_written == 3
+        assert report.revisions_written == 4  # the purge forgot the entry first
         assert sorted((h.memory_id, h.revision, h.content_hash) for h in await dst.memories()) == source_heads
         history = await dst.history(eid)
-        assert [i.version.text for i in history] == [PURGED_TEXT, "The card was removed from this note."]
-        assert [(t.version, t.reason, t.author) for t in await dst.tombstones(eid)] == [(1, "card number", "alice")]
+        assert [i.version.text for i in history] == [PURGED_TEXT, PURGED_TEXT]
+        assert [(t.version, t.reason, t.author) for t in await dst.tombstones(eid)] == [
+            (1, "card number", "alice"),
+            (2, "card number", "alice"),
+        ]
         assert (await dst.verify()).ok
+        assert [s.content for s in await dst.sources([said.source_id])] == [PURGED_TEXT]
         await dst.export_markdown(tmp_path / "again")
     assert _tree(tmp_path / "again") == files
 

@@ -44,7 +44,7 @@ from ..domain.ledger import (
 from ..domain.manifest import EMPTY_ROOT, ManifestReader
 from ..domain.model import ArtifactRef, EntryVersion, Revision, Source
 from ..domain.plan import apply_plan
-from ..domain.purge import Tombstone
+from ..domain.purge import PURGED_TEXT, Tombstone
 from ..domain.rules import normalize_kind, slugify
 from ..domain.scopes import parse_scope
 from ..ports import (
@@ -317,6 +317,7 @@ async def import_markdown(svc: ServiceCore, directory: str | os.PathLike[str]) -
             sources.append(parse_source(text, name=str(path)))
         else:
             ledgers.append((str(path), parse_ledger(text, name=str(path))))
+    _check_erased(sources, ledgers)
     memories = _plan_memories(root, index["memories"], ledgers)
     closed = await svc.kinds()
     for name, ledger in ledgers:
@@ -495,6 +496,18 @@ async def _check_binding(svc: ServiceCore, mem: _Memory, *, bind_missing: bool =
         async with svc.backend.begin() as uow:
             if not await uow.bind(mem.scope, mem.memory_id, mem.bound_at or svc._clock()):
                 raise Conflict(f"{mem.memory_id} is bound to another scope here, not {mem.scope}")
+
+
+def _check_erased(sources: Sequence[Source], ledgers: Sequence[tuple[str, Ledger]]) -> None:
+    """A source a purge erased may be cited only by purged versions (else a file was edited)."""
+    erased = {s.source_id for s in sources if s.content == PURGED_TEXT}
+    for name, ledger in ledgers:
+        for e in ledger.events:
+            if e.version is not None and e.tombstone is None and erased & set(e.version.content.sources):
+                raise IntegrityError(
+                    f"{name}: cites an erased source but was not purged",
+                    hint="restore the files from the original export",
+                )
 
 
 async def carry_purges(backend: MemoryBackend, tombstones: Sequence[Tombstone]) -> int:

@@ -97,6 +97,10 @@ async def test_a_round_trip_through_another_engine_keeps_the_history_exactly(eng
         assert (await b.search("qzxwvjoy", scopes=[WEB], mode="fts")).hits == ()
 
 
+async def test_a_round_trip_through_oceanbase_keeps_the_history_exactly(oceanbase_url: str, tmp_path: Path) -> None:
+    await test_a_round_trip_through_another_engine_keeps_the_history_exactly(oceanbase_url, tmp_path)
+
+
 class _Stop(Exception):
     pass
 

@@ -103,7 +103,7 @@ async def copy(src_url: str, dst_url: str, label: str) -> CopyReport:
     return report
 
 
-async def leg(name: str, source: str, middle: str, final: str, work: Path) -> bool:
+async def leg(name: str, source: str, middle: str, final: str, work: Path, entries: int) -> bool:
     there = await copy(source, middle, f"SQLite -> {name}")
     back = await copy(middle, final, f"{name} -> SQLite")
     (a, t_a), (b, t_b) = (
@@ -115,7 +115,7 @@ async def leg(name: str, source: str, middle: str, final: str, work: Path) -> bo
     revisions = sum(len(v) for v in hashes[0].values())
     for label, r in ((f"SQLite -> {name}", there), (f"{name} -> SQLite", back)):
         print(
-            f"| {label} | {r.revisions_written} | {r.seconds:.1f} | {r.revisions_written / r.seconds:.0f} | "
+            f"| {label} | {entries} | {r.revisions_written} | {r.seconds:.1f} | {entries / r.seconds:.0f} | "
             f"{r.verify_ok} | {r.tombstones} |"
         )
     print(f"exports: source {a[0]} files {a[1]} bytes ({t_a:.1f} s), final {b[0]} files {b[1]} bytes ({t_b:.1f} s)")
@@ -147,15 +147,15 @@ def main() -> None:
         asyncio.run(build(source, args.entries, args.batch, min(args.singles, args.entries)))
         print(f"load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores; python {sys.version.split()[0]}")
         print(f"source: {args.entries} entries built in {time.perf_counter() - t0:.1f} s")
-        print("| copy | revisions | seconds | revisions/s | verify ok | tombstones |")
-        print("|---|---|---|---|---|---|")
+        print("| copy | entries | revisions | seconds (verify included) | entries/s | verify ok | tombstones |")
+        print("|---|---|---|---|---|---|---|")
         with servers.postgres_database(server) as pg:
-            ok = asyncio.run(leg("PostgreSQL", source, pg, final, work)) and ok
+            ok = asyncio.run(leg("PostgreSQL", source, pg, final, work, args.entries)) and ok
         if args.oceanbase:
             ob_server = stack.enter_context(servers.seekdb_server())
             with servers.oceanbase_database(ob_server) as ob:
                 final_ob = f"sqlite:///{work / 'final-ob.db'}"
-                ok = asyncio.run(leg("OceanBase", source, ob, final_ob, work)) and ok
+                ok = asyncio.run(leg("OceanBase", source, ob, final_ob, work, args.entries)) and ok
         print(f"load average at the end {os.getloadavg()[0]:.1f}")
     sys.exit(0 if ok else 1)
 

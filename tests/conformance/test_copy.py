@@ -14,8 +14,9 @@ from click.testing import CliRunner
 from memstone import EntryInput, open_service
 from memstone.backends import open_store
 from memstone.cli.main import cli
-from memstone.domain.errors import Conflict
+from memstone.domain.errors import Conflict, InvalidInput
 from memstone.domain.model import EntryPatch
+from memstone.embedding.hashing import HashingEmbedder
 from memstone.service.copy import CopyReport, copy_store
 
 ORG = "memstone://orgs/acme"
@@ -194,3 +195,23 @@ def test_the_cli_copies_between_paths_and_refuses_a_missing_source(tmp_path: Pat
     assert not (tmp_path / "typo.db").exists() and not (tmp_path / "other.db").exists()
     code, out = _cli("copy", "--help")
     assert code == 0 and "--json" in out and "Resumable" in out
+
+
+async def test_the_kind_policy_and_the_embedding_profile_travel(engine_url: str, tmp_path: Path) -> None:
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    model = HashingEmbedder(dimension=64)
+    kinds = {"fact", "lesson"}
+    async with open_service(source, embedding=model, closed_kinds=kinds) as svc:
+        await svc.remember(scope=WEB, entries=[EntryInput(kind="fact", text="We deploy with uv from CI.")])
+        profile = svc.backend.state.embedding_profile
+    assert profile is not None
+    report = await _copy(source, engine_url)
+    assert any("embed" in n for n in report.notes)
+    async with open_service(engine_url, embedding=model) as dst:
+        assert dst.backend.state.embedding_profile == profile
+        assert await dst.kinds() == frozenset(kinds)
+        assert await dst.backfill() == 1
+        hits = await dst.search("deploy with uv", scopes=[WEB], mode="vector")
+        assert len(hits.hits) == 1
+        with pytest.raises(InvalidInput, match="kind"):
+            await dst.remember(scope=WEB, entries=[EntryInput(kind="policy", text="Not a kind of this store.")])

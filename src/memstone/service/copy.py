@@ -85,9 +85,17 @@ class _Memory:
 
 
 async def copy_store(
-    source: MemoryBackend, target: MemoryBackend, *, progress: CopyProgress | None = None, verify: bool = True
+    source: MemoryBackend,
+    target: MemoryBackend,
+    *,
+    progress: CopyProgress | None = None,
+    verify: bool = True,
+    progress_interval_s: float = 1.0,
 ) -> CopyReport:
-    """Copy every Memory of ``source`` into ``target`` (see the module docstring); returns what it did."""
+    """Copy every Memory of ``source`` into ``target`` (see the module docstring); returns what it did.
+
+    ``progress(phase, done, total)`` is called at most every ``progress_interval_s`` while Revisions are written.
+    """
     started = time.monotonic()
     say = progress or (lambda phase, done, total: None)
     notes: list[str] = []
@@ -117,12 +125,15 @@ async def copy_store(
     profile = source.state.embedding_profile
     if profile is not None:
         await target.configure_embedding(profile, record=True)
-        notes.append(f"embedding profile {profile.model} recorded; run `memstone embed` on the target for vectors")
+        notes.append(
+            f"embedding profile {profile.model} recorded; run `memstone embed --backfill` on the target for vectors"
+        )
 
     # 2. Evidence first (idempotent), then the Revisions, Memory by Memory as far as their citations allow.
     sources_written = await _copy_sources(source, target, heads, say)
     present = sum(m.present for m in memories.values())
     written = 0
+    shown = time.monotonic()
     while True:
         progressed = False
         for mid in sorted(memories):
@@ -141,8 +152,9 @@ async def copy_store(
                 mem.next += 1
                 written += 1
                 progressed = True
-                if written % 100 == 0 or mem.next > mem.head.revision:
+                if time.monotonic() - shown >= progress_interval_s or mem.next > mem.head.revision:
                     say("revisions", present + written, total)
+                    shown = time.monotonic()
         if all(m.next > m.head.revision for m in memories.values()):
             break
         if not progressed:

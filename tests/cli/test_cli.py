@@ -220,7 +220,7 @@ def test_search_defaults_to_the_scope_memory_and_all_searches_every_memory(run: 
 
 def test_search_all_on_an_empty_store_finds_nothing(run: Cli) -> None:
     run("search", "deploy", "--all", code=4)  # no store yet: a read does not create one
-    assert run.json("migrate") == {"schema_version": 3, "applied": [1, 2, 3]}
+    assert run.json("migrate") == {"schema_version": 4, "applied": [1, 2, 3, 4]}
     assert run.json("search", "deploy", "--all")["hits"] == []
 
 

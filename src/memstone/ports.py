@@ -131,6 +131,9 @@ class WritePlan:
     created_at: str = ""
     bind_scope: str | None = None
     vectors: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]] = field(default_factory=dict)
+    # A replayed history (copy, import) may bring versions that were purged at the source: each arrives with
+    # its purge mark and its tombstone, written in the same transaction (issue 12: tombstones travel).
+    tombstones: tuple[Tombstone, ...] = ()
 
 
 class MemoryUnitOfWork(Protocol):

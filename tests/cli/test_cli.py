@@ -511,8 +511,15 @@ def test_the_json_cases_cover_every_command() -> None:
     serving_commands = {"serve", "token", "review", "capture-settings"}  # test_serve, test_cli_review, …_settings
     import_commands = {"import", "render", "sync"}  # tests/importers/test_cli_imports.py
     purge = {"purge"}  # tests/cli/test_purge_cli.py
+    copy = {"copy"}  # tests/conformance/test_copy.py (two stores, no --url)
     covered = (
-        {p.id for p in JSON_COMMANDS} | record_commands | agent_commands | serving_commands | import_commands | purge
+        {p.id for p in JSON_COMMANDS}
+        | record_commands
+        | agent_commands
+        | serving_commands
+        | import_commands
+        | purge
+        | copy
     )
     assert covered == set(cli.commands)
 

@@ -43,5 +43,19 @@ def test_purge_asks_lists_and_erases(tmp_path: Path) -> None:
     code, out = memstone(db, "verify", "--json")
     assert code == 0 and json.loads(out)["ok"] is True, out
     assert b"Qzxwvlambda" not in store_files(tmp_path)
+    # history names what was purged, when, by whom and why; the reason is kept, not erased
+    code, out = memstone(db, "history", entry, "--json")
+    items = json.loads(out)["history"]
+    assert code == 0 and [i["purge"]["reason"] for i in items] == ["vendor secret"], out
+    assert items[0]["purge"]["purged_at"] and items[0]["purge"]["entry_content_hash"] == items[0]["entry_content_hash"]
+    code, out = memstone(db, "history", entry)
+    assert code == 0 and ": vendor secret" in out and "purged " in out, out
     code, out = memstone(db, "purge", "ent_01J00000000000000000000000", "--reason", "x", "--yes")
     assert code == 4
+
+
+def test_purge_list_on_a_mistyped_path_creates_no_store(tmp_path: Path) -> None:
+    typo = tmp_path / "typo" / "m.db"
+    code, out = memstone(typo, "purge", "ent_01ARZ3NDEKTSV4RRFFQ69G5FAV", "--list", "--json")
+    assert code != 0 and json.loads(out)["error"]["code"] == "not_found", out
+    assert not typo.exists() and not typo.parent.exists()

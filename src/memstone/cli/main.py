@@ -125,6 +125,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "maintenance": (".maintain", "maintenance_group"),
     # Real erasure of an entry's content (tombstones kept).
     "purge": (".purge", "purge"),
+    # A whole store to another engine, history exact.
+    "copy": (".copy", "copy_command"),
 }
 
 
@@ -217,10 +219,17 @@ READ_COMMANDS = frozenset(
 )
 
 
-def run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Coroutine[Any, Any, None]]) -> None:
+def run(
+    ctx: click.Context,
+    as_json: bool,
+    body: Callable[[MemoryService], Coroutine[Any, Any, None]],
+    *,
+    create: bool | None = None,
+) -> None:
     """Open the store, run ``body``, close; map memstone errors to an exit code and a clear message.
 
-    A command in READ_COMMANDS opens with ``create=False``: on a path with no store it fails with NotFound.
+    A command in READ_COMMANDS (or run with ``create=False``) opens with ``create=False``: on a path with no store
+    it fails with NotFound.
     """
     import asyncio
 
@@ -236,7 +245,7 @@ def run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Corou
             surface="human",
             author=obj.config.get("author"),
             embedding=obj.model_option(),
-            create=ctx.info_name not in READ_COMMANDS,
+            create=ctx.info_name not in READ_COMMANDS if create is None else create,
         ) as svc:
             await body(svc)
 

@@ -65,7 +65,7 @@ def purge(
             human.append(f"forgotten first in revision {report.forgotten_in_revision}")
         emit(as_json, report.to_dict(), "\n".join(human) or "nothing to purge")
 
-    run(ctx, as_json, show if list_only else erase)
+    run(ctx, as_json, show if list_only else erase, create=not list_only)  # --list never creates a store
 
 
 __all__ = ["purge"]

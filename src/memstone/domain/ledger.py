@@ -49,6 +49,7 @@ from .model import (
     Source,
     Surface,
 )
+from .purge import PURGED_TEXT, Tombstone
 
 FORMAT = "memstone-export/v1"
 INDEX_NAME = "memstone-export.json"
@@ -98,6 +99,7 @@ class LedgerEvent:
     change: Change
     meta: RevisionMeta
     version: EntryVersion | None = None
+    tombstone: Tombstone | None = None  # the version was purged (issue 12): its tombstone travels with it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,7 +151,7 @@ def _event_dict(e: LedgerEvent) -> dict[str, object]:
     }
     if e.version is not None:
         v = e.version
-        out["version"] = {
+        version_out: dict[str, object] = {
             "version": v.version,
             "previous_version_id": v.previous_version_id,
             "entry_content_hash": v.entry_content_hash,
@@ -159,6 +161,16 @@ def _event_dict(e: LedgerEvent) -> dict[str, object]:
             "content": _content_fields(v.content),
             "text_chars": len(v.content.text),
         }
+        if e.tombstone is not None:
+            t = e.tombstone
+            version_out["purge"] = {
+                "purge_id": t.purge_id,
+                "reason": t.reason,
+                "author": t.author,
+                "surface": t.surface,
+                "purged_at": t.purged_at,
+            }
+        out["version"] = version_out
     return out
 
 
@@ -294,7 +306,7 @@ def _refs(items: list[object], reader: _Reader) -> tuple[ArtifactRef, ...]:
     return tuple(out)
 
 
-def _content(d: dict[str, object], text: str, reader: _Reader) -> EntryContent:
+def _content(d: dict[str, object], text: str, reader: _Reader, *, purged_hash: str | None) -> EntryContent:
     relations = []
     for r in _list(d, "relations", reader):
         if not isinstance(r, dict):
@@ -316,6 +328,7 @@ def _content(d: dict[str, object], text: str, reader: _Reader) -> EntryContent:
         sources=tuple(SourceId(str(s)) for s in _list(d, "sources", reader)),
         artifacts=_refs(_list(d, "artifacts", reader), reader),
         relations=tuple(relations),
+        purged_hash=purged_hash,
     )
 
 
@@ -390,8 +403,11 @@ def _event(data: dict[str, object], entry_id: EntryId, memory_id: MemoryId, read
         reader.expect("\n")
         body = reader.take(_int(vd, "text_chars", reader))
         reader.expect("\n")
-        content = _content(_dict(vd, "content", reader), body, reader)
         recorded = _str(vd, "entry_content_hash", reader)
+        purge = vd.get("purge")
+        if purge is not None and (not isinstance(purge, dict) or body != PURGED_TEXT):
+            raise reader.fail(f"version {change.to_entry_version_id} has a malformed purge record")
+        content = _content(_dict(vd, "content", reader), body, reader, purged_hash=recorded if purge else None)
         if content.content_hash != recorded:
             raise reader.fail(f"version {change.to_entry_version_id} does not match its content hash")
         v_surface = _str(vd, "surface", reader)
@@ -414,6 +430,14 @@ def _event(data: dict[str, object], entry_id: EntryId, memory_id: MemoryId, read
                 created_at=v_created,
             ),
         )
+        if isinstance(purge, dict):
+            tombstone = Tombstone(
+                purge_id=str(_str(purge, "purge_id", reader)), memory_id=memory_id, entry_id=entry_id,
+                entry_version_id=version.entry_version_id, version=version.version, entry_content_hash=recorded,
+                reason=str(_str(purge, "reason", reader)), author=_str(purge, "author", reader, optional=True),
+                surface=str(_str(purge, "surface", reader)), purged_at=str(_str(purge, "purged_at", reader)),
+            )  # fmt: skip
+            return LedgerEvent(change=change, meta=meta, version=version, tombstone=tombstone)
     return LedgerEvent(change=change, meta=meta, version=version)
 
 
@@ -446,7 +470,8 @@ def parse_source(text: str, *, name: str) -> Source:
         content_hash=str(_str(head, "content_hash", reader)),
         created_at=str(_str(head, "created_at", reader)),
     )
-    if tagged_sha256(SOURCE_CONTENT_TAG, content.encode("utf-8")) != source.content_hash:
+    erased = content == PURGED_TEXT  # evidence a purge erased keeps its id and original hash (domain/purge.py)
+    if not erased and tagged_sha256(SOURCE_CONTENT_TAG, content.encode("utf-8")) != source.content_hash:
         raise reader.fail(f"source {source.source_id} does not match its content hash")
     if render_source(source) != text:
         raise reader.fail("it does not match the export it claims to be")
@@ -454,10 +479,14 @@ def parse_source(text: str, *, name: str) -> Source:
 
 
 def events_of(
-    memory_id: MemoryId, revisions: Sequence[Revision], versions: Sequence[EntryVersion]
+    memory_id: MemoryId,
+    revisions: Sequence[Revision],
+    versions: Sequence[EntryVersion],
+    tombstones: Mapping[EntryVersionId, Tombstone] | None = None,
 ) -> dict[EntryId, list[LedgerEvent]]:
-    """Group a Memory's whole history into per-entry ledgers (events oldest first)."""
+    """Group a Memory's whole history into per-entry ledgers (events oldest first); ``tombstones`` by version id."""
     by_id = {v.entry_version_id: v for v in versions}
+    purged = tombstones or {}
     out: dict[EntryId, list[LedgerEvent]] = {}
     for rev in revisions:
         meta = RevisionMeta.of(rev)
@@ -465,7 +494,10 @@ def events_of(
             version = by_id.get(c.to_entry_version_id) if c.op in ("add", "revise") and c.to_entry_version_id else None
             if c.op in ("add", "revise") and version is None:
                 raise IntegrityError(f"{memory_id} revision {rev.revision} names a missing version")
-            out.setdefault(c.entry_id, []).append(LedgerEvent(change=c, meta=meta, version=version))
+            tombstone = purged.get(version.entry_version_id) if version is not None else None
+            out.setdefault(c.entry_id, []).append(
+                LedgerEvent(change=c, meta=meta, version=version, tombstone=tombstone)
+            )
     return out
 
 

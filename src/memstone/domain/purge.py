@@ -5,9 +5,11 @@ the content bytes of chosen versions (text, title and tags) and keeps a :class:`
 version keeps its id, kind, flags, links and — recorded in the tombstone — its original content hash, so every
 manifest and Revision that names it still verifies, and ``history`` shows what was purged, when, by whom and why.
 
-In storage a purged version's text is :data:`PURGE_MARK` followed by its original hash. Writes never accept a
-NUL character (:func:`memstone.domain.rules.normalize_text`), so no caller can forge the mark; ``verify`` checks
-that every marked version has its tombstone and every tombstone its marked version (issue 12).
+In memory a purged version's text is :data:`PURGE_MARK` followed by its original hash. Writes never accept a
+NUL character (:func:`memstone.domain.rules.normalize_text`), so no caller can forge the mark. The store core
+keeps a purged row as an empty text (which no write accepts either) with the hash in its title column
+(``backends/sql/rows.py``: PostgreSQL cannot store a NUL; stores purged before hold the mark itself, still read).
+``verify`` checks that every purged version has its tombstone and every tombstone its purged version (issue 12).
 """
 
 from __future__ import annotations

@@ -44,9 +44,18 @@ from ..domain.ledger import (
 from ..domain.manifest import EMPTY_ROOT, ManifestReader
 from ..domain.model import ArtifactRef, EntryVersion, Revision, Source
 from ..domain.plan import apply_plan
+from ..domain.purge import PURGED_TEXT, Tombstone
 from ..domain.rules import normalize_kind, slugify
 from ..domain.scopes import parse_scope
-from ..ports import MemoryVersionsQuery, RevisionQuery, RevisionsQuery, ScopeQuery, SourcesQuery, WritePlan
+from ..ports import (
+    MemoryBackend,
+    MemoryVersionsQuery,
+    RevisionQuery,
+    RevisionsQuery,
+    ScopeQuery,
+    SourcesQuery,
+    WritePlan,
+)
 from .core import ServiceCore
 
 
@@ -137,6 +146,7 @@ async def export_markdown(
     index_memories = []
     source_ids: set[SourceId] = set()
     n_entries = n_versions = n_revisions = 0
+    purged = {t.entry_version_id: t for t in await svc.backend.tombstones()}
     for head in heads:
         scope, bound_at = bindings.get(head.memory_id, (None, None))
         revisions = await svc.backend.read(RevisionsQuery(memory_id=head.memory_id, first=1, last=head.revision))
@@ -149,7 +159,7 @@ async def export_markdown(
             source_ids.update(v.content.sources)
         ledgers = [
             Ledger(memory_id=head.memory_id, scope=scope, entry_id=eid, events=tuple(events))
-            for eid, events in events_of(head.memory_id, revisions, versions).items()
+            for eid, events in events_of(head.memory_id, revisions, versions, purged).items()
         ]
         n_entries += len(ledgers)
         base = _base_dir(head.memory_id, scope)
@@ -307,6 +317,7 @@ async def import_markdown(svc: ServiceCore, directory: str | os.PathLike[str]) -
             sources.append(parse_source(text, name=str(path)))
         else:
             ledgers.append((str(path), parse_ledger(text, name=str(path))))
+    _check_erased(sources, ledgers)
     memories = _plan_memories(root, index["memories"], ledgers)
     closed = await svc.kinds()
     for name, ledger in ledgers:
@@ -361,6 +372,7 @@ async def import_markdown(svc: ServiceCore, directory: str | os.PathLike[str]) -
             raise IntegrityError(f"{root}: the export cites Revisions it does not contain (artifact references)")
     for mem in memories.values():
         await _check_binding(svc, mem, bind_missing=True)
+    await carry_purges(svc.backend, [e.tombstone for _, ledger in ledgers for e in ledger.events if e.tombstone])
     return ImportReport(
         directory=str(root),
         memories=len(memories),
@@ -421,6 +433,7 @@ def _plan_memories(
             changes = tuple(sorted((e.change for _, e in items), key=lambda c: c.entry_id.encode("utf-8")))
             versions = tuple(e.version for _, e in items if e.version is not None)
             plan = WritePlan(
+                tombstones=tuple(e.tombstone for _, e in items if e.tombstone is not None),
                 memory_id=mid,
                 base_revision=r - 1,
                 changes=changes,
@@ -485,6 +498,28 @@ async def _check_binding(svc: ServiceCore, mem: _Memory, *, bind_missing: bool =
                 raise Conflict(f"{mem.memory_id} is bound to another scope here, not {mem.scope}")
 
 
+def _check_erased(sources: Sequence[Source], ledgers: Sequence[tuple[str, Ledger]]) -> None:
+    """A source a purge erased may be cited only by purged versions (else a file was edited)."""
+    erased = {s.source_id for s in sources if s.content == PURGED_TEXT}
+    for name, ledger in ledgers:
+        for e in ledger.events:
+            if e.version is not None and e.tombstone is None and erased & set(e.version.content.sources):
+                raise IntegrityError(
+                    f"{name}: cites an erased source but was not purged",
+                    hint="restore the files from the original export",
+                )
+
+
+async def carry_purges(backend: MemoryBackend, tombstones: Sequence[Tombstone]) -> int:
+    """Purge here what the source purged after this store got the version (a re-import or a resumed copy);
+    returns how many versions were purged now. Versions written by this run came with their tombstones."""
+    have = {t.entry_version_id for t in await backend.tombstones()}
+    missing = tuple(t for t in tombstones if t.entry_version_id not in have)
+    if missing:
+        await backend.purge_versions(missing)
+    return len(missing)
+
+
 def _deps_met(plan: WritePlan, done: dict[MemoryId, int], memories: dict[MemoryId, _Memory]) -> bool:
     refs = set(plan.artifacts)
     for v in plan.new_versions:
@@ -498,4 +533,4 @@ def _deps_met(plan: WritePlan, done: dict[MemoryId, int], memories: dict[MemoryI
     return True
 
 
-__all__ = ["ExportReport", "ImportReport", "export_markdown", "generated_slug", "import_markdown"]
+__all__ = ["ExportReport", "ImportReport", "carry_purges", "export_markdown", "generated_slug", "import_markdown"]

@@ -41,6 +41,7 @@ from ..sql.engine import Dialect, Migrator
 from . import schema
 from .connection import UNKNOWN_DATABASE, Connection, translated
 from .fts import OceanBaseFullText
+from .purge import OceanBasePurge
 from .vectors import OceanBaseVectors
 
 T = TypeVar("T")
@@ -83,6 +84,7 @@ class OceanBaseEngine:
         self.dialect = OceanBaseDialect()
         self.vectors = OceanBaseVectors(self.db)
         self.fts = OceanBaseFullText(self.vectors)
+        self.purge = OceanBasePurge(self._ddl_sync)
         self.server_version = ""
         self._caps = Capabilities(fts=True, vector=True, hybrid=True, concurrent_processes=True, persistent=True)
 

@@ -316,6 +316,25 @@ def vector_ddl(dimension: int, present_columns: set[str], present_tables: set[st
     return out
 
 
+# Purge tombstones (issue 12; purge.py and backends/sql/purge.py write them).
+TOMBSTONES = f"""CREATE TABLE IF NOT EXISTS memory_purges (
+    purge_id {ID} NOT NULL,
+    memory_artifact_id {ID} NOT NULL,
+    entry_id {ID} NOT NULL,
+    entry_version_id {ID} NOT NULL,
+    version BIGINT NOT NULL,
+    entry_content_hash {HASH} NOT NULL,
+    reason LONGTEXT {TEXT} NOT NULL,
+    author VARCHAR(512) {TEXT},
+    surface VARCHAR(64) {TEXT} NOT NULL,
+    purged_at VARCHAR(64) {TEXT} NOT NULL,
+    PRIMARY KEY (purge_id),
+    UNIQUE KEY uk_memory_purges_version (entry_version_id),
+    KEY idx_memory_purges_entry (entry_id, version),
+    CONSTRAINT fk_memory_purges_version FOREIGN KEY (entry_version_id)
+        REFERENCES memory_entry_versions (entry_version_id))"""
+
+
 @dataclass(frozen=True, slots=True)
 class Migration:
     version: int
@@ -332,6 +351,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "principals: auth tables", lambda: AUTH),
     Migration(3, "maintenance: scope lease, digest ledger, runs, proposals and events", lambda: MAINTENANCE),
     Migration(4, "capture: the review queue and the store's settings", lambda: CAPTURE),
+    Migration(5, "purge tombstones", lambda: (TOMBSTONES,)),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -32,6 +32,7 @@ from ..sql.engine import Dialect, Migrator
 from . import schema
 from .errors import translated
 from .fts import PostgresFullText
+from .purge import PostgresPurge
 from .vectors import PgVectors
 
 T = TypeVar("T")
@@ -88,6 +89,7 @@ class PostgresEngine:
         self.dialect = PostgresDialect()
         self.fts = PostgresFullText()
         self.vectors: PgVectors | None = PgVectors()
+        self.purge = PostgresPurge(self._autocommit)
         self._caps = Capabilities(fts=True, vector=True, hybrid=True, concurrent_processes=True, persistent=True)
 
     @property
@@ -140,6 +142,15 @@ class PostgresEngine:
         finally:
             self._local.conn = None
             pool.putconn(raw)
+
+    def _autocommit(self, sql: str) -> list[tuple[object, ...]]:
+        """One statement on a pooled connection outside any transaction (VACUUM cannot run inside one)."""
+        pool = self._pool
+        if pool is None:
+            raise BackendUnavailable("the PostgreSQL store is not open")
+        with translated(url=self.url), pool.connection() as raw:
+            cur = raw.execute(sql)
+            return list(cur.fetchall()) if cur.description is not None else []
 
     def write_txn(self) -> AbstractContextManager[None]:
         return self._txn("BEGIN ISOLATION LEVEL READ COMMITTED")

@@ -12,11 +12,14 @@ under an advisory lock so that two processes opening one new database never race
 2. The store bundle's principals: ``auth_principals``, ``auth_tokens`` (hashes only), ``auth_grants``.
 3. Governed maintenance: the scope lease, the digest ledger, run, proposal and event records (``seq`` orders them).
 4. Capture: the review queue and the store's settings.
+5. Purge tombstones (``memory_purges``) and the append-only trigger that lets a purge's UPDATE through.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .purge import TOMBSTONES
 
 IMMUTABLE_TABLES = ("artifact_revisions", "manifest_nodes", "memory_entry_versions", "sources", "scope_bindings")
 
@@ -312,5 +315,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "principals: auth tables", AUTH),
     Migration(3, "maintenance: scope lease, digest ledger, runs, proposals and events", MAINTENANCE),
     Migration(4, "capture: the review queue and the store's settings", CAPTURE),
+    Migration(5, "purge tombstones", TOMBSTONES),
 )
 LATEST = MIGRATIONS[-1].version

@@ -61,6 +61,7 @@ from .engine import Engine
 from .maintenance import MaintenanceRecords
 from .migration import ModelMigration
 from .parts import StoreParts
+from .purge import PurgePart, insert_tombstones
 from .records import RecordsPart
 from .search import SearchPart
 from .vectors import VectorCandidate, VectorPart
@@ -85,6 +86,9 @@ class StoreCore:
         self._maintenance = Maintenance(self.parts, self._vectors, self._records)
         self._maintenance_records = MaintenanceRecords(engine)
         self.capture_records = CaptureRecords(engine)
+        self._purge = PurgePart(self.parts)
+        if self._purge.codec is not None:
+            self.parts.purged_hashes = self._purge.purged_hashes_sync
         self._closed = False
 
     # ------------------------------------------------------------------ what the store is
@@ -187,6 +191,7 @@ class StoreCore:
         p.rows.insert_revision(revision, applied.content)
         p.rows.insert_nodes(applied.nodes)
         p.rows.insert_versions(plan.new_versions)
+        self._check_tombstones(plan)
         if not p.rows.cas_head(memory_id, plan.base_revision, new_revision):
             raise RevisionConflictError(memory_id, expected=plan.base_revision)
         if plan.bind_scope is not None and not p.rows.bind_scope(plan.bind_scope, memory_id, plan.created_at):
@@ -228,6 +233,27 @@ class StoreCore:
             after_commit.append(partial(p.complete_cache.__setitem__, (memory_id, new_revision), True))
         self._records.after_plan(memory_id, revision.changes, new_versions, loaded)  # archive + slug checks
         return revision
+
+    def _check_tombstones(self, plan: WritePlan) -> None:
+        """A purged version arrives only with its tombstone, and a tombstone only with its purged version."""
+        purged = {v.entry_version_id: v for v in plan.new_versions if v.content.purged_hash is not None}
+        named = {t.entry_version_id: t for t in plan.tombstones}
+        for vid, v in purged.items():
+            t = named.get(vid)
+            if t is None or (t.memory_id, t.entry_id, t.version, t.entry_content_hash) != (
+                v.memory_id,
+                v.entry_id,
+                v.version,
+                v.entry_content_hash,
+            ):
+                raise InvalidInput(f"version {vid} is purged but its tombstone is missing or does not match it")
+        stray = sorted(set(named) - set(purged))
+        if stray:
+            raise InvalidInput(f"tombstone of {stray[0]} names no purged version of this Revision")
+        if plan.tombstones:
+            if self._purge.codec is None:
+                raise CapabilityNotSupportedError("purge", "this engine cannot hold purged versions")
+            insert_tombstones(self.engine.conn, plan.tombstones)
 
     def _check_evidence(self, plan: WritePlan) -> None:
         wanted = set(plan.sources)
@@ -368,11 +394,18 @@ class StoreCore:
         return await self.engine.run_short(self._search.search_sync, request)
 
     async def purge_versions(self, tombstones: Sequence[Tombstone]) -> bool:
-        """Erase the content of these versions, keeping their tombstones (an engine that can overrides it)."""
-        raise CapabilityNotSupportedError("purge", "this engine cannot purge")
+        """Erase the content of these versions everywhere, keeping their tombstones (backends/sql/purge.py);
+        False when the engine could not yet rewrite every file that held the bytes."""
+        if self._purge.codec is None:
+            raise CapabilityNotSupportedError("purge", "this engine cannot purge")
+        if not tombstones:
+            return True
+        return await self._run(self._purge.purge_sync, tuple(tombstones))
 
     async def tombstones(self, entry_id: EntryId | None = None) -> tuple[Tombstone, ...]:
-        return ()
+        if self._purge.codec is None:
+            return ()
+        return await self._run(self._purge.tombstones_sync, entry_id)
 
     async def maintain(self, task: Literal["verify", "rebuild"]) -> VerifyReport:
         if task == "verify":

@@ -24,6 +24,7 @@ from ...domain.model import (
     Revision,
     Source,
 )
+from ...domain.purge import purge_mark
 from ...ports import ScopeBinding
 from .engine import Engine, Row
 
@@ -60,13 +61,24 @@ def json_list(text: str) -> list[Any]:
     return value
 
 
+def stored_purge(entry_content_hash: str) -> tuple[str, str]:
+    """(text, title) of a purged version's row: an empty text no write accepts, the original hash in the title.
+
+    (Not the in-memory mark: PostgreSQL's text columns cannot hold its NUL.)"""
+    return "", entry_content_hash
+
+
 def content_from_row(r: Row) -> EntryContent:
     """Content fields in VERSION_COLUMNS order from ``kind`` on: kind, title, text, tags, slug, important,
-    mandatory, source_refs, artifact_refs, relations."""
+    mandatory, source_refs, artifact_refs, relations.
+
+    A purged version is stored with an empty text (which no write accepts) and its original hash in ``title``
+    (see :func:`stored_purge`); it is read back as purged content (domain/purge.py)."""
+    purged = r[2] == "" and r[1] is not None
     return EntryContent(
         kind=r[0],
-        title=r[1],
-        text=r[2],
+        title=None if purged else r[1],
+        text=purge_mark(r[1]) if purged else r[2],
         tags=tuple(json_list(r[3])),
         slug=r[4],
         important=bool(r[5]),
@@ -257,6 +269,9 @@ class AuthorityRows:
         rows = []
         for v in versions:
             c = v.content
+            if c.purged_hash is None and not c.text:
+                raise IntegrityError(f"entry version {v.entry_version_id} has an empty text")
+            text, title = stored_purge(c.purged_hash) if c.purged_hash is not None else (c.text, c.title)
             rows.append(
                 (
                     v.memory_id,
@@ -265,8 +280,8 @@ class AuthorityRows:
                     v.version,
                     v.previous_version_id,
                     c.kind,
-                    c.title,
-                    c.text,
+                    title,
+                    text,
                     dumps_json(list(c.tags)),
                     c.slug,
                     int(c.important),
@@ -413,4 +428,4 @@ class AuthorityRows:
         self.engine.conn.x(self.dialect.upsert("store_meta", ("key", "value"), ("key",), ("value",)), (key, value))
 
 
-__all__ = ["AuthorityRows", "dumps_json", "json_list", "loads_json", "version_from_row"]
+__all__ = ["AuthorityRows", "dumps_json", "json_list", "loads_json", "stored_purge", "version_from_row"]

@@ -25,6 +25,7 @@ from . import migrations
 from .errors import translated
 from .fts import SQLiteFullText
 from .options import SYNCHRONOUS, StoreOptions, must_open_read_only, read_only_refusal, read_only_uri
+from .purge import SQLitePurge
 from .vectors import SQLiteVectors
 
 T = TypeVar("T")
@@ -83,6 +84,7 @@ class SQLiteEngine:
         self.dialect = SQLiteDialect()
         self.fts = SQLiteFullText(self)
         self.vectors = SQLiteVectors()
+        self.purge = SQLitePurge(self)
         self._caps = Capabilities(
             fts=True,
             vector=True,  # sqlite-vec is loaded and probed at open; a store uses it once it records a profile

@@ -16,6 +16,8 @@ no write lock. A store newer than this code is refused (upgrade memstone), never
    one engine-neutral implementation (``backends/sql/maintenance.py``) serves every engine.
 6. The capture review queue and the store's settings (``bundle_schema.CAPTURE``), which used to be JSON files
    beside the database; ``sqlite/side_files.py`` moves an old store's files in when it opens.
+7. Purge tombstones (issue 12): ``memory_purges`` in every store (a store that purged before has it already), so
+   a copy or an import can write a purged version's tombstone with its Revision.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import apsw
 
 from ...domain.errors import BackendUnavailable
 from ..sql.engine import Migrator
-from . import bundle_schema, maintenance_schema, schema
+from . import bundle_schema, maintenance_schema, purge, schema
 
 
 class SQLiteFile(Protocol):
@@ -87,6 +89,10 @@ def _capture(conn: apsw.Connection, core: Migrator) -> None:
     conn.execute(bundle_schema.CAPTURE)
 
 
+def _tombstones(conn: apsw.Connection, core: Migrator) -> None:
+    conn.execute(purge.TOMBSTONES)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "authority, head projection, immutability triggers", _base),
     Migration(2, "record surface: archive projection and slug indexes", _records),
@@ -94,6 +100,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "principals: the auth tables in the engine (old layout renamed in place)", _principals),
     Migration(5, "maintenance records ordered by seq, not rowid (tables rebuilt, rows kept)", _maintenance_seq),
     Migration(6, "capture: the review queue and the store's settings", _capture),
+    Migration(7, "purge tombstones", _tombstones),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -6,18 +6,13 @@ on one worker thread, ``fts.py``: FTS5, ``vectors.py``: sqlite-vec plus an in-pr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import apsw
 
 from ...domain.errors import InvalidInput
-from ...domain.ids import EntryId
-from ...domain.purge import Tombstone
 from ..sql.core import StoreCore
 from ..url import StoreURL, parse_store_url
 from .engine import DEFAULT_BUSY_TIMEOUT_MS, SQLiteEngine
 from .options import StoreOptions, split_url
-from .purge import SQLitePurge
 from .side_files import import_side_files
 
 
@@ -48,15 +43,6 @@ class SQLiteMemoryBackend(StoreCore):
     ) -> None:
         self.sqlite = SQLiteEngine(path, busy_timeout_ms=busy_timeout_ms, options=options, create=create)
         super().__init__(self.sqlite)
-        self._purge = SQLitePurge(self.sqlite, self.parts)
-        self.parts.purged_hashes = self._purge.purged_hashes_sync
-
-    async def purge_versions(self, tombstones: Sequence[Tombstone]) -> bool:
-        """Erase these versions' content from every file, keeping their tombstones (sqlite/purge.py)."""
-        return await self._purge.purge_versions(tombstones)
-
-    async def tombstones(self, entry_id: EntryId | None = None) -> tuple[Tombstone, ...]:
-        return await self._purge.tombstones(entry_id)
 
     async def open(self) -> SQLiteMemoryBackend:
         await super().open()

@@ -197,12 +197,15 @@ class _Run:
                     created_at=now,
                 )
             )
-        seen = {v.entry_id: v.entry_content_hash for v in live if v.entry_id in changed}
+        # Trigger: a DRY_RUN. Why: a dry run changes nothing, the ledger included; were it to record what it saw,
+        # the next APPLY run would list nothing and never apply what the dry run only proposed. Outcome: only an
+        # APPLY run (or an accepted proposal) advances the ledger.
+        apply = self.run.mode == "APPLY"
+        seen = {v.entry_id: v.entry_content_hash for v in live if v.entry_id in changed} if apply else {}
+        gone = unseen if apply else []
         # Proposals and the ledger land together: a crash after this keeps the judgements, stored and decidable.
-        await self.step(
-            "record", lambda: self.store.save_maintenance(self.run, self.proposals, seen=seen, unseen=unseen)
-        )
-        if self.run.mode == "APPLY":
+        await self.step("record", lambda: self.store.save_maintenance(self.run, self.proposals, seen=seen, unseen=gone))
+        if apply:
             await self.apply_all()
 
     async def apply_all(self) -> None:

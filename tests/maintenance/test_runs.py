@@ -146,6 +146,8 @@ async def test_a_rejected_proposal_writes_nothing_and_counts_in_its_run(svc: Mem
     assert done.status == "REJECTED" and await svc.resolve(WEB) == head
     (run,) = await runs(svc, scope=WEB)
     assert run.totals["status:REJECTED"] == 1 and "status:PROPOSED" not in run.totals
+    again = await maintain(svc, scope=WEB, mode="apply")  # the rejected merge is not made again, nor applied
+    assert again.proposals == () and await svc.resolve(WEB) == head
 
 
 async def test_a_failed_step_is_retried_up_to_twice(svc: MemoryService) -> None:

@@ -57,6 +57,13 @@ def _proposal_line(p: Proposal) -> str:
 )
 @click.option("--no-wait", is_flag=True, help="Fail (exit 3) instead of queueing when another run holds the scope.")
 @click.option("--use-model", is_flag=True, help="Also match paraphrases with the store's embedding model.")
+@click.option(
+    "--repo",
+    "repo",
+    type=click.Path(file_okay=False, exists=True),
+    help="The git work tree code-anchored memories cite (default: the current one, if any); a cited file "
+    "changed since is proposed stale.",
+)
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.pass_context
@@ -67,6 +74,7 @@ def maintain_command(
     timeout_s: float,
     no_wait: bool,
     use_model: bool,
+    repo: str | None,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -76,13 +84,15 @@ def maintain_command(
 
     async def body(svc: MemoryService) -> None:
         nonlocal failed
-        from ..maintenance import MaintenanceSettings, maintain
+        from ..maintenance import JudgeSettings, MaintenanceSettings, maintain
+        from ..maintenance.evidence import work_tree
 
+        judged = JudgeSettings(repo=repo or work_tree("."))
         report = await maintain(
             svc,
             scope=scope or obj.scope,
             mode=mode,
-            settings=MaintenanceSettings(timeout_s=timeout_s, wait=not no_wait),
+            settings=MaintenanceSettings(timeout_s=timeout_s, wait=not no_wait, judges=judged),
             model=use_model,
             progress=None if quiet else (lambda msg: click.echo(f"maintain: {msg}", err=True)),
         )

@@ -17,6 +17,7 @@ from typing import Literal, get_args
 
 from .errors import InvalidInput
 from .ids import EntryId, MemoryId
+from .model import STALE_TAG
 
 MaintenanceMode = Literal["DRY_RUN", "APPLY"]
 RunStatus = Literal["QUEUED", "RUNNING", "COMPLETED", "FAILED", "TIMED_OUT"]
@@ -31,6 +32,11 @@ MODES: tuple[MaintenanceMode, ...] = get_args(MaintenanceMode)
 RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
 TERMINAL_RUN: frozenset[str] = frozenset({"COMPLETED", "FAILED", "TIMED_OUT"})
 DECIDED: frozenset[str] = frozenset({"APPLIED", "REJECTED", "SKIPPED_HASH_MISMATCH"})
+
+
+def is_stale(tags: Iterable[str]) -> bool:
+    """Whether an entry with these tags is flagged stale."""
+    return STALE_TAG in tags
 
 
 def parse_mode(value: str) -> MaintenanceMode:
@@ -275,6 +281,7 @@ def _int(value: object) -> int:
 __all__ = [
     "DECIDED",
     "PROPOSAL_ORDER",
+    "STALE_TAG",
     "MaintenanceEvent",
     "MaintenanceMode",
     "MaintenanceRun",
@@ -284,6 +291,7 @@ __all__ = [
     "ProposalStatus",
     "RunStatus",
     "Usage",
+    "is_stale",
     "parse_mode",
     "totals",
 ]

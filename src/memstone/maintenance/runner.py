@@ -29,13 +29,14 @@ from ..domain.maintenance import (
     MaintenanceRun,
     Proposal,
     RunStatus,
+    is_stale,
     parse_mode,
     totals,
 )
 from ..domain.model import EntryVersion
 from ..domain.scopes import canonical_scope
 from ..ports import EmbeddingModel, MaintenanceStore
-from . import judges
+from . import evidence, judges
 from .apply import apply_proposal
 
 if TYPE_CHECKING:
@@ -149,13 +150,15 @@ class _Run:
         changed = {v.entry_id for v in live if ledger.get(v.entry_id) != v.entry_content_hash}
         active = {v.entry_id for v in live}
         unseen = [e for e in ledger if e not in active]
-        self.run = replace(self.run, memory_id=head.memory_id, head_revision=head.revision, listed=len(changed))
-        self.progress(f"listed {len(changed)} changed of {len(live)} active entries (revision {head.revision})")
-        if not changed and not unseen:
+        outdated = await self.step("evidence", lambda: self.evidence(live))
+        listed = len(changed | set(outdated))
+        self.run = replace(self.run, memory_id=head.memory_id, head_revision=head.revision, listed=listed)
+        self.progress(f"listed {listed} changed of {len(live)} active entries (revision {head.revision})")
+        if not changed and not unseen and not outdated:
             return  # the digest gate: nothing changed since the last pass; no judge runs, no model is called
         taken: set[EntryId] = set()
         drafts: list[judges.Draft] = []
-        partitions = sorted({v.kind for v in live if v.entry_id in changed})
+        partitions = sorted({v.kind for v in live if v.entry_id in changed or v.entry_id in outdated})
         threshold = judges.semantic_threshold(self.model, self.settings.judges)
         embed = self.embed if self.model is not None else None
         cfg = self.settings.judges
@@ -168,6 +171,7 @@ class _Run:
                 out = await judges.duplicates(kind, part, changed, mine, embed, threshold)
                 out += judges.prune(kind, part, changed, mine, now, cfg)
                 out += judges.slugs(kind, part, changed, mine)
+                out += judges.stale(kind, part, outdated, mine)
                 out += judges.empties(kind, part, changed, active)
                 taken.update(mine)
                 return out
@@ -207,6 +211,32 @@ class _Run:
         await self.step("record", lambda: self.store.save_maintenance(self.run, self.proposals, seen=seen, unseen=gone))
         if apply:
             await self.apply_all()
+
+    async def evidence(self, live: list[EntryVersion]) -> dict[EntryId, str]:
+        """Entries whose evidence changed (stale summaries; code-anchored entries, when a repository is set),
+        less those already tagged stale or whose stale proposal was rejected on the same content hash."""
+        todo = [v for v in live if not is_stale(v.content.tags)]
+        if not todo:
+            return {}
+        found = evidence.summary_stale(live)
+        if self.settings.judges.repo is not None:
+            git = evidence.GitEvidence(self.settings.judges.repo)
+            ids = sorted({s for v in todo for s in v.content.sources})
+            sources = {s.source_id: s for s in await self.svc.sources(ids)} if ids else {}
+            cited = [v for v in todo if any(s in sources and sources[s].uri for s in v.content.sources)]
+            found.update(await asyncio.to_thread(evidence.code_stale, cited, sources, git))
+        if not found:
+            return {}
+        judged = {
+            (p.entries[0], p.hashes[0][1])
+            for p in await self.store.maintenance_proposals(scope=self.run.scope)
+            if p.kind == "stale" and p.status == "REJECTED" and p.hashes
+        }
+        return {
+            v.entry_id: found[v.entry_id]
+            for v in todo
+            if v.entry_id in found and (v.entry_id, v.entry_content_hash) not in judged
+        }
 
     async def apply_all(self) -> None:
         for i, p in enumerate(self.proposals):
@@ -258,6 +288,8 @@ async def maintain(
     run_mode = parse_mode(mode)
     store = store_of(svc)
     uri = await scope_for(svc, scope)
+    if cfg.judges.repo is not None:
+        evidence.GitEvidence(cfg.judges.repo)  # a repository that is not one is refused before the run starts
     judge_model: EmbeddingModel | None
     if isinstance(model, bool):
         judge_model = (svc.indexer.model if svc.indexer is not None else None) if model else None

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from ...capture.queue import QueueItem
 from ...domain.history import EntryDiff
 from ...domain.maintenance import MaintenanceRun, Proposal
-from ...domain.model import Change, MemoryHit, Revision, RevisionChanges
+from ...domain.model import STALE_TAG, Change, MemoryHit, Revision, RevisionChanges
 from ...domain.records import CrossLink, Record
 from ...service import HistoryItem
 
@@ -49,6 +49,9 @@ class EntryFields(BaseModel):
     tags: list[str]
     important: bool
     mandatory: bool
+    stale: bool = Field(
+        default=False, description="Flagged stale by maintenance: its evidence changed; re-check before relying on it."
+    )
 
     @staticmethod
     def fields_of(x: Described) -> dict[str, Any]:
@@ -58,6 +61,7 @@ class EntryFields(BaseModel):
             "tags": list(x.tags),
             "important": x.important,
             "mandatory": x.mandatory,
+            "stale": STALE_TAG in x.tags,
         }
 
 

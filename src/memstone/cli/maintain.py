@@ -64,6 +64,12 @@ def _proposal_line(p: Proposal) -> str:
     help="The git work tree code-anchored memories cite (default: the current one, if any); a cited file "
     "changed since is proposed stale.",
 )
+@click.option(
+    "--judge-url",
+    help="An OpenAI-compatible chat endpoint (…/v1) for the optional model judge (off by default; its "
+    "merge proposals wait for accept/reject). The API key is read from MEMSTONE_JUDGE_API_KEY.",
+)
+@click.option("--judge-model", help="The chat model the judge endpoint serves (needed with --judge-url).")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.pass_context
@@ -75,6 +81,8 @@ def maintain_command(
     no_wait: bool,
     use_model: bool,
     repo: str | None,
+    judge_url: str | None,
+    judge_model: str | None,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -88,11 +96,21 @@ def maintain_command(
         from ..maintenance.evidence import work_tree
 
         judged = JudgeSettings(repo=repo or work_tree("."))
+        chat = None
+        if judge_url is not None or judge_model is not None:
+            import os
+
+            from ..chat import OpenAICompatibleChat
+            from ..domain.errors import InvalidInput
+
+            if not judge_url or not judge_model:
+                raise InvalidInput("the model judge needs both --judge-url and --judge-model")
+            chat = OpenAICompatibleChat(judge_url, judge_model, os.environ.get("MEMSTONE_JUDGE_API_KEY") or None)
         report = await maintain(
             svc,
             scope=scope or obj.scope,
             mode=mode,
-            settings=MaintenanceSettings(timeout_s=timeout_s, wait=not no_wait, judges=judged),
+            settings=MaintenanceSettings(timeout_s=timeout_s, wait=not no_wait, judges=judged, chat=chat),
             model=use_model,
             progress=None if quiet else (lambda msg: click.echo(f"maintain: {msg}", err=True)),
         )

@@ -19,7 +19,7 @@ from ..capture._text import informative_count, subject_tokens
 from ..capture.admission import SEMANTIC_THRESHOLDS, Semantic, semantic_texts
 from ..capture.statements import is_mandatory
 from ..domain.ids import EntryId
-from ..domain.maintenance import ProposalAction, ProposalKind
+from ..domain.maintenance import JudgeName, ProposalAction, ProposalKind
 from ..domain.model import EntryVersion
 from ..domain.rules import slugify
 from ..ports import EmbeddingModel
@@ -40,6 +40,7 @@ class Draft:
     evidence: str
     text: str | None = None
     slug: str | None = None
+    judge: JudgeName = "rules"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -35,8 +35,8 @@ from ..domain.maintenance import (
 )
 from ..domain.model import EntryVersion
 from ..domain.scopes import canonical_scope
-from ..ports import EmbeddingModel, MaintenanceStore
-from . import evidence, judges
+from ..ports import ChatModel, EmbeddingModel, MaintenanceStore
+from . import evidence, judges, model_judge
 from .apply import apply_proposal
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ class MaintenanceSettings:
     poll_s: float = 0.25
     wait: bool = True  # a second start while a run holds the scope queues behind it (False: MaintenanceBusyError)
     judges: judges.JudgeSettings = field(default_factory=judges.JudgeSettings)
+    chat: ChatModel | None = None  # the optional model judge (off by default); its proposals await a decision
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -173,6 +174,7 @@ class _Run:
                 out += judges.slugs(kind, part, changed, mine)
                 out += judges.stale(kind, part, outdated, mine)
                 out += judges.empties(kind, part, changed, active)
+                out += await self.model_judge(kind, part, changed, mine)
                 taken.update(mine)
                 return out
 
@@ -199,6 +201,7 @@ class _Run:
                     slug=d.slug,
                     status="INFORMATIONAL" if d.action == "inform" else "PROPOSED",
                     created_at=now,
+                    judge=d.judge,
                 )
             )
         # Trigger: a DRY_RUN. Why: a dry run changes nothing, the ledger included; were it to record what it saw,
@@ -211,6 +214,26 @@ class _Run:
         await self.step("record", lambda: self.store.save_maintenance(self.run, self.proposals, seen=seen, unseen=gone))
         if apply:
             await self.apply_all()
+
+    async def model_judge(
+        self, kind: str, part: list[EntryVersion], changed: set[EntryId], mine: set[EntryId]
+    ) -> list[judges.Draft]:
+        """The optional chat-model judge over one partition (only one with a changed entry); every call counted."""
+        chat = self.settings.chat
+        if chat is None:
+            return []
+        user = model_judge.prompt(kind, part, changed, mine)
+        if user is None:
+            return []
+        result = await model_judge.ask(chat, user)
+        self.run = replace(
+            self.run,
+            usage=self.run.usage.plus(max(result.usage.calls, 1), result.usage.input_tokens, result.output_tokens),
+        )
+        found, refused = model_judge.judge(result, kind, part, changed, mine, chat.name)
+        for why in refused:
+            self.progress(f"model judge, partition {kind}: refused {why}")
+        return found
 
     async def evidence(self, live: list[EntryVersion]) -> dict[EntryId, str]:
         """Entries whose evidence changed (stale summaries; code-anchored entries, when a repository is set),
@@ -240,8 +263,8 @@ class _Run:
 
     async def apply_all(self) -> None:
         for i, p in enumerate(self.proposals):
-            if p.status != "PROPOSED":
-                continue
+            if p.status != "PROPOSED" or p.judge == "model":
+                continue  # a model's candidate never decides anything by itself: it waits for a decision
             decided, seen = await self.step(f"apply:{p.proposal_id}", partial(self.apply_one, p))
             self.proposals[i] = decided
             await self.step("record", partial(self.record_decision, decided, seen))

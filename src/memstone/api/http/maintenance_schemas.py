@@ -54,6 +54,9 @@ class MaintenanceProposalOut(Open):
     slug: str | None
     status: ProposalStatusName
     result: str | None
+    judge: Literal["rules", "model"] = Field(
+        default="rules", description="model: the optional model judge's candidate; it waits for a decision."
+    )
 
 
 class MaintenanceReportOut(Open):

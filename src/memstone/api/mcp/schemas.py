@@ -401,11 +401,15 @@ class ProposalOut(BaseModel):
     text: str | None = None
     slug: str | None = None
     result: str | None = None
+    judge: Literal["rules", "model"] = Field(
+        default="rules", description="model: the optional model judge's candidate; accept or reject it."
+    )
 
     @classmethod
     def of(cls, p: Proposal) -> ProposalOut:
         return cls(id=p.proposal_id, run=p.run_id, kind=p.kind, action=p.action, entries=list(p.entries),
-                   evidence=p.evidence, status=p.status, text=p.text, slug=p.slug, result=p.result)  # fmt: skip
+                   evidence=p.evidence, status=p.status, text=p.text, slug=p.slug, result=p.result,
+                   judge=p.judge)  # fmt: skip
 
 
 class MaintainOut(BaseModel):

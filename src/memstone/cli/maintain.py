@@ -67,9 +67,14 @@ def _proposal_line(p: Proposal) -> str:
 @click.option(
     "--judge-url",
     help="An OpenAI-compatible chat endpoint (…/v1) for the optional model judge (off by default; its "
-    "merge proposals wait for accept/reject). The API key is read from MEMSTONE_JUDGE_API_KEY.",
+    "merge proposals wait for accept/reject).",
 )
 @click.option("--judge-model", help="The chat model the judge endpoint serves (needed with --judge-url).")
+@click.option(
+    "--judge-key-file",
+    type=click.Path(dir_okay=False, exists=True),
+    help="A file holding the judge endpoint's API key (never on the command line).",
+)
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.pass_context
@@ -83,6 +88,7 @@ def maintain_command(
     repo: str | None,
     judge_url: str | None,
     judge_model: str | None,
+    judge_key_file: str | None,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -98,14 +104,17 @@ def maintain_command(
         judged = JudgeSettings(repo=repo or work_tree("."))
         chat = None
         if judge_url is not None or judge_model is not None:
-            import os
+            from pathlib import Path
 
             from ..chat import OpenAICompatibleChat
             from ..domain.errors import InvalidInput
 
             if not judge_url or not judge_model:
-                raise InvalidInput("the model judge needs both --judge-url and --judge-model")
-            chat = OpenAICompatibleChat(judge_url, judge_model, os.environ.get("MEMSTONE_JUDGE_API_KEY") or None)
+                raise InvalidInput(
+                    "the model judge needs both --judge-url and --judge-model", hint="pass both, or neither"
+                )
+            key = Path(judge_key_file).read_text("utf-8").strip() if judge_key_file else None
+            chat = OpenAICompatibleChat(judge_url, judge_model, key or None)
         report = await maintain(
             svc,
             scope=scope or obj.scope,

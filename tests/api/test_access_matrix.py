@@ -65,6 +65,7 @@ class Seed:
     text: str
     item: str
     proposal: str  # a PROPOSED maintenance merge in acme/web whose merged text holds ``text``
+    run: str  # its run
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,9 @@ CASES: dict[tuple[str, str], Case] = {
     ("GET", "/api/maintenance/runs"): Case("authenticated_list", lambda s: ("/api/maintenance/runs", {}, None)),
     ("GET", "/api/maintenance/proposals"): Case(
         "authenticated_list", lambda s: ("/api/maintenance/proposals", {}, None)
+    ),
+    ("GET", "/api/maintenance/runs/{run_id}"): Case(
+        "read_entry", lambda s: (f"/api/maintenance/runs/{s.run}", {}, None)
     ),
     ("GET", "/api/maintenance/proposals/{proposal_id}"): Case(
         "read_entry", lambda s: (f"/api/maintenance/proposals/{s.proposal}", {}, None)
@@ -252,7 +256,10 @@ async def seed(server: Server) -> Seed:
     assert queued.status == "queued"
     c_id = c.changes[0].entry_id
     proposal = await seed_proposal(svc, ACME_WEB, c_id, text)
-    return Seed(a=a_id, b=b_id, c=c_id, text=text, item=str(queued.outcomes[0].queue_item), proposal=proposal)
+    return Seed(
+        a=a_id, b=b_id, c=c_id, text=text, item=str(queued.outcomes[0].queue_item),
+        proposal=proposal.proposal_id, run=proposal.run_id,
+    )  # fmt: skip
 
 
 async def test_every_route_has_a_rule(server: Server) -> None:

@@ -154,7 +154,7 @@ async def seed(world: World) -> Seed:
     )  # fmt: skip
     assert queued.status == "queued"
     item = str(queued.outcomes[0].queue_item)
-    proposal = await seed_proposal(svc, ACME_WEB, c_id, text)
+    proposal = (await seed_proposal(svc, ACME_WEB, c_id, text)).proposal_id
     return Seed(a=a.changes[0].entry_id, b=b_id, c=c_id, item=item, text=text, queued=queued_text, proposal=proposal)
 
 

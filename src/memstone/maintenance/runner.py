@@ -293,12 +293,14 @@ async def maintain(
     settings: MaintenanceSettings | None = None,
     model: EmbeddingModel | bool | None = False,
     progress: Progress | None = None,
+    request: MaintenanceRun | None = None,
 ) -> RunReport:
     """Run maintenance over one scope: ``DRY_RUN`` (default) records proposals, ``APPLY`` also writes them.
 
     The judges are deterministic and need no model. ``model`` adds capture's paraphrase rule (vectors of the
     changed entries' partitions): an embedding model, or True for the service's own; False/None (the default)
-    none. A run over unchanged memory calls no model at all.
+    none. A run over unchanged memory calls no model at all. ``request``: a queued run record
+    (:func:`memstone.maintenance.queue.enqueue`) to carry out; its scope and mode replace ``scope``/``mode``.
 
     >>> report = await maintain(svc, scope="memstone://orgs/acme/projects/web", mode="apply")   # doctest: +SKIP
     >>> report.run.status, report.run.totals["proposals"]                             # doctest: +SKIP
@@ -308,9 +310,9 @@ async def maintain(
 
     cfg = settings or MaintenanceSettings()
     say = progress or (lambda _msg: None)
-    run_mode = parse_mode(mode)
+    run_mode = parse_mode(request.mode if request is not None else mode)
     store = store_of(svc)
-    uri = await scope_for(svc, scope)
+    uri = await scope_for(svc, request.scope if request is not None else scope)
     if cfg.judges.repo is not None:
         evidence.GitEvidence(cfg.judges.repo)  # a repository that is not one is refused before the run starts
     judge_model: EmbeddingModel | None
@@ -322,6 +324,8 @@ async def maintain(
     run = MaintenanceRun(
         run_id=new_ulid("mrun_"), scope=uri, mode=run_mode, status="QUEUED", created_at=utc_now(), holder=holder
     )
+    if request is not None:
+        run = replace(request, scope=uri, mode=run_mode, status="QUEUED", holder=holder)
     deadline = time.monotonic() + cfg.timeout_s
     other = await store.lease_maintenance(uri, run.run_id, holder, cfg.lease_ttl_s)
     if other is not None:

@@ -14,8 +14,8 @@ from ..ports import MaintenanceStore
 from ..service import MemoryService, utc_now
 
 
-async def seed_proposal(svc: MemoryService, scope: str, survivor: EntryId, text: str) -> str:
-    """A PROPOSED ``duplicate`` merge of a new entry restating ``text`` into ``survivor``; returns its id.
+async def seed_proposal(svc: MemoryService, scope: str, survivor: EntryId, text: str) -> Proposal:
+    """A PROPOSED ``duplicate`` merge of a new entry restating ``text`` into ``survivor`` (and its run record).
 
     The proposal's merged text holds ``text``, so a caller refused it must not see ``text`` in the answer.
     """
@@ -44,7 +44,7 @@ async def seed_proposal(svc: MemoryService, scope: str, survivor: EntryId, text:
         created_at=now,
     )
     await backend.save_maintenance(run, [proposal])
-    return proposal.proposal_id
+    return proposal
 
 
 __all__ = ["seed_proposal"]

@@ -67,6 +67,24 @@ class EmbeddingResult:
     usage: InferenceUsage = field(default_factory=InferenceUsage)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChatResult:
+    """One chat completion: the model's text and what the call cost (``output_tokens``: completion tokens)."""
+
+    text: str
+    usage: InferenceUsage = field(default_factory=InferenceUsage)
+    output_tokens: int = 0
+
+
+class ChatModel(Protocol):
+    """A chat model (the optional maintenance model judge): one system and one user message in, text out."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def complete(self, system: str, user: str) -> ChatResult: ...
+
+
 @runtime_checkable
 class EmbeddingModel(Protocol):
     """Turns texts into unit vectors of the profile's dimension."""

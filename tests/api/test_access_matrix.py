@@ -24,6 +24,7 @@ from memstone.api.http import Settings, create_app
 from memstone.api.mcp.server import mcp_mount
 from memstone.capture import CaptureSettings, ReviewQueue, UserPrompt, capture
 from memstone.domain.model import EntryPatch, Relation
+from memstone.testing.proposals import seed_proposal
 
 ACME_WEB = "memstone://orgs/acme/projects/web"
 PRINCIPALS = ("none", "revoked", "no_grant", "other_org", "reader", "writer", "admin")
@@ -43,8 +44,8 @@ RULES: dict[str, tuple[int, ...]] = {
     # without an MCP session is the SDK's 400 "Missing session ID" (what each tool allows, through a real MCP
     # client, is tests/mcp/test_mcp_access_matrix.py).
     "mcp": (401, 401, 400, 400, 400, 400, 400),
-    # An id that names nothing (a maintenance proposal; none is seeded here): the token is checked first, then
-    # every caller gets the same 404, so it reveals nothing.
+    # An id that names nothing: the token is checked first, then every caller gets the same 404, so it reveals
+    # nothing.
     "unknown_item": (401, 401, 404, 404, 404, 404, 404),
 }
 # Lists that show only what the caller can read: everyone authenticated gets 200, and the seeded text only if
@@ -62,6 +63,8 @@ class Seed:
     c: str
     text: str
     item: str
+    proposal: str  # a PROPOSED maintenance merge in acme/web whose merged text holds ``text``
+    run: str  # its run
 
 
 @dataclass(frozen=True)
@@ -149,14 +152,17 @@ CASES: dict[tuple[str, str], Case] = {
     ("GET", "/api/maintenance/proposals"): Case(
         "authenticated_list", lambda s: ("/api/maintenance/proposals", {}, None)
     ),
+    ("GET", "/api/maintenance/runs/{run_id}"): Case(
+        "read_entry", lambda s: (f"/api/maintenance/runs/{s.run}", {}, None)
+    ),
     ("GET", "/api/maintenance/proposals/{proposal_id}"): Case(
-        "unknown_item", lambda s: ("/api/maintenance/proposals/mprop_01J00000000000000000000000", {}, None)
+        "read_entry", lambda s: (f"/api/maintenance/proposals/{s.proposal}", {}, None)
     ),
     ("POST", "/api/maintenance/proposals/{proposal_id}/accept"): Case(
-        "unknown_item", lambda s: ("/api/maintenance/proposals/mprop_01J00000000000000000000000/accept", {}, None)
+        "write_entry", lambda s: (f"/api/maintenance/proposals/{s.proposal}/accept", {}, None)
     ),
     ("POST", "/api/maintenance/proposals/{proposal_id}/reject"): Case(
-        "unknown_item", lambda s: ("/api/maintenance/proposals/mprop_01J00000000000000000000000/reject", {}, None)
+        "write_entry", lambda s: (f"/api/maintenance/proposals/{s.proposal}/reject", {}, None)
     ),
     ("POST", "/api/capture/queue/{item_id}/accept"): Case(
         "write_entry", lambda s: (f"/api/capture/queue/{s.item}/accept", {}, None)
@@ -243,7 +249,12 @@ async def seed(server: Server) -> Seed:
         settings=CaptureSettings().with_mode(ACME_WEB, "review"), queue=ReviewQueue.of(svc),
     )  # fmt: skip
     assert queued.status == "queued"
-    return Seed(a=a_id, b=b_id, c=c.changes[0].entry_id, text=text, item=str(queued.outcomes[0].queue_item))
+    c_id = c.changes[0].entry_id
+    proposal = await seed_proposal(svc, ACME_WEB, c_id, text)
+    return Seed(
+        a=a_id, b=b_id, c=c_id, text=text, item=str(queued.outcomes[0].queue_item),
+        proposal=proposal.proposal_id, run=proposal.run_id,
+    )  # fmt: skip
 
 
 async def test_every_route_has_a_rule(server: Server) -> None:

@@ -73,3 +73,43 @@ async def test_the_threshold_event_is_visible_over_http(local: Server) -> None:
     assert got.status_code == 200, got.text
     assert got.json()["threshold_reached"] is True and got.json()["event"]["kind"] == "writes_threshold_reached"
     assert (await local.client.get("/api/maintenance/status")).status_code == 422  # local mode names the scope
+
+
+async def test_an_async_start_returns_the_queued_run_and_its_status_is_polled(local: Server) -> None:
+    import asyncio
+
+    svc = local.state.service
+    await svc.remember(scope=PROJECT, entries=RESTATED)
+    started = await local.client.post(
+        "/api/maintenance/runs", params={"scope": PROJECT}, json={"mode": "apply", "background": True}
+    )
+    assert started.status_code == 201, started.text
+    run = started.json()["run"]
+    assert run["status"] == "QUEUED" and run["mode"] == "APPLY" and started.json()["proposals"] == []
+    for _ in range(200):
+        polled = await local.client.get(f"/api/maintenance/runs/{run['run_id']}")
+        assert polled.status_code == 200, polled.text
+        if polled.json()["run"]["status"] not in ("QUEUED", "RUNNING"):
+            break
+        await asyncio.sleep(0.05)
+    body = polled.json()
+    assert body["run"]["status"] == "COMPLETED" and body["run"]["run_id"] == run["run_id"]
+    (p,) = body["proposals"]
+    assert p["status"] == "APPLIED"
+    head = await svc.resolve(PROJECT)
+    assert head is not None and head.active_count == 1  # the run wrote its merge
+    assert (await local.client.get("/api/maintenance/runs/mrun_nope")).status_code == 404
+
+
+async def test_a_queued_request_survives_until_a_worker_carries_it_out(local: Server) -> None:
+    from memstone.maintenance.queue import carry_out, enqueue, pending
+
+    svc = local.state.service
+    await svc.remember(scope=PROJECT, entries=RESTATED)
+    request = await enqueue(svc, scope=PROJECT, mode="apply")
+    assert [r.run_id for r in await pending(svc)] == [request.run_id]
+    polled = (await local.client.get(f"/api/maintenance/runs/{request.run_id}")).json()["run"]
+    assert polled["status"] == "QUEUED"
+    report = await carry_out(svc, request)
+    assert report is not None and report.run.run_id == request.run_id and report.run.status == "COMPLETED"
+    assert await pending(svc) == [] and await carry_out(svc, request) is None  # carried out once

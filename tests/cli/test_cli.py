@@ -498,6 +498,7 @@ JSON_COMMANDS = [
     pytest.param(lambda e, m: ["config", "show"], id="config"),
     pytest.param(lambda e, m: ["migrate"], id="migrate"),
     pytest.param(lambda e, m: ["maintain", "--quiet"], id="maintain"),
+    pytest.param(lambda e, m: ["daemon", "--once", "--quiet"], id="daemon"),
     pytest.param(lambda e, m: ["maintenance", "runs"], id="maintenance"),
 ]
 

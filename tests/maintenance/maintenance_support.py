@@ -82,3 +82,60 @@ def fake_model_server(*, fail_first: int = 0, delay_s: float = 0.0, hold: bool =
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+@dataclass
+class FakeChat:
+    """A fake OpenAI-compatible ``POST /chat/completions`` server: answers ``reply`` (set it once the ids are
+    known), counts requests and the user messages it was sent, fails the first ``fail_first`` with HTTP 503."""
+
+    url: str
+    reply: str = '{"merges": []}'
+    fail_first: int = 0
+    requests: int = 0
+    prompts: list[str] = field(default_factory=list)
+
+
+PROMPT_TOKENS, COMPLETION_TOKENS = 120, 30
+
+
+@contextmanager
+def fake_chat_server(*, fail_first: int = 0) -> Iterator[FakeChat]:
+    state = FakeChat(url="", fail_first=fail_first)
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            assert self.path.endswith("/chat/completions") and body["messages"][0]["role"] == "system"
+            with lock:
+                state.requests += 1
+                n = state.requests
+                state.prompts.append(body["messages"][1]["content"])
+            if n <= state.fail_first:
+                payload = b'{"error": "overloaded"}'
+                self.send_response(503)
+            else:
+                usage = {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS}
+                choice = {"index": 0, "message": {"role": "assistant", "content": state.reply}}
+                payload = json.dumps({"choices": [choice], "usage": usage}).encode()
+                self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -183,3 +183,16 @@ async def test_kill_9_during_apply_leaves_no_proposal_half_applied(db_url: str) 
             assert merged == (manifest[absorbed].state == "inactive"), p  # whole, or not at all
             if p.status == "APPLIED":
                 assert merged
+
+
+def test_the_model_judge_from_the_cli_counts_its_calls_and_needs_both_options(db_url: str) -> None:
+    from maintenance_support import COMPLETION_TOKENS, PROMPT_TOKENS, fake_chat_server
+
+    seed(db_url)  # a restated pair the rules merge (not sent to the model), and one more entry that is
+    run(db_url, "remember", "--kind", "convention", "--text", "Releases go out on Fridays.")
+    with fake_chat_server() as fake:
+        out = run(db_url, "maintain", "--judge-url", fake.url, "--judge-model", "m", "--json")
+        assert fake.requests == 1 and out["run"]["model_calls"] == 1
+        assert (out["run"]["input_tokens"], out["run"]["output_tokens"]) == (PROMPT_TOKENS, COMPLETION_TOKENS)
+        refused = run(db_url, "maintain", "--judge-url", fake.url, "--json", code=2)
+        assert "--judge-model" in refused["error"]["message"] and fake.requests == 1

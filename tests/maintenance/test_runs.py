@@ -105,9 +105,20 @@ async def test_a_run_over_unchanged_memory_lists_nothing_writes_nothing_and_call
     assert await svc.resolve(WEB) == head  # zero writes
 
 
+async def test_a_dry_run_changes_nothing_not_even_the_ledger(svc: MemoryService) -> None:
+    await seed(svc, *RESTATED)
+    first = await maintain(svc, scope=WEB)
+    assert await svc.backend.maintenance_ledger(WEB) == {}  # type: ignore[attr-defined]
+    second = await maintain(svc, scope=WEB)
+    assert first.run.listed == second.run.listed == 4 and len(second.proposals) == 1
+    applied = await maintain(svc, scope=WEB, mode="apply")  # what the dry runs only proposed is applied now
+    assert applied.run.listed == 4 and applied.proposals[0].status == "APPLIED"
+    assert (await maintain(svc, scope=WEB, mode="apply")).run.listed == 0
+
+
 async def test_only_entries_changed_since_the_last_pass_are_listed(svc: MemoryService) -> None:
     ids = await seed(svc, conv("Deploy with uv."), conv("Pin every dependency exactly."))
-    await maintain(svc, scope=WEB)
+    await maintain(svc, scope=WEB, mode="apply")
     await svc.update(ids[0], EntryPatch(text="Deploy with uv, never pip."))
     again = await maintain(svc, scope=WEB)
     assert again.run.listed == 1
@@ -125,8 +136,8 @@ async def test_a_change_between_proposal_and_apply_is_skipped_hash_mismatch_and_
     assert await svc.resolve(WEB) == head  # nothing written
     with pytest.raises(InvalidInput, match="SKIPPED_HASH_MISMATCH"):
         await decide(svc, dup.proposal_id, accept=True)  # final for that proposal
-    again = await maintain(svc, scope=WEB)
-    assert again.run.listed == 1  # the next run sees the changed entry again
+    again = await maintain(svc, scope=WEB, mode="apply")
+    assert again.run.listed == 4  # the next run sees the changed entry again (nothing else was seen either)
 
 
 async def test_a_rejected_proposal_writes_nothing_and_counts_in_its_run(svc: MemoryService) -> None:
@@ -137,6 +148,8 @@ async def test_a_rejected_proposal_writes_nothing_and_counts_in_its_run(svc: Mem
     assert done.status == "REJECTED" and await svc.resolve(WEB) == head
     (run,) = await runs(svc, scope=WEB)
     assert run.totals["status:REJECTED"] == 1 and "status:PROPOSED" not in run.totals
+    again = await maintain(svc, scope=WEB, mode="apply")  # the rejected merge is not made again, nor applied
+    assert again.proposals == () and await svc.resolve(WEB) == head
 
 
 async def test_a_failed_step_is_retried_up_to_twice(svc: MemoryService) -> None:

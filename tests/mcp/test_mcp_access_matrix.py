@@ -27,6 +27,7 @@ from memstone.api.http.settings import Settings
 from memstone.api.mcp.server import mcp_mount
 from memstone.capture import CaptureSettings, ReviewQueue, UserPrompt, capture
 from memstone.domain.model import Relation
+from memstone.testing.proposals import seed_proposal
 
 ACME_WEB = "memstone://orgs/acme/projects/web"
 KINDS = ("no_grant", "other_org", "reader", "writer", "admin")
@@ -39,7 +40,7 @@ RULES: dict[str, tuple[str, ...]] = {
     "write_scope": ("forbidden", "forbidden", "forbidden", OK, OK),
     "write_entry": ("not_found", "not_found", "forbidden", OK, OK),
     "visible_list": (OK, OK, OK, OK, OK),  # lists only what the caller can read
-    "unknown_item": ("not_found",) * 5,  # an id naming nothing (no maintenance proposal is seeded here)
+    "unknown_item": ("not_found",) * 5,  # an id naming nothing
 }
 VISIBLE_TO = {"reader", "writer", "admin"}
 
@@ -52,6 +53,7 @@ class Seed:
     item: str  # a queued capture candidate
     text: str  # a's text (and its word "deploys")
     queued: str  # the queued candidate's text
+    proposal: str  # a PROPOSED maintenance merge in acme/web whose merged text holds ``text``
 
 
 TOOLS: dict[str, tuple[str, Callable[[Seed], dict[str, Any]]]] = {
@@ -72,8 +74,8 @@ TOOLS: dict[str, tuple[str, Callable[[Seed], dict[str, Any]]]] = {
     # Lists only proposals of scopes the caller can read, like GET /api/maintenance/proposals (unlike memory_list,
     # a named scope without the grant is an empty list, not forbidden).
     "memory_maintenance_proposals": ("visible_list", lambda s: {"scope": "project"}),
-    "memory_maintenance_accept": ("unknown_item", lambda s: {"id": "mprop_01J00000000000000000000000"}),
-    "memory_maintenance_reject": ("unknown_item", lambda s: {"id": "mprop_01J00000000000000000000000"}),
+    "memory_maintenance_accept": ("write_entry", lambda s: {"id": s.proposal}),
+    "memory_maintenance_reject": ("write_entry", lambda s: {"id": s.proposal}),
     "memory_review_accept": ("write_entry", lambda s: {"id": s.item}),
     "memory_review_reject": ("write_entry", lambda s: {"id": s.item, "note": "no"}),
 }
@@ -148,7 +150,8 @@ async def seed(world: World) -> Seed:
     )  # fmt: skip
     assert queued.status == "queued"
     item = str(queued.outcomes[0].queue_item)
-    return Seed(a=a.changes[0].entry_id, b=b_id, c=c_id, item=item, text=text, queued=queued_text)
+    proposal = (await seed_proposal(svc, ACME_WEB, c_id, text)).proposal_id
+    return Seed(a=a.changes[0].entry_id, b=b_id, c=c_id, item=item, text=text, queued=queued_text, proposal=proposal)
 
 
 async def written(world: World) -> tuple[int, list[str]]:

@@ -41,6 +41,8 @@ async def test_maintain_propose_accept_reject_and_a_repeat_run_does_nothing(
         assert (await call(client, "memory_maintenance_reject", id=second["id"]))["status"] == "REJECTED"
         again = await client.call_tool("memory_maintenance_accept", {"id": first["id"]})
         assert again.is_error is True
+        # A dry run records nothing in the ledger: the first APPLY run sees what no decision covered.
+        assert (await call(client, "memory_maintain", mode="apply"))["proposals"] == []
         repeat = await call(client, "memory_maintain", mode="apply")
         assert repeat["listed"] == 0 and repeat["proposals"] == [] and repeat["model_calls"] == 0
     head = await service.resolve(PROJECT)

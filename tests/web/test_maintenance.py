@@ -64,3 +64,30 @@ def test_reject_writes_nothing_and_hostile_text_stays_text(live: Live, page: Any
     assert after == before
     assert page.locator("#maint-dialog img").count() == 0
     assert page.evaluate("window.__pwned") is None and watch.dialogs == []
+
+
+def test_an_accepted_stale_proposal_shows_stale_in_the_catalogue_and_the_detail(live: Live, page: Any) -> None:
+    target = live.create(SCOPE, kind="decision", text="We deploy with uv on Fridays.")
+    summary = live.create(
+        SCOPE,
+        kind="fact",
+        text="Summary: deployment uses uv, once a week.",
+        relations=[{"kind": "summarizes", "target": target["entry_id"]}],
+    )
+    live.patch(target["entry_id"], 1, text="We deploy with uv on Tuesdays and Thursdays.")
+    page.goto(live.url + WEB)
+    expect(page.locator("#items .item")).to_have_count(2)
+    expect(page.locator("#items .badge.stale")).to_have_count(0)
+    page.click("#maint")
+    page.click("#maint-run")
+    item = page.locator("#maint-items .maint-item")
+    expect(item).to_have_count(1)
+    expect(item.locator(".badge")).to_have_text("stale")
+    item.get_by_role("button", name="Accept").click()
+    expect(page.locator("#toast")).to_contain_text("Applied")
+    row = page.locator("#items .item", has_text="Summary: deployment")
+    expect(row.locator(".badge.stale")).to_have_text("stale")
+    expect(page.locator("#items .badge.stale")).to_have_count(1)
+    assert live.record(summary["entry_id"])["stale"] is True
+    page.goto(live.url + WEB + summary["entry_id"])
+    expect(page.locator(".detail-head .badge.stale")).to_be_visible()

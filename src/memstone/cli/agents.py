@@ -320,6 +320,7 @@ def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
     report["hook_failures"] = recent
     if recent:
         problems.append(f"{len(recent)} recent hook failure(s) in {settings.log_path}")
+    _daemon_report(obj.url, report, problems)
     installed = []
     for name in AGENT_NAMES:
         for where in ("user", "project"):
@@ -342,6 +343,32 @@ def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
     sys.exit(1 if problems else 0)
 
 
+def _daemon_report(url: str, report: dict[str, Any], problems: list[str]) -> None:
+    """What the maintenance daemon last wrote to its health file (``memstone daemon``), if one ran here."""
+    from ..maintenance.daemon import read_health
+    from .daemon import health_path
+
+    path = health_path(url)
+    health = read_health(path)
+    report["daemon"] = {"health_file": str(path), "health": health}
+    if health is not None and health.get("status") != "ok":
+        loops = health.get("loops")
+        errors = [
+            f"{x.get('name')}: {x.get('last_error')}"
+            for x in (loops if isinstance(loops, list) else [])
+            if isinstance(x, dict) and x.get("last_error")
+        ]
+        problems.append(f"the maintenance daemon is failing ({health.get('fatal') or '; '.join(errors)})")
+
+
+def _daemon_line(daemon: dict[str, Any]) -> str:
+    health = daemon.get("health")
+    if not isinstance(health, dict):
+        return "daemon:           none has run against this store (memstone daemon)"
+    beat = health.get("heartbeat_at")
+    return f"daemon:           {health.get('status')} (pid {health.get('pid')}, last heartbeat {beat})"
+
+
 def _doctor_text(report: dict[str, Any]) -> str:
     model = report.get("model", {})
     lines = [
@@ -354,6 +381,7 @@ def _doctor_text(report: dict[str, Any]) -> str:
         + (f" (model loads: {'yes' if model.get('works') else 'no'})" if model else ""),
         f"vectors missing:  {report.get('vectors_missing', '?')}",
         f"hook log:         {report['hook_log']}",
+        _daemon_line(report.get("daemon") or {}),
     ]
     for f in report["hook_failures"]:
         lines.append(f"  {f.get('at')}  {f.get('agent')} {f.get('event')}: {f.get('error')}: {f.get('message')}")

@@ -123,6 +123,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     # Governed maintenance (memstone.maintenance): start a run; its runs and proposals.
     "maintain": (".maintain", "maintain_command"),
     "maintenance": (".maintain", "maintenance_group"),
+    "daemon": (".daemon", "daemon_command"),
     # Real erasure of an entry's content (tombstones kept).
     "purge": (".purge", "purge"),
     # A whole store to another engine, history exact.

@@ -57,6 +57,24 @@ def _proposal_line(p: Proposal) -> str:
 )
 @click.option("--no-wait", is_flag=True, help="Fail (exit 3) instead of queueing when another run holds the scope.")
 @click.option("--use-model", is_flag=True, help="Also match paraphrases with the store's embedding model.")
+@click.option(
+    "--repo",
+    "repo",
+    type=click.Path(file_okay=False, exists=True),
+    help="The git work tree code-anchored memories cite (default: the current one, if any); a cited file "
+    "changed since is proposed stale.",
+)
+@click.option(
+    "--judge-url",
+    help="An OpenAI-compatible chat endpoint (…/v1) for the optional model judge (off by default; its "
+    "merge proposals wait for accept/reject).",
+)
+@click.option("--judge-model", help="The chat model the judge endpoint serves (needed with --judge-url).")
+@click.option(
+    "--judge-key-file",
+    type=click.Path(dir_okay=False, exists=True),
+    help="A file holding the judge endpoint's API key (never on the command line).",
+)
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.pass_context
@@ -67,6 +85,10 @@ def maintain_command(
     timeout_s: float,
     no_wait: bool,
     use_model: bool,
+    repo: str | None,
+    judge_url: str | None,
+    judge_model: str | None,
+    judge_key_file: str | None,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -76,13 +98,28 @@ def maintain_command(
 
     async def body(svc: MemoryService) -> None:
         nonlocal failed
-        from ..maintenance import MaintenanceSettings, maintain
+        from ..maintenance import JudgeSettings, MaintenanceSettings, maintain
+        from ..maintenance.evidence import work_tree
 
+        judged = JudgeSettings(repo=repo or work_tree("."))
+        chat = None
+        if judge_url is not None or judge_model is not None:
+            from pathlib import Path
+
+            from ..chat import OpenAICompatibleChat
+            from ..domain.errors import InvalidInput
+
+            if not judge_url or not judge_model:
+                raise InvalidInput(
+                    "the model judge needs both --judge-url and --judge-model", hint="pass both, or neither"
+                )
+            key = Path(judge_key_file).read_text("utf-8").strip() if judge_key_file else None
+            chat = OpenAICompatibleChat(judge_url, judge_model, key or None)
         report = await maintain(
             svc,
             scope=scope or obj.scope,
             mode=mode,
-            settings=MaintenanceSettings(timeout_s=timeout_s, wait=not no_wait),
+            settings=MaintenanceSettings(timeout_s=timeout_s, wait=not no_wait, judges=judged, chat=chat),
             model=use_model,
             progress=None if quiet else (lambda msg: click.echo(f"maintain: {msg}", err=True)),
         )

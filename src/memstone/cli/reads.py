@@ -90,6 +90,7 @@ def search(
         for h in result.hits:
             head = f"[{h.kind}] {h.title + ': ' if h.title else ''}"
             note = f"  (superseded; current {h.current_entry_version_id})" if h.superseded else ""
+            note += "  [stale]" if h.stale else ""
             lines.append(f"{h.entry_id}  {h.score:.4f}  {head}{h.text.splitlines()[0][:100]}{note}")
         lines.extend(
             f"shadowed: {s.entry_id} ({s.scope}) by {s.shadowed_by} ({s.shadowed_by_scope})" for s in result.shadowed

@@ -68,7 +68,7 @@ def _record_line(r: Record) -> str:
     label = f"{r.title}: " if r.title else ""
     slug = f" {r.slug}" if r.slug else ""
     shadow = f"  (shadowed by {r.shadowed_by} in {r.shadowed_by_scope})" if r.shadowed_by else ""
-    state = "" if r.state == "active" else "  [inactive]"
+    state = ("" if r.state == "active" else "  [inactive]") + ("  [stale]" if r.stale else "")
     return (
         f"{r.entry_id}  {r.category:<9}  [{r.kind}]{slug}  {label}{first}  ({r.scope or r.memory_ref}){shadow}{state}"
     )
@@ -400,9 +400,14 @@ def recall_command(
             order=order,  # type: ignore[arg-type]
         )
         lines = ["# Mandatory"]
-        lines.extend(f"\n### [{r.kind}] {r.title or r.slug or r.entry_id}\n{r.text}" for r in bundle.mandatory)
+        stale = {True: " (stale: its evidence changed)", False: ""}
+        lines.extend(
+            f"\n### [{r.kind}] {r.title or r.slug or r.entry_id}{stale[r.stale]}\n{r.text}" for r in bundle.mandatory
+        )
         lines.append("\n# Contextual")
-        lines.extend(f"\n### [{h.kind}] {h.title or h.slug or h.entry_id}\n{h.text}" for h in bundle.contextual)
+        lines.extend(
+            f"\n### [{h.kind}] {h.title or h.slug or h.entry_id}{stale[h.stale]}\n{h.text}" for h in bundle.contextual
+        )
         if bundle.links:
             lines.append("\n# Links")
             lines.extend(f"- {x.source} {x.kind} {x.target} ({x.direction})" for x in bundle.links)

@@ -17,6 +17,7 @@ from typing import Literal, get_args
 
 from .errors import InvalidInput
 from .ids import EntryId, MemoryId
+from .model import STALE_TAG
 
 MaintenanceMode = Literal["DRY_RUN", "APPLY"]
 RunStatus = Literal["QUEUED", "RUNNING", "COMPLETED", "FAILED", "TIMED_OUT"]
@@ -24,6 +25,7 @@ RunStatus = Literal["QUEUED", "RUNNING", "COMPLETED", "FAILED", "TIMED_OUT"]
 ProposalKind = Literal["duplicate", "prune", "slug", "stale", "empty", "mandatory"]
 PROPOSAL_ORDER: tuple[ProposalKind, ...] = get_args(ProposalKind)
 ProposalAction = Literal["merge", "retire", "rename", "flag_stale", "demote", "inform"]
+JudgeName = Literal["rules", "model"]  # who made a proposal: the deterministic judges or the optional model judge
 ProposalStatus = Literal["PROPOSED", "APPLIED", "REJECTED", "SKIPPED_HASH_MISMATCH", "FAILED", "INFORMATIONAL"]
 ACTIONS: tuple[ProposalAction, ...] = get_args(ProposalAction)
 STATUSES: tuple[ProposalStatus, ...] = get_args(ProposalStatus)
@@ -31,6 +33,11 @@ MODES: tuple[MaintenanceMode, ...] = get_args(MaintenanceMode)
 RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
 TERMINAL_RUN: frozenset[str] = frozenset({"COMPLETED", "FAILED", "TIMED_OUT"})
 DECIDED: frozenset[str] = frozenset({"APPLIED", "REJECTED", "SKIPPED_HASH_MISMATCH"})
+
+
+def is_stale(tags: Iterable[str]) -> bool:
+    """Whether an entry with these tags is flagged stale."""
+    return STALE_TAG in tags
 
 
 def parse_mode(value: str) -> MaintenanceMode:
@@ -68,6 +75,7 @@ class Proposal:
     result: str | None = None  # the Revision it was applied in, or why it was not
     created_at: str = ""
     decided_at: str | None = None
+    judge: JudgeName = "rules"  # "model": an untrusted candidate; an APPLY run leaves it for a decision
 
     @property
     def informational(self) -> bool:
@@ -97,6 +105,7 @@ class Proposal:
             "result": self.result,
             "created_at": self.created_at,
             "decided_at": self.decided_at,
+            "judge": self.judge,
         }
 
     @classmethod
@@ -123,6 +132,7 @@ class Proposal:
             result=_opt(data.get("result")),
             created_at=str(data.get("created_at") or ""),
             decided_at=_opt(data.get("decided_at")),
+            judge="model" if data.get("judge") == "model" else "rules",
         )
 
 
@@ -132,9 +142,14 @@ class Usage:
 
     model_calls: int = 0
     input_tokens: int = 0
+    output_tokens: int = 0  # a chat model's completion tokens (the model judge)
 
-    def plus(self, calls: int, tokens: int) -> Usage:
-        return Usage(model_calls=self.model_calls + calls, input_tokens=self.input_tokens + tokens)
+    def plus(self, calls: int, tokens: int, output: int = 0) -> Usage:
+        return Usage(
+            model_calls=self.model_calls + calls,
+            input_tokens=self.input_tokens + tokens,
+            output_tokens=self.output_tokens + output,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -181,6 +196,7 @@ class MaintenanceRun:
             "retries": self.retries,
             "model_calls": self.usage.model_calls,
             "input_tokens": self.usage.input_tokens,
+            "output_tokens": self.usage.output_tokens,
             "totals": dict(self.totals),
             "error": self.error,
         }
@@ -207,7 +223,11 @@ class MaintenanceRun:
             end_revision=_int(data.get("end_revision")),
             listed=_int(data.get("listed")),
             retries=_int(data.get("retries")),
-            usage=Usage(model_calls=_int(data.get("model_calls")), input_tokens=_int(data.get("input_tokens"))),
+            usage=Usage(
+                model_calls=_int(data.get("model_calls")),
+                input_tokens=_int(data.get("input_tokens")),
+                output_tokens=_int(data.get("output_tokens")),
+            ),
             totals={str(k): _int(v) for k, v in totals.items()},
             error=_opt(data.get("error")),
         )
@@ -275,6 +295,8 @@ def _int(value: object) -> int:
 __all__ = [
     "DECIDED",
     "PROPOSAL_ORDER",
+    "STALE_TAG",
+    "JudgeName",
     "MaintenanceEvent",
     "MaintenanceMode",
     "MaintenanceRun",
@@ -284,6 +306,7 @@ __all__ = [
     "ProposalStatus",
     "RunStatus",
     "Usage",
+    "is_stale",
     "parse_mode",
     "totals",
 ]

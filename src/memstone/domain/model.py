@@ -36,6 +36,10 @@ KnownKind = Literal[
 KNOWN_KINDS: tuple[str, ...] = get_args(KnownKind)  # the built-in kinds, in this order; a store may add its own
 
 MEMORY_SCHEMA = "memstone.memory.v1"
+# The tag an accepted maintenance ``stale`` proposal adds: the entry's evidence (a cited file, the entries a
+# summary summarizes) changed after it was written. Search hits, recall and the Explorer show it; removing
+# the tag (after re-checking the entry) clears it.
+STALE_TAG = "stale"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, order=True)
@@ -424,7 +428,13 @@ class MemoryHit:
             "scope": self.scope,
             "superseded": self.superseded,
             "current_entry_version_id": self.current_entry_version_id,
+            "stale": self.stale,
         }
+
+    @property
+    def stale(self) -> bool:
+        """Flagged stale by maintenance: its evidence changed after it was written (the ``stale`` tag)."""
+        return STALE_TAG in self.tags
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

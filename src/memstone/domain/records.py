@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from .ids import EntryId, EntryVersionId
-from .model import ArtifactRef, EntryState, EntryVersion, MemoryHit, Shadowed
+from .model import STALE_TAG, ArtifactRef, EntryState, EntryVersion, MemoryHit, Shadowed
 
 Category = Literal["mandatory", "important", "normal"]
 CATEGORY_RANK: dict[Category, int] = {"mandatory": 0, "important": 1, "normal": 2}
@@ -106,6 +106,11 @@ class Record:
         return self.version.provenance.author
 
     @property
+    def stale(self) -> bool:
+        """Flagged stale by maintenance: its evidence changed after it was written (the ``stale`` tag)."""
+        return STALE_TAG in self.version.content.tags
+
+    @property
     def category(self) -> Category:
         return category(important=self.important, mandatory=self.mandatory)
 
@@ -133,6 +138,7 @@ class Record:
             "entry_content_hash": self.version.entry_content_hash,
             "shadowed_by": self.shadowed_by,
             "shadowed_by_scope": self.shadowed_by_scope,
+            "stale": self.stale,
         }
 
 

@@ -11,8 +11,13 @@ secrets, grants, compare-and-swap and retries apply exactly as for an agent's wr
     for p in report.proposals:
         print(p.kind, p.action, p.entries, p.evidence)
     await decide(svc, report.proposals[0].proposal_id, accept=True)       # write one now
-    again = await maintain(svc, scope="memstone://orgs/acme/projects/web")           # unchanged memory: lists nothing
+    await maintain(svc, scope="memstone://orgs/acme/projects/web", mode="apply")     # the ledger records what it saw
+    again = await maintain(svc, scope="memstone://orgs/acme/projects/web", mode="apply")  # unchanged: lists nothing
     assert again.run.listed == 0 and again.run.usage.model_calls == 0
+
+A dry run changes nothing, the ledger included. Stale items: with ``JudgeSettings(repo=…)`` a code-anchored
+entry whose cited file changed in git is proposed stale (``evidence.py``), as is a summary whose summarized
+entry changed; accepted, the entry is tagged ``stale`` and shown so in search hits, recall and the Explorer.
 """
 
 from ..domain.maintenance import (

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..domain.ids import EntryId
-from ..domain.maintenance import Proposal
-from ..domain.model import Revision
+from ..domain.maintenance import STALE_TAG, Proposal
+from ..domain.model import EntryPatch, Revision
 
 if TYPE_CHECKING:
     from ..service import MemoryService
@@ -51,7 +51,12 @@ async def apply_proposal(svc: MemoryService, proposal: Proposal, *, at: str) -> 
                 rev = await svc.rename(head, proposal.entries[0], proposal.slug)
             case "demote":
                 rev = await svc.flag(head, proposal.entries[0], mandatory=False, important=True)
-            case "flag_stale" | "inform":
+            case "flag_stale":
+                current = await svc.get(proposal.entries[0], memory=head)
+                tags = (*current.content.tags, STALE_TAG)
+                patch = EntryPatch(tags=tags, reason=reason)
+                rev = (await svc.update(current.entry_id, patch, expected_version=current.version)).revision
+            case "inform":
                 return proposal, {}
         after = await svc.manifest(rev)
         seen = {e: after[e].entry_content_hash for e in proposal.entries if e in after and after[e].state == "active"}

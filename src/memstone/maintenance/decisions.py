@@ -78,7 +78,10 @@ async def decide(svc: MemoryService, proposal_id: str, *, accept: bool) -> Propo
     (run,) = await store.maintenance_runs(run_id=p.run_id)
     if not accept:
         decided = p.decided("REJECTED", result="rejected", at=utc_now())
-        await _save(store, run, decided, {})
+        # Trigger: a rejection. Why: the caller judged these entries at these hashes; were they left unseen (a
+        # dry run records nothing), the next APPLY run would propose the same thing again and apply it.
+        # Outcome: the ledger sees them at the proposal's hashes; an entry changed since is listed again.
+        await _save(store, run, decided, dict(p.hashes))
         return decided
     holder = f"{socket.gethostname()}:{os.getpid()}"
     lease = f"decide:{proposal_id}"

@@ -11,7 +11,7 @@ it also match paraphrases by meaning (the vectors are computed for changed entri
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..capture import Candidate, plan_candidates
@@ -19,7 +19,7 @@ from ..capture._text import informative_count, subject_tokens
 from ..capture.admission import SEMANTIC_THRESHOLDS, Semantic, semantic_texts
 from ..capture.statements import is_mandatory
 from ..domain.ids import EntryId
-from ..domain.maintenance import ProposalAction, ProposalKind
+from ..domain.maintenance import JudgeName, ProposalAction, ProposalKind
 from ..domain.model import EntryVersion
 from ..domain.rules import slugify
 from ..ports import EmbeddingModel
@@ -40,6 +40,7 @@ class Draft:
     evidence: str
     text: str | None = None
     slug: str | None = None
+    judge: JudgeName = "rules"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,6 +50,7 @@ class JudgeSettings:
     near_cosine: float | None = None  # the paraphrase rule's cosine (None: capture's calibrated one, if any)
     note_max_age_days: float = 30.0  # a changed working note older than this is a prune candidate
     mandatory_budget_chars: int = 6000  # the mandatory tier's share of a session, in characters
+    repo: str | None = None  # the git work tree code-anchored entries cite (None: their evidence is not checked)
 
 
 def semantic_threshold(model: EmbeddingModel | None, settings: JudgeSettings) -> float | None:
@@ -214,6 +216,21 @@ def slugs(partition: str, live: Sequence[EntryVersion], changed: set[EntryId], t
     return out
 
 
+def stale(
+    partition: str, live: Sequence[EntryVersion], reasons: Mapping[EntryId, str], taken: set[EntryId]
+) -> list[Draft]:
+    """Stale items: a summary, or a code-anchored entry, whose evidence changed (``evidence.py`` finds them);
+    accepted, the entry is tagged ``stale``."""
+    out: list[Draft] = []
+    for v in live:
+        why = reasons.get(v.entry_id)
+        if why is None or v.entry_id in taken:
+            continue
+        taken.add(v.entry_id)
+        out.append(Draft(kind="stale", partition=partition, action="flag_stale", entries=(v.entry_id,), evidence=why))
+    return out
+
+
 def empties(partition: str, live: Sequence[EntryVersion], changed: set[EntryId], active: set[EntryId]) -> list[Draft]:
     """Empty or orphaned entries (informational): next to no informative words, or a relation (other than
     ``supersedes``) to an entry that is not active in the scope."""
@@ -296,4 +313,14 @@ def _parse(stamp: str) -> _dt.datetime:
         return _dt.datetime.now(_dt.UTC)
 
 
-__all__ = ["Draft", "JudgeSettings", "duplicates", "empties", "mandatory_audit", "prune", "semantic_threshold", "slugs"]
+__all__ = [
+    "Draft",
+    "JudgeSettings",
+    "duplicates",
+    "empties",
+    "mandatory_audit",
+    "prune",
+    "semantic_threshold",
+    "slugs",
+    "stale",
+]

@@ -29,13 +29,14 @@ from ..domain.maintenance import (
     MaintenanceRun,
     Proposal,
     RunStatus,
+    is_stale,
     parse_mode,
     totals,
 )
 from ..domain.model import EntryVersion
 from ..domain.scopes import canonical_scope
-from ..ports import EmbeddingModel, MaintenanceStore
-from . import judges
+from ..ports import ChatModel, EmbeddingModel, MaintenanceStore
+from . import evidence, judges, model_judge
 from .apply import apply_proposal
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class MaintenanceSettings:
     poll_s: float = 0.25
     wait: bool = True  # a second start while a run holds the scope queues behind it (False: MaintenanceBusyError)
     judges: judges.JudgeSettings = field(default_factory=judges.JudgeSettings)
+    chat: ChatModel | None = None  # the optional model judge (off by default); its proposals await a decision
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,13 +151,15 @@ class _Run:
         changed = {v.entry_id for v in live if ledger.get(v.entry_id) != v.entry_content_hash}
         active = {v.entry_id for v in live}
         unseen = [e for e in ledger if e not in active]
-        self.run = replace(self.run, memory_id=head.memory_id, head_revision=head.revision, listed=len(changed))
-        self.progress(f"listed {len(changed)} changed of {len(live)} active entries (revision {head.revision})")
-        if not changed and not unseen:
+        outdated = await self.step("evidence", lambda: self.evidence(live))
+        listed = len(changed | set(outdated))
+        self.run = replace(self.run, memory_id=head.memory_id, head_revision=head.revision, listed=listed)
+        self.progress(f"listed {listed} changed of {len(live)} active entries (revision {head.revision})")
+        if not changed and not unseen and not outdated:
             return  # the digest gate: nothing changed since the last pass; no judge runs, no model is called
         taken: set[EntryId] = set()
         drafts: list[judges.Draft] = []
-        partitions = sorted({v.kind for v in live if v.entry_id in changed})
+        partitions = sorted({v.kind for v in live if v.entry_id in changed or v.entry_id in outdated})
         threshold = judges.semantic_threshold(self.model, self.settings.judges)
         embed = self.embed if self.model is not None else None
         cfg = self.settings.judges
@@ -168,7 +172,9 @@ class _Run:
                 out = await judges.duplicates(kind, part, changed, mine, embed, threshold)
                 out += judges.prune(kind, part, changed, mine, now, cfg)
                 out += judges.slugs(kind, part, changed, mine)
+                out += judges.stale(kind, part, outdated, mine)
                 out += judges.empties(kind, part, changed, active)
+                out += await self.model_judge(kind, part, changed, mine)
                 taken.update(mine)
                 return out
 
@@ -195,20 +201,70 @@ class _Run:
                     slug=d.slug,
                     status="INFORMATIONAL" if d.action == "inform" else "PROPOSED",
                     created_at=now,
+                    judge=d.judge,
                 )
             )
-        seen = {v.entry_id: v.entry_content_hash for v in live if v.entry_id in changed}
+        # Trigger: a DRY_RUN. Why: a dry run changes nothing, the ledger included; were it to record what it saw,
+        # the next APPLY run would list nothing and never apply what the dry run only proposed. Outcome: only an
+        # APPLY run (or an accepted proposal) advances the ledger.
+        apply = self.run.mode == "APPLY"
+        seen = {v.entry_id: v.entry_content_hash for v in live if v.entry_id in changed} if apply else {}
+        gone = unseen if apply else []
         # Proposals and the ledger land together: a crash after this keeps the judgements, stored and decidable.
-        await self.step(
-            "record", lambda: self.store.save_maintenance(self.run, self.proposals, seen=seen, unseen=unseen)
-        )
-        if self.run.mode == "APPLY":
+        await self.step("record", lambda: self.store.save_maintenance(self.run, self.proposals, seen=seen, unseen=gone))
+        if apply:
             await self.apply_all()
+
+    async def model_judge(
+        self, kind: str, part: list[EntryVersion], changed: set[EntryId], mine: set[EntryId]
+    ) -> list[judges.Draft]:
+        """The optional chat-model judge over one partition (only one with a changed entry); every call counted."""
+        chat = self.settings.chat
+        if chat is None:
+            return []
+        user = model_judge.prompt(kind, part, changed, mine)
+        if user is None:
+            return []
+        result = await model_judge.ask(chat, user)
+        self.run = replace(
+            self.run,
+            usage=self.run.usage.plus(max(result.usage.calls, 1), result.usage.input_tokens, result.output_tokens),
+        )
+        found, refused = model_judge.judge(result, kind, part, changed, mine, chat.name)
+        for why in refused:
+            self.progress(f"model judge, partition {kind}: refused {why}")
+        return found
+
+    async def evidence(self, live: list[EntryVersion]) -> dict[EntryId, str]:
+        """Entries whose evidence changed (stale summaries; code-anchored entries, when a repository is set),
+        less those already tagged stale or whose stale proposal was rejected on the same content hash."""
+        todo = [v for v in live if not is_stale(v.content.tags)]
+        if not todo:
+            return {}
+        found = evidence.summary_stale(live)
+        if self.settings.judges.repo is not None:
+            git = evidence.GitEvidence(self.settings.judges.repo)
+            ids = sorted({s for v in todo for s in v.content.sources})
+            sources = {s.source_id: s for s in await self.svc.sources(ids)} if ids else {}
+            cited = [v for v in todo if any(s in sources and sources[s].uri for s in v.content.sources)]
+            found.update(await asyncio.to_thread(evidence.code_stale, cited, sources, git))
+        if not found:
+            return {}
+        judged = {
+            (p.entries[0], p.hashes[0][1])
+            for p in await self.store.maintenance_proposals(scope=self.run.scope)
+            if p.kind == "stale" and p.status == "REJECTED" and p.hashes
+        }
+        return {
+            v.entry_id: found[v.entry_id]
+            for v in todo
+            if v.entry_id in found and (v.entry_id, v.entry_content_hash) not in judged
+        }
 
     async def apply_all(self) -> None:
         for i, p in enumerate(self.proposals):
-            if p.status != "PROPOSED":
-                continue
+            if p.status != "PROPOSED" or p.judge == "model":
+                continue  # a model's candidate never decides anything by itself: it waits for a decision
             decided, seen = await self.step(f"apply:{p.proposal_id}", partial(self.apply_one, p))
             self.proposals[i] = decided
             await self.step("record", partial(self.record_decision, decided, seen))
@@ -237,12 +293,14 @@ async def maintain(
     settings: MaintenanceSettings | None = None,
     model: EmbeddingModel | bool | None = False,
     progress: Progress | None = None,
+    request: MaintenanceRun | None = None,
 ) -> RunReport:
     """Run maintenance over one scope: ``DRY_RUN`` (default) records proposals, ``APPLY`` also writes them.
 
     The judges are deterministic and need no model. ``model`` adds capture's paraphrase rule (vectors of the
     changed entries' partitions): an embedding model, or True for the service's own; False/None (the default)
-    none. A run over unchanged memory calls no model at all.
+    none. A run over unchanged memory calls no model at all. ``request``: a queued run record
+    (:func:`memstone.maintenance.queue.enqueue`) to carry out; its scope and mode replace ``scope``/``mode``.
 
     >>> report = await maintain(svc, scope="memstone://orgs/acme/projects/web", mode="apply")   # doctest: +SKIP
     >>> report.run.status, report.run.totals["proposals"]                             # doctest: +SKIP
@@ -252,9 +310,11 @@ async def maintain(
 
     cfg = settings or MaintenanceSettings()
     say = progress or (lambda _msg: None)
-    run_mode = parse_mode(mode)
+    run_mode = parse_mode(request.mode if request is not None else mode)
     store = store_of(svc)
-    uri = await scope_for(svc, scope)
+    uri = await scope_for(svc, request.scope if request is not None else scope)
+    if cfg.judges.repo is not None:
+        evidence.GitEvidence(cfg.judges.repo)  # a repository that is not one is refused before the run starts
     judge_model: EmbeddingModel | None
     if isinstance(model, bool):
         judge_model = (svc.indexer.model if svc.indexer is not None else None) if model else None
@@ -264,6 +324,8 @@ async def maintain(
     run = MaintenanceRun(
         run_id=new_ulid("mrun_"), scope=uri, mode=run_mode, status="QUEUED", created_at=utc_now(), holder=holder
     )
+    if request is not None:
+        run = replace(request, scope=uri, mode=run_mode, status="QUEUED", holder=holder)
     deadline = time.monotonic() + cfg.timeout_s
     other = await store.lease_maintenance(uri, run.run_id, holder, cfg.lease_ttl_s)
     if other is not None:

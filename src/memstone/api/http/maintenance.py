@@ -7,13 +7,23 @@ service's normal write path.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
 from starlette.responses import JSONResponse, Response
 
 from ...maintenance import MaintenanceSettings, decide, maintain, proposal, proposals, runs, scope_status
+from ...maintenance.queue import carry_out, enqueue, run_record
 from . import maintenance_schemas as s
 from .routing import Call, Operation, Param
 from .schemas import Open
 
+if TYPE_CHECKING:
+    from ...domain.maintenance import MaintenanceRun
+    from ...service import MemoryService
+
+RUN = Param("run_id", "path", {"type": "string", "pattern": s.MAINTENANCE_RUN_ID}, "A run id (mrun_…).")
 PROPOSAL = Param(
     "proposal_id", "path", {"type": "string", "pattern": s.MAINTENANCE_PROPOSAL_ID}, "A proposal id (mprop_…)."
 )
@@ -23,11 +33,36 @@ def _ok(model: type[Open], data: object, status: int = 200) -> Response:
     return JSONResponse(model.model_validate(data).model_dump(mode="json"), status_code=status)
 
 
+_BACKGROUND: set[asyncio.Task[object]] = set()  # async runs in flight (held so they are not collected)
+
+
 async def start_run(call: Call) -> Response:
     body, scope = call.b(s.MaintainIn), call.q(s.MaintainQuery).scope
     settings = MaintenanceSettings(timeout_s=body.timeout_s, wait=body.wait)
+    if body.background:
+        # The request is a QUEUED record in the store first: were this server to stop before the run starts,
+        # the request stays queued for `memstone daemon` (or the next async start's worker) to carry out.
+        request = await enqueue(call.gate.service, scope=scope, mode=body.mode)
+        task: asyncio.Task[object] = asyncio.create_task(_carry(call.gate.service, request, settings))
+        _BACKGROUND.add(task)
+        task.add_done_callback(_BACKGROUND.discard)
+        return _ok(s.MaintenanceReportOut, {"run": request.to_dict(), "proposals": []}, 201)
     report = await maintain(call.gate.service, scope=scope, mode=body.mode, settings=settings)
     return _ok(s.MaintenanceReportOut, report.to_dict(), 201)
+
+
+async def _carry(svc: MemoryService, request: MaintenanceRun, settings: MaintenanceSettings) -> object:
+    try:
+        return await carry_out(svc, request, settings=settings)
+    except Exception as exc:  # an async run has no caller to answer: its record says what happened
+        logging.getLogger("memstone.maintenance").warning("async maintenance run %s: %s", request.run_id, exc)
+        return None
+
+
+async def show_run(call: Call) -> Response:
+    run = await run_record(call.gate.service, call.path["run_id"])
+    found = await proposals(call.gate.service, run_id=run.run_id)
+    return _ok(s.MaintenanceReportOut, {"run": run.to_dict(), "proposals": [p.to_dict() for p in found]})
 
 
 async def list_runs(call: Call) -> Response:
@@ -89,6 +124,9 @@ def maintenance_operations() -> list[Operation]:
         Operation("GET", "/api/maintenance/runs", "listMaintenanceRuns", "Maintenance runs, newest first",
                   "lists only runs of scopes you can read", list_runs, query=s.MaintenanceQuery,
                   response=s.MaintenanceRunsOut, errors=(401, 422, 501), tags=tags),
+        Operation("GET", "/api/maintenance/runs/{run_id}", "getMaintenanceRun",
+                  "One run (poll an async start's status) and the proposals it recorded", "read on its scope",
+                  show_run, params=(RUN,), response=s.MaintenanceReportOut, errors=(401, 404, 422, 501), tags=tags),
         Operation("GET", "/api/maintenance/proposals", "listMaintenanceProposals",
                   "Stored maintenance proposals, in the order they were made",
                   "lists only proposals of scopes you can read", list_proposals, query=s.MaintenanceQuery,

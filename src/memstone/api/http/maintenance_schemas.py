@@ -9,6 +9,7 @@ from pydantic import Field
 from .schemas import Open, Strict
 
 MAINTENANCE_PROPOSAL_ID = r"^mprop_[0-9A-Za-z]{1,64}$"
+MAINTENANCE_RUN_ID = r"^mrun_[0-9A-Za-z]{1,64}$"
 ProposalStatusName = Literal["PROPOSED", "APPLIED", "REJECTED", "SKIPPED_HASH_MISMATCH", "FAILED", "INFORMATIONAL"]
 
 
@@ -16,6 +17,11 @@ class MaintainIn(Strict):
     mode: Literal["dry-run", "apply", "DRY_RUN", "APPLY"] = "dry-run"
     timeout_s: float = Field(default=1800.0, gt=0, le=86400)
     wait: bool = Field(default=True, description="Queue behind a run that holds the scope (false: 409).")
+    background: bool = Field(
+        default=False,
+        description="Answer at once with the QUEUED run (201) and run it in the server; poll "
+        "GET /api/maintenance/runs/{run_id} for its status.",
+    )
 
 
 class MaintainQuery(Strict):
@@ -54,6 +60,9 @@ class MaintenanceProposalOut(Open):
     slug: str | None
     status: ProposalStatusName
     result: str | None
+    judge: Literal["rules", "model"] = Field(
+        default="rules", description="model: the optional model judge's candidate; it waits for a decision."
+    )
 
 
 class MaintenanceReportOut(Open):

@@ -360,6 +360,9 @@ class RecordOut(_EntryOut):
     entry_content_hash: str
     shadowed_by: str | None = None
     shadowed_by_scope: str | None = None
+    stale: bool = Field(
+        default=False, description="Flagged stale by maintenance (the stale tag): its evidence changed."
+    )
 
 
 class EntryOut(Open):
@@ -425,6 +428,9 @@ class HitOut(_EntryOut):
     scope: str | None
     superseded: bool
     current_entry_version_id: str | None
+    stale: bool = Field(
+        default=False, description="Flagged stale by maintenance (the stale tag): its evidence changed."
+    )
 
 
 class ShadowedOut(Open):

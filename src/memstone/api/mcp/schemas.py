@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from ...capture.queue import QueueItem
 from ...domain.history import EntryDiff
 from ...domain.maintenance import MaintenanceRun, Proposal
-from ...domain.model import Change, MemoryHit, Revision, RevisionChanges
+from ...domain.model import STALE_TAG, Change, MemoryHit, Revision, RevisionChanges
 from ...domain.records import CrossLink, Record
 from ...service import HistoryItem
 
@@ -49,6 +49,9 @@ class EntryFields(BaseModel):
     tags: list[str]
     important: bool
     mandatory: bool
+    stale: bool = Field(
+        default=False, description="Flagged stale by maintenance: its evidence changed; re-check before relying on it."
+    )
 
     @staticmethod
     def fields_of(x: Described) -> dict[str, Any]:
@@ -58,6 +61,7 @@ class EntryFields(BaseModel):
             "tags": list(x.tags),
             "important": x.important,
             "mandatory": x.mandatory,
+            "stale": STALE_TAG in x.tags,
         }
 
 
@@ -397,11 +401,15 @@ class ProposalOut(BaseModel):
     text: str | None = None
     slug: str | None = None
     result: str | None = None
+    judge: Literal["rules", "model"] = Field(
+        default="rules", description="model: the optional model judge's candidate; accept or reject it."
+    )
 
     @classmethod
     def of(cls, p: Proposal) -> ProposalOut:
         return cls(id=p.proposal_id, run=p.run_id, kind=p.kind, action=p.action, entries=list(p.entries),
-                   evidence=p.evidence, status=p.status, text=p.text, slug=p.slug, result=p.result)  # fmt: skip
+                   evidence=p.evidence, status=p.status, text=p.text, slug=p.slug, result=p.result,
+                   judge=p.judge)  # fmt: skip
 
 
 class MaintainOut(BaseModel):

@@ -213,7 +213,17 @@ function badges(rec) {
     rec.important ? h("span", { class: "badge important", title: "Important: curated reference" }, "important") : null,
     rec.state === "inactive" ? h("span", { class: "badge removed" }, "removed") : null,
     rec.superseded ? h("span", { class: "badge superseded" }, "archived match") : null,
+    isStale(rec) ? staleBadge() : null,
   ];
+}
+
+// Flagged stale by maintenance (the "stale" tag): its evidence changed after it was written.
+function isStale(rec) {
+  return rec.stale === true || (Array.isArray(rec.tags) && rec.tags.includes("stale"));
+}
+
+function staleBadge() {
+  return h("span", { class: "badge stale", title: "Stale: its evidence changed after it was written; re-check it" }, "stale");
 }
 
 const CHANNELS = { fts: "full-text", vector: "vector" };
@@ -445,6 +455,7 @@ function renderDetail() {
       h("div", { class: "badges" }, h("span", { class: `badge ${status}`, id: "status" }, status),
         view.mandatory ? h("span", { class: "badge mandatory" }, "mandatory") : null,
         view.important ? h("span", { class: "badge important" }, "important") : null,
+        isStale(view) ? staleBadge() : null,
         h("span", { class: "kind" }, view.kind))),
     banner, actions, nav, body, relations, meta, chain].filter(Boolean));
   document.title = `${view.title || label(view)} · memstone Explorer`;

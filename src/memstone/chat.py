@@ -1,0 +1,131 @@
+"""A chat model for any server speaking the OpenAI ``POST /chat/completions`` wire format (standard library only).
+
+Used by the optional maintenance model judge (:mod:`memstone.maintenance.model_judge`); nothing else calls a
+chat model. Each :meth:`complete` is one request from a worker thread; the answer's first choice's message
+content is the text, ``usage.prompt_tokens``/``completion_tokens`` are what it cost (0 when the server reports
+none). A refused or dropped connection, a timeout, HTTP 408/429 or 5xx raise :class:`BackendUnavailable`
+(a maintenance step retries it); HTTP 400/413/422 and a malformed answer raise :class:`InvalidInput`; other
+HTTP errors raise :class:`BackendError`. No retries here: the caller decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from .domain.errors import BackendError, BackendUnavailable, InvalidInput
+from .ports import ChatResult, InferenceUsage
+
+_MAX_ERROR_BODY = 2000
+
+
+class OpenAICompatibleChat:
+    """Completes through ``POST {base_url}/chat/completions`` with ``{"model": ..., "messages": [...]}``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        timeout: float = 120.0,
+        max_tokens: int = 2000,
+    ) -> None:
+        parts = urllib.parse.urlsplit(base_url) if isinstance(base_url, str) else None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+            raise InvalidInput(
+                f"base_url must be an http(s) URL, got {base_url!r}", hint="e.g. http://127.0.0.1:8000/v1"
+            )
+        if not isinstance(model, str) or not model.strip():
+            raise InvalidInput("model must be a non-empty string", hint="name the chat model the server serves")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise InvalidInput(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise InvalidInput(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        self._url = f"{base_url.rstrip('/')}/chat/completions"
+        self._model = model
+        self._api_key = api_key
+        self._timeout = float(timeout)
+        self._max_tokens = max_tokens
+
+    @property
+    def name(self) -> str:
+        return self._model
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    def __repr__(self) -> str:  # never shows the API key
+        return f"OpenAICompatibleChat(url={self._url!r}, model={self._model!r})"
+
+    async def complete(self, system: str, user: str) -> ChatResult:
+        return await asyncio.to_thread(self._request, system, user)
+
+    def _request(self, system: str, user: str) -> ChatResult:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        payload = {"model": self._model, "messages": messages, "temperature": 0, "max_tokens": self._max_tokens}
+        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        req = urllib.request.Request(self._url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=self._timeout) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as exc:
+            raise self._http_error(exc) from exc
+        except urllib.error.URLError as exc:
+            raise BackendUnavailable(
+                f"chat model server {self._url} is unreachable: {exc.reason}",
+                orig=exc,
+                hint="check that the server is running and the judge URL is right",
+            ) from exc
+        except (OSError, http.client.HTTPException) as exc:
+            raise BackendUnavailable(f"chat request to {self._url} failed: {type(exc).__name__}: {exc}") from exc
+        return self._parse(raw)
+
+    def _http_error(self, exc: urllib.error.HTTPError) -> Exception:
+        try:
+            detail = exc.read(_MAX_ERROR_BODY).decode("utf-8", "replace").strip()
+        except Exception:  # the body is best effort only
+            detail = ""
+        finally:
+            exc.close()
+        message = f"chat model server {self._url} answered HTTP {exc.code}" + (f": {detail}" if detail else "")
+        if exc.code in (408, 429) or exc.code >= 500:
+            return BackendUnavailable(message, orig=exc)
+        if exc.code in (400, 413, 422):
+            return InvalidInput(message)
+        return BackendError(message, orig=exc, hint="check the API key" if exc.code in (401, 403) else "check the URL")
+
+    def _parse(self, raw: bytes) -> ChatResult:
+        where = f"chat response from {self._url}"
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"{where} is not JSON: {exc}") from exc
+        choices = data.get("choices") if isinstance(data, dict) else None
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = first.get("message") if isinstance(first, dict) else None
+        text = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(text, str):
+            raise InvalidInput(f"{where} has no choices[0].message.content text")
+        usage = data.get("usage") if isinstance(data, dict) else None
+        return ChatResult(
+            text=text,
+            usage=InferenceUsage(calls=1, input_tokens=_count(usage, "prompt_tokens")),
+            output_tokens=_count(usage, "completion_tokens"),
+        )
+
+
+def _count(usage: object, key: str) -> int:
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+__all__ = ["OpenAICompatibleChat"]

@@ -1,0 +1,239 @@
+"""The maintenance daemon (``memstone daemon``): an embedding loop for the store and a maintenance loop per
+non-empty scope, each checking at once and then on its interval (2 and 15 minutes by default).
+
+Each check is a due-time gate that decides what to do, and does only that:
+
+- embedding: entries without a vector (the hooks write without a model) are embedded; nothing else;
+- maintenance, per scope: an empty scope is skipped; queued run requests (the persisted queue,
+  :mod:`memstone.maintenance.queue`) are carried out, oldest first; when the scope's write counter crossed the
+  threshold since its last run (the ``writes_threshold_reached`` event) a DRY_RUN is started, which proposes and
+  writes nothing (its end revision resets the counter). Otherwise nothing is due.
+
+New scopes are found at every maintenance interval. A check that raises is recorded on its loop (its error
+and the count of consecutive failures) and retried at the next interval; a loop that fails ``max_failures``
+times in a row cannot continue: the daemon stops and exits non-zero. Health is what the supervisor reads: the
+JSON at ``GET /health`` (200 while every loop is healthy, 503 otherwise), and a health file beside the store
+that ``memstone doctor`` reports. SIGTERM (or SIGINT) stops it cleanly after the check in progress; a run
+killed mid-apply leaves each proposal applied as a whole Revision or not at all (the next run records the
+abandoned run FAILED).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .queue import carry_out, pending
+from .runner import MaintenanceSettings, Progress, maintain
+from .trigger import DEFAULT_THRESHOLD, scope_status
+
+if TYPE_CHECKING:
+    from ..service import MemoryService
+
+HEALTH_FILE = "daemon-health.json"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DaemonSettings:
+    embed_every_s: float = 120.0
+    maintain_every_s: float = 900.0
+    threshold: int = DEFAULT_THRESHOLD
+    max_failures: int = 3  # consecutive failed checks after which a loop cannot continue
+    health_file: Path | None = None
+    once: bool = False  # every check once, then exit (cron, tests)
+    run: MaintenanceSettings = field(default_factory=MaintenanceSettings)
+
+
+@dataclass(slots=True)
+class LoopState:
+    """One loop's record, as the health endpoint shows it."""
+
+    name: str
+    scope: str | None
+    checks: int = 0
+    failures: int = 0  # consecutive
+    last_check_at: str | None = None
+    last_ok_at: str | None = None
+    last_action: str | None = None
+    last_error: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "scope": self.scope,
+            "checks": self.checks,
+            "consecutive_failures": self.failures,
+            "last_check_at": self.last_check_at,
+            "last_ok_at": self.last_ok_at,
+            "last_action": self.last_action,
+            "last_error": self.last_error,
+        }
+
+
+class Daemon:
+    """The loops of one store. ``await Daemon(svc, settings).run(stop)`` returns the exit code (0 or 1)."""
+
+    def __init__(self, svc: MemoryService, settings: DaemonSettings, progress: Progress | None = None) -> None:
+        from ..service import utc_now
+
+        self.svc, self.settings = svc, settings
+        self.say = progress or (lambda _msg: None)
+        self.loops: dict[str, LoopState] = {}
+        self.fatal: str | None = None
+        self.started_at = utc_now()
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    # ---------------------------------------------------------------------------------- health
+    def health(self) -> dict[str, object]:
+        from ..service import utc_now
+
+        failing = self.fatal is not None or any(s.failures for s in self.loops.values())
+        return {
+            "status": "failing" if failing else "ok",
+            "pid": os.getpid(),
+            "started_at": self.started_at,
+            "heartbeat_at": utc_now(),
+            "fatal": self.fatal,
+            "loops": [s.to_dict() for s in self.loops.values()],
+        }
+
+    def write_health(self) -> None:
+        path = self.settings.health_file
+        if path is None:
+            return
+        with contextlib.suppress(OSError):  # health is best effort: a full disk must not stop the loops
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(self.health(), indent=2), "utf-8")
+            tmp.replace(path)
+
+    # ---------------------------------------------------------------------------------- checks
+    async def check_embedding(self) -> str:
+        if self.svc.indexer is None:
+            return "no embedding model: nothing to embed"
+        backlog = await self.svc.backend.vector_backlog()
+        if not backlog:
+            return "every entry has its vector"
+        done = await self.svc.backfill()
+        return f"embedded {done} of {backlog} entries without a vector"
+
+    async def check_scope(self, scope: str) -> str:
+        head = await self.svc.resolve(scope)
+        if head is None or head.active_count == 0:
+            return "empty scope: skipped"
+        said: list[str] = []
+        for request in await pending(self.svc, scope=scope):
+            report = await carry_out(self.svc, request, settings=self.settings.run)
+            if report is not None:
+                said.append(f"queued run {request.run_id} {report.run.status}")
+        status = await scope_status(self.svc, scope, threshold=self.settings.threshold)
+        if status.event is not None:
+            report = await maintain(self.svc, scope=scope, mode="DRY_RUN", settings=self.settings.run)
+            said.append(
+                f"{status.writes_since_run} writes since the last run: dry run {report.run.run_id} "
+                f"{report.run.status} ({report.run.totals.get('proposals', 0)} proposals)"
+            )
+        return "; ".join(said) or "nothing due"
+
+    async def _check(self, state: LoopState, fn: Callable[[], Awaitable[str]]) -> None:
+        from ..service import utc_now
+
+        state.checks += 1
+        state.last_check_at = utc_now()
+        try:
+            state.last_action = await fn()
+        except Exception as exc:  # recorded for the supervisor; the loop decides whether it can go on
+            state.failures += 1
+            state.last_error = f"{type(exc).__name__}: {exc}"
+            self.say(f"{state.name} failed ({state.failures}/{self.settings.max_failures}): {state.last_error}")
+            if state.failures >= self.settings.max_failures:
+                self.fatal = f"{state.name} failed {state.failures} times in a row: {state.last_error}"
+        else:
+            state.failures, state.last_error, state.last_ok_at = 0, None, state.last_check_at
+            self.say(f"{state.name}: {state.last_action}")
+        self.write_health()
+
+    async def _loop(
+        self, state: LoopState, every: float, fn: Callable[[], Awaitable[str]], stop: asyncio.Event
+    ) -> None:
+        while not stop.is_set():
+            await self._check(state, fn)
+            if self.fatal is not None or self.settings.once:
+                if self.fatal is not None:
+                    stop.set()
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=every)
+
+    def _start(
+        self, name: str, scope: str | None, every: float, fn: Callable[[], Awaitable[str]], stop: asyncio.Event
+    ) -> None:
+        state = self.loops.setdefault(name, LoopState(name=name, scope=scope))
+        self._tasks[name] = asyncio.create_task(self._loop(state, every, fn, stop), name=name)
+
+    async def _scopes(self) -> list[str]:
+        return sorted({scope for scope, _ in await self.svc.scopes()})
+
+    async def run(self, stop: asyncio.Event) -> int:
+        cfg = self.settings
+        self._start("embedding", None, cfg.embed_every_s, self.check_embedding, stop)
+        while not stop.is_set():
+            for scope in await self._scopes():
+                name = f"maintenance {scope}"
+                if name not in self._tasks:
+                    self._start(name, scope, cfg.maintain_every_s, functools.partial(self.check_scope, scope), stop)
+            if cfg.once:
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=cfg.maintain_every_s)
+        started = time.monotonic()
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        self.say(f"stopped after {time.monotonic() - started:.1f} s of wind-down" if not cfg.once else "done")
+        self.write_health()
+        return 1 if self.fatal is not None else 0
+
+
+async def serve_health(daemon: Daemon, host: str, port: int) -> asyncio.Server:
+    """``GET /health`` → the daemon's health JSON (200 ok, 503 failing); anything else 404."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = await asyncio.wait_for(reader.readline(), timeout=5)
+            while (await asyncio.wait_for(reader.readline(), timeout=5)) not in (b"\r\n", b"\n", b""):
+                pass
+            parts = line.decode("latin-1").split()
+            health = daemon.health()
+            if len(parts) >= 2 and parts[0] == "GET" and parts[1].split("?")[0] == "/health":
+                code, body = (200 if health["status"] == "ok" else 503), json.dumps(health).encode()
+            else:
+                code, body = 404, b'{"error": "not found: GET /health"}'
+            reason = {200: "OK", 503: "Service Unavailable", 404: "Not Found"}[code]
+            head = f"HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            writer.write((head + "Connection: close\r\n\r\n").encode() + body)
+            await writer.drain()
+        except (TimeoutError, OSError, UnicodeError):
+            pass
+        finally:
+            writer.close()
+
+    return await asyncio.start_server(handle, host, port)
+
+
+def read_health(path: Path) -> dict[str, object] | None:
+    """The health file a daemon last wrote, or None (no daemon has run against this store here)."""
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+__all__ = ["HEALTH_FILE", "Daemon", "DaemonSettings", "LoopState", "read_health", "serve_health"]

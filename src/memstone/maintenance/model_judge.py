@@ -1,0 +1,120 @@
+"""The optional model judge: a chat model (an OpenAI-compatible endpoint, :class:`memstone.chat.OpenAICompatibleChat`)
+proposes merges of restatements the deterministic judges did not match. Off by default.
+
+Its answer is an untrusted candidate. It is parsed as JSON and validated here: every id must be a live entry of
+the partition that no other proposal of the run holds, at least one of them changed since the last pass (the
+digest gate: a partition with no changed entry is never sent), the survivor is not absorbed, a merged text is
+a non-blank string within the entry size limit. What survives becomes a ``duplicate`` merge proposal marked
+``judge="model"``; it never decides anything by itself: an APPLY run leaves it PROPOSED for a person (or an
+agent acting for one) to accept, and accepting writes it through the service's normal path like any other.
+Each call's tokens are counted in the run record.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from ..domain.ids import EntryId
+from ..domain.model import EntryVersion
+from ..ports import ChatModel, ChatResult
+from .judges import Draft
+
+MODEL_LIMIT = 40  # entries shown to the model per partition, at most (changed ones first)
+MAX_TEXT_BYTES = 8192
+SYSTEM = (
+    "You review one partition of an AI agent's durable memory for restatements: entries that state the same "
+    "rule, fact or preference in other words. Answer with JSON only, in this shape: "
+    '{"merges": [{"survivor": "<entry id>", "absorbed": ["<entry id>"], "text": "<merged text, or null to keep '
+    'the survivor\'s>", "why": "<one sentence>"}]}. Merge only entries that say the same thing; never merge two '
+    "different rules, even on the same subject. Each merge must involve an entry marked changed. When unsure, "
+    'propose nothing: {"merges": []}.'
+)
+
+
+def prompt(partition: str, live: Sequence[EntryVersion], changed: set[EntryId], taken: set[EntryId]) -> str | None:
+    """The user message for one partition, or None when it holds no changed entry the run has not taken."""
+    free = [v for v in live if v.entry_id not in taken]
+    if not any(v.entry_id in changed for v in free):
+        return None
+    shown = sorted(free, key=lambda v: (v.entry_id not in changed, v.entry_id))[:MODEL_LIMIT]
+    rows = [{"id": v.entry_id, "changed": v.entry_id in changed, "text": v.text} for v in shown]
+    return f"Partition (kind): {partition}\nEntries:\n{json.dumps(rows, ensure_ascii=False, indent=1)}"
+
+
+def judge(
+    result: ChatResult,
+    partition: str,
+    live: Sequence[EntryVersion],
+    changed: set[EntryId],
+    taken: set[EntryId],
+    model: str,
+) -> tuple[list[Draft], list[str]]:
+    """The answer's merges that pass validation (their entries are added to ``taken``), and why others did not."""
+    ids = {v.entry_id for v in live}
+    refused: list[str] = []
+    try:
+        text = result.text
+        data = json.loads(text[text.index("{") : text.rindex("}") + 1])
+    except ValueError:
+        return [], ["the answer holds no JSON object"]
+    merges = data.get("merges") if isinstance(data, dict) else None
+    if not isinstance(merges, list):
+        return [], ["the answer has no 'merges' list"]
+    out: list[Draft] = []
+    for i, m in enumerate(merges):
+        why = _check(m, ids, changed, taken)
+        if why is not None:
+            refused.append(f"merge {i}: {why}")
+            continue
+        assert isinstance(m, dict)
+        survivor, absorbed = EntryId(m["survivor"]), tuple(EntryId(a) for a in m["absorbed"])
+        taken |= {survivor, *absorbed}
+        reason = m.get("why")
+        said = reason.strip()[:300] if isinstance(reason, str) and reason.strip() else "the model judged them the same"
+        merged = m.get("text")
+        out.append(
+            Draft(
+                kind="duplicate",
+                partition=partition,
+                action="merge",
+                entries=(survivor, *absorbed),
+                evidence=f"model judge ({model}): {said}",
+                text=merged.strip() if isinstance(merged, str) else None,
+                judge="model",
+            )
+        )
+    return out, refused
+
+
+def _check(m: object, ids: set[EntryId], changed: set[EntryId], taken: set[EntryId]) -> str | None:
+    if not isinstance(m, dict):
+        return "not an object"
+    survivor, absorbed, text = m.get("survivor"), m.get("absorbed"), m.get("text")
+    if not isinstance(survivor, str) or not isinstance(absorbed, list) or not absorbed:
+        return "needs a survivor id and a non-empty absorbed list"
+    if not all(isinstance(a, str) for a in absorbed):
+        return "absorbed holds something other than entry ids"
+    every = [survivor, *absorbed]
+    if len(set(every)) != len(every):
+        return "an entry is named twice (a survivor cannot absorb itself)"
+    unknown = [e for e in every if e not in ids]
+    if unknown:
+        return f"not live entries of this partition: {', '.join(map(str, unknown))}"
+    held = [e for e in every if e in taken]
+    if held:
+        return f"already in another proposal of this run: {', '.join(held)}"
+    if not any(e in changed for e in every):
+        return "no entry of it changed since the last pass"
+    if text is not None and (not isinstance(text, str) or not text.strip()):
+        return "the merged text is blank or not a string"
+    if isinstance(text, str) and len(text.encode("utf-8")) > MAX_TEXT_BYTES:
+        return f"the merged text is over {MAX_TEXT_BYTES} bytes"
+    return None
+
+
+async def ask(chat: ChatModel, user: str) -> ChatResult:
+    return await chat.complete(SYSTEM, user)
+
+
+__all__ = ["MODEL_LIMIT", "SYSTEM", "ask", "judge", "prompt"]

@@ -1,0 +1,116 @@
+"""The maintenance daemon (issue #14, item 7): due-time gate per scope, the persisted queue, health (endpoint,
+file, doctor), a loop that cannot continue exits non-zero, SIGTERM stops it cleanly. Real store and processes;
+the model is a fake HTTP server at the process edge."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from maintenance_support import DIM, fake_model_server
+
+import memstone
+from memstone import EntryInput, MemoryService
+from memstone.embedding import OpenAICompatibleEmbedder
+from memstone.maintenance import runs
+from memstone.maintenance.daemon import Daemon, DaemonSettings, read_health
+from memstone.maintenance.queue import enqueue
+
+WEB = "memstone://orgs/acme/projects/web"
+API = "memstone://orgs/acme/projects/api"
+GONE = "memstone://orgs/acme/projects/gone"
+
+
+async def write(svc: MemoryService, scope: str, *texts: str) -> None:
+    for t in texts:
+        await svc.remember(scope=scope, entries=[EntryInput(kind="convention", text=t)])
+
+
+async def test_one_pass_dry_runs_a_scope_over_its_threshold_carries_out_requests_and_skips_empty_ones(
+    svc: MemoryService, tmp_path: Path
+) -> None:
+    await write(svc, WEB, "Deploy with uv.", "Lint with ruff.", "Pin every dependency.")
+    await write(svc, API, "Serve with uvicorn.")
+    await write(svc, GONE, "Temporary note.")
+    head = await svc.resolve(GONE)
+    assert head is not None
+    await svc.forget(head, entries=[v.entry_id for v in await svc.entries(head)])
+    request = await enqueue(svc, scope=API, mode="apply")
+    health = tmp_path / "health.json"
+    daemon = Daemon(svc, DaemonSettings(threshold=3, once=True, health_file=health))
+    assert await daemon.run(asyncio.Event()) == 0
+    (web_run,) = await runs(svc, scope=WEB)
+    assert web_run.mode == "DRY_RUN" and web_run.status == "COMPLETED"  # 3 writes since no run: due
+    (api_run,) = await runs(svc, scope=API)
+    assert api_run.run_id == request.run_id and api_run.status == "COMPLETED"  # the queued request, carried out
+    assert await runs(svc, scope=GONE) == []
+    loops = {x["scope"]: x for x in read_health(health)["loops"]}  # type: ignore[union-attr,index]
+    assert loops[GONE]["last_action"] == "empty scope: skipped"
+    assert "queued run" in loops[API]["last_action"] and "dry run" in loops[WEB]["last_action"]
+    again = Daemon(svc, DaemonSettings(threshold=3, once=True, health_file=health))
+    assert await again.run(asyncio.Event()) == 0
+    assert len(await runs(svc, scope=WEB)) == 1  # the dry run reset the counter: nothing is due now
+    assert {x["scope"]: x["last_action"] for x in read_health(health)["loops"]}[WEB] == "nothing due"  # type: ignore[union-attr,index]
+
+
+async def test_a_loop_that_cannot_continue_stops_the_daemon_with_a_failure(db_url: str, tmp_path: Path) -> None:
+    async with memstone.open_service(db_url, embedding=None) as plain:
+        await write(plain, WEB, "Deploy with uv.")  # written without a model: it waits for a vector
+    with fake_model_server(fail_first=1000) as fake:
+        model = OpenAICompatibleEmbedder(fake.url, "fake", DIM)
+        async with memstone.open_service(db_url, embedding=model) as svc:
+            health = tmp_path / "health.json"
+            cfg = DaemonSettings(embed_every_s=0.05, maintain_every_s=60, max_failures=2, health_file=health)
+            code = await asyncio.wait_for(Daemon(svc, cfg).run(asyncio.Event()), timeout=30)
+    assert code == 1 and fake.requests == 2
+    report = read_health(health)
+    assert report is not None and report["status"] == "failing" and "embedding failed 2 times" in str(report["fatal"])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_daemon_process_serves_health_doctor_reports_it_and_sigterm_stops_it(db_url: str, tmp_path: Path) -> None:
+    env = {**os.environ, "MEMSTONE_EMBEDDING": "none", "HOME": str(tmp_path)}
+    cli = [sys.executable, "-c", "from memstone.cli.main import main; main()", "--url", db_url]
+    subprocess.run([*cli, "--scope", WEB, "remember", "--kind", "fact", "--text", "Deploy with uv."], env=env,
+                   check=True, capture_output=True)  # fmt: skip
+    port = free_port()
+    proc = subprocess.Popen(
+        [*cli, "daemon", "--health-port", str(port), "--maintain-every", "0.2", "--embed-every", "0.2"],
+        env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline, body = time.monotonic() + 60, None
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                    body = json.loads(r.read())
+                    if any(x["scope"] == WEB and x["checks"] for x in body["loops"]):
+                        break
+            except OSError:
+                pass
+            time.sleep(0.1)
+        assert body is not None and body["status"] == "ok" and body["pid"] == proc.pid
+        doctor = subprocess.run([*cli, "doctor", "--json"], env=env, capture_output=True, text=True)
+        daemon = json.loads(doctor.stdout)["daemon"]
+        assert daemon["health"]["pid"] == proc.pid and daemon["health"]["status"] == "ok"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        assert proc.stderr is not None
+        proc.stderr.close()

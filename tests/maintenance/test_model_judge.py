@@ -1,0 +1,96 @@
+"""The optional model judge (issue #14, item 5): a chat model behind an OpenAI-compatible endpoint proposes
+merges; its output is validated, never applied by itself, and every call is counted. The model is a fake HTTP
+server at the process edge (maintenance_support.fake_chat_server); the store and the service are real."""
+
+from __future__ import annotations
+
+import json
+
+from maintenance_support import COMPLETION_TOKENS, PROMPT_TOKENS, fake_chat_server
+
+from memstone import EntryInput, MemoryService
+from memstone.chat import OpenAICompatibleChat
+from memstone.maintenance import MaintenanceSettings, decide, maintain
+
+WEB = "memstone://orgs/acme/projects/web"
+FRIDAY = "Deploy on Fridays only."
+WEEK_END = "Releases go out at the end of the week."
+LINT = "Lint with ruff."
+
+
+async def seed(svc: MemoryService) -> list[str]:
+    rev = await svc.remember(
+        scope=WEB, entries=[EntryInput(kind="convention", text=t) for t in (FRIDAY, WEEK_END, LINT)]
+    )
+    assert rev is not None
+    by_text = {v.text: v.entry_id for v in await svc.entries(rev)}
+    return [by_text[FRIDAY], by_text[WEEK_END], by_text[LINT]]
+
+
+def merge(survivor: str, *absorbed: str, text: str | None = None) -> dict[str, object]:
+    return {"survivor": survivor, "absorbed": list(absorbed), "text": text, "why": "both say releases are Friday"}
+
+
+async def test_the_model_proposes_a_merge_that_waits_for_a_decision_and_every_call_is_counted(
+    svc: MemoryService,
+) -> None:
+    friday, week_end, _ = await seed(svc)
+    head = await svc.resolve(WEB)
+    with fake_chat_server() as fake:
+        chat = OpenAICompatibleChat(fake.url, "fake-chat")
+        fake.reply = (
+            "```json\n" + json.dumps({"merges": [merge(friday, week_end, text="Deploy on Fridays.")]}) + "\n```"
+        )
+        cfg = MaintenanceSettings(chat=chat)
+        first = await maintain(svc, scope=WEB, mode="apply", settings=cfg)
+        assert fake.requests == 1 and all(e in fake.prompts[0] for e in (friday, week_end))
+        (p,) = first.proposals
+        assert p.judge == "model" and p.kind == "duplicate" and p.entries == (friday, week_end)
+        assert p.status == "PROPOSED" and await svc.resolve(WEB) == head  # APPLY left the candidate undecided
+        usage = first.run.usage
+        assert (usage.model_calls, usage.input_tokens, usage.output_tokens) == (1, PROMPT_TOKENS, COMPLETION_TOKENS)
+        assert first.run.to_dict()["output_tokens"] == COMPLETION_TOKENS
+        again = await maintain(svc, scope=WEB, mode="apply", settings=cfg)
+        assert fake.requests == 1  # unchanged memory: zero model calls, counted at the server
+        assert again.run.listed == 0 and again.run.usage.model_calls == 0 and again.proposals == ()
+    done = await decide(svc, p.proposal_id, accept=True)
+    assert done.status == "APPLIED"
+    assert (await svc.get(friday)).text == "Deploy on Fridays."  # written through the service's path
+
+
+async def test_a_model_answer_that_fails_validation_proposes_nothing(svc: MemoryService) -> None:
+    friday, week_end, lint = await seed(svc)
+    said: list[str] = []
+    bad = [
+        merge(friday, friday),  # absorbs itself
+        merge(friday, "ent_01NOTANENTRY0000000000000"),  # not an entry of the partition
+        merge(lint, week_end, text="   "),  # a blank merged text
+        {"survivor": friday},  # no absorbed list
+        "merge everything",
+    ]
+    with fake_chat_server() as fake:
+        fake.reply = json.dumps({"merges": bad})
+        report = await maintain(
+            svc,
+            scope=WEB,
+            mode="apply",
+            settings=MaintenanceSettings(chat=OpenAICompatibleChat(fake.url, "m")),
+            progress=said.append,
+        )
+        assert report.run.status == "COMPLETED" and report.proposals == () and fake.requests == 1
+        assert sum("model judge" in s and "refused" in s for s in said) == len(bad)
+        fake.reply = "I think they are all fine."
+        await svc.remember(await svc.resolve(WEB), entries=[EntryInput(kind="convention", text="Format with ruff.")])
+        prose = await maintain(svc, scope=WEB, settings=MaintenanceSettings(chat=OpenAICompatibleChat(fake.url, "m")))
+        assert prose.run.status == "COMPLETED" and prose.proposals == () and prose.run.usage.model_calls == 1
+
+
+async def test_a_model_that_fails_twice_is_retried_and_none_is_called_by_default(svc: MemoryService) -> None:
+    friday, week_end, _ = await seed(svc)
+    with fake_chat_server(fail_first=2) as fake:
+        fake.reply = json.dumps({"merges": [merge(friday, week_end)]})
+        plain = await maintain(svc, scope=WEB)
+        assert fake.requests == 0 and plain.run.usage.model_calls == 0  # off by default
+        report = await maintain(svc, scope=WEB, settings=MaintenanceSettings(chat=OpenAICompatibleChat(fake.url, "m")))
+    assert report.run.status == "COMPLETED" and report.run.retries == 2 and fake.requests == 3
+    assert [p.judge for p in report.proposals] == ["model"]

@@ -200,7 +200,10 @@ async def serve(
             security = None
             if host not in ("127.0.0.1", "localhost", "::1"):
                 security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-            app = server.streamable_http_app(host=host, transport_security=security)
+            from ..http.limits import BodyLimit
+
+            # The same body cap as serve's /mcp mount and every /api route (issue 12): the SDK reads a body whole.
+            app = BodyLimit(server.streamable_http_app(host=host, transport_security=security))
             config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
             await uvicorn.Server(config).serve()
     finally:

@@ -229,6 +229,16 @@ def run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Corou
     from .errors import fail
 
     obj: Context = ctx.obj
+    from ..remote import is_remote
+
+    if is_remote(obj.url):  # a team server: the command is a few /api calls (cli/remote.py)
+        from .remote import run_remote
+
+        try:
+            asyncio.run(run_remote(ctx, as_json))
+        except MemstoneError as exc:
+            fail(as_json, exc)
+        return
 
     async def main() -> None:
         async with open_service(

@@ -154,6 +154,10 @@ class Context:
     def url(self) -> str:
         return self.config.url
 
+    def token(self) -> str | None:
+        """The API token for a team server (``MEMSTONE_TOKEN``)."""
+        return self.config.get("token")
+
     @property
     def scope(self) -> str:
         """The default Memory's scope: ``--scope``, else the project of the working directory, else the user's."""
@@ -235,9 +239,10 @@ def run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Corou
         from .remote import run_remote
 
         try:
-            asyncio.run(run_remote(ctx, as_json))
+            payload, human = asyncio.run(run_remote(ctx))
         except MemstoneError as exc:
             fail(as_json, exc)
+        emit(as_json, payload, human)
         return
 
     async def main() -> None:

@@ -9,14 +9,29 @@ sends a command here when the URL is a server's.
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 import click
 
 from ..domain.errors import CapabilityNotSupportedError, InvalidInput
 from ..remote import RemoteClient
-from .main import Context, emit
+
+
+class Options(Protocol):
+    """What a remote command reads of the group's options (``cli.main.Context``)."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def scope(self) -> str: ...
+
+    @property
+    def read_scopes(self) -> Sequence[str]: ...
+
+    def token(self) -> str | None: ...
+
 
 Payload = tuple[object, str]
 Handler = Callable[[click.Context, RemoteClient], Awaitable[Payload]]
@@ -56,16 +71,12 @@ async def _remember(ctx: click.Context, client: RemoteClient) -> Payload:
         headers = {}
         if p["expected_version"] is None:
             headers["If-Match"] = "*"  # as locally: whatever is current (the server retries a lost head race)
+            before = (await client.json("GET", f"/api/memories/{p['revise']}"))["record"]["revision"]
         else:
-            patch["revision"] = p["expected_version"]
+            patch["revision"] = before = p["expected_version"]
         out = await client.json("PATCH", f"/api/memories/{p['revise']}", json=patch, headers=headers)
         rev, record = _dict(out.get("revision")), _dict(out.get("record"))
-        changed = any(
-            c.get("entry_id") == record.get("entry_id")
-            and c.get("to_entry_version_id") == record.get("entry_version_id")
-            for c in rev.get("changes", [])
-        )
-        status = "updated" if changed else "unchanged"
+        status = "updated" if record.get("revision") != before else "unchanged"  # a no-op writes no version
         line = f"{status} {record.get('entry_id')} (version {record.get('revision')}); {_rev_line(rev)}"
         return {"status": status, "entries": [record.get("entry_id")], "revision": rev}, line
     if p["kind"] is None or text is None:
@@ -73,7 +84,7 @@ async def _remember(ctx: click.Context, client: RemoteClient) -> Payload:
     if p["expected_version"] is not None:
         raise InvalidInput("--expected-version goes with --revise ENTRY")
     body = {k: v for k, v in fields.items() if v is not None} | {"tags": list(p["tags"])}
-    obj: Context = ctx.find_root().obj
+    obj: Options = ctx.find_root().obj
     http_status, answer = await client.call("POST", "/api/memories", params={"scope": obj.scope}, json=body)
     out = _dict(answer)
     rev, entry = _dict(out.get("revision")), _dict(out.get("record")).get("entry_id")
@@ -105,9 +116,9 @@ def _state(action: str) -> Handler:
 async def _search(ctx: click.Context, client: RemoteClient) -> Payload:
     p = ctx.params
     _no_memory_option(p)
-    obj: Context = ctx.find_root().obj
+    obj: Options = ctx.find_root().obj
     params = {
-        "q": p["query"], "scope": list(p["in_scopes"]) or obj.read_scopes, "limit": p["limit"], "mode": p["mode"],
+        "q": p["query"], "scope": list(p["in_scopes"]) or list(obj.read_scopes), "limit": p["limit"], "mode": p["mode"],
         "kind": list(p["kinds"]), "tag": list(p["tags"]), "order": p["order"], "important": p["important"],
         "mandatory": p["mandatory"], "exclude_mandatory": p["exclude_mandatory"] or None,
         "include_superseded": p["include_superseded"] or None, "precedence": False if p["no_precedence"] else None,
@@ -173,9 +184,9 @@ COMMANDS: Mapping[str, Handler] = {
 }
 
 
-async def run_remote(ctx: click.Context, as_json: bool) -> None:
-    """Run the command ``ctx`` names against the server of the root ``--url`` (MEMSTONE_URL)."""
-    obj: Context = ctx.find_root().obj
+async def run_remote(ctx: click.Context) -> Payload:
+    """Run the command ``ctx`` names against the server of the root ``--url`` (MEMSTONE_URL): (JSON, text)."""
+    obj: Options = ctx.find_root().obj
     handler = COMMANDS.get(ctx.info_name or "")
     if handler is None:
         raise CapabilityNotSupportedError(
@@ -183,9 +194,8 @@ async def run_remote(ctx: click.Context, as_json: bool) -> None:
             f"memstone {ctx.info_name} does not run against a team server ({obj.url})",
             hint=f"remote commands: {', '.join(COMMANDS)}; run the others where the store is",
         )
-    async with RemoteClient(obj.url, token=obj.config.get("token")) as client:
-        payload, human = await handler(ctx, client)
-    emit(as_json, payload, human)
+    async with RemoteClient(obj.url, token=obj.token()) as client:
+        return await handler(ctx, client)
 
 
 __all__ = ["COMMANDS", "run_remote"]

@@ -110,6 +110,7 @@ class RemoteClient:
         transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
         self.base = server_base(url)
+        self._token = bool(token)
         headers = {"Accept": "application/json", "User-Agent": "memstone-remote"}
         if token:
             headers["Authorization"] = f"Bearer {token.strip()}"
@@ -157,8 +158,14 @@ class RemoteClient:
             body = response.text
         if response.status_code >= 400:
             error = decode_error(response.status_code, body)
-            if isinstance(error, Unauthenticated) and error.hint is None:
-                error.hint = "set MEMSTONE_TOKEN to a token from `memstone token create` on the server"
+            if isinstance(error, Unauthenticated):
+                # Trigger: the server wants a token. Why: its hint speaks HTTP; this user configures the CLI.
+                # Outcome: the hint names the setting to fix.
+                error.hint = (
+                    "MEMSTONE_TOKEN was refused: ask for a new token (memstone token create, on the server)"
+                    if self._token
+                    else "set MEMSTONE_TOKEN to a token from `memstone token create` on the server"
+                )
             raise error
         return response.status_code, body
 

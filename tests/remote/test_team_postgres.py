@@ -24,6 +24,7 @@ SCOPE = "memstone://orgs/acme/projects/web"
 class TwoServers:
     urls: tuple[str, str]
     token: str
+    token_id: str
     store: str
 
 
@@ -37,7 +38,9 @@ def two(postgres_url: str, tmp_path: Path) -> Iterator[TwoServers]:
         serve_process(postgres_url, env=env, cwd=tmp_path, auth="token") as a,
         serve_process(postgres_url, env=env, cwd=tmp_path, auth="token") as b,
     ):
-        yield TwoServers((a, b), str(made.data["token"]), postgres_url)
+        info = made.data["token_info"]
+        assert isinstance(info, dict)
+        yield TwoServers((a, b), str(made.data["token"]), str(info["token_id"]), postgres_url)
 
 
 def clients(two: TwoServers) -> tuple[httpx2.AsyncClient, httpx2.AsyncClient]:
@@ -110,3 +113,9 @@ def test_the_store_verifies_after_both_processes_wrote(two: TwoServers, tmp_path
     assert sorted(h["text"] for h in other.data["hits"]) == ["From server 0.", "From server 1."]  # type: ignore[union-attr]
     verified = memstone("--url", two.store, "verify", env=isolated_env(tmp_path), cwd=tmp_path)
     assert verified.code == 0, verified.data
+    # A revoked token is refused by both processes at their next request (the principals live in PostgreSQL).
+    revoked = memstone("--url", two.store, "token", "revoke", two.token_id, env=isolated_env(tmp_path), cwd=tmp_path)
+    assert revoked.code == 0, revoked.data
+    for url in two.urls:
+        refused = memstone("--url", url, "--scope", SCOPE, "search", "server", env=env, cwd=tmp_path)
+        assert (refused.code, refused.error_code) == (7, "unauthenticated")

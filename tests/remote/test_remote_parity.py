@@ -167,3 +167,50 @@ async def test_memstone_mcp_forwards_to_a_team_server_with_the_same_outcomes(tea
     # The proxy's project scope reached the server: the entry is in the project's Memory there.
     listed = remote_cli(team, team.writer)("search", "releases")
     assert [h["scope"] for h in listed.data["hits"]] == [SCOPE]  # type: ignore[union-attr]
+
+
+def _hook(event: str, payload: dict[str, Any], env: dict[str, str], cwd: Path) -> str:
+    import subprocess
+
+    done = subprocess.run(
+        [MEMSTONE, "hook", event, "--agent", "claude-code"], input=json.dumps(payload), env={**env,
+        "MEMSTONE_HOOK_FOREGROUND": "1"}, cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _normalized(stdout: str) -> str:
+    import re
+
+    text = json.loads(stdout)["hookSpecificOutput"]["additionalContext"] if stdout.strip() else ""
+    text = re.sub(r"(ent|ver|mem)_[0-9A-Z]{26}", r"\1_X", text)
+    return re.sub(r"memstone (briefing|context) [0-9a-f]{10}", r"memstone \1 TAG", text)
+
+
+def test_the_hooks_brief_from_a_team_server_as_from_a_local_store(team: Team, tmp_path: Path) -> None:
+    scope = "memstone://orgs/acme/projects/hooks"
+    extra = {"MEMSTONE_PROJECT_SCOPE": scope, "MEMSTONE_USER_SCOPE": "memstone://users/alice"}
+    grant = memstone("--url", team.store, "token", "grant", "--user", "alice", "--scope", scope, "--permission",
+                     "write", env=team.env, cwd=team.tmp)  # fmt: skip
+    assert grant.code == 0, grant.data
+    local_env = isolated_env(tmp_path, MEMSTONE_URL=f"sqlite:///{tmp_path / 'hooks.db'}", **extra)
+    remote_env = isolated_env(tmp_path, MEMSTONE_URL=team.url, MEMSTONE_TOKEN=team.writer, **extra)
+    outputs = []
+    for env in (local_env, remote_env):
+        for args in (
+            ("--kind", "constraint", "--mandatory", "--text", "Never edit site/: it is generated."),
+            ("--kind", "procedure", "--important", "--text", "Release: tag main, then run scripts/publish."),
+            ("--kind", "fact", "--text", "Staging deploys run from the deploy branch every hour."),
+        ):
+            assert memstone("--scope", scope, "remember", *args, env=env, cwd=tmp_path).code == 0
+        start = _hook("session-start", {"session_id": f"s-{len(outputs)}", "hook_event_name": "SessionStart",
+                                        "cwd": str(tmp_path), "source": "startup"}, env, tmp_path)  # fmt: skip
+        prompt = _hook("user-prompt-submit", {"session_id": f"s-{len(outputs)}", "hook_event_name":
+                       "UserPromptSubmit", "cwd": str(tmp_path), "prompt": "when do staging deploys run?"}, env,
+                       tmp_path)  # fmt: skip
+        outputs.append((_normalized(start), _normalized(prompt)))
+    local, remote = outputs
+    assert "Never edit site/" in local[0] and "scripts/publish" in local[0]
+    assert "Staging deploys run" in local[1]
+    assert remote == local

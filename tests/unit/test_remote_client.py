@@ -17,7 +17,8 @@ from memstone.domain.errors import (
     RevisionConflictError,
     SecretRefusedError,
 )
-from memstone.remote import decode_error, is_remote, server_base
+from memstone.remote import is_remote, server_base
+from memstone.remote.client import decode_error
 
 
 @pytest.mark.parametrize(

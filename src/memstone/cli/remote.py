@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import click
 
 from ..domain.errors import CapabilityNotSupportedError, InvalidInput
-from ..remote import RemoteClient
+from ..remote.client import RemoteClient
 
 
 class Options(Protocol):

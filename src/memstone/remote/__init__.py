@@ -8,6 +8,6 @@ translates a command into the existing ``/api`` calls, and the server's error ``
 
 from __future__ import annotations
 
-from .client import RemoteClient, decode_error, is_remote, server_base
+from .url import is_remote, server_base  # the client (httpx2) is memstone.remote.client, imported when used
 
-__all__ = ["RemoteClient", "decode_error", "is_remote", "server_base"]
+__all__ = ["is_remote", "server_base"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx2
 
@@ -19,8 +18,8 @@ from ..domain.errors import (
     MemstoneError,
     NotFound,
 )
+from .url import REMOTE_SCHEMES, is_remote, server_base
 
-REMOTE_SCHEMES = frozenset({"http", "https"})
 # Trigger: an error body without a code we know (a proxy in between, a newer server). Why: the exit code must
 # still follow the kind of failure. Outcome: the class of the HTTP status, as api/http/errors.py maps it.
 BY_STATUS: Mapping[int, type[MemstoneError]] = {
@@ -36,32 +35,6 @@ BY_STATUS: Mapping[int, type[MemstoneError]] = {
     503: BackendUnavailable,
 }
 Params = Mapping[str, str | int | bool | list[str] | None]
-
-
-def is_remote(url: str | None) -> bool:
-    """True for a server URL (``http://`` or ``https://``), False for a store URL or a path.
-
-    >>> is_remote("https://memory.example.com:8765"), is_remote("sqlite:///m.db")
-    (True, False)
-    """
-    return url is not None and urlsplit(url.strip()).scheme.lower() in REMOTE_SCHEMES
-
-
-def server_base(url: str) -> str:
-    """The server's base URL (a path prefix, as behind a reverse proxy, is kept); a query or fragment is refused.
-
-    >>> server_base("https://memory.example.com/team/")
-    'https://memory.example.com/team'
-    """
-    parts = urlsplit(url.strip())
-    if parts.scheme.lower() not in REMOTE_SCHEMES or not parts.hostname:
-        raise InvalidInput(f"{url!r} is not a server URL", hint="write it as https://HOST:PORT")
-    if parts.query or parts.fragment or parts.username or parts.password:
-        raise InvalidInput(
-            f"the server URL {url!r} carries a query, a fragment or credentials",
-            hint="write it as https://HOST:PORT and put the token in MEMSTONE_TOKEN",
-        )
-    return f"{parts.scheme.lower()}://{parts.netloc}{parts.path.rstrip('/')}"
 
 
 def _error_classes() -> dict[str, type[MemstoneError]]:

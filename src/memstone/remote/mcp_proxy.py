@@ -21,7 +21,7 @@ from mcp.server.stdio import stdio_server
 from mcp import Client, types
 
 from .. import __version__
-from .client import server_base
+from .url import server_base
 
 PROJECT_HEADER = "X-Memstone-Project"  # read by api/mcp/transport.py (AuthenticatedMCP)
 

@@ -8,7 +8,9 @@ Precedence, per setting: argument (a CLI option, a keyword) > environment (``MEM
 Standard library only (no pydantic): ``memstone hook`` runs on every agent prompt and must start fast.
 
 =================================  ===================================================================
-``MEMSTONE_URL``                   the store (default ``sqlite:///~/.memstone/memstone.db``)
+``MEMSTONE_URL``                   the store (default ``sqlite:///~/.memstone/memstone.db``), or a team server
+                                   (``https://HOST:PORT``: the CLI and ``memstone mcp`` use its HTTP API)
+``MEMSTONE_TOKEN``                 the API token sent to a team server (``memstone token create`` there)
 ``MEMSTONE_SCOPE``                 the scope of the CLI's and the Explorer's default Memory
 ``MEMSTONE_PROJECT_SCOPE``         the project scope (default: derived from the working directory)
 ``MEMSTONE_USER_SCOPE``            the user scope (default ``memstone://users/anonymous``)
@@ -49,10 +51,12 @@ class Setting:
     default: str | None
     help: str
     integer: bool = False
+    secret: bool = False  # shown masked by ``memstone config show``
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting(name="url", env="MEMSTONE_URL", default=DEFAULT_URL, help="the store URL"),
+    Setting(name="url", env="MEMSTONE_URL", default=DEFAULT_URL, help="the store URL, or a team server's https://"),
+    Setting(name="token", env="MEMSTONE_TOKEN", default=None, help="API token for a team server", secret=True),
     Setting(name="scope", env="MEMSTONE_SCOPE", default=None, help="the default Memory's scope (CLI, Explorer)"),
     Setting(name="project_scope", env="MEMSTONE_PROJECT_SCOPE", default=None, help="the project scope"),
     Setting(name="user_scope", env="MEMSTONE_USER_SCOPE", default=ANONYMOUS, help="the user scope"),
@@ -182,7 +186,13 @@ class Config:
 
     def show(self) -> list[dict[str, object]]:
         """Each setting with its value and source (``memstone config show``)."""
-        return [self.values[s.name].to_dict() | {"env": s.env, "help": s.help} for s in SETTINGS]
+        shown = []
+        for s in SETTINGS:
+            row = self.values[s.name].to_dict() | {"env": s.env, "help": s.help}
+            if s.secret and row["value"] is not None:
+                row["value"] = "********"  # a token is never printed; its source is
+            shown.append(row)
+        return shown
 
 
 def _check_int(value: Value, setting: Setting) -> None:

@@ -25,6 +25,7 @@ from starlette.routing import Route
 from mcp import Client
 from memstone import MemoryService
 from memstone.agents.settings import AgentSettings
+from memstone.api.http.routing import MAX_BODY
 from memstone.api.mcp.server import build_server, mcp_mount, mcp_routes
 
 
@@ -88,6 +89,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+async def _chunks(body: bytes) -> AsyncIterator[bytes]:
+    for start in range(0, len(body), 64 * 1024):  # sent chunked: no Content-Length for the cap to read
+        yield body[start : start + 64 * 1024]
+
+
 async def test_memstone_mcp_over_streamable_http(
     server_env: dict[str, str], seeded: dict[str, str], tmp_path: Path
 ) -> None:
@@ -110,6 +116,17 @@ async def test_memstone_mcp_over_streamable_http(
             await asyncio.sleep(0.05)
         for mode in ("legacy", "auto"):
             await exercise(f"http://127.0.0.1:{port}/mcp", mode, seeded)  # type: ignore[arg-type]
+        # The body cap of serve's /mcp mount holds here too (issue 12): before, the SDK read any body whole.
+        big = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"pad": "' + b"x" * MAX_BODY + b'"}}'
+        async with httpx2.AsyncClient() as http:
+            for headers in ({}, {"chunked": "yes"}):
+                r = await http.post(
+                    f"http://127.0.0.1:{port}/mcp",
+                    content=_chunks(big) if headers else big,
+                    headers={"content-type": "application/json", "accept": "application/json, text/event-stream"},
+                )
+                assert r.status_code == 422, r.text
+                assert r.json()["error"]["code"] == "invalid_input"
     finally:
         proc.terminate()
         proc.wait(timeout=10)

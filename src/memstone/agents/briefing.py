@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from ..domain.model import MemoryHit
-from ..domain.records import Record, estimate_tokens
+from ..domain.records import estimate_tokens
 
 SNIPPET_CHARS = 600
 
@@ -26,6 +26,28 @@ class Briefing:
     tag: str
     entry_ids: tuple[str, ...]
     omitted: int = 0
+
+
+class Shown(Protocol):
+    """What a briefing shows of a memory: a Record, a MemoryHit, or a team server's record (agents/hook_reads.py)."""
+
+    @property
+    def entry_id(self) -> str: ...
+
+    @property
+    def entry_version_id(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def title(self) -> str | None: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def scope(self) -> str | None: ...
 
 
 def _where(scope: str | None) -> str:
@@ -51,8 +73,8 @@ def tag_for(version_ids: Sequence[str]) -> str:
 
 
 def session_briefing(
-    mandatory: Sequence[Record],
-    important: Sequence[Record],
+    mandatory: Sequence[Shown],
+    important: Sequence[Shown],
     *,
     budget_tokens: int,
     project_scope: str | None,
@@ -103,7 +125,7 @@ def session_briefing(
     return Briefing(text="\n".join(out), tag=tag, entry_ids=tuple(shown), omitted=omitted)
 
 
-def prompt_context(hits: Sequence[MemoryHit], *, budget_tokens: int, why: str = "this prompt") -> Briefing | None:
+def prompt_context(hits: Sequence[Shown], *, budget_tokens: int, why: str = "this prompt") -> Briefing | None:
     """Memories relevant to this prompt (not shown earlier in the session), as snippets within a budget."""
     lines: list[str] = []
     shown: list[str] = []
@@ -125,4 +147,4 @@ def prompt_context(hits: Sequence[MemoryHit], *, budget_tokens: int, why: str = 
     return Briefing(text="\n".join([head, *lines]), tag=tag, entry_ids=tuple(shown))
 
 
-__all__ = ["Briefing", "prompt_context", "session_briefing", "tag_for"]
+__all__ = ["Briefing", "Shown", "prompt_context", "session_briefing", "tag_for"]

@@ -21,6 +21,9 @@ What each event does:
 - ``pre-compact`` / ``post-compact``: mark the session so its next prompt re-sends the mandatory memories.
 - ``session-end``: forget the session's state.
 
+Against a team server (``MEMSTONE_URL=https://…``) the same briefing and context come from its ``/api``
+(:mod:`memstone.agents.hook_reads`); capture does not run there yet.
+
 A hook never fails its agent: every error is logged to ``<store folder>/hooks.log`` (``memstone doctor`` shows
 the latest) and the hook prints what lets the agent carry on (nothing, or ``{"continue": true}`` for Cursor).
 
@@ -47,6 +50,7 @@ from ..config import Config
 from ..domain.errors import InvalidInput, MemstoneError
 from ..domain.scopes import ANONYMOUS
 from ..domain.search import searchable
+from ..remote.url import is_remote
 from .payloads import HookEvent, check_agent, check_event, fallback_output, output, parse_payload
 from .project import current_branch
 from .settings import AgentSettings, store_dir
@@ -54,10 +58,9 @@ from .state import SessionState, drop_state, load_state, log_failure, prune_stat
 
 if TYPE_CHECKING:
     from ..capture import CaptureResult, CaptureSettings, ReviewQueue
-    from ..domain.model import MemoryHit, Revision
-    from ..domain.records import Record
     from ..service import MemoryService
-    from .briefing import Briefing
+    from .briefing import Briefing, Shown
+    from .hook_reads import HookReads
 
 DEADLINES_S: dict[str, float] = {"session-start": 8.0, "user-prompt-submit": 4.0, "stop": 8.0}
 
@@ -100,7 +103,7 @@ def run_hook(
         hook_event = parse_payload(checked_agent, checked_event, stdin_text)
         settings = AgentSettings.load(url=url, cwd=hook_event.cwd or os.getcwd(), scope=scope, env=env)
         deadline = DEADLINES_S.get(checked_event, 4.0)
-        wants_capture = _wants_capture(hook_event)
+        wants_capture = _wants_capture(hook_event, settings)
         run_capture = wants_capture and not defer_capture
         context: str | None = None
         captured: CaptureResult | None = None
@@ -143,7 +146,9 @@ def _log_dir(url: str | None, env: Mapping[str, str]) -> Path:
         return store_dir(url)
 
 
-def _wants_capture(ev: HookEvent) -> bool:
+def _wants_capture(ev: HookEvent, settings: AgentSettings | None = None) -> bool:
+    if settings is not None and is_remote(settings.url):
+        return False  # a team server has no capture endpoint yet: a hook there only briefs (docs/team.md)
     return (ev.event == "user-prompt-submit" and bool(ev.prompt)) or (ev.event == "stop" and bool(ev.assistant_message))
 
 
@@ -199,66 +204,61 @@ async def _handle(
 ) -> tuple[str | None, CaptureResult | None]:
     if _handle_locally(ev, settings, capture_now=capture_now):
         return None, None
+    if is_remote(settings.url):  # a team server: the same briefing from its /api; no capture (docs/team.md)
+        from ..remote.client import RemoteClient
+        from .hook_reads import RemoteReads
+
+        assert settings.url is not None
+        async with RemoteClient(settings.url, token=settings.token, timeout_s=3.0) as client:
+            return await _answer(RemoteReads(client, settings), ev, settings), None
+    from .hook_reads import LocalReads
+
     async with _hook_service(settings) as svc:
         captured = await _capture(svc, ev, settings) if capture_now and _wants_capture(ev) else None
-        match ev.event:
-            case "session-start":
-                return await _session_start(svc, ev, settings), None
-            case "user-prompt-submit":
-                return await _prompt(svc, ev, settings), captured
-    return None, captured
+        return await _answer(LocalReads(svc, settings), ev, settings), captured
 
 
-async def _heads(svc: MemoryService, settings: AgentSettings) -> list[Revision]:
-    """The heads of the project and user Memories that exist (a scope nobody wrote to has none)."""
-    heads = []
-    for scope in settings.scopes("all"):
-        head = await svc.resolve(scope)
-        if head is not None:
-            heads.append(head)
-    return heads
+async def _answer(reads: HookReads, ev: HookEvent, settings: AgentSettings) -> str | None:
+    match ev.event:
+        case "session-start":
+            return await _session_start(reads, ev, settings)
+        case "user-prompt-submit":
+            return await _prompt(reads, ev, settings)
+    return None
 
 
 async def _briefing(
-    svc: MemoryService, heads: list[Revision], settings: AgentSettings, *, mandatory_only: bool, after_compaction: bool
+    reads: HookReads, settings: AgentSettings, *, mandatory_only: bool, after_compaction: bool
 ) -> Briefing | None:
-    if not heads:
+    if not await reads.has_memories():
         return None
     from .briefing import session_briefing
 
     budget = settings.session_budget_tokens
-    bundle = await svc.recall(None, memories=heads, budget_tokens=budget)
-    omitted = sum(1 for o in bundle.omitted if o.reason == "budget")
-    important: tuple[Record, ...] = ()
-    if not mandatory_only:
-        important = tuple(
-            r for r in await svc.important(memories=heads, mandatory=False, limit=50) if r.shadowed_by is None
-        )
+    parts = await reads.briefing_parts(budget, mandatory_only=mandatory_only)
     return session_briefing(
-        bundle.mandatory,
-        important,
+        parts.mandatory,
+        parts.important,
         budget_tokens=budget,
         project_scope=settings.project_scope,
-        omitted=omitted,
+        omitted=parts.omitted,
         after_compaction=after_compaction,
     )
 
 
-async def _session_start(svc: MemoryService, ev: HookEvent, settings: AgentSettings) -> str | None:
+async def _session_start(reads: HookReads, ev: HookEvent, settings: AgentSettings) -> str | None:
     from .briefing import Briefing, prompt_context
 
     prune_states(settings.state_dir)
-    heads = await _heads(svc, settings)
     compacted = ev.source in ("compact", "fork")
-    brief = await _briefing(svc, heads, settings, mandatory_only=False, after_compaction=ev.source == "compact")
+    brief = await _briefing(reads, settings, mandatory_only=False, after_compaction=ev.source == "compact")
     topic = _branch_topic(ev.cwd)
-    if heads and topic and searchable(topic) and settings.prompt_budget_tokens > 0:
+    if topic and searchable(topic) and settings.prompt_budget_tokens > 0 and await reads.has_memories():
         # Trigger: a feature branch is checked out. Why: its name is the best context a session start has
         # (there is no prompt yet). Outcome: the memories matching it (FTS), after the briefing, not repeated.
         shown = set(brief.entry_ids) if brief else set()
         limit = settings.prompt_limit * 4
-        result = await svc.search(topic, memories=heads, limit=limit, mode="fts", exclude_mandatory=True)
-        fresh = [h for h in result.hits if h.entry_id not in shown][: settings.prompt_limit]
+        fresh = [h for h in await reads.search(topic, limit=limit) if h.entry_id not in shown][: settings.prompt_limit]
         found = prompt_context(fresh, budget_tokens=settings.prompt_budget_tokens, why=f"the branch {topic!r}")
         if found is not None:
             text = f"{brief.text}\n\n{found.text}" if brief else found.text
@@ -276,11 +276,10 @@ async def _session_start(svc: MemoryService, ev: HookEvent, settings: AgentSetti
     return brief.text if brief else None
 
 
-async def _prompt(svc: MemoryService, ev: HookEvent, settings: AgentSettings) -> str | None:
+async def _prompt(reads: HookReads, ev: HookEvent, settings: AgentSettings) -> str | None:
     from .briefing import prompt_context
 
     state = load_state(settings.state_dir, ev.agent, ev.session_id)
-    heads = await _heads(svc, settings)
     parts: list[str] = []
     shown: list[str] = list(state.shown) if state else []
     if ev.session_id and (state is None or not state.briefed or state.reinject):
@@ -288,19 +287,13 @@ async def _prompt(svc: MemoryService, ev: HookEvent, settings: AgentSettings) ->
         # happened since. Why: a must-follow memory must not be lost. Outcome: (re)send the briefing now;
         # after a compaction only the mandatory memories.
         reinject = state is not None and state.reinject
-        brief = await _briefing(svc, heads, settings, mandatory_only=reinject, after_compaction=reinject)
+        brief = await _briefing(reads, settings, mandatory_only=reinject, after_compaction=reinject)
         if brief is not None:
             parts.append(brief.text)
             shown.extend(e for e in brief.entry_ids if e not in shown)
-    if heads and ev.prompt and searchable(ev.prompt) and settings.prompt_budget_tokens > 0:
-        result = await svc.search(
-            ev.prompt,
-            memories=heads,
-            limit=settings.prompt_limit * 4,
-            mode="fts",
-            exclude_mandatory=True,
-        )
-        fresh: list[MemoryHit] = [h for h in result.hits if h.entry_id not in shown][: settings.prompt_limit]
+    if ev.prompt and searchable(ev.prompt) and settings.prompt_budget_tokens > 0 and await reads.has_memories():
+        hits = await reads.search(ev.prompt, limit=settings.prompt_limit * 4)
+        fresh: list[Shown] = [h for h in hits if h.entry_id not in shown][: settings.prompt_limit]
         found = prompt_context(fresh, budget_tokens=settings.prompt_budget_tokens)
         if found is not None:
             parts.append(found.text)

@@ -57,6 +57,7 @@ class AgentSettings:
     prompt_budget_tokens: int = 400
     prompt_limit: int = 3
     home: Path = field(default_factory=lambda: Path.home() / ".memstone")  # hooks.log and session state live here
+    token: str | None = field(default=None, repr=False)  # a team server's API token (MEMSTONE_TOKEN)
 
     @classmethod
     def load(
@@ -97,6 +98,7 @@ class AgentSettings:
             session_budget_tokens=config.integer("hook_budget_tokens"),
             prompt_budget_tokens=config.integer("hook_prompt_tokens"),
             home=store_dir(config.url),
+            token=config.get("token"),
         )
 
     def scopes(self, which: ScopeChoice = "all") -> tuple[str, ...]:

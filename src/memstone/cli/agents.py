@@ -122,7 +122,7 @@ def mcp(
 
     from ..agents.settings import AgentSettings
     from ..api.mcp.server import describe, serve
-    from ..domain.errors import MemstoneError
+    from ..domain.errors import InvalidInput, MemstoneError
     from ..service import open_service
     from .errors import exit_code
 
@@ -131,7 +131,22 @@ def mcp(
     cwd = project_dir or next((Path(os.environ[v]) for v in hosts if os.environ.get(v)), Path.cwd())
 
     async def main() -> None:
-        settings = AgentSettings.from_config(obj.config_at(cwd))
+        config = obj.config_at(cwd)
+        settings = AgentSettings.from_config(config)
+        from ..remote import is_remote
+
+        if settings.url is not None and is_remote(
+            settings.url
+        ):  # a team server: forward to its /mcp (memstone.remote.mcp_proxy)
+            from ..remote.mcp_proxy import serve_proxy
+
+            if transport != "stdio" or as_json:
+                raise InvalidInput(
+                    "a team server already serves MCP over HTTP; `memstone mcp` forwards it on stdio only",
+                    hint=f"point an HTTP client at {settings.url.rstrip('/')}/mcp, or drop --transport/--json",
+                )
+            await serve_proxy(settings.url, token=config.get("token"), project=settings.project_scope)
+            return
         async with open_service(
             settings.url, surface="agent-session", author=settings.author, embedding=obj.model_option()
         ) as svc:

@@ -157,6 +157,10 @@ class Context:
     def url(self) -> str:
         return self.config.url
 
+    def token(self) -> str | None:
+        """The API token for a team server (``MEMSTONE_TOKEN``)."""
+        return self.config.get("token")
+
     @property
     def scope(self) -> str:
         """The default Memory's scope: ``--scope``, else the project of the working directory, else the user's."""
@@ -239,6 +243,17 @@ def run(
     from .errors import fail
 
     obj: Context = ctx.obj
+    from ..remote import is_remote
+
+    if is_remote(obj.url):  # a team server: the command is a few /api calls (cli/remote.py)
+        from .remote import run_remote
+
+        try:
+            payload, human = asyncio.run(run_remote(ctx))
+        except MemstoneError as exc:
+            fail(as_json, exc)
+        emit(as_json, payload, human)
+        return
 
     async def main() -> None:
         async with open_service(

@@ -12,6 +12,8 @@ from ...domain.model import Revision
 from ...service import MemoryService
 
 ACCESS_KEY = "memstone.access"  # where the HTTP mount leaves the authenticated access on the request's state
+PROJECT_KEY = "memstone.project"  # and the project scope the client works in (header X-Memstone-Project)
+PROJECT_HEADER = "x-memstone-project"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,17 +35,27 @@ class Caller:
         return found
 
 
-def access_of(ctx: Context | None) -> Access | None:
-    """The access the HTTP mount authenticated for this request (None over stdio, or outside a request)."""
+def _state(ctx: Context | None) -> dict[str, object]:
     if ctx is None:
-        return None
+        return {}
     try:
         request = ctx.request_context.request
     except ValueError:
-        return None
+        return {}
     state = getattr(request, "scope", {}).get("state") if request is not None else None
-    found = state.get(ACCESS_KEY) if isinstance(state, dict) else None
+    return state if isinstance(state, dict) else {}
+
+
+def access_of(ctx: Context | None) -> Access | None:
+    """The access the HTTP mount authenticated for this request (None over stdio, or outside a request)."""
+    found = _state(ctx).get(ACCESS_KEY)
     return found if isinstance(found, Access) else None
 
 
-__all__ = ["ACCESS_KEY", "Caller", "access_of"]
+def project_of(ctx: Context | None) -> str | None:
+    """The project scope a remote client works in (``memstone mcp --url https://…`` sends its own), if any."""
+    found = _state(ctx).get(PROJECT_KEY)
+    return found if isinstance(found, str) else None
+
+
+__all__ = ["ACCESS_KEY", "PROJECT_HEADER", "PROJECT_KEY", "Caller", "access_of", "project_of"]

@@ -35,7 +35,7 @@ from ...agents.settings import AgentSettings
 from ...auth.errors import Unauthenticated
 from ...service import MemoryService
 from ...service.policy import Actor, UserOrg
-from .caller import Caller, access_of
+from .caller import Caller, access_of, project_of
 from .content import register_content
 from .errors import MemstoneMCPServer
 from .maintenance import register_maintenance_tools
@@ -105,14 +105,16 @@ def build_server(
     def here(ctx: Context | None) -> Caller:
         """The service and scopes of the caller of this request."""
         access = access_of(ctx)
+        project = project_of(ctx)  # a remote `memstone mcp` names its working directory's project
+        mine = replace(settings, project_scope=project) if project else settings
         if access is None:
             if authenticated:
                 raise Unauthenticated("this MCP endpoint needs an API token", hint="send Authorization: Bearer …")
-            return Caller(service, settings)
+            return Caller(service, mine)
         if access.local:
-            return Caller(service, settings)
+            return Caller(service, mine)
         view = service.acting(Actor.of(access, surface="agent-session"), user_org=user_org)
-        return Caller(view, replace(settings, user_scope=access.principal.user_scope))
+        return Caller(view, replace(mine, user_scope=access.principal.user_scope))
 
     register_read_tools(tool, here)  # memory_mandatory … memory_recall (api/mcp/reads.py)
     register_write_tools(tool, here)  # memory_remember … memory_relate (api/mcp/writes.py)
@@ -200,7 +202,10 @@ async def serve(
             security = None
             if host not in ("127.0.0.1", "localhost", "::1"):
                 security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-            app = server.streamable_http_app(host=host, transport_security=security)
+            from ..http.limits import BodyLimit
+
+            # The same body cap as serve's /mcp mount and every /api route (issue 12): the SDK reads a body whole.
+            app = BodyLimit(server.streamable_http_app(host=host, transport_security=security))
             config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
             await uvicorn.Server(config).serve()
     finally:

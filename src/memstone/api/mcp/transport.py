@@ -16,8 +16,9 @@ from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ...domain.errors import MemstoneError
+from ...domain.scopes import canonical_scope
 from ...service import MemoryService
-from .caller import ACCESS_KEY
+from .caller import ACCESS_KEY, PROJECT_HEADER, PROJECT_KEY
 
 log = logging.getLogger("memstone.mcp")
 
@@ -67,17 +68,21 @@ class AuthenticatedMCP:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
+            headers = Headers(scope=scope)
             try:
-                access = await self.state.authenticate(Headers(scope=scope))
+                access = await self.state.authenticate(headers)
+                project = headers.get(PROJECT_HEADER)
+                extra = {PROJECT_KEY: canonical_scope(project)} if project else {}
             except MemstoneError as exc:
-                status = ACCESS_STATUS.get(exc.code, 503)
+                status = ACCESS_STATUS.get(exc.code, 503 if exc.code.startswith("backend") else 422)
                 body = {"error": {"code": exc.code, "message": exc.message, "hint": exc.hint}}
                 await JSONResponse(body, status_code=status)(scope, receive, send)
                 return
             # Trigger: every MCP message over HTTP. Why: the tool must act as this request's principal, and a
             # session may outlive one token, so the access travels with the request, never with the session.
             # Outcome: the tool reads it from the request (see access_of) and acts through service.acting().
-            scope = {**scope, "state": {**scope.get("state", {}), ACCESS_KEY: access}}
+            # A remote client's project scope travels the same way (the grants still decide what it may touch).
+            scope = {**scope, "state": {**scope.get("state", {}), ACCESS_KEY: access, **extra}}
         await self.handler(scope, receive, send)
 
 

@@ -193,7 +193,13 @@ class PostgresEngine:
             raise
 
     def _stored_version(self) -> int:
-        rows = self.conn.q("SELECT to_regclass('store_meta') IS NOT NULL")
+        # pg_tables is read with the statement's snapshot: it sees a table another process committed while this one
+        # waited for the migration lock (to_regclass looks in the catalog cache, which may not have caught up yet,
+        # and two opens of a new database then both applied migration 1).
+        rows = self.conn.q(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables WHERE tablename = 'store_meta' "
+            "AND schemaname = current_schema())"
+        )
         if not rows or not rows[0][0]:
             return 0
         found = self.conn.q("SELECT value FROM store_meta WHERE key = 'schema_version'")

@@ -178,6 +178,8 @@ def main() -> None:
                     )
                 )
             )
+            # each size's row as soon as it is measured (a later size may fail on a loaded server)
+            print(json.dumps({k: round(v, 3) for k, v in rows[-1].items()}), file=sys.stderr, flush=True)
     cols = [
         ("entries", "{:.0f}"),
         ("bulk_load_entries_per_s", "{:.0f}"),

@@ -76,23 +76,31 @@ async def measure(url: str, path: Path | None, memory_id: str, corpus: Corpus, m
             if exact.hits:
                 recalls.append(len({h.entry_id for h in fast} & {h.entry_id for h in exact}) / len(exact.hits))
         print(f"recall@10 of the search path vs exact: {sum(recalls) / len(recalls):.3f} over {len(recalls)} queries")
-    raw = engines.RawEngine(url, path, memory_id, model.profile.dimension)
-    vectors = {q: (await model.embed((q,))).vectors[0] for q in queries}
-    jobs: dict[str, Callable[[str], object]] = {
-        "fts": lambda q: raw.fts(q, 10),
-        "vector": lambda q: raw.knn(vectors[q], 10),
-        "hybrid": lambda q: (raw.fts(q, 10), raw.knn(vectors[q], 10)),
-    }
-    for mode, job in jobs.items():
-        lat = []
-        for i, q in enumerate(queries):
-            t = time.perf_counter()
-            job(q)
-            if i >= 20:
-                lat.append((time.perf_counter() - t) * 1000)
-        p50, p95 = p50_p95(lat)
-        print(f"raw {mode:<7} p50 {p50:.2f} ms  p95 {p95:.2f} ms  (memstone / raw p50: {p50s[mode] / p50:.2f}x)")
-    raw.close()
+        # memstone and the engine's own statements over the same rows, timed in pairs (same load for both)
+        raw = engines.RawEngine(url, path, memory_id, model.profile.dimension)
+        vectors = {q: (await model.embed((q,))).vectors[0] for q in queries}
+        jobs: dict[str, Callable[[str], object]] = {
+            "fts": lambda q: raw.fts(q, 10),
+            "vector": lambda q: raw.knn(vectors[q], 10),
+            "hybrid": lambda q: (raw.fts(q, 10), raw.knn(vectors[q], 10)),
+        }
+        for mode, job in jobs.items():
+            ours, theirs = [], []
+            for i, q in enumerate(queries):
+                t = time.perf_counter()
+                await svc.search(q, memories=[head], mode=mode, limit=10)  # type: ignore[arg-type]
+                t1 = time.perf_counter()
+                job(q)
+                t2 = time.perf_counter()
+                if i >= 20:
+                    ours.append((t1 - t) * 1000)
+                    theirs.append((t2 - t1) * 1000)
+            (o50, o95), (r50, r95) = p50_p95(ours), p50_p95(theirs)
+            print(
+                f"paired {mode:<7} memstone p50 {o50:.2f} / p95 {o95:.2f} ms, raw p50 {r50:.2f} / p95 {r95:.2f} ms: "
+                f"{o50 / r50:.2f}x"
+            )
+        raw.close()
     print(f"load at end {os.getloadavg()}")
 
 

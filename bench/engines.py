@@ -218,14 +218,40 @@ class RawEngine:
 
             self._conn = pymysql.connect(autocommit=True, **oceanbase_connect_args(url))
 
+        self._writer: Any = None
+        self._path = path
+
     def close(self) -> None:
         self._conn.close()
+        if self._writer is not None and self._writer is not True:
+            self._writer.close()
+
+    def write(self, text: str) -> None:
+        """The engine's bare durable write: one row committed on its own (SQLite: a side file with the store's
+        WAL and synchronous=FULL; a server: a scratch table ``bench_raw_write`` in the same database)."""
+        if self.engine == "sqlite":
+            if self._writer is None:
+                import apsw
+
+                assert self._path is not None
+                self._writer = apsw.Connection(str(self._path.with_name("raw-write-" + self._path.name)))
+                self._writer.execute("PRAGMA journal_mode = WAL")
+                self._writer.execute("PRAGMA synchronous = FULL")
+                self._writer.execute("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
+            self._writer.execute("INSERT INTO t (body) VALUES (?)", (text,))
+            return
+        if self._writer is None:
+            self._writer = True
+            key = "bigint GENERATED ALWAYS AS IDENTITY" if self.engine == "postgresql" else "BIGINT AUTO_INCREMENT"
+            self._rows(f"CREATE TABLE IF NOT EXISTS bench_raw_write (id {key} PRIMARY KEY, body TEXT NOT NULL)", ())
+        self._rows("INSERT INTO bench_raw_write (body) VALUES (%s)", (text,))
 
     def _rows(self, sql: str, args: Sequence[object]) -> list[Any]:
         if self.engine == "sqlite":
             return list(self._conn.execute(sql, tuple(args)).fetchall())
         if self.engine == "postgresql":
-            return list(self._conn.execute(sql, list(args)).fetchall())
+            cur = self._conn.execute(sql, list(args))
+            return list(cur.fetchall()) if cur.description is not None else []
         with self._conn.cursor() as cur:
             cur.execute(sql, tuple(args))
             return list(cur.fetchall())

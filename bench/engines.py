@@ -211,6 +211,9 @@ class RawEngine:
             import psycopg
 
             self._conn = psycopg.connect(url, autocommit=True)
+            # the settings memstone's search uses (ef_search 100 for k = 10), once for the session
+            self._conn.execute("SET hnsw.ef_search = 100")
+            self._conn.execute("SET hnsw.iterative_scan = relaxed_order")
         else:
             import pymysql
 
@@ -294,8 +297,6 @@ class RawEngine:
             )
         q = _vec_text(vector)
         if self.engine == "postgresql":
-            self._conn.execute("SET hnsw.ef_search = 100")
-            self._conn.execute("SET hnsw.iterative_scan = relaxed_order")
             return self._rows(
                 "SELECT vector_rowid FROM memory_entry_vectors WHERE memory_artifact_id = ANY(%s::text[]) "
                 "ORDER BY embedding <-> %s::vector LIMIT %s",

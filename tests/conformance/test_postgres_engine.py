@@ -198,3 +198,21 @@ async def test_a_bad_pool_size_is_refused_before_connecting(value: str) -> None:
     with pytest.raises(InvalidInput, match="pool_size must be one whole number") as raised:
         await open_store(f"postgresql://nobody@127.0.0.1:1/none?pool_size={value}")
     assert raised.value.hint is not None and "pool_size=16" in raised.value.hint
+
+
+async def test_a_vector_search_sends_its_index_settings_with_the_search(
+    postgres_url: str, libpq_trace: Callable[[], str]
+) -> None:
+    from memstone.embedding import HashingEmbedder
+
+    read = libpq_trace
+    read()  # connections opened from here on are traced
+    async with open_service(postgres_url, embedding=HashingEmbedder(dimension=16)) as svc:
+        rev = await svc.remember(None, entries=[EntryInput(kind="fact", text=f"Vector fact {i}.") for i in range(5)])
+        assert rev is not None
+        start = len(read())
+        found = await svc.search("vector fact", memories=[rev.ref], mode="vector", limit=3)
+        assert len(found.hits) == 3
+        trips = _trips(read()[start:])
+    settings = [t for t in trips if any("hnsw.ef_search" in s for s in t)]
+    assert settings and all(any("ORDER BY embedding <->" in s for s in t) for t in settings), settings

@@ -84,7 +84,8 @@ class PgVectors:
             )
         else:
             ef = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, k))
-            conn.q(
+            later(  # travels with the search statement: one round trip
+                conn,
                 "SELECT set_config('hnsw.ef_search', ?, true), "
                 "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
                 (str(ef),),

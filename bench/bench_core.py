@@ -3,8 +3,10 @@
 Prints a table: bulk load rate, remember p50/p95, storage added per single-entry write, FTS search p50/p95
 through memstone, and the engine's raw full-text statement over the same rows (the physical floor), plus database
 size. SQLite by default (a file in a temporary folder; the floor is a bare FTS5 MATCH). ``--url postgresql://…``
-runs on that PostgreSQL server, in a fresh database per size (dropped afterwards; the floor is the engine's BM25
-statement run on its own connection); ``--start-postgres`` starts the test server of ``memstone.testing.servers``.
+or ``--url oceanbase://…`` runs on that server, in a fresh database per size (dropped afterwards; the floor is the
+engine's own full-text statement, ``bench/engines.py``, run on its own connection); ``--start-postgres`` /
+``--start-oceanbase`` start the test server of ``memstone.testing.servers`` (PostgreSQL runs there with
+``fsync=off``; seekdb with its defaults).
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ import contextlib
 from collections.abc import Iterator
 
 import apsw
+import engines
 from corpus import Corpus
 
 import memstone
 from memstone import EntryInput
-from memstone.domain.analyzer import query_terms
 
 
 def pct(values: list[float], q: float) -> float:
@@ -47,43 +49,13 @@ def checkpoint(path: Path) -> None:
     conn.close()
 
 
-def pg_bytes(url: str) -> int:
-    import psycopg
-
-    with psycopg.connect(url) as conn:
-        row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
-        assert row is not None
-        return int(row[0])
-
-
-def pg_raw_fts(url: str, memory_id: str, queries: list[str]) -> list[float]:
-    """The engine's own BM25 candidate statement, on a bare connection (no store core around it)."""
-    import psycopg
-
-    from memstone.backends.postgres.engine import PostgresConn
-    from memstone.backends.postgres.fts import PostgresFullText
-
-    fts = PostgresFullText()
-    lat = []
-    with psycopg.connect(url, autocommit=True) as raw:
-        conn = PostgresConn(raw)
-        for i, q in enumerate(queries):
-            t = time.perf_counter()
-            fts.head_candidates(conn, [memory_id], query_terms(q), 8, ["h.memory_artifact_id IN (?)"], [memory_id])
-            if i >= 20:
-                lat.append((time.perf_counter() - t) * 1000)
-    return lat
-
-
 @contextlib.contextmanager
 def store_for(n: int, workdir: Path, server: str | None, durability: str) -> Iterator[tuple[str, Path | None]]:
     if server is None:
         path = workdir / f"bench-{n}.db"
         yield f"sqlite:///{path}" + ("?durability=fast" if durability == "fast" else ""), path
         return
-    from memstone.testing.servers import postgres_database
-
-    with postgres_database(server) as url:
+    with engines.server_database(server) as (url, _):
         yield url, None
 
 
@@ -101,10 +73,9 @@ async def run_size(
 
 
 def size_of(url: str, path: Path | None) -> int:
-    if path is None:
-        return pg_bytes(url)
-    checkpoint(path)
-    return file_bytes(path)
+    if path is not None:
+        checkpoint(path)
+    return engines.database_bytes(url, path)
 
 
 async def measure(
@@ -130,50 +101,42 @@ async def measure(
         for _ in range(20):
             head = await svc.remember(head, entries=[EntryInput(kind="fact", text=corpus.note())])
         before = size_of(url, path)
-        lat = []
-        for _ in range(writes):
+        raw = engines.RawEngine(url, path, head.memory_id)
+        lat, raw_lat = [], []
+        for _ in range(writes):  # timed in pairs with the engine's bare single-row commit (same load for both)
             text = corpus.note()
             t = time.perf_counter()
             head = await svc.remember(head, entries=[EntryInput(kind="fact", text=text)])
-            lat.append((time.perf_counter() - t) * 1000)
+            t1 = time.perf_counter()
+            raw.write(text)
+            lat.append((t1 - t) * 1000)
+            raw_lat.append((time.perf_counter() - t1) * 1000)
         result["remember_p50_ms"] = statistics.median(lat)
         result["remember_p95_ms"] = pct(lat, 0.95)
+        result["raw_write_p50_ms"] = statistics.median(raw_lat)
+        result["raw_write_p95_ms"] = pct(raw_lat, 0.95)
         result["bytes_per_write"] = (size_of(url, path) - before) / writes
         assert head is not None
         qs = [corpus.query() for _ in range(queries + 20)]
-        lat = []
+        lat, raw_lat = [], []
         hits = 0
-        for i, q in enumerate(qs):
+        for i, q in enumerate(qs):  # in pairs with the engine's own full-text statement
             t = time.perf_counter()
             res = await svc.search(q, memories=[head], limit=8, mode="fts")
+            t1 = time.perf_counter()
+            raw.fts(q, 8)
             if i >= 20:
-                lat.append((time.perf_counter() - t) * 1000)
+                lat.append((t1 - t) * 1000)
+                raw_lat.append((time.perf_counter() - t1) * 1000)
                 hits += len(res)
         result["search_p50_ms"] = statistics.median(lat)
         result["search_p95_ms"] = pct(lat, 0.95)
         result["search_mean_hits"] = hits / queries
-    if path is None:
-        lat = pg_raw_fts(url, head.memory_id, qs)
-        result["raw_fts5_p50_ms"] = statistics.median(lat)
-        result["raw_fts5_p95_ms"] = pct(lat, 0.95)
-        result["db_bytes"] = pg_bytes(url)
-        return result
-    conn = apsw.Connection(str(path))
-    lat = []
-    for i, q in enumerate(qs):
-        match = " OR ".join(f'"{t}"' for t in query_terms(q))
-        t = time.perf_counter()
-        conn.execute(
-            "SELECT rowid, rank FROM memory_entry_search_fts WHERE memory_entry_search_fts MATCH ? "
-            "ORDER BY rank LIMIT 8",
-            (match,),
-        ).fetchall()
-        if i >= 20:
-            lat.append((time.perf_counter() - t) * 1000)
-    conn.close()
+        raw.close()
+    lat = raw_lat
     result["raw_fts5_p50_ms"] = statistics.median(lat)
     result["raw_fts5_p95_ms"] = pct(lat, 0.95)
-    result["db_bytes"] = file_bytes(path)
+    result["db_bytes"] = size_of(url, path)
     return result
 
 
@@ -194,17 +157,15 @@ def main() -> None:
         default="full",
         help="full (default): every acknowledged write survives power loss; fast: synchronous=NORMAL.",
     )
-    ap.add_argument("--url", help="A postgresql:// server URL: run there, in a fresh database per size.")
+    ap.add_argument("--url", help="A postgresql:// or oceanbase:// server URL: run there, a fresh database per size.")
     ap.add_argument("--start-postgres", action="store_true", help="Start the embedded PostgreSQL test server.")
+    ap.add_argument("--start-oceanbase", action="store_true", help="Start a private seekdb (OceanBase) server.")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     rows = []
     with contextlib.ExitStack() as stack:
-        server = args.url
-        if args.start_postgres:
-            from memstone.testing.servers import postgres_server
-
-            server = stack.enter_context(postgres_server())
+        start = "postgres" if args.start_postgres else "oceanbase" if args.start_oceanbase else None
+        server = stack.enter_context(engines.server_for(args.url, start))
         tmp = stack.enter_context(tempfile.TemporaryDirectory())
         for n in sizes:
             rows.append(
@@ -220,11 +181,15 @@ def main() -> None:
                     )
                 )
             )
+            # each size's row as soon as it is measured (a later size may fail on a loaded server)
+            print(json.dumps({k: round(v, 3) for k, v in rows[-1].items()}), file=sys.stderr, flush=True)
     cols = [
         ("entries", "{:.0f}"),
         ("bulk_load_entries_per_s", "{:.0f}"),
         ("remember_p50_ms", "{:.2f}"),
         ("remember_p95_ms", "{:.2f}"),
+        ("raw_write_p50_ms", "{:.2f}"),
+        ("raw_write_p95_ms", "{:.2f}"),
         ("bytes_per_write", "{:.0f}"),
         ("search_p50_ms", "{:.2f}"),
         ("search_p95_ms", "{:.2f}"),
@@ -233,8 +198,15 @@ def main() -> None:
         ("search_mean_hits", "{:.1f}"),
         ("db_bytes", "{:.0f}"),
     ]
-    engine = "PostgreSQL (raw_fts5 = the engine's BM25 statement)" if server else f"SQLite {apsw.sqlite_lib_version()}"
-    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, {engine}, durability {args.durability}")
+    engine = {
+        "sqlite": f"SQLite {apsw.sqlite_lib_version()}",
+        "postgresql": "PostgreSQL (raw_fts5 = the engine's BM25 statement)",
+        "oceanbase": "OceanBase (raw_fts5 = the engine's MATCH ... AGAINST statement)",
+    }[engines.engine_of(server)]
+    print(
+        f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, python {sys.version.split()[0]}, {engine}, "
+        f"durability {args.durability}"
+    )
     print("| " + " | ".join(c for c, _ in cols) + " |")
     print("|" + "---|" * len(cols))
     for r in rows:

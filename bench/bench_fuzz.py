@@ -308,7 +308,12 @@ def cli_call(url: str, f: Fuzz, t: Tally) -> None:
     scope = s(f.scope()) if r.random() < 0.3 else SCOPES[0]
     cmd = [sys.executable, "-m", "memstone.cli.main", "--url", url, "--scope", scope, *argv, "--json"]
     env = {**os.environ, "MEMSTONE_EMBEDDING": "none"}
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL)
+    # argv is bytes: a lone surrogate cannot be encoded as UTF-8, so it is sent as the bytes a hostile caller
+    # would send (surrogatepass), and the CLI receives invalid UTF-8; its output is read the same forgiving way.
+    raw = [a.encode("utf-8", "surrogatepass") for a in cmd]
+    done = subprocess.run(
+        raw, capture_output=True, text=True, errors="replace", env=env, timeout=120, stdin=subprocess.DEVNULL
+    )
     if "Traceback" in done.stderr or done.returncode not in CLI_EXIT_CODES:
         t.fail("cli", f"{' '.join(argv)[:200]} -> exit {done.returncode}: {done.stderr[-400:]}")
     else:

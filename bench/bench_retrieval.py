@@ -70,7 +70,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import apsw  # noqa: E402
+import engines  # noqa: E402
 from corpus import Corpus  # noqa: E402
 
 import memstone  # noqa: E402
@@ -430,26 +431,83 @@ def speed_texts(n: int) -> list[str]:
     return list(out)
 
 
-async def speed_store(n: int, texts: list[str], cached: CachedModel) -> tuple[Path, str]:
+async def speed_store(n: int, texts: list[str], cached: CachedModel) -> tuple[str, Path | None, str]:
+    """(URL, SQLite file or None, Memory id) of the speed store of ``n`` entries, built once and kept.
+
+    SQLite: a file in ``bench/.cache``. ``--url``: a database on that server named by the same fingerprint, kept
+    after the run (with a ``bench_built`` row naming its Memory once the build finished), so a rerun against the
+    same server reuses it; a database whose build did not finish is dropped and built again.
+    """
     fp = fingerprint([BUILD_VERSION, n, texts[:n]])
-    path = CACHE / f"speed-{cached.profile.profile_id}-{n}-{fp}.db"
-    side = path.with_suffix(".json")
-    if side.exists() and path.exists():
-        return path, json.loads(side.read_text())["memory_id"]
-    _remove_db(path)
+    path: Path | None = None
+    if PG_SERVER is None:
+        path = CACHE / f"speed-{cached.profile.profile_id}-{n}-{fp}.db"
+        side = path.with_suffix(".json")
+        if side.exists() and path.exists():
+            return f"sqlite:///{path}", path, json.loads(side.read_text())["memory_id"]
+        _remove_db(path)
+        url = f"sqlite:///{path}"
+    else:
+        name = f"bench_speed_{cached.profile.profile_id.replace('-', '_')}_{n}_{fp}"
+        with engines.server_database(PG_SERVER, name) as (url, existed):
+            built = engines.built_memory(url) if existed else None
+        if built is not None:
+            log(f"  speed store {n}: reusing database {name}")
+            return url, None, built
+        if existed:
+            engines.drop_database(PG_SERVER, name)
+            with engines.server_database(PG_SERVER, name) as (url, _):
+                pass
     head = None
     t0 = time.perf_counter()
-    async with memstone.open_service(f"sqlite:///{path}", embedding=cached) as svc:
+    async with memstone.open_service(url, embedding=cached) as svc:
         for i in range(0, n, 1000):
             head = await svc.remember(head, entries=[EntryInput(kind="note", text=t) for t in texts[i : i + 1000]])
-            log(f"  speed store {n}: {min(i + 1000, n)}/{n} ({time.perf_counter() - t0:.0f} s)")
+            log(f"  speed store {n}: {min(i + 1000, n)}/{n} ({time.perf_counter() - t0:.0f} s, load {load()})")
         assert head is not None
         memory_id = head.memory_id
+    if path is None:
+        engines.mark_built(url, memory_id)
+        return url, None, memory_id
     conn = apsw.Connection(str(path))
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
-    side.write_text(json.dumps({"memory_id": memory_id, "n": n}))
-    return path, memory_id
+    path.with_suffix(".json").write_text(json.dumps({"memory_id": memory_id, "n": n}))
+    return url, path, memory_id
+
+
+async def raw_speed(
+    svc: Any, head: Any, url: str, path: Path | None, queries: Sequence[str], cached: CachedModel
+) -> dict[str, dict[str, float]]:
+    """memstone and the engine's own statements over the same rows (``bench/engines.py``), timed in pairs.
+
+    For each query, memstone's search (the query vector from the cache: the index-only figure) and then the raw
+    statement with the same vector, so both meet the same machine load; raw hybrid runs both statements.
+    """
+    raw = engines.RawEngine(url, path, head.memory_id, cached.profile.dimension)
+    vectors = cached.cache.get(list(queries))
+    svc.indexer.model = cached
+    out: dict[str, dict[str, float]] = {}
+    jobs: dict[str, Callable[[str], object]] = {
+        "fts": lambda q: raw.fts(q, LIMIT),
+        "vector": lambda q: raw.knn(vectors[q], LIMIT),
+        "hybrid": lambda q: (raw.fts(q, LIMIT), raw.knn(vectors[q], LIMIT)),
+    }
+    for mode, job in jobs.items():
+        ours, theirs = [], []
+        for i, q in enumerate([*queries[:10], *queries]):
+            t = time.perf_counter()
+            await svc.search(q, memories=[head], limit=LIMIT, mode=mode)
+            t1 = time.perf_counter()
+            job(q)
+            t2 = time.perf_counter()
+            if i >= 10:
+                ours.append((t1 - t) * 1000)
+                theirs.append((t2 - t1) * 1000)
+        out[f"paired-{mode}"] = {"p50": statistics.median(ours), "p95": pct(ours, 0.95)}
+        out[f"raw-{mode}"] = {"p50": statistics.median(theirs), "p95": pct(theirs, 0.95)}
+    raw.close()
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- quality
@@ -559,8 +617,8 @@ async def speed_part(
     rows: list[dict[str, Any]] = []
     depth_rows: list[dict[str, Any]] = []
     for n in sizes:
-        path, memory_id = await speed_store(n, texts, cached)
-        async with memstone.open_service(f"sqlite:///{path}", embedding=real) as svc:
+        url, path, memory_id = await speed_store(n, texts, cached)
+        async with memstone.open_service(url, embedding=real) as svc:
             head = await svc.head(memory_id)
             per: dict[str, list[tuple[float, float]]] = {}
             loads = []
@@ -623,7 +681,13 @@ async def speed_part(
             if default_depth is not None:
                 backend.rerank_depth = default_depth
             svc.indexer.calibration = cal
-            row: dict[str, Any] = {"model": name, "entries": n, "queries": len(queries), "load_1m": loads}
+            row: dict[str, Any] = {
+                "model": name,
+                "engine": engines.engine_of(url),
+                "entries": n,
+                "queries": len(queries),
+                "load_1m": loads,
+            }
             for key, vals in per.items():
                 p50s = [v[0] for v in vals]
                 row[key] = {
@@ -637,6 +701,7 @@ async def speed_part(
                 for r in depth_rows
                 if r["entries"] == n and r["rerank_depth"] == ("n/a" if default_depth is None else default_depth)
             )
+            row.update(await raw_speed(svc, head, url, path, queries, cached))
             rows.append(row)
     return {"speed": rows, "rerank": depth_rows}
 
@@ -971,6 +1036,7 @@ def print_speed(speed: dict[str, Any], runs: int) -> None:
     for r in speed["speed"]:
         rows.append(
             [
+                r["engine"],
                 r["model"],
                 r["entries"],
                 fmt(r["fts"]),
@@ -987,6 +1053,7 @@ def print_speed(speed: dict[str, Any], runs: int) -> None:
     print(
         table(
             [
+                "engine",
                 "model",
                 "entries",
                 "fts",
@@ -1002,6 +1069,26 @@ def print_speed(speed: dict[str, Any], runs: int) -> None:
             rows,
         )
     )
+    print(
+        "\nmemstone beside the raw engine, timed in pairs (per query: memstone's search with the query vector from "
+        "the cache, then the engine's own full-text / nearest-neighbour statement(s) on a bare connection over the "
+        "same rows; raw hybrid = both statements), p50 / p95 ms, and memstone p50 / raw p50:\n"
+    )
+    rows = []
+    for r in speed["speed"]:
+        line: list[object] = [r["engine"], r["entries"]]
+        for mode in ("fts", "vector", "hybrid"):
+            ours, theirs = r[f"paired-{mode}"], r[f"raw-{mode}"]
+            line += [
+                f"{ours['p50']:.2f} / {ours['p95']:.2f}",
+                f"{theirs['p50']:.2f} / {theirs['p95']:.2f}",
+                f"{ours['p50'] / theirs['p50']:.2f}x",
+            ]
+        rows.append(line)
+    heads = ["engine", "entries"]
+    for mode in ("fts", "vector", "hybrid"):
+        heads += [f"{mode} memstone", f"{mode} raw", f"{mode} ratio"]
+    print(table(heads, rows))
     print("\nFast path vs exact by rerank_depth (vector mode, admission off, index only):\n")
     rows = [
         [
@@ -1063,8 +1150,12 @@ def main() -> None:
         help="v2-stem: bench/stemming.py's candidate Analyzer v2 for the whole run (stores keyed by it)",
     )
     ap.add_argument("--json", dest="json_out", help="also write the raw results to this JSON file")
-    ap.add_argument("--url", help="quality part only: a postgresql:// server to build the quality stores on")
-    ap.add_argument("--start-postgres", action="store_true", help="quality part only: start the test PostgreSQL")
+    ap.add_argument(
+        "--url",
+        help="quality and speed parts: a postgresql:// (quality, speed) or oceanbase:// (speed) server to build the "
+        "stores on; speed stores are kept there and reused by a rerun against the same server",
+    )
+    ap.add_argument("--start-postgres", action="store_true", help="quality and speed: start the test PostgreSQL")
     args = ap.parse_args()
     global PG_SERVER, BUILD_VERSION
     if args.analyzer != "v1":

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -95,3 +97,122 @@ def test_a_server_that_is_down_is_named_at_once_with_the_reason() -> None:
     error = json.loads(result.stdout)["error"]
     assert error["code"] == "backend_unavailable"
     assert "cannot reach PostgreSQL at 127.0.0.1:1/x" in error["message"] and "refused" in error["message"]
+
+
+def _trips(trace: str) -> list[list[str]]:
+    """The statements of each network round trip in a libpq trace (a trip ends where the server is ready again)."""
+    trips: list[list[str]] = [[]]
+    for line in trace.splitlines():
+        fields = line.split("\t")
+        if len(fields) >= 3 and fields[0] == "F" and fields[2].startswith(("Parse", "Query")):
+            trips[-1].append(" ".join(fields[2:]))
+        elif len(fields) >= 3 and fields[0] == "B" and fields[2].startswith("ReadyForQuery"):
+            trips.append([])
+    return [t for t in trips if t]
+
+
+@pytest.fixture
+def libpq_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], str]]:
+    """Trace every psycopg connection opened from the first call on (libpq's own trace); yields a reader of it."""
+    from psycopg.pq import Trace
+
+    path = tmp_path / "libpq.trace"
+    with path.open("w") as log:
+        connect = psycopg.Connection.connect
+
+        def traced(*args: object, **kwargs: object) -> psycopg.Connection[object]:
+            conn = connect(*args, **kwargs)  # type: ignore[arg-type]
+            conn.pgconn.trace(log.fileno())
+            conn.pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS | Trace.REGRESS_MODE)
+            return conn
+
+        def read() -> str:
+            monkeypatch.setattr(psycopg.Connection, "connect", traced)
+            log.flush()
+            return path.read_text()
+
+        yield read
+        monkeypatch.undo()
+
+
+async def test_a_write_sends_begin_and_its_locks_with_its_first_statement(
+    postgres_url: str, libpq_trace: Callable[[], str]
+) -> None:
+    async with open_service(postgres_url, embedding=None) as svc:
+        first = await svc.remember(None, entries=[EntryInput(kind="fact", text="The first fact of the Memory.")])
+        assert first is not None
+    read = libpq_trace
+    read()  # connections opened from here on are traced
+    async with open_service(postgres_url, embedding=None) as svc:
+        start = len(read())
+        second = await svc.remember(first.ref, entries=[EntryInput(kind="fact", text="A second fact, traced.")])
+        assert second is not None and second.revision == 2
+        trips = _trips(read()[start:])
+    bookkeeping = ("BEGIN", "SELECT pg_advisory_xact_lock", "COMMIT")
+    alone = [t for t in trips if all(any(b in s for b in bookkeeping) for s in t)]
+    assert not [t for t in alone if not all("COMMIT" in s for s in t)], alone  # only COMMIT travels alone
+    writes = [t for t in trips if any("pg_advisory_xact_lock" in s for s in t)]
+    assert len(writes) == 1 and "BEGIN ISOLATION LEVEL READ COMMITTED" in writes[0][0], writes
+    assert len(writes[0]) >= 3  # BEGIN, the locks, and the statement they guard: one trip
+
+
+async def test_a_bulk_write_takes_about_one_round_trip_per_entry(
+    postgres_url: str, libpq_trace: Callable[[], str]
+) -> None:
+    read = libpq_trace
+    read()  # connections opened from here on are traced
+    async with open_service(postgres_url, embedding=None) as svc:
+        start = len(read())
+        rev = await svc.remember(
+            None, entries=[EntryInput(kind="fact", text=f"Bulk fact number {i} about trips.") for i in range(60)]
+        )
+        assert rev is not None
+        trips = _trips(read()[start:])
+        # The postings of each head row travel with the next statement instead of costing two trips of their own.
+        assert len(trips) < 60 + 30, len(trips)
+        found = await svc.search("trips", memories=[rev.ref], mode="fts", limit=100)
+        assert len(found.hits) == 60  # every row indexed, the last one's postings too (sent before COMMIT)
+        assert (await svc.verify()).ok
+
+
+async def test_pool_size_in_the_url_bounds_the_connections_of_a_process(postgres_url: str) -> None:
+    url = postgres_url + ("&" if "?" in postgres_url else "?") + "pool_size=2"
+    async with open_service(url, embedding=None) as svc:
+        rev = await svc.remember(
+            None, entries=[EntryInput(kind="fact", text=f"Fact {i} about pools.") for i in range(5)]
+        )
+        assert rev is not None
+        found = await asyncio.gather(*(svc.search("pools", memories=[rev.ref], mode="fts") for _ in range(12)))
+        assert all(len(r.hits) == 5 for r in found)
+        with psycopg.connect(postgres_url, autocommit=True) as probe:
+            row = probe.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchone()
+        assert row is not None and 1 <= row[0] <= 2
+
+
+@pytest.mark.parametrize("value", ["0", "101", "abc", "2&pool_size=3", ""])
+async def test_a_bad_pool_size_is_refused_before_connecting(value: str) -> None:
+    from memstone.domain.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="pool_size must be one whole number") as raised:
+        await open_store(f"postgresql://nobody@127.0.0.1:1/none?pool_size={value}")
+    assert raised.value.hint is not None and "pool_size=16" in raised.value.hint
+
+
+async def test_a_vector_search_sends_its_index_settings_with_the_search(
+    postgres_url: str, libpq_trace: Callable[[], str]
+) -> None:
+    from memstone.embedding import HashingEmbedder
+
+    read = libpq_trace
+    read()  # connections opened from here on are traced
+    async with open_service(postgres_url, embedding=HashingEmbedder(dimension=16)) as svc:
+        rev = await svc.remember(None, entries=[EntryInput(kind="fact", text=f"Vector fact {i}.") for i in range(5)])
+        assert rev is not None
+        start = len(read())
+        found = await svc.search("vector fact", memories=[rev.ref], mode="vector", limit=3)
+        assert len(found.hits) == 3
+        trips = _trips(read()[start:])
+    settings = [t for t in trips if any("hnsw.ef_search" in s for s in t)]
+    assert settings and all(any("ORDER BY embedding <->" in s for s in t) for t in settings), settings

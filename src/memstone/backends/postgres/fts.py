@@ -24,6 +24,16 @@ B = 0.75
 DOC_MARK = ""  # the posting that marks an indexed row and carries its length
 
 
+def later(conn: Conn, sql: str, args: Sequence[object]) -> None:
+    """Run a statement whose result nobody reads. On the engine's connection it is queued and travels with the next
+    statement (``PostgresConn.defer``: in order, in the same transaction, its error raised there)."""
+    defer = getattr(conn, "defer", None)
+    if defer is None:
+        conn.x(sql, args)
+    else:
+        defer(sql, args)
+
+
 def _postings(text: str) -> tuple[list[str], list[int], int]:
     tokens = text.split()
     counts = Counter(tokens)
@@ -34,7 +44,8 @@ class PostgresFullText:
     def put_head(self, conn: Conn, version: EntryVersion, text: str) -> None:
         self.drop_head(conn, version.memory_id, version.entry_id)
         terms, tfs, length = _postings(text)
-        conn.x(
+        later(
+            conn,
             "WITH ins AS (INSERT INTO memory_entry_postings (memory_artifact_id, entry_id, term, tf, dl) "
             "SELECT ?, ?, t, f, ? FROM unnest(?::text[], ?::int[]) AS u(t, f)) "
             "INSERT INTO memory_fts_stats AS s (memory_artifact_id, docs, total_len) VALUES (?, 1, ?) "
@@ -44,7 +55,8 @@ class PostgresFullText:
         )
 
     def drop_head(self, conn: Conn, memory_id: MemoryId, entry_id: EntryId) -> None:
-        conn.x(
+        later(
+            conn,
             "WITH old AS (DELETE FROM memory_entry_postings WHERE memory_artifact_id = ? AND entry_id = ? "
             "RETURNING term, dl) "
             "UPDATE memory_fts_stats s SET docs = s.docs - 1, total_len = s.total_len - o.dl "
@@ -85,7 +97,8 @@ class PostgresFullText:
 
     def put_archive(self, conn: Conn, version: EntryVersion, text: str) -> None:
         terms, tfs, _ = _postings(text)
-        conn.x(
+        later(
+            conn,
             "INSERT INTO memory_entry_archive_postings (entry_version_id, memory_artifact_id, term, tf) "
             "SELECT ?, ?, t, f FROM unnest(?::text[], ?::int[]) AS u(t, f) ON CONFLICT DO NOTHING",
             (version.entry_version_id, version.memory_id, terms[1:], tfs[1:]),

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from ...domain.ids import MemoryId
 from ..sql.engine import Conn
 from . import schema
+from .fts import later
 
 EF_SEARCH_MIN = 100
 EF_SEARCH_MAX = 1000  # pgvector's upper bound
@@ -44,7 +45,8 @@ class PgVectors:
         conn.x("DELETE FROM memory_entry_vector_metadata")
 
     def put(self, conn: Conn, rowid: int, memory_id: MemoryId, vector: tuple[float, ...]) -> None:
-        conn.x(
+        later(
+            conn,
             "INSERT INTO memory_entry_vectors (vector_rowid, memory_artifact_id, embedding) VALUES (?, ?, ?::vector)",
             (rowid, memory_id, vector_text(vector)),
         )
@@ -82,7 +84,8 @@ class PgVectors:
             )
         else:
             ef = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, k))
-            conn.q(
+            later(  # travels with the search statement: one round trip
+                conn,
                 "SELECT set_config('hnsw.ef_search', ?, true), "
                 "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
                 (str(ef),),

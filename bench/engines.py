@@ -1,0 +1,310 @@
+"""The engines the benchmarks run on, and each engine's raw statements (the floor memstone is compared with).
+
+``database(server, name)`` gives a store URL per engine: SQLite (``server`` None: a file in ``workdir``),
+``postgresql://…`` or ``oceanbase://…`` (a database on that server; a fresh one dropped afterwards, or, with
+``keep``, one named ``name`` that a later run on the same server reuses). ``RawEngine`` runs the engine's own
+full-text and nearest-neighbour statements over the store's rows on a bare connection (no store core around
+them): FTS5 ``MATCH … ORDER BY rank`` and sqlite-vec's KNN on SQLite; the BM25 posting statement and pgvector's
+HNSW ``ORDER BY embedding <-> q`` on PostgreSQL; ``MATCH … AGAINST`` and ``ORDER BY l2_distance(…) APPROXIMATE``
+on OceanBase.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from memstone.domain.analyzer import query_terms
+
+
+def engine_of(url: str | None) -> str:
+    if url is None or url.startswith("sqlite"):
+        return "sqlite"
+    if url.startswith("postgresql"):
+        return "postgresql"
+    if url.startswith("oceanbase"):
+        return "oceanbase"
+    raise SystemExit(f"unknown engine URL {url!r}: sqlite:///…, postgresql://… or oceanbase://…")
+
+
+@contextlib.contextmanager
+def server_for(url: str | None, start: str | None) -> Iterator[str | None]:
+    """The server URL to run on: ``url``, or a test server started for the run (``start``: postgres/oceanbase)."""
+    if start is None:
+        yield url
+        return
+    from memstone.testing import servers
+
+    cm = servers.postgres_server() if start == "postgres" else servers.seekdb_server()
+    with cm as started:
+        yield started
+
+
+def _exists(server: str, name: str) -> bool:
+    if engine_of(server) == "postgresql":
+        import psycopg
+
+        with psycopg.connect(server, autocommit=True) as conn:
+            return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is not None
+    import pymysql
+
+    from memstone.testing.servers import oceanbase_connect_args
+
+    args = oceanbase_connect_args(server)
+    args.pop("database", None)
+    conn = pymysql.connect(autocommit=True, **args)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (name,))
+            return cur.fetchone() is not None
+    finally:
+        conn.close()
+
+
+def _create(server: str, name: str) -> str:
+    from memstone.testing import servers
+
+    if engine_of(server) == "postgresql":
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    else:
+        import pymysql
+
+        args = servers.oceanbase_connect_args(server)
+        args.pop("database", None)
+        conn = pymysql.connect(autocommit=True, **args)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f"CREATE DATABASE `{name}`")
+        finally:
+            conn.close()
+    return servers._with_database(server, name)
+
+
+@contextlib.contextmanager
+def server_database(server: str, name: str | None = None) -> Iterator[tuple[str, bool]]:
+    """(URL of a database on ``server``, whether it existed). ``name`` None: a fresh one, dropped on exit."""
+    from memstone.testing import servers
+
+    if name is not None:
+        found = _exists(server, name)
+        yield (servers._with_database(server, name) if found else _create(server, name)), found
+        return
+    cm = servers.postgres_database(server) if engine_of(server) == "postgresql" else servers.oceanbase_database(server)
+    with cm as url:
+        yield url, False
+
+
+def drop_database(server: str, name: str) -> None:
+    """Drop a kept database (a build that did not finish)."""
+    if engine_of(server) == "postgresql":
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        return
+    import pymysql
+
+    from memstone.testing.servers import oceanbase_connect_args
+
+    args = oceanbase_connect_args(server)
+    args.pop("database", None)
+    conn = pymysql.connect(autocommit=True, **args)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
+    finally:
+        conn.close()
+
+
+def _run(url: str, sql: str, args: Sequence[object] = ()) -> list[Any]:
+    if engine_of(url) == "postgresql":
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            cur = conn.execute(sql, list(args))
+            return cur.fetchall() if cur.description is not None else []
+    import pymysql
+
+    from memstone.testing.servers import oceanbase_connect_args
+
+    conn = pymysql.connect(autocommit=True, **oceanbase_connect_args(url))
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql, tuple(args))
+            return list(cur.fetchall())
+    finally:
+        conn.close()
+
+
+def mark_built(url: str, memory_id: str) -> None:
+    """Record in a kept server database that its build finished (``built_memory`` reads it back)."""
+    _run(url, "CREATE TABLE bench_built (memory_id VARCHAR(64) NOT NULL)")
+    _run(url, "INSERT INTO bench_built (memory_id) VALUES (%s)", (memory_id,))
+
+
+def built_memory(url: str) -> str | None:
+    """The Memory a finished build of this kept database wrote, or None (never built, or interrupted)."""
+    try:
+        rows = _run(url, "SELECT memory_id FROM bench_built")
+    except Exception:  # no such table: the build did not finish
+        return None
+    return str(rows[0][0]) if rows else None
+
+
+def database_bytes(url: str, path: Path | None) -> int:
+    """The store's size: the SQLite file (with its WAL), or the server's size of the database."""
+    if path is not None:
+        return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+    if engine_of(url) == "postgresql":
+        import psycopg
+
+        with psycopg.connect(url) as conn:
+            row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+            assert row is not None
+            return int(row[0])
+    import pymysql
+
+    from memstone.testing.servers import oceanbase_connect_args
+
+    conn = pymysql.connect(autocommit=True, **oceanbase_connect_args(url))
+    try:
+        with conn.cursor() as cur:
+            # OceanBase keeps no per-database file: the size of its tables' macro blocks after the last merge.
+            cur.execute(
+                "SELECT coalesce(sum(data_length + index_length), 0) FROM information_schema.tables "
+                "WHERE table_schema = database()"
+            )
+            row = cur.fetchone()
+            return int(row[0]) if row else 0
+    finally:
+        conn.close()
+
+
+def _vec_text(vector: Sequence[float]) -> str:
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+class RawEngine:
+    """The engine's own full-text and nearest-neighbour statements on one bare connection."""
+
+    def __init__(self, url: str, path: Path | None, memory_id: str, dimension: int = 384) -> None:
+        self.engine = engine_of(url)
+        self.memory_id = memory_id
+        self.dimension = dimension
+        self._conn: Any
+        if self.engine == "sqlite":
+            import apsw
+
+            from memstone.backends.sqlite.vectors import SQLiteVectors
+
+            assert path is not None
+            self._conn = apsw.Connection(str(path))
+            SQLiteVectors().load(self._conn)
+        elif self.engine == "postgresql":
+            import psycopg
+
+            self._conn = psycopg.connect(url, autocommit=True)
+            # the settings memstone's search uses (ef_search 100 for k = 10), once for the session
+            self._conn.execute("SET hnsw.ef_search = 100")
+            self._conn.execute("SET hnsw.iterative_scan = relaxed_order")
+        else:
+            import pymysql
+
+            from memstone.testing.servers import oceanbase_connect_args
+
+            self._conn = pymysql.connect(autocommit=True, **oceanbase_connect_args(url))
+
+        self._writer: Any = None
+        self._path = path
+
+    def close(self) -> None:
+        self._conn.close()
+        if self._writer is not None and self._writer is not True:
+            self._writer.close()
+
+    def write(self, text: str) -> None:
+        """The engine's bare durable write: one row committed on its own (SQLite: a side file with the store's
+        WAL and synchronous=FULL; a server: a scratch table ``bench_raw_write`` in the same database)."""
+        if self.engine == "sqlite":
+            if self._writer is None:
+                import apsw
+
+                assert self._path is not None
+                self._writer = apsw.Connection(str(self._path.with_name("raw-write-" + self._path.name)))
+                self._writer.execute("PRAGMA journal_mode = WAL")
+                self._writer.execute("PRAGMA synchronous = FULL")
+                self._writer.execute("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
+            self._writer.execute("INSERT INTO t (body) VALUES (?)", (text,))
+            return
+        if self._writer is None:
+            self._writer = True
+            key = "bigint GENERATED ALWAYS AS IDENTITY" if self.engine == "postgresql" else "BIGINT AUTO_INCREMENT"
+            self._rows(f"CREATE TABLE IF NOT EXISTS bench_raw_write (id {key} PRIMARY KEY, body TEXT NOT NULL)", ())
+        self._rows("INSERT INTO bench_raw_write (body) VALUES (%s)", (text,))
+
+    def _rows(self, sql: str, args: Sequence[object]) -> list[Any]:
+        if self.engine == "sqlite":
+            return list(self._conn.execute(sql, tuple(args)).fetchall())
+        if self.engine == "postgresql":
+            cur = self._conn.execute(sql, list(args))
+            return list(cur.fetchall()) if cur.description is not None else []
+        with self._conn.cursor() as cur:
+            cur.execute(sql, tuple(args))
+            return list(cur.fetchall())
+
+    def fts(self, query: str, k: int) -> list[Any]:
+        terms = query_terms(query)
+        if self.engine == "sqlite":
+            match = " OR ".join(f'"{t}"' for t in terms)
+            return self._rows(
+                "SELECT rowid, rank FROM memory_entry_search_fts WHERE memory_entry_search_fts MATCH ? "
+                "ORDER BY rank LIMIT ?",
+                (match, k),
+            )
+        if self.engine == "postgresql":
+            from memstone.backends.postgres.engine import PostgresConn
+            from memstone.backends.postgres.fts import PostgresFullText
+
+            where = ["h.memory_artifact_id IN (?)"]
+            return list(
+                PostgresFullText().head_candidates(
+                    PostgresConn(self._conn), [self.memory_id], terms, k, where, [self.memory_id]
+                )
+            )
+        from memstone.backends.oceanbase.fts import match_terms
+
+        match = " ".join(match_terms(terms))
+        return self._rows(
+            "SELECT projection_id, MATCH (searchable_text) AGAINST (%s) AS score FROM memory_entry_heads "
+            "WHERE MATCH (searchable_text) AGAINST (%s) AND memory_artifact_id = %s ORDER BY score DESC LIMIT %s",
+            (match, match, self.memory_id, k),
+        )
+
+    def knn(self, vector: Sequence[float], k: int) -> list[Any]:
+        if self.engine == "sqlite":
+            import numpy as np
+
+            blob = np.asarray(vector, dtype="<f4").tobytes()
+            return self._rows(
+                "SELECT rowid, distance FROM memory_entry_search_vector WHERE embedding MATCH ? AND k = ?", (blob, k)
+            )
+        q = _vec_text(vector)
+        if self.engine == "postgresql":
+            return self._rows(
+                "SELECT vector_rowid FROM memory_entry_vectors WHERE memory_artifact_id = ANY(%s::text[]) "
+                "ORDER BY embedding <-> %s::vector LIMIT %s",
+                ([self.memory_id], q, k),
+            )
+        col = f"embedding_d{self.dimension}"
+        return self._rows(
+            f"SELECT embedding_rowid FROM memory_entry_heads WHERE memory_artifact_id = %s AND {col} IS NOT NULL "
+            f"ORDER BY l2_distance({col}, %s) APPROXIMATE LIMIT %s",
+            (self.memory_id, q, k),
+        )

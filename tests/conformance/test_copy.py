@@ -69,7 +69,7 @@ async def _export(url: str, where: Path) -> dict[str, bytes]:
 
 
 async def _copy(src_url: str, dst_url: str) -> CopyReport:
-    src, dst = await open_store(src_url, create=False), await open_store(dst_url)
+    src, dst = (await open_store(src_url, create=False)).memory, (await open_store(dst_url)).memory
     try:
         return await copy_store(src, dst)
     finally:
@@ -114,7 +114,7 @@ async def test_an_interrupted_copy_resumes_and_never_writes_twice(engine_url: st
         if phase == "revisions" and done >= 10:
             raise _Stop
 
-    src, dst = await open_store(source, create=False), await open_store(engine_url)
+    src, dst = (await open_store(source, create=False)).memory, (await open_store(engine_url)).memory
     try:
         with pytest.raises(_Stop):
             await copy_store(src, dst, progress=stop_after_ten, progress_interval_s=0)

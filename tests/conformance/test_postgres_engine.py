@@ -30,7 +30,7 @@ async def test_a_read_only_open_of_an_empty_database_creates_nothing(postgres_ur
 
 
 async def test_two_opens_of_a_new_database_at_once_both_succeed(postgres_url: str) -> None:
-    first, second = await asyncio.gather(open_store(postgres_url), open_store(postgres_url))
+    first, second = (b.memory for b in await asyncio.gather(open_store(postgres_url), open_store(postgres_url)))
     try:
         assert {first.state.schema_version, second.state.schema_version} == {pg_schema.LATEST}
         migrated = sorted(first.state.applied_migrations + second.state.applied_migrations)

@@ -94,7 +94,7 @@ async def test_an_engine_registered_under_the_entry_point_group_is_used(
         InvalidInput, match="known schemes: lancedb, lancedb\\+s3, oceanbase, postgres, postgresql, sqlite, toy"
     ):
         parse_store_url("nope:///x")
-    backend = await open_store(f"toy:///{store_path}")
+    backend = (await open_store(f"toy:///{store_path}")).memory
     try:
         assert backend.capabilities.fts
     finally:
@@ -117,34 +117,32 @@ async def test_an_engine_registered_under_the_entry_point_group_is_used(
     ],
 )
 def test_every_reader_finds_the_same_file(tmp_path: Path, url: str, name: str) -> None:
-    from memstone.agents.settings import store_dir, store_path
-    from memstone.backends.url import local_file
+    from memstone.backends.url import local_file, state_dir, store_location
 
     url = url.format(dir=tmp_path)
     assert local_file(url) == tmp_path / name
-    assert store_path(url) == str(tmp_path / name)
-    assert store_dir(url) == tmp_path
+    assert store_location(url) == str(tmp_path / name)
+    assert state_dir(url) == tmp_path
 
 
 def test_in_memory_stores_have_no_local_file() -> None:
-    from memstone.agents.settings import store_dir, store_path
-    from memstone.backends.url import local_file
+    from memstone.backends.url import local_file, state_dir, store_location
 
     for url in ("sqlite:///:memory:", "sqlite://:memory:"):
         assert local_file(url) is None
-        assert store_path(url) == ":memory:"
-        assert store_dir(url) == Path("~/.memstone").expanduser()
+        assert store_location(url) == ":memory:"
+        assert state_dir(url) == Path("~/.memstone").expanduser()
 
 
 @pytest.mark.parametrize("url", ["notaurl", "sqlite://tmp/x.db", "mysql://db/x"])
 def test_malformed_urls_are_refused_by_every_reader(url: str) -> None:
-    from memstone.agents.settings import store_path
+    from memstone.backends.url import store_location
 
     with pytest.raises(InvalidInput):
-        store_path(url)
+        store_location(url)
 
 
 def test_a_hook_with_a_malformed_url_keeps_its_state_in_the_home_folder() -> None:
-    from memstone.agents.settings import store_dir
+    from memstone.backends.url import state_dir
 
-    assert store_dir("sqlite://tmp/x.db") == Path("~/.memstone").expanduser()  # never ./tmp
+    assert state_dir("sqlite://tmp/x.db") == Path("~/.memstone").expanduser()  # never ./tmp

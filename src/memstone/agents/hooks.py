@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..backends.url import state_dir
 from ..config import Config
 from ..domain.errors import InvalidInput, MemstoneError
 from ..domain.scopes import ANONYMOUS
@@ -53,7 +54,7 @@ from ..domain.search import searchable
 from ..remote.url import is_remote
 from .payloads import HookEvent, check_agent, check_event, fallback_output, output, parse_payload
 from .project import current_branch
-from .settings import AgentSettings, store_dir
+from .settings import AgentSettings
 from .state import SessionState, drop_state, load_state, log_failure, prune_states, save_state
 
 if TYPE_CHECKING:
@@ -141,9 +142,9 @@ def run_hook(
 def _log_dir(url: str | None, env: Mapping[str, str]) -> Path:
     """Where a failure is logged: the store's folder, even when the settings themselves did not resolve."""
     try:
-        return store_dir(url or Config.load(env=env, cwd=Path.home()).url)
+        return state_dir(url or Config.load(env=env, cwd=Path.home()).url)
     except MemstoneError:
-        return store_dir(url)
+        return state_dir(url)
 
 
 def _wants_capture(ev: HookEvent, settings: AgentSettings | None = None) -> bool:

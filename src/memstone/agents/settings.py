@@ -13,35 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..backends.url import local_file, parse_store_url
+from ..backends.url import state_dir
 from ..config import DEFAULT_URL, Config
 from ..domain.errors import InvalidInput
 from ..domain.scopes import ANONYMOUS, canonical_scope, parse_scope
 
 ScopeChoice = Literal["project", "user", "all"]
-
-
-def store_path(url: str | None) -> str:
-    """The file a store URL names (``:memory:`` for an in-memory store, the URL itself for a server engine),
-    without opening it. A malformed URL raises InvalidInput (memstone.backends.url reads every URL)."""
-    parsed = parse_store_url(url or DEFAULT_URL)
-    found = local_file(parsed)
-    if found is None:
-        return ":memory:" if parsed.in_memory else parsed.url
-    return str(found)
-
-
-def store_dir(url: str | None) -> Path:
-    """The folder of the store's file: where hook logs and session state live.
-
-    ``~/.memstone`` for a store without a local file, and for a malformed URL: a hook logs its failure there
-    instead of beside a path the URL never named.
-    """
-    try:
-        found = local_file(url or DEFAULT_URL)
-    except InvalidInput:
-        found = None
-    return found.parent if found is not None else Path("~/.memstone").expanduser()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,7 +74,7 @@ class AgentSettings:
             embedding=config.get("embedding"),
             session_budget_tokens=config.integer("hook_budget_tokens"),
             prompt_budget_tokens=config.integer("hook_prompt_tokens"),
-            home=store_dir(config.url),
+            home=state_dir(config.url),  # the bundle's state location, computed without opening the store
             token=config.get("token"),
         )
 
@@ -129,4 +106,4 @@ class AgentSettings:
         return self.home / "hook-sessions"
 
 
-__all__ = ["DEFAULT_URL", "AgentSettings", "ScopeChoice", "store_dir", "store_path"]
+__all__ = ["DEFAULT_URL", "AgentSettings", "ScopeChoice"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from ..domain.errors import BackendUnavailable
+from ..domain.errors import BackendUnavailable, InvalidInput
 from .model import Access, Grant, Permission, Principal, TokenInfo
 
 
@@ -65,6 +65,17 @@ class PrincipalHost(Protocol):
     def principal_store(self, *, read_only: bool = False, owned: bool = False) -> PrincipalStore: ...
 
 
+def principals_of(backend: object, *, read_only: bool, owned: bool = False) -> PrincipalStore:
+    """The principal store kept in an open backend's own engine; a backend without one is refused by name.
+    ``owned``: closing the principal store closes the backend."""
+    if not isinstance(backend, PrincipalHost):
+        raise InvalidInput(
+            f"access control needs a store that keeps principals; {type(backend).__name__} does not",
+            hint="serve a sqlite:, postgresql:, oceanbase: or lancedb: store",
+        )
+    return backend.principal_store(read_only=read_only, owned=owned)
+
+
 class NoPrincipals:
     """The principals of a store that does not exist yet: none (a read never creates the store)."""
 
@@ -108,4 +119,4 @@ class NoPrincipals:
         return None
 
 
-__all__ = ["NoPrincipals", "PrincipalHost", "PrincipalStore"]
+__all__ = ["NoPrincipals", "PrincipalHost", "PrincipalStore", "principals_of"]

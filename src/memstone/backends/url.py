@@ -112,6 +112,40 @@ def local_file(url: str | StoreURL) -> Path | None:
     return Path(os.path.abspath(parsed.path))
 
 
+def store_location(url: str | StoreURL) -> str:
+    """Where a store lives, for people: its file, ``:memory:``, or the URL of a server engine with any password
+    replaced by ``***``. A malformed URL raises InvalidInput.
+
+    >>> store_location("postgresql://me:secret@db/mem")
+    'postgresql://me:***@db/mem'
+    """
+    parsed = url if isinstance(url, StoreURL) else parse_store_url(url)
+    found = local_file(parsed)
+    if found is not None:
+        return str(found)
+    if parsed.in_memory:
+        return ":memory:"
+    netloc, slash, rest = parsed.location.partition("/")
+    userinfo, at, host = netloc.rpartition("@")
+    if at and ":" in userinfo:
+        netloc = f"{userinfo.partition(':')[0]}:***@{host}"
+    return f"{parsed.scheme}://{netloc}{slash}{rest}"
+
+
+def state_dir(url: str | StoreURL | None) -> Path:
+    """The local folder of a store's per-machine files (hook logs, hook session state): beside a store file, else
+    ``~/.memstone`` (an in-memory store, a server engine, and a malformed URL, so that a hook can log why).
+
+    >>> state_dir("sqlite:////srv/m.db")
+    PosixPath('/srv')
+    """
+    try:
+        found = local_file(url) if url is not None else None
+    except InvalidInput:
+        found = None
+    return found.parent if found is not None else Path("~/.memstone").expanduser()
+
+
 def registered_opener(parsed: StoreURL) -> Opener:
     """The opener an out-of-tree engine registered for this URL's scheme (built-ins are in ``open_store``)."""
     found = _entry_point(parsed.scheme)

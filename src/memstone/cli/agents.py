@@ -249,23 +249,6 @@ def _after_install(agent: str) -> str:
     return notes[agent]
 
 
-def _schema_version(path: str) -> str:
-    """The store's recorded schema version, read with the stdlib (works even when the store cannot open)."""
-    import sqlite3
-
-    if path == ":memory:" or not Path(path).exists():
-        return "no store file yet"
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            row = conn.execute("SELECT value FROM store_meta WHERE key = 'schema_version'").fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        return f"unreadable ({exc})"
-    return str(row[0]) if row else "missing"
-
-
 @click.command("doctor")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.option("--failures", default=10, show_default=True, type=int, help="How many recent hook failures to show.")
@@ -276,21 +259,24 @@ def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
 
     from ..agents.install import project_root_of, status
     from ..agents.payloads import check_agent
-    from ..agents.settings import AgentSettings, store_path
+    from ..agents.settings import AgentSettings
     from ..agents.state import read_failures
+    from ..backends.peek import peek_schema_version
+    from ..backends.url import store_location
+    from ..config import DEFAULT_URL
     from ..domain.errors import MemstoneError
     from ..service import open_service
 
     obj = ctx.obj
     try:
         settings = AgentSettings.from_config(obj.config)
-        path = store_path(settings.url)
+        path = store_location(settings.url or DEFAULT_URL)
     except MemstoneError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     report: dict[str, Any] = {
         "store": path,
-        "schema_version": _schema_version(path),
+        "schema_version": peek_schema_version(settings.url or DEFAULT_URL),
         "project_scope": settings.project_scope,
         "user_scope": settings.user_scope,
         "notes": [],

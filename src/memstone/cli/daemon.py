@@ -15,12 +15,12 @@ def health_path(url: str) -> Path:
     """Where the daemon of the store at ``url`` writes its health: beside a store file, else in ~/.memstone."""
     import hashlib
 
-    from ..agents.settings import store_path
+    from ..backends.url import local_file
     from ..maintenance.daemon import HEALTH_FILE
 
-    where = store_path(url)
-    if where not in (":memory:", url) and not where.startswith(("postgresql", "mysql", "oceanbase")):
-        return Path(f"{where}.{HEALTH_FILE}")
+    found = local_file(url)
+    if found is not None:
+        return Path(f"{found}.{HEALTH_FILE}")
     digest = hashlib.sha256(url.encode("utf-8")).hexdigest()[:12]
     return Path.home() / ".memstone" / f"{digest}.{HEALTH_FILE}"
 

@@ -289,17 +289,17 @@ def show_version(ctx: click.Context, value: bool) -> None:
     """``--version``: memstone's version, then the store's schema version (read with the stdlib, never opened)."""
     if not value or ctx.resilient_parsing:
         return
-    from ..agents.settings import store_path
-    from ..config import Config
+    from ..backends.peek import peek_schema_version
+    from ..backends.url import store_location
+    from ..config import DEFAULT_URL, Config
     from ..domain.errors import MemstoneError
-    from .agents import _schema_version
 
     url: str | None = ctx.params.get("url")
     with contextlib.suppress(MemstoneError):  # a bad setting elsewhere must not hide the version
         url = Config.load({"url": url}, derive=False).url  # --url, else MEMSTONE_URL, else the default
     try:
-        path = store_path(url)
-        schema = f"schema version: {_schema_version(path)}"
+        path = store_location(url or DEFAULT_URL)
+        schema = f"schema version: {peek_schema_version(url or DEFAULT_URL)}"
     except MemstoneError as exc:  # a malformed URL: say so, and still print the version
         path, schema = str(url), exc.message
     click.echo(f"memstone, version {__version__}\nstore: {path} ({schema})")

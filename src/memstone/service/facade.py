@@ -235,7 +235,7 @@ async def open_service(
         from ..backends import open_store
         from ..config import Config
 
-        backend = await open_store(url or Config.load(derive=False).url, create=create)
+        backend = (await open_store(url or Config.load(derive=False).url, create=create)).memory
     elif url is not None:
         raise InvalidInput("pass a store URL or a backend, not both")
     try:

@@ -13,7 +13,12 @@ from ..ports import MemoryBackend
 from ..service import MemoryService, open_service
 
 BackendFactory = Callable[[str], Awaitable[MemoryBackend]]
-"""Opens the backend of a store URL (``open_store`` by default)."""
+"""Opens the backend of a store URL (the memory part of ``open_store``'s bundle by default)."""
+
+
+async def open_memory(url: str) -> MemoryBackend:
+    """The memory backend of the store bundle ``open_store(url)`` opens."""
+    return (await open_store(url)).memory
 
 
 class StoreFixtures:
@@ -28,7 +33,7 @@ class StoreFixtures:
         Override it to run the suite on an engine that ``open_store`` does not build: an out-of-tree engine
         before its entry point is installed, or a variant of an engine under test.
         """
-        return open_store
+        return open_memory
 
     @pytest.fixture(autouse=True)
     def _use_backend_factory(self, backend_factory: BackendFactory) -> None:

@@ -24,9 +24,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ... import __version__
-from ...auth.store import NoPrincipals, PrincipalHost, PrincipalStore
+from ...auth.store import NoPrincipals, PrincipalStore, principals_of
 from ...domain.errors import BackendUnavailable, InvalidInput, NotFound
-from ...ports import MemoryBackend
 from ...service import UNSET, open_service
 from .access import AppState
 from .errors import error_body, unrouted
@@ -44,17 +43,6 @@ MountFactory = Callable[[AppState], AbstractAsyncContextManager[ASGIApp]]
 for the app's lifetime. ``create_app(settings, extra_mounts={"/mcp": build_mcp})`` is the MCP endpoint's hook."""
 
 
-def principals_of(backend: MemoryBackend, *, read_only: bool, owned: bool = False) -> PrincipalStore:
-    """The principal store kept in an open backend's own engine (every SQL engine has one); ``owned``: closing
-    the principal store closes the backend."""
-    if not isinstance(backend, PrincipalHost):
-        raise InvalidInput(
-            f"access control needs a store that keeps principals; {type(backend).__name__} does not",
-            hint="serve a sqlite:, postgresql: or oceanbase: store",
-        )
-    return backend.principal_store(read_only=read_only, owned=owned)
-
-
 async def open_principals(url: str | None, *, read_only: bool = False) -> PrincipalStore:
     """Open the principal store of a store URL (the store itself, on any engine); closing it closes the store.
 
@@ -63,15 +51,15 @@ async def open_principals(url: str | None, *, read_only: bool = False) -> Princi
     from ...backends import open_store
 
     try:
-        backend = await open_store(url, create=not read_only)
+        store = await open_store(url, create=not read_only)
     except NotFound:
         if not read_only:
             raise
         return NoPrincipals()
     try:
-        return principals_of(backend, read_only=read_only, owned=True)
+        return principals_of(store.memory, read_only=read_only, owned=True)
     except BaseException:
-        await backend.aclose()
+        await store.aclose()
         raise
 
 

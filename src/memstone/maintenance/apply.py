@@ -9,11 +9,12 @@ changed entries again). A lost race with another writer re-reads the head and re
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..domain.ids import EntryId
 from ..domain.maintenance import STALE_TAG, Proposal
-from ..domain.model import EntryPatch, Revision
+from ..domain.model import EntryPatch, ManifestEntry, Revision
 
 if TYPE_CHECKING:
     from ..service import MemoryService
@@ -21,9 +22,15 @@ if TYPE_CHECKING:
 BARE_DELETE_REFUSED = "a bare delete never removes an important or mandatory entry"
 
 
-async def apply_proposal(svc: MemoryService, proposal: Proposal, *, at: str) -> tuple[Proposal, dict[EntryId, str]]:
+async def apply_proposal(
+    svc: MemoryService, proposal: Proposal, *, at: str, resumed: bool = False
+) -> tuple[Proposal, dict[EntryId, str]]:
     """Write one proposal; returns it decided (APPLIED, SKIPPED_HASH_MISMATCH or REJECTED) and the content hashes
-    of the entries it left active (what the ledger records as seen by this pass)."""
+    of the entries it left active (what the ledger records as seen by this pass).
+
+    ``resumed``: the proposal belongs to a run whose process stopped mid-apply. Its Revision may have committed
+    before the decision was recorded; when the memory shows the proposal's effect, it is recorded APPLIED (at
+    the head) instead of SKIPPED_HASH_MISMATCH, and nothing is written twice."""
     if proposal.informational:
         return proposal, {}
 
@@ -33,6 +40,14 @@ async def apply_proposal(svc: MemoryService, proposal: Proposal, *, at: str) -> 
         for entry_id, expected in proposal.hashes:
             m = manifest.get(entry_id)
             if m is None or m.state != "active" or m.entry_content_hash != expected:
+                if resumed and await _effect_present(svc, proposal, manifest, head):
+                    seen = {
+                        e: manifest[e].entry_content_hash
+                        for e in proposal.entries
+                        if e in manifest and manifest[e].state == "active"
+                    }
+                    result = f"{head.memory_id}@{head.revision} (found applied: its run stopped before recording it)"
+                    return proposal.decided("APPLIED", result=result, at=at), seen
                 why = "inactive" if m is not None and m.state != "active" else "changed"
                 result = f"{entry_id} {why} since the proposal was made"
                 return proposal.decided("SKIPPED_HASH_MISMATCH", result=result, at=at), {}
@@ -63,6 +78,33 @@ async def apply_proposal(svc: MemoryService, proposal: Proposal, *, at: str) -> 
         return proposal.decided("APPLIED", result=f"{rev.memory_id}@{rev.revision}", at=at), seen
 
     return await svc.retrying(attempt)
+
+
+async def _effect_present(
+    svc: MemoryService, p: Proposal, manifest: Mapping[EntryId, ManifestEntry], head: Revision
+) -> bool:
+    """Whether the memory at ``head`` already shows what ``p`` would write (a merge's absorbed entries retired
+    and its survivor active; retired entries gone; the new slug; the mandatory flag dropped; the stale tag)."""
+
+    def active(e: EntryId) -> bool:
+        return e in manifest and manifest[e].state == "active"
+
+    first = p.entries[0]
+    match p.action:
+        case "merge":
+            return active(first) and not any(active(e) for e in p.entries[1:])
+        case "retire":
+            return not any(active(e) for e in p.entries)
+        case "rename" | "demote" | "flag_stale":
+            if not active(first):
+                return False
+            current = await svc.get(first, memory=head)
+            if p.action == "rename":
+                return current.content.slug == p.slug
+            if p.action == "demote":
+                return not current.content.mandatory
+            return STALE_TAG in current.content.tags
+    return False
 
 
 __all__ = ["BARE_DELETE_REFUSED", "apply_proposal"]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..domain.errors import NotFound
 from ..domain.ids import new_ulid
 from ..domain.maintenance import MaintenanceMode, MaintenanceRun, parse_mode
-from .runner import MaintenanceSettings, Progress, RunReport, maintain, scope_for, store_of
+from .runner import MaintenanceSettings, Progress, RunReport, maintain, scope_for, store_of, take_lease
 
 if TYPE_CHECKING:
     from ..service import MemoryService
@@ -60,7 +60,7 @@ async def carry_out(
     store = store_of(svc)
     holder = f"{socket.gethostname()}:{os.getpid()}"
     cfg = settings or MaintenanceSettings()
-    if await store.lease_maintenance(request.scope, request.run_id, holder, cfg.lease_ttl_s) is not None:
+    if await take_lease(store, request.scope, request.run_id, holder, cfg.lease_ttl_s) is not None:
         return None  # a run holds the scope; the request waits for the next pass
     try:
         found = await store.maintenance_runs(run_id=request.run_id)

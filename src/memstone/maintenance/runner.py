@@ -113,6 +113,7 @@ class _Run:
         self.svc, self.store, self.run, self.settings = svc, store, run, settings
         self.model, self.progress = model, progress
         self.proposals: list[Proposal] = []
+        self.resume: list[tuple[MaintenanceRun, Proposal]] = []  # an abandoned APPLY run's undecided proposals
 
     def _now(self) -> str:
         from ..service import utc_now
@@ -141,7 +142,22 @@ class _Run:
                 self.progress(f"step {name} failed ({exc}); retrying ({attempt}/{self.settings.step_attempts - 1})")
         raise AssertionError("unreachable")
 
+    async def finish_abandoned(self) -> None:
+        """Apply what an abandoned APPLY run left undecided, recorded under that run (its totals re-derived)."""
+        for owner, p in self.resume:
+            decided, seen = await self.step(
+                f"apply:{p.proposal_id}", partial(apply_proposal, self.svc, p, at=self._now(), resumed=True)
+            )
+            left = await self.store.maintenance_proposals(run_id=owner.run_id)
+            mine = [decided if q.proposal_id == p.proposal_id else q for q in left]
+            await self.step(
+                "record", partial(record_decision, self.store, replace(owner, totals=totals(mine)), decided, seen)
+            )
+            self.progress(f"resumed {decided.kind} {decided.action} of run {owner.run_id}: {decided.status}")
+
     async def work(self) -> None:
+        if self.resume:
+            await self.finish_abandoned()
         head = await self.step("list", lambda: self.svc.resolve(self.run.scope))
         if head is None:
             self.progress(f"{self.run.scope} holds no memory; nothing to maintain")
@@ -327,7 +343,7 @@ async def maintain(
     if request is not None:
         run = replace(request, scope=uri, mode=run_mode, status="QUEUED", holder=holder)
     deadline = time.monotonic() + cfg.timeout_s
-    other = await store.lease_maintenance(uri, run.run_id, holder, cfg.lease_ttl_s)
+    other = await take_lease(store, uri, run.run_id, holder, cfg.lease_ttl_s)
     if other is not None:
         if not cfg.wait:
             raise MaintenanceBusyError(
@@ -342,16 +358,24 @@ async def maintain(
                 await store.save_maintenance(run)
                 return RunReport(run=run, proposals=())
             await asyncio.sleep(cfg.poll_s)
-            other = await store.lease_maintenance(uri, run.run_id, holder, cfg.lease_ttl_s)
+            other = await take_lease(store, uri, run.run_id, holder, cfg.lease_ttl_s)
+    resume: list[tuple[MaintenanceRun, Proposal]] = []
     for stale in await store.maintenance_runs(scope=uri):
         if stale.status == "RUNNING":
             # Trigger: a RUNNING record while this run holds the scope's lease. Why: only the lease holder runs,
-            # so that run's process stopped (killed, or its lease ran out). Outcome: it is recorded FAILED; its
-            # proposals stay as they were (each applied one is a whole Revision, the rest are still decidable).
-            await store.save_maintenance(
-                replace(stale, status="FAILED", finished_at=utc_now(), error="abandoned: its process stopped")
-            )
+            # so that run's process stopped (killed, or its lease ran out). Outcome: it is recorded FAILED; each
+            # proposal it applied is a whole Revision; an APPLY run's undecided rules proposals are finished by
+            # this run first (hash-checked, so one whose Revision committed before the kill is not written twice).
+            left = await store.maintenance_proposals(run_id=stale.run_id)
+            failed = replace(
+                stale, status="FAILED", finished_at=utc_now(), error="abandoned: its process stopped",
+                totals=totals(left),
+            )  # fmt: skip
+            await store.save_maintenance(failed)
+            if stale.mode == "APPLY":
+                resume += [(failed, p) for p in left if p.status == "PROPOSED" and p.judge != "model"]
     state = _Run(svc, store, replace(run, status="RUNNING", started_at=utc_now()), cfg, judge_model, say)
+    state.resume = resume
     say(f"run {run.run_id} started on {uri} ({run_mode})")
     renew = asyncio.create_task(_renew(store, uri, run.run_id, holder, cfg.lease_ttl_s))
     try:
@@ -386,6 +410,35 @@ async def maintain(
         await store.release_maintenance(uri, run.run_id)
 
 
+async def take_lease(store: MaintenanceStore, scope: str, run_id: str, holder: str, ttl_s: float) -> str | None:
+    """Take the scope's lease (None: ours now), else the holding run's id. A lease held by a run of a process on
+    this host that no longer exists (``kill -9``) is taken over at once instead of after its TTL."""
+    other = await store.lease_maintenance(scope, run_id, holder, ttl_s)
+    if other is None:
+        return None
+    found = await store.maintenance_runs(run_id=other)
+    if found and _dead_here(found[0].holder):
+        # Trigger: the lease's run belongs to a process of this host that is gone. Why: nobody renews it, and a
+        # restarted daemon would otherwise wait out its TTL. Outcome: released (only if that run still holds it),
+        # then taken like any free lease; the next step records the abandoned run FAILED and finishes it.
+        await store.release_maintenance(scope, other)
+        return await store.lease_maintenance(scope, run_id, holder, ttl_s)
+    return other
+
+
+def _dead_here(holder: str) -> bool:
+    host, _, pid = holder.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # it exists (another user's process)
+    return False
+
+
 async def _renew(store: MaintenanceStore, scope: str, run_id: str, holder: str, ttl_s: float) -> None:
     """Keep the lease while the run works (a run that dies stops renewing; its lease runs out)."""
     while True:
@@ -393,4 +446,4 @@ async def _renew(store: MaintenanceStore, scope: str, run_id: str, holder: str, 
         await store.lease_maintenance(scope, run_id, holder, ttl_s)
 
 
-__all__ = ["MaintenanceSettings", "Progress", "RunReport", "maintain", "scope_for", "store_of"]
+__all__ = ["MaintenanceSettings", "Progress", "RunReport", "maintain", "scope_for", "store_of", "take_lease"]

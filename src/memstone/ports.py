@@ -550,3 +550,21 @@ class MaintenanceStore(Protocol):
     async def maintenance_events(self, scope: str) -> list[MaintenanceEvent]:
         """One scope's events, newest first."""
         ...
+
+
+@runtime_checkable
+class DaemonHealthStore(Protocol):
+    """Where maintenance daemons record their health, in the store itself (issue #14): every process and machine
+    sharing the store (and ``memstone doctor``/``status`` anywhere) reads the same records."""
+
+    async def save_daemon_health(self, daemon_id: str, health: Mapping[str, object] | None) -> None:
+        """Upsert one daemon's health record (None: drop it). ``daemon_id`` is at most 57 characters."""
+        ...
+
+    async def daemon_health(self) -> list[dict[str, object]]:
+        """Every daemon's last record, each with its ``daemon_id``."""
+        ...
+
+    async def storage_upkeep(self) -> dict[str, object]:
+        """Optimize the full-text index, checkpoint and vacuum, as the engine can; returns what it did."""
+        ...

@@ -1,6 +1,7 @@
-"""The maintenance daemon (issue #14, item 7): due-time gate per scope, the persisted queue, health (endpoint,
-file, doctor), a loop that cannot continue exits non-zero, SIGTERM stops it cleanly. Real store and processes;
-the model is a fake HTTP server at the process edge."""
+"""The maintenance daemon (issue #14, item 7): due-time gate per scope, storage upkeep, the persisted queue,
+health (endpoint, the record in the store, doctor, maintenance status), a loop that cannot continue exits
+non-zero, SIGTERM stops it cleanly. Real store and processes; the model is a fake HTTP server at the process
+edge."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import memstone
 from memstone import EntryInput, MemoryService
 from memstone.embedding import OpenAICompatibleEmbedder
 from memstone.maintenance import runs
-from memstone.maintenance.daemon import Daemon, DaemonSettings, read_health
+from memstone.maintenance.daemon import Daemon, DaemonSettings, daemon_records
 from memstone.maintenance.queue import enqueue
 
 WEB = "memstone://orgs/acme/projects/web"
@@ -44,21 +45,23 @@ async def test_one_pass_dry_runs_a_scope_over_its_threshold_carries_out_requests
     assert head is not None
     await svc.forget(head, entries=[v.entry_id for v in await svc.entries(head)])
     request = await enqueue(svc, scope=API, mode="apply")
-    health = tmp_path / "health.json"
-    daemon = Daemon(svc, DaemonSettings(threshold=3, once=True, health_file=health))
+    daemon = Daemon(svc, DaemonSettings(threshold=3, once=True))
     assert await daemon.run(asyncio.Event()) == 0
     (web_run,) = await runs(svc, scope=WEB)
     assert web_run.mode == "DRY_RUN" and web_run.status == "COMPLETED"  # 3 writes since no run: due
     (api_run,) = await runs(svc, scope=API)
     assert api_run.run_id == request.run_id and api_run.status == "COMPLETED"  # the queued request, carried out
     assert await runs(svc, scope=GONE) == []
-    loops = {x["scope"]: x for x in read_health(health)["loops"]}  # type: ignore[union-attr,index]
+    (record,) = await daemon_records(svc)  # the health record lives in the store itself
+    assert record["status"] == "stopped" and record["daemon_id"] == daemon.daemon_id
+    loops = {x["scope"]: x for x in record["loops"]}  # type: ignore[attr-defined]
     assert loops[GONE]["last_action"] == "empty scope: skipped"
     assert "queued run" in loops[API]["last_action"] and "dry run" in loops[WEB]["last_action"]
-    again = Daemon(svc, DaemonSettings(threshold=3, once=True, health_file=health))
+    again = Daemon(svc, DaemonSettings(threshold=3, once=True))
     assert await again.run(asyncio.Event()) == 0
     assert len(await runs(svc, scope=WEB)) == 1  # the dry run reset the counter: nothing is due now
-    assert {x["scope"]: x["last_action"] for x in read_health(health)["loops"]}[WEB] == "nothing due"  # type: ignore[union-attr,index]
+    latest = next(r for r in await daemon_records(svc) if r["daemon_id"] == again.daemon_id)
+    assert {x["scope"]: x["last_action"] for x in latest["loops"]}[WEB] == "nothing due"  # type: ignore[attr-defined]
 
 
 async def test_a_loop_that_cannot_continue_stops_the_daemon_with_a_failure(db_url: str, tmp_path: Path) -> None:
@@ -67,12 +70,11 @@ async def test_a_loop_that_cannot_continue_stops_the_daemon_with_a_failure(db_ur
     with fake_model_server(fail_first=1000) as fake:
         model = OpenAICompatibleEmbedder(fake.url, "fake", DIM)
         async with memstone.open_service(db_url, embedding=model) as svc:
-            health = tmp_path / "health.json"
-            cfg = DaemonSettings(embed_every_s=0.05, maintain_every_s=60, max_failures=2, health_file=health)
+            cfg = DaemonSettings(embed_every_s=0.05, maintain_every_s=60, max_failures=2)
             code = await asyncio.wait_for(Daemon(svc, cfg).run(asyncio.Event()), timeout=30)
+            (report,) = await daemon_records(svc)
     assert code == 1 and fake.requests == 2
-    report = read_health(health)
-    assert report is not None and report["status"] == "failing" and "embedding failed 2 times" in str(report["fatal"])
+    assert report["status"] == "failed" and "embedding failed 2 times" in str(report["fatal"])
 
 
 def free_port() -> int:
@@ -105,7 +107,10 @@ def test_the_daemon_process_serves_health_doctor_reports_it_and_sigterm_stops_it
         assert body is not None and body["status"] == "ok" and body["pid"] == proc.pid
         doctor = subprocess.run([*cli, "doctor", "--json"], env=env, capture_output=True, text=True)
         daemon = json.loads(doctor.stdout)["daemon"]
-        assert daemon["health"]["pid"] == proc.pid and daemon["health"]["status"] == "ok"
+        assert daemon["health"]["pid"] == proc.pid and daemon["health"]["status"] == "ok"  # read from the store
+        status = subprocess.run([*cli, "maintenance", "status", "--scope", WEB, "--json"], env=env,
+                                capture_output=True, text=True)  # fmt: skip
+        assert [d["pid"] for d in json.loads(status.stdout)["daemons"]] == [proc.pid]
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
     finally:
@@ -114,3 +119,38 @@ def test_the_daemon_process_serves_health_doctor_reports_it_and_sigterm_stops_it
             proc.wait()
         assert proc.stderr is not None
         proc.stderr.close()
+
+
+async def test_storage_upkeep_runs_when_due_and_only_after_writes(svc: MemoryService) -> None:
+    await write(svc, WEB, "Deploy with uv.")
+    first = Daemon(svc, DaemonSettings(once=True, upkeep_every_s=0))
+    assert await first.run(asyncio.Event()) == 0
+    action = first.loops["storage"].last_action or ""
+    assert action.startswith("storage upkeep in"), action
+    done = first.upkeep["done"]  # type: ignore[index]
+    if svc.backend.capabilities.persistent and "fts_optimized" in done:  # SQLite
+        assert done["fts_optimized"] == ["memory_entry_search_fts", "memory_entry_archive_fts"]
+        assert done["checkpoint"] is not None and not done["checkpoint"]["busy"]
+    else:  # PostgreSQL
+        assert "memory_entry_heads" in done["vacuumed"]
+    second = Daemon(svc, DaemonSettings(once=True, upkeep_every_s=0))  # a new daemon reads the last upkeep
+    assert await second.run(asyncio.Event()) == 0
+    assert second.loops["storage"].last_action == "nothing written since the last upkeep"
+    await write(svc, WEB, "Lint with ruff.")
+    third = Daemon(svc, DaemonSettings(once=True, upkeep_every_s=3600))
+    assert await third.run(asyncio.Event()) == 0
+    assert (third.loops["storage"].last_action or "").startswith("upkeep due in")
+    assert (await svc.search("ruff", scopes=[WEB])).hits  # the index still answers after optimize
+
+
+async def test_a_health_record_without_a_heartbeat_for_too_long_reads_stale(svc: MemoryService) -> None:
+    from datetime import datetime, timedelta
+
+    await write(svc, WEB, "Deploy with uv.")
+    daemon = Daemon(svc, DaemonSettings(embed_every_s=1, maintain_every_s=1))
+    await daemon.write_health()  # as a running daemon records it, then (kill -9) never again
+    (now,) = await daemon_records(svc)
+    assert now["status"] == "ok" and now["stale_after_s"] == 63
+    later = datetime.now().astimezone() + timedelta(seconds=64)
+    (then,) = await daemon_records(svc, now=later)
+    assert then["status"] == "stale" and then["last_status"] == "ok"

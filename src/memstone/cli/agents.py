@@ -310,6 +310,9 @@ def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
                     "them in, or run memstone embed --backfill)"
                 )
             report["memories"] = len(await svc.memories())
+            from ..maintenance.daemon import daemon_records
+
+            report["daemon"] = {"records": await daemon_records(svc)}
 
     try:
         asyncio.run(probe())
@@ -321,7 +324,7 @@ def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
     report["hook_failures"] = recent
     if recent:
         problems.append(f"{len(recent)} recent hook failure(s) in {settings.log_path}")
-    _daemon_report(obj.url, report, problems)
+    _daemon_report(report, problems)
     installed = []
     for name in AGENT_NAMES:
         for where in ("user", "project"):
@@ -344,30 +347,33 @@ def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
     sys.exit(1 if problems else 0)
 
 
-def _daemon_report(url: str, report: dict[str, Any], problems: list[str]) -> None:
-    """What the maintenance daemon last wrote to its health file (``memstone daemon``), if one ran here."""
-    from ..maintenance.daemon import read_health
-    from .daemon import health_path
-
-    path = health_path(url)
-    health = read_health(path)
-    report["daemon"] = {"health_file": str(path), "health": health}
-    if health is not None and health.get("status") != "ok":
-        loops = health.get("loops")
-        errors = [
-            f"{x.get('name')}: {x.get('last_error')}"
-            for x in (loops if isinstance(loops, list) else [])
-            if isinstance(x, dict) and x.get("last_error")
-        ]
-        problems.append(f"the maintenance daemon is failing ({health.get('fatal') or '; '.join(errors)})")
+def _daemon_report(report: dict[str, Any], problems: list[str]) -> None:
+    """What the maintenance daemons recorded in the store (``memstone daemon``, ``serve``): a failing one is a
+    problem; a stale one (stopped without a word) too."""
+    records = (report.get("daemon") or {}).get("records") or []
+    report["daemon"] = {"records": records, "health": records[0] if records else None}
+    for health in records:
+        if health.get("status") in ("failing", "failed", "stale"):
+            loops = health.get("loops")
+            errors = [
+                f"{x.get('name')}: {x.get('last_error')}"
+                for x in (loops if isinstance(loops, list) else [])
+                if isinstance(x, dict) and x.get("last_error")
+            ]
+            why = health.get("fatal") or "; ".join(errors) or f"no heartbeat for {health.get('heartbeat_age_s')} s"
+            who = f"pid {health.get('pid')} on {health.get('host')}"
+            problems.append(f"the maintenance daemon ({who}) is {health['status']} ({why})")
 
 
 def _daemon_line(daemon: dict[str, Any]) -> str:
     health = daemon.get("health")
     if not isinstance(health, dict):
-        return "daemon:           none has run against this store (memstone daemon)"
+        return "daemon:           none has run against this store (memstone daemon, or memstone serve)"
     beat = health.get("heartbeat_at")
-    return f"daemon:           {health.get('status')} (pid {health.get('pid')}, last heartbeat {beat})"
+    return (
+        f"daemon:           {health.get('status')} (pid {health.get('pid')} on {health.get('host')}, "
+        f"last heartbeat {beat})"
+    )
 
 
 def _doctor_text(report: dict[str, Any]) -> str:

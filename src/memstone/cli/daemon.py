@@ -1,28 +1,14 @@
 """``memstone daemon``: the embedding and maintenance loops (:mod:`memstone.maintenance.daemon`), a health
-endpoint, and a health file ``memstone doctor`` reports. ``cli/main.py`` registers it."""
+endpoint, and a health record in the store that ``memstone doctor`` and ``memstone maintenance status`` report.
+``cli/main.py`` registers it."""
 
 from __future__ import annotations
 
 import json
 import signal
 import sys
-from pathlib import Path
 
 import click
-
-
-def health_path(url: str) -> Path:
-    """Where the daemon of the store at ``url`` writes its health: beside a store file, else in ~/.memstone."""
-    import hashlib
-
-    from ..backends.url import local_file
-    from ..maintenance.daemon import HEALTH_FILE
-
-    found = local_file(url)
-    if found is not None:
-        return Path(f"{found}.{HEALTH_FILE}")
-    digest = hashlib.sha256(url.encode("utf-8")).hexdigest()[:12]
-    return Path.home() / ".memstone" / f"{digest}.{HEALTH_FILE}"
 
 
 @click.command("daemon")
@@ -94,7 +80,7 @@ def daemon_command(
 
     settings = DaemonSettings(
         embed_every_s=embed_every, maintain_every_s=maintain_every, threshold=threshold,
-        max_failures=max_failures, health_file=health_path(obj.url), once=once,
+        max_failures=max_failures, once=once,
     )  # fmt: skip
     final: dict[str, object] = {}
 
@@ -110,7 +96,7 @@ def daemon_command(
                 server = await serve_health(daemon, health_host, health_port)
                 port = server.sockets[0].getsockname()[1]
                 say(f"health at http://{health_host}:{port}/health")
-            say(f"started (pid {daemon.health()['pid']}); health file {settings.health_file}")
+            say(f"started (pid {daemon.health()['pid']}); health recorded in the store as daemon {daemon.daemon_id}")
             try:
                 code = await daemon.run(stop)
             finally:
@@ -132,4 +118,4 @@ def daemon_command(
     sys.exit(code)
 
 
-__all__ = ["daemon_command", "health_path"]
+__all__ = ["daemon_command"]

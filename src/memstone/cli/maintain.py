@@ -215,18 +215,28 @@ def show_command(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.pass_context
 def status_command(ctx: click.Context, scope: str | None, threshold: int, as_json: bool) -> None:
-    """Writes to a scope since its last maintenance run, and the writes_threshold_reached event."""
+    """Writes to a scope since its last maintenance run, the writes_threshold_reached event, and the health each
+    maintenance daemon of this store recorded (memstone daemon, memstone serve)."""
     obj = ctx.find_root().obj
 
     async def body(svc: MemoryService) -> None:
         from ..maintenance import scope_status
+        from ..maintenance.daemon import daemon_records
 
         st = await scope_status(svc, scope or obj.scope, threshold=threshold)
         last = st.last_run.run_id if st.last_run is not None else "never"
         human = f"{st.scope}  revision {st.head_revision}, {st.writes_since_run} writes since the last run ({last})"
         if st.event is not None:
             human += f"\nwrites_threshold_reached at {st.event.at} ({st.event.writes} >= {st.threshold})"
-        _echo(as_json, st.to_dict(), human)
+        daemons = await daemon_records(svc)
+        for d in daemons:
+            human += (
+                f"\ndaemon {d.get('daemon_id')}: {d.get('status')} (pid {d.get('pid')} on {d.get('host')}, "
+                f"heartbeat {d.get('heartbeat_at')}{', ' + str(d.get('fatal')) if d.get('fatal') else ''})"
+            )
+        if not daemons:
+            human += "\nno maintenance daemon has run against this store (memstone daemon, or memstone serve)"
+        _echo(as_json, {**st.to_dict(), "daemons": daemons}, human)
 
     _run(ctx, as_json, body)
 

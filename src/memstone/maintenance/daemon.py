@@ -1,9 +1,13 @@
-"""The maintenance daemon (``memstone daemon``): an embedding loop for the store and a maintenance loop per
-non-empty scope, each checking at once and then on its interval (2 and 15 minutes by default).
+"""The maintenance daemon (``memstone daemon``, and inside ``memstone serve``): an embedding loop, a storage loop
+and a maintenance loop per non-empty scope, each checking at once and then on its interval (embedding every 2
+minutes, storage and maintenance every 15 by default).
 
 Each check is a due-time gate that decides what to do, and does only that:
 
 - embedding: entries without a vector (the hooks write without a model) are embedded; nothing else;
+- storage: at most once per ``upkeep_every_s`` (an hour), and only when something was written since the last
+  upkeep of any daemon on this store, the engine's upkeep runs: FTS optimize, WAL checkpoint and, when a quarter
+  of the file is free, VACUUM on SQLite; ``VACUUM (ANALYZE)`` on PostgreSQL (``backends/sql/upkeep.py``);
 - maintenance, per scope: an empty scope is skipped; queued run requests (the persisted queue,
   :mod:`memstone.maintenance.queue`) are carried out, oldest first; when the scope's write counter crossed the
   threshold since its last run (the ``writes_threshold_reached`` event) a DRY_RUN is started, which proposes and
@@ -12,10 +16,13 @@ Each check is a due-time gate that decides what to do, and does only that:
 New scopes are found at every maintenance interval. A check that raises is recorded on its loop (its error
 and the count of consecutive failures) and retried at the next interval; a loop that fails ``max_failures``
 times in a row cannot continue: the daemon stops and exits non-zero. Health is what the supervisor reads: the
-JSON at ``GET /health`` (200 while every loop is healthy, 503 otherwise), and a health file beside the store
-that ``memstone doctor`` reports. SIGTERM (or SIGINT) stops it cleanly after the check in progress; a run
-killed mid-apply leaves each proposal applied as a whole Revision or not at all (the next run records the
-abandoned run FAILED).
+JSON at ``GET /health`` (200 while every loop is healthy, 503 otherwise), and the same record kept in the store
+itself (:class:`memstone.ports.DaemonHealthStore`: ``store_meta`` rows on every SQL engine), rewritten after
+every check, which ``memstone doctor`` and ``memstone maintenance status`` read on any machine sharing the
+store. A record whose heartbeat is older than its ``stale_after_s`` reads ``stale`` (the process died without
+a word: ``kill -9``, power loss); a clean stop records ``stopped``. SIGTERM (or SIGINT) stops it cleanly after
+the check in progress. A run killed mid-apply leaves each proposal applied as a whole Revision or not at all;
+the next run records it FAILED and finishes its undecided proposals (``runner.py``).
 """
 
 from __future__ import annotations
@@ -23,14 +30,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import hashlib
 import json
 import os
+import socket
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..ports import DaemonHealthStore
 from .queue import carry_out, pending
 from .runner import MaintenanceSettings, Progress, maintain
 from .trigger import DEFAULT_THRESHOLD, scope_status
@@ -38,16 +48,15 @@ from .trigger import DEFAULT_THRESHOLD, scope_status
 if TYPE_CHECKING:
     from ..service import MemoryService
 
-HEALTH_FILE = "daemon-health.json"
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DaemonSettings:
     embed_every_s: float = 120.0
     maintain_every_s: float = 900.0
+    upkeep_every_s: float = 3600.0  # at most one storage upkeep per this many seconds (and only after writes)
     threshold: int = DEFAULT_THRESHOLD
     max_failures: int = 3  # consecutive failed checks after which a loop cannot continue
-    health_file: Path | None = None
+    record_health: bool = True  # keep the health record in the store (False: only the endpoint shows it)
     once: bool = False  # every check once, then exit (cron, tests)
     run: MaintenanceSettings = field(default_factory=MaintenanceSettings)
 
@@ -89,6 +98,10 @@ class Daemon:
         self.loops: dict[str, LoopState] = {}
         self.fatal: str | None = None
         self.started_at = utc_now()
+        self.host = socket.gethostname()
+        self.daemon_id = hashlib.sha256(f"{self.host}:{os.getpid()}:{self.started_at}".encode()).hexdigest()[:24]
+        self.stopped = False
+        self.upkeep: dict[str, object] | None = None  # the last storage upkeep this store saw (any daemon's)
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
     # ---------------------------------------------------------------------------------- health
@@ -96,24 +109,31 @@ class Daemon:
         from ..service import utc_now
 
         failing = self.fatal is not None or any(s.failures for s in self.loops.values())
+        status = "failing" if failing else "ok"
+        if self.stopped:
+            status = "failed" if self.fatal is not None else "stopped"
+        cfg = self.settings
         return {
-            "status": "failing" if failing else "ok",
+            "status": status,
+            "host": self.host,
             "pid": os.getpid(),
             "started_at": self.started_at,
             "heartbeat_at": utc_now(),
+            "stale_after_s": 3 * min(cfg.embed_every_s, cfg.maintain_every_s) + 60,
             "fatal": self.fatal,
+            "upkeep": self.upkeep,
             "loops": [s.to_dict() for s in self.loops.values()],
         }
 
-    def write_health(self) -> None:
-        path = self.settings.health_file
-        if path is None:
+    async def write_health(self) -> None:
+        """Record the health in the store (best effort: a store that refuses it must not stop the loops)."""
+        backend = self.svc.backend
+        if not self.settings.record_health or not isinstance(backend, DaemonHealthStore):
             return
-        with contextlib.suppress(OSError):  # health is best effort: a full disk must not stop the loops
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(self.health(), indent=2), "utf-8")
-            tmp.replace(path)
+        try:
+            await backend.save_daemon_health(self.daemon_id, self.health())
+        except Exception as exc:  # reported on stderr; the endpoint still shows the loops
+            self.say(f"could not record health in the store: {type(exc).__name__}: {exc}")
 
     # ---------------------------------------------------------------------------------- checks
     async def check_embedding(self) -> str:
@@ -124,6 +144,32 @@ class Daemon:
             return "every entry has its vector"
         done = await self.svc.backfill()
         return f"embedded {done} of {backlog} entries without a vector"
+
+    async def check_storage(self) -> str:
+        from ..service import utc_now
+
+        backend = self.svc.backend
+        if not isinstance(backend, DaemonHealthStore):
+            return "this store offers no storage upkeep"
+        if self.upkeep is None:  # the newest upkeep any daemon of this store recorded
+            found: list[dict[str, object]] = []
+            for record in await backend.daemon_health():
+                upkeep = record.get("upkeep")
+                if isinstance(upkeep, dict):
+                    found.append(upkeep)
+            self.upkeep = max(found, key=lambda u: str(u.get("at")), default=None)
+        marker = sum(head.revision for head in await self.svc.memories())
+        last = self.upkeep
+        if last is not None and last.get("marker") == marker:
+            return "nothing written since the last upkeep"
+        if last is not None:
+            age = datetime.now().astimezone() - datetime.fromisoformat(str(last["at"]).replace("Z", "+00:00"))
+            if age.total_seconds() < self.settings.upkeep_every_s:
+                return f"upkeep due in {self.settings.upkeep_every_s - age.total_seconds():.0f} s"
+        started = time.monotonic()
+        done = await backend.storage_upkeep()
+        self.upkeep = {"at": utc_now(), "marker": marker, "done": done, "s": round(time.monotonic() - started, 3)}
+        return f"storage upkeep in {self.upkeep['s']} s: {json.dumps(done)}"
 
     async def check_scope(self, scope: str) -> str:
         head = await self.svc.resolve(scope)
@@ -159,7 +205,7 @@ class Daemon:
         else:
             state.failures, state.last_error, state.last_ok_at = 0, None, state.last_check_at
             self.say(f"{state.name}: {state.last_action}")
-        self.write_health()
+        await self.write_health()
 
     async def _loop(
         self, state: LoopState, every: float, fn: Callable[[], Awaitable[str]], stop: asyncio.Event
@@ -185,6 +231,7 @@ class Daemon:
     async def run(self, stop: asyncio.Event) -> int:
         cfg = self.settings
         self._start("embedding", None, cfg.embed_every_s, self.check_embedding, stop)
+        self._start("storage", None, cfg.maintain_every_s, self.check_storage, stop)
         while not stop.is_set():
             for scope in await self._scopes():
                 name = f"maintenance {scope}"
@@ -197,7 +244,8 @@ class Daemon:
         started = time.monotonic()
         await asyncio.gather(*self._tasks.values(), return_exceptions=True)
         self.say(f"stopped after {time.monotonic() - started:.1f} s of wind-down" if not cfg.once else "done")
-        self.write_health()
+        self.stopped = True
+        await self.write_health()
         return 1 if self.fatal is not None else 0
 
 
@@ -227,13 +275,28 @@ async def serve_health(daemon: Daemon, host: str, port: int) -> asyncio.Server:
     return await asyncio.start_server(handle, host, port)
 
 
-def read_health(path: Path) -> dict[str, object] | None:
-    """The health file a daemon last wrote, or None (no daemon has run against this store here)."""
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+async def daemon_records(svc: MemoryService, *, now: datetime | None = None) -> list[dict[str, object]]:
+    """Every daemon's health record in the store, newest heartbeat first; a record still ``ok``/``failing`` whose
+    heartbeat is older than its ``stale_after_s`` is reported ``stale`` (that process stopped without a word).
+    An empty list: no daemon has run against this store (or the store keeps no such records)."""
+    backend = svc.backend
+    if not isinstance(backend, DaemonHealthStore):
+        return []
+    at = now or datetime.now().astimezone()
+    out = []
+    for record in await backend.daemon_health():
+        beat = record.get("heartbeat_at")
+        limit = record.get("stale_after_s")
+        try:
+            age = (at - datetime.fromisoformat(str(beat).replace("Z", "+00:00"))).total_seconds()
+        except ValueError:
+            age = None
+        live = record.get("status") in ("ok", "failing")
+        if live and age is not None and isinstance(limit, (int, float)) and age > limit:
+            record = {**record, "status": "stale", "last_status": record.get("status")}
+        out.append({**record, "heartbeat_age_s": round(age, 1) if age is not None else None})
+    out.sort(key=lambda r: str(r.get("heartbeat_at") or ""), reverse=True)
+    return out
 
 
-__all__ = ["HEALTH_FILE", "Daemon", "DaemonSettings", "LoopState", "read_health", "serve_health"]
+__all__ = ["Daemon", "DaemonSettings", "LoopState", "daemon_records", "serve_health"]

@@ -34,6 +34,7 @@ from . import schema
 from .errors import translated
 from .fts import PostgresFullText
 from .purge import PostgresPurge
+from .upkeep import PostgresUpkeep
 from .vectors import PgVectors
 
 T = TypeVar("T")
@@ -120,6 +121,7 @@ class PostgresEngine:
         self.fts = PostgresFullText()
         self.vectors: PgVectors | None = PgVectors()
         self.purge = PostgresPurge(self._autocommit)
+        self.upkeep = PostgresUpkeep(self._autocommit)
         self._caps = Capabilities(fts=True, vector=True, hybrid=True, concurrent_processes=True, persistent=True)
 
     @property

@@ -493,6 +493,18 @@ class StoreCore:
     async def maintenance_events(self, scope: str) -> list[MaintenanceEvent]:
         return await self._maintenance_records.events(scope)
 
+    async def save_daemon_health(self, daemon_id: str, health: Mapping[str, object] | None) -> None:
+        await self._maintenance_records.save_daemon(daemon_id, health)
+
+    async def daemon_health(self) -> list[dict[str, object]]:
+        return await self._maintenance_records.daemons()
+
+    async def storage_upkeep(self) -> dict[str, object]:
+        """Optimize the full-text index, checkpoint and vacuum (the engine's ``upkeep`` part; see upkeep.py)."""
+        from .upkeep import run_upkeep
+
+        return await self.engine.run(run_upkeep, self.engine)
+
 
 class _UnitOfWork:
     def __init__(self, core: StoreCore) -> None:

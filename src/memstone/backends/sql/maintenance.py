@@ -156,6 +156,38 @@ class MaintenanceRecords:
 
         return await self._read(read)
 
+    async def save_daemon(self, daemon_id: str, record: Mapping[str, object] | None) -> None:
+        """Upsert (or, with None, drop) one daemon's health record: a ``daemon:<id>`` row of ``store_meta``."""
+        key = f"{DAEMON_KEY}{daemon_id}"
+
+        def save() -> None:
+            conn = self.engine.conn
+            if record is None:
+                conn.x("DELETE FROM store_meta WHERE key = ?", (key,))
+                return
+            conn.x(
+                self.engine.dialect.upsert("store_meta", ("key", "value"), ("key",), ("value",)), (key, _json(record))
+            )
+
+        await self._write(save, f"meta:{key}")
+
+    async def daemons(self) -> list[dict[str, object]]:
+        """Every daemon health record, by key."""
+
+        def read() -> list[dict[str, object]]:
+            rows = self._q("SELECT key, value FROM store_meta WHERE key LIKE ? ORDER BY key", (f"{DAEMON_KEY}%",))
+            out = []
+            for key, value in rows:
+                data = json.loads(value)
+                if isinstance(data, dict):
+                    out.append({"daemon_id": str(key)[len(DAEMON_KEY) :], **data})
+            return out
+
+        return await self._read(read)
+
+
+DAEMON_KEY = "daemon:"  # + the daemon's id (at most 57 characters: OceanBase's key column holds 64)
+
 
 def _json(data: object) -> str:
     return json.dumps(data, ensure_ascii=False)
@@ -168,4 +200,4 @@ def _where(*pairs: tuple[str, str | None]) -> tuple[str, list[object]]:
     return " WHERE " + " AND ".join(f"{column} = ?" for column, _ in used), [value for _, value in used]
 
 
-__all__ = ["MaintenanceRecords"]
+__all__ = ["DAEMON_KEY", "MaintenanceRecords"]

@@ -26,6 +26,7 @@ from .errors import translated
 from .fts import SQLiteFullText
 from .options import SYNCHRONOUS, StoreOptions, must_open_read_only, read_only_refusal, read_only_uri
 from .purge import SQLitePurge
+from .upkeep import SQLiteUpkeep
 from .vectors import SQLiteVectors
 
 T = TypeVar("T")
@@ -85,6 +86,7 @@ class SQLiteEngine:
         self.fts = SQLiteFullText(self)
         self.vectors = SQLiteVectors()
         self.purge = SQLitePurge(self)
+        self.upkeep = SQLiteUpkeep(self)
         self._caps = Capabilities(
             fts=True,
             vector=True,  # sqlite-vec is loaded and probed at open; a store uses it once it records a profile

@@ -18,6 +18,7 @@ import click
 
 from ..domain.errors import InvalidInput, MemstoneError
 from .errors import fail
+from .serve_maintenance import hold_signals, maintained, maintenance_option
 
 if TYPE_CHECKING:
     from ..agents.settings import AgentSettings
@@ -80,8 +81,12 @@ def listen_socket(host: str, port: int) -> socket.socket:
     help="local: no token, 127.0.0.1 only; token: every request needs one (default: local on 127.0.0.1).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the URLs as JSON once the server listens.")
+@maintenance_option
 @click.pass_context
-def serve(ctx: click.Context, host: str | None, port: int | None, auth: str | None, as_json: bool) -> None:
+def serve(
+    ctx: click.Context, host: str | None, port: int | None, auth: str | None, as_json: bool, maintenance: bool,
+    maintain_every: float,
+) -> None:  # fmt: skip
     """Serve the HTTP API and the Memory Explorer (and /mcp, when mounted) on one port until stopped (Ctrl-C)."""
     import uvicorn
 
@@ -115,6 +120,7 @@ def serve(ctx: click.Context, host: str | None, port: int | None, auth: str | No
     server = uvicorn.Server(config)
 
     async def main() -> None:
+        hold = hold_signals(maintenance)  # before the server saves the handlers it finds
         task = asyncio.create_task(server.serve(sockets=[sock]))
         while not server.started and not task.done():
             await asyncio.sleep(0.05)
@@ -134,7 +140,9 @@ def serve(ctx: click.Context, host: str | None, port: int | None, auth: str | No
             )
             _emit(as_json, urls, human)
             sys.stdout.flush()
-        await task
+        on = maintenance and server.started
+        async with maintained(settings.url, obj.model_option(), on=on, maintain_every_s=maintain_every, hold=hold):
+            await task
         if not server.started:
             raise InvalidInput("the server did not start", hint="the log above says why (is the port taken?)")
 

@@ -94,3 +94,6 @@ async def test_a_model_that_fails_twice_is_retried_and_none_is_called_by_default
         report = await maintain(svc, scope=WEB, settings=MaintenanceSettings(chat=OpenAICompatibleChat(fake.url, "m")))
     assert report.run.status == "COMPLETED" and report.run.retries == 2 and fake.requests == 3
     assert [p.judge for p in report.proposals] == ["model"]
+    usage = report.run.usage  # the two failed calls are counted: every request the endpoint saw is a call
+    assert usage.model_calls == fake.requests == 3 and usage.failed_calls == 2
+    assert report.run.to_dict()["failed_model_calls"] == 2

@@ -159,6 +159,7 @@ async def test_a_failed_step_is_retried_up_to_twice(svc: MemoryService) -> None:
         report = await maintain(svc, scope=WEB, model=model, settings=MaintenanceSettings(judges=CLOSE))
     assert report.run.status == "COMPLETED" and report.run.retries == 2 and fake.requests == 3
     assert len(report.proposals) == 1
+    assert report.run.usage.failed_calls == 2 and report.run.usage.model_calls >= fake.requests  # failures count
 
 
 async def test_a_step_that_fails_three_times_fails_the_run_and_frees_the_scope(svc: MemoryService) -> None:

@@ -31,6 +31,7 @@ def _run_line(run: MaintenanceRun) -> str:
         f"{run.run_id}  {run.status:<9} {run.mode:<7} {run.scope}  listed {run.listed}, "
         f"{run.totals.get('proposals', 0)} proposals{f' ({counts})' if counts else ''}, "
         f"{run.usage.model_calls} model calls"
+        + (f" ({run.usage.failed_calls} failed)" if run.usage.failed_calls else "")
     )
 
 

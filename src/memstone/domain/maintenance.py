@@ -138,17 +138,20 @@ class Proposal:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
-    """What a run spent on models: calls and input tokens (both 0 on unchanged memory)."""
+    """What a run spent on models: calls and input tokens (both 0 on unchanged memory). A call that failed (an
+    error answer, a timeout, a broken connection) is a call too: it is in ``model_calls`` and in ``failed_calls``."""
 
     model_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0  # a chat model's completion tokens (the model judge)
+    failed_calls: int = 0
 
-    def plus(self, calls: int, tokens: int, output: int = 0) -> Usage:
+    def plus(self, calls: int, tokens: int, output: int = 0, *, failed: int = 0) -> Usage:
         return Usage(
             model_calls=self.model_calls + calls,
             input_tokens=self.input_tokens + tokens,
             output_tokens=self.output_tokens + output,
+            failed_calls=self.failed_calls + failed,
         )
 
 
@@ -197,6 +200,7 @@ class MaintenanceRun:
             "model_calls": self.usage.model_calls,
             "input_tokens": self.usage.input_tokens,
             "output_tokens": self.usage.output_tokens,
+            "failed_model_calls": self.usage.failed_calls,
             "totals": dict(self.totals),
             "error": self.error,
         }
@@ -227,6 +231,7 @@ class MaintenanceRun:
                 model_calls=_int(data.get("model_calls")),
                 input_tokens=_int(data.get("input_tokens")),
                 output_tokens=_int(data.get("output_tokens")),
+                failed_calls=_int(data.get("failed_model_calls")),
             ),
             totals={str(k): _int(v) for k, v in totals.items()},
             error=_opt(data.get("error")),

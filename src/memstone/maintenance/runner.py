@@ -124,7 +124,11 @@ class _Run:
         assert self.model is not None
         if not texts:
             return ()
-        result = await self.model.embed(texts)
+        try:
+            result = await self.model.embed(texts)
+        except Exception:
+            self.run = replace(self.run, usage=self.run.usage.plus(1, 0, failed=1))  # a failed call is a call
+            raise
         self.run = replace(self.run, usage=self.run.usage.plus(max(result.usage.calls, 1), result.usage.input_tokens))
         if len(result.vectors) != len(texts):
             raise InvalidInput(f"the model returned {len(result.vectors)} vectors for {len(texts)} texts")
@@ -241,7 +245,11 @@ class _Run:
         user = model_judge.prompt(kind, part, changed, mine)
         if user is None:
             return []
-        result = await model_judge.ask(chat, user)
+        try:
+            result = await model_judge.ask(chat, user)
+        except Exception:
+            self.run = replace(self.run, usage=self.run.usage.plus(1, 0, failed=1))  # a failed call is a call
+            raise
         self.run = replace(
             self.run,
             usage=self.run.usage.plus(max(result.usage.calls, 1), result.usage.input_tokens, result.output_tokens),

@@ -43,6 +43,7 @@ class MaintenanceRunOut(Open):
     retries: int
     model_calls: int
     input_tokens: int
+    failed_model_calls: int = 0
     totals: dict[str, int]
     error: str | None
 

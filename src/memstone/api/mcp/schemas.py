@@ -421,6 +421,7 @@ class MaintainOut(BaseModel):
     status: str
     listed: int
     model_calls: int
+    failed_model_calls: int = 0
     totals: dict[str, int]
     proposals: list[ProposalOut]
     error: str | None = None
@@ -428,7 +429,8 @@ class MaintainOut(BaseModel):
     @classmethod
     def of(cls, run: MaintenanceRun, proposals: tuple[Proposal, ...]) -> MaintainOut:
         return cls(run=run.run_id, scope=run.scope, mode=run.mode, status=run.status, listed=run.listed,
-                   model_calls=run.usage.model_calls, totals=dict(run.totals),
+                   model_calls=run.usage.model_calls, failed_model_calls=run.usage.failed_calls,
+                   totals=dict(run.totals),
                    proposals=[ProposalOut.of(p) for p in proposals], error=run.error)  # fmt: skip
 
 

@@ -3,6 +3,10 @@ from the caller's token, never from a body naming another tenant's scope."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
+
 from api_support import Server
 
 from memstone import EntryInput
@@ -113,3 +117,36 @@ async def test_a_queued_request_survives_until_a_worker_carries_it_out(local: Se
     report = await carry_out(svc, request)
     assert report is not None and report.run.run_id == request.run_id and report.run.status == "COMPLETED"
     assert await pending(svc) == [] and await carry_out(svc, request) is None  # carried out once
+
+
+def _repo(root: Path) -> Path:
+    env = {**os.environ, "GIT_AUTHOR_DATE": "2020-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2020-01-01T00:00:00Z"}
+    root.mkdir()
+    (root / "app.py").write_text("PORT = 8080\n")
+    for args in (("init", "-q"), ("add", "."), ("commit", "-q", "-m", "init")):
+        subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+                       check=True, capture_output=True, env=env)  # fmt: skip
+    return root
+
+
+async def test_a_local_caller_passes_the_repo_and_code_evidence_is_judged_a_token_caller_may_not(
+    local: Server, remote: Server, tmp_path: Path
+) -> None:
+    repo = _repo(tmp_path / "repo")
+    svc = local.state.service
+    src = await svc.record_source("file", "PORT = 8080", uri="file://app.py#L1")
+    await svc.remember(scope=PROJECT, entries=[EntryInput(kind="fact", text="The app listens on 8080.")], sources=[src])
+    (repo / "app.py").write_text("PORT = 9000\n")  # the cited line changed (uncommitted)
+    plain = await local.client.post("/api/maintenance/runs", params={"scope": PROJECT})
+    assert plain.status_code == 201 and plain.json()["proposals"] == []  # no repo: no evidence check
+    judged = await local.client.post("/api/maintenance/runs", params={"scope": PROJECT}, json={"repo": str(repo)})
+    assert judged.status_code == 201, judged.text
+    (flag,) = judged.json()["proposals"]
+    assert flag["kind"] == "stale" and "app.py" in flag["evidence"]
+    outside = await local.client.post("/api/maintenance/runs", params={"scope": PROJECT},
+                                      json={"repo": str(tmp_path)})  # fmt: skip
+    assert outside.status_code == 422 and "git work tree" in outside.text
+    writer, _ = await remote.token("will", "acme", {PROJECT: "write"})
+    refused = await remote.client.post("/api/maintenance/runs", params={"scope": PROJECT}, json={"repo": str(repo)},
+                                       headers=remote.as_(writer))  # fmt: skip
+    assert refused.status_code == 403 and "local caller" in refused.text

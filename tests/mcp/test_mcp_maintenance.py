@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
 from typing import Any
 
 from mcp_helpers import PROJECT
@@ -47,3 +50,26 @@ async def test_maintain_propose_accept_reject_and_a_repeat_run_does_nothing(
         assert repeat["listed"] == 0 and repeat["proposals"] == [] and repeat["model_calls"] == 0
     head = await service.resolve(PROJECT)
     assert head is not None and first["entries"][1] not in {v.entry_id for v in await service.entries(head)}
+
+
+async def test_memory_maintain_takes_the_repo_that_code_anchored_memories_cite(
+    service: MemoryService, settings: AgentSettings, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text("PORT = 8080\n")
+    env = {**os.environ, "GIT_AUTHOR_DATE": "2020-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2020-01-01T00:00:00Z"}
+    for args in (("init", "-q"), ("add", "."), ("commit", "-q", "-m", "init")):
+        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+                       check=True, capture_output=True, env=env)  # fmt: skip
+    src = await service.record_source("file", "PORT = 8080", uri="file://app.py#L1")
+    await service.remember(scope=PROJECT, entries=[EntryInput(kind="fact", text="The app listens on 8080.")],
+                           sources=[src])  # fmt: skip
+    (repo / "app.py").write_text("PORT = 9000\n")
+    async with Client(build_server(service, settings)) as client:
+        assert (await call(client, "memory_maintain"))["proposals"] == []  # no repo: no evidence check
+        judged = await call(client, "memory_maintain", repo=str(repo))
+        (flag,) = judged["proposals"]
+        assert flag["kind"] == "stale"
+        outside = await client.call_tool("memory_maintain", {"repo": str(tmp_path / "nowhere")})
+        assert outside.is_error is True and "git work tree" in str(outside.content)

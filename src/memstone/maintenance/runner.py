@@ -86,6 +86,26 @@ def store_of(svc: MemoryService) -> MaintenanceStore:
     return backend
 
 
+def repo_for(svc: MemoryService, repo: str | None) -> str | None:
+    """The git work tree a run judges code evidence in, as a caller named it (HTTP, MCP): a path on the machine
+    that runs memstone, so only a local caller (local mode: the machine's own user) may name one; a caller with a
+    token is refused (Forbidden), as it could probe the server's directories. None: no code evidence."""
+    from ..auth.errors import Forbidden
+
+    if repo is None:
+        return None
+    access = svc.actor.access
+    if access is not None and not access.local:
+        raise Forbidden(
+            "a repository path names a directory on the server; only a local caller may pass one",
+            hint="run `memstone maintain --repo DIR` on the machine that holds the work tree",
+        )
+    top = evidence.work_tree(repo)
+    if top is None:
+        raise InvalidInput(f"{repo} is not in a git work tree", hint="pass the directory of a git checkout")
+    return top
+
+
 async def scope_for(svc: MemoryService, scope: str | None) -> str:
     """The scope a run may maintain: the one named (if the actor holds ``write`` on it), else its own user scope."""
     access = svc.actor.access
@@ -454,4 +474,13 @@ async def _renew(store: MaintenanceStore, scope: str, run_id: str, holder: str, 
         await store.lease_maintenance(scope, run_id, holder, ttl_s)
 
 
-__all__ = ["MaintenanceSettings", "Progress", "RunReport", "maintain", "scope_for", "store_of", "take_lease"]
+__all__ = [
+    "MaintenanceSettings",
+    "Progress",
+    "RunReport",
+    "maintain",
+    "repo_for",
+    "scope_for",
+    "store_of",
+    "take_lease",
+]

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 from starlette.responses import JSONResponse, Response
 
-from ...maintenance import MaintenanceSettings, decide, maintain, proposal, proposals, runs, scope_status
+from ...maintenance import JudgeSettings, MaintenanceSettings, decide, maintain, proposal, proposals, runs, scope_status
 from ...maintenance.queue import carry_out, enqueue, run_record
+from ...maintenance.runner import repo_for
 from . import maintenance_schemas as s
 from .routing import Call, Operation, Param
 from .schemas import Open
@@ -38,7 +39,8 @@ _BACKGROUND: set[asyncio.Task[object]] = set()  # async runs in flight (held so 
 
 async def start_run(call: Call) -> Response:
     body, scope = call.b(s.MaintainIn), call.q(s.MaintainQuery).scope
-    settings = MaintenanceSettings(timeout_s=body.timeout_s, wait=body.wait)
+    judged = JudgeSettings(repo=repo_for(call.gate.service, body.repo))
+    settings = MaintenanceSettings(timeout_s=body.timeout_s, wait=body.wait, judges=judged)
     if body.background:
         # The request is a QUEUED record in the store first: were this server to stop before the run starts,
         # the request stays queued for `memstone daemon` (or the next async start's worker) to carry out.

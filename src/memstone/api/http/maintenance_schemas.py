@@ -22,6 +22,12 @@ class MaintainIn(Strict):
         description="Answer at once with the QUEUED run (201) and run it in the server; poll "
         "GET /api/maintenance/runs/{run_id} for its status.",
     )
+    repo: str | None = Field(
+        default=None,
+        max_length=4096,
+        description="A git work tree on the server that code-anchored memories cite (a cited file changed since "
+        "is proposed stale). Local mode only: a caller with a token is refused (403).",
+    )
 
 
 class MaintainQuery(Strict):

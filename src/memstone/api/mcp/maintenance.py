@@ -15,7 +15,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from ...maintenance import decide, maintain, proposals
+from ...maintenance import JudgeSettings, MaintenanceSettings, decide, maintain, proposals
+from ...maintenance.runner import repo_for
 from ...service import MemoryService
 from .errors import tool_errors
 from .schemas import MaintainOut, ProposalOut, ProposalsOut
@@ -48,6 +49,14 @@ def register_maintenance_tools(
         mode: Annotated[
             Literal["dry-run", "apply"], Field(description="dry-run (default) only proposes; apply also writes.")
         ] = "dry-run",
+        repo: Annotated[
+            str | None,
+            Field(
+                description="A git work tree (a path on this machine) that code-anchored memories cite: a cited "
+                "file changed since is proposed stale. Local servers only.",
+                max_length=4096,
+            ),
+        ] = None,
     ) -> MaintainOut:
         """Consolidate memories: merge restatements, retire superseded entries and old working notes, rename
         drifted slugs, flag empty or orphaned entries, demote an oversized mandatory tier.
@@ -59,7 +68,8 @@ def register_maintenance_tools(
         with tool_errors():
             c = here(ctx)
             (uri,) = c.scopes(scope)
-            report = await maintain(c.svc, scope=uri, mode=mode)
+            settings = MaintenanceSettings(judges=JudgeSettings(repo=repo_for(c.svc, repo)))
+            report = await maintain(c.svc, scope=uri, mode=mode, settings=settings)
             return MaintainOut.of(report.run, report.proposals)
 
     @tool("memory_maintenance_proposals", "Maintenance proposals", READ)

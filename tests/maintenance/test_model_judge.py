@@ -97,3 +97,43 @@ async def test_a_model_that_fails_twice_is_retried_and_none_is_called_by_default
     usage = report.run.usage  # the two failed calls are counted: every request the endpoint saw is a call
     assert usage.model_calls == fake.requests == 3 and usage.failed_calls == 2
     assert report.run.to_dict()["failed_model_calls"] == 2
+
+
+async def test_the_model_proposes_a_supersede_and_a_contradiction_with_its_evidence_awaiting_a_decision(
+    svc: MemoryService,
+) -> None:
+    friday, week_end, lint = await seed(svc)
+    monday = "Deploy on Mondays only, since the freeze."
+    rev = await svc.remember(await svc.resolve(WEB), entries=[EntryInput(kind="convention", text=monday)])
+    assert rev is not None
+    newer = next(v.entry_id for v in await svc.entries(rev) if v.text == monday)
+    with fake_chat_server() as fake:
+        fake.reply = json.dumps(
+            {
+                "supersedes": [{"newer": newer, "older": friday, "why": "the deploy day moved to Monday"}],
+                "stale": [
+                    {"entry": week_end, "contradicts": newer, "why": "releases are no longer at the week's end"},
+                    {"entry": lint, "contradicts": lint, "why": "contradicts itself"},  # refused
+                    {"entry": newer, "why": "taken by the supersede already"},  # refused
+                ],
+            }
+        )
+        said: list[str] = []
+        cfg = MaintenanceSettings(chat=OpenAICompatibleChat(fake.url, "fake-chat"))
+        report = await maintain(svc, scope=WEB, mode="apply", settings=cfg, progress=said.append)
+    head = await svc.resolve(WEB)
+    supersede, stale = report.proposals
+    assert (supersede.kind, supersede.action, supersede.entries) == ("prune", "merge", (newer, friday))
+    assert supersede.evidence == f"model judge (fake-chat): {newer} supersedes {friday}: the deploy day moved to Monday"
+    assert (stale.kind, stale.action, stale.entries) == ("stale", "flag_stale", (week_end,))
+    assert (
+        stale.evidence == f"model judge (fake-chat): contradicted by {newer}: releases are no longer at the week's end"
+    )
+    assert {p.judge for p in report.proposals} == {"model"} and {p.status for p in report.proposals} == {"PROPOSED"}
+    assert sum("refused stale" in s for s in said) == 2
+    assert await svc.resolve(WEB) == head  # APPLY left the model's candidates undecided
+    assert (await decide(svc, supersede.proposal_id, accept=True)).status == "APPLIED"
+    assert (await decide(svc, stale.proposal_id, accept=True)).status == "APPLIED"
+    live = {v.entry_id: v for v in await svc.entries(await svc.resolve(WEB))}  # type: ignore[arg-type]
+    assert friday not in live and live[newer].text == monday  # retired into the newer; the newer's text stays
+    assert "stale" in live[week_end].content.tags

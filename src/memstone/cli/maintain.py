@@ -68,7 +68,7 @@ def _proposal_line(p: Proposal) -> str:
 @click.option(
     "--judge-url",
     help="An OpenAI-compatible chat endpoint (…/v1) for the optional model judge (off by default; its "
-    "merge proposals wait for accept/reject).",
+    "merge, supersede and stale proposals wait for accept/reject).",
 )
 @click.option("--judge-model", help="The chat model the judge endpoint serves (needed with --judge-url).")
 @click.option(

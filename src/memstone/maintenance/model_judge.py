@@ -1,11 +1,19 @@
 """The optional model judge: a chat model (an OpenAI-compatible endpoint, :class:`memstone.chat.OpenAICompatibleChat`)
-proposes merges of restatements the deterministic judges did not match. Off by default.
+proposes what the deterministic judges cannot see in wording alone. Off by default. Three kinds:
+
+- ``merges``: restatements (a ``duplicate`` merge, the survivor first, optionally with a merged text);
+- ``supersedes``: a newer entry replaces an older one that says something else now (a ``prune`` merge of the
+  older into the newer: the newer's text stays, the older's flags, tags and sources are kept on it);
+- ``stale``: an entry contradicted by another (``contradicts``: the entry that says otherwise) or otherwise
+  out of date; proposed ``flag_stale`` (tagged stale on accept, never deleted).
 
 Its answer is an untrusted candidate. It is parsed as JSON and validated here: every id must be a live entry of
 the partition that no other proposal of the run holds, at least one of them changed since the last pass (the
 digest gate: a partition with no changed entry is never sent), the survivor is not absorbed, a merged text is
-a non-blank string within the entry size limit. What survives becomes a ``duplicate`` merge proposal marked
-``judge="model"``; it never decides anything by itself: an APPLY run leaves it PROPOSED for a person (or an
+a non-blank string within the entry size limit; a supersede's two entries differ; a stale entry's ``contradicts``
+(when given) is another live entry. What survives becomes a proposal marked ``judge="model"`` whose evidence is
+the model's own one-sentence reason (and, for a contradiction, the entry that contradicts); it never decides
+anything by itself: an APPLY run leaves it PROPOSED for a person (or an
 agent acting for one) to accept, and accepting writes it through the service's normal path like any other.
 Each call's tokens are counted in the run record.
 """
@@ -23,12 +31,16 @@ from .judges import Draft
 MODEL_LIMIT = 40  # entries shown to the model per partition, at most (changed ones first)
 MAX_TEXT_BYTES = 8192
 SYSTEM = (
-    "You review one partition of an AI agent's durable memory for restatements: entries that state the same "
-    "rule, fact or preference in other words. Answer with JSON only, in this shape: "
+    "You review one partition of an AI agent's durable memory. Answer with JSON only, in this shape: "
     '{"merges": [{"survivor": "<entry id>", "absorbed": ["<entry id>"], "text": "<merged text, or null to keep '
-    'the survivor\'s>", "why": "<one sentence>"}]}. Merge only entries that say the same thing; never merge two '
-    "different rules, even on the same subject. Each merge must involve an entry marked changed. When unsure, "
-    'propose nothing: {"merges": []}.'
+    'the survivor\'s>", "why": "<one sentence>"}], '
+    '"supersedes": [{"newer": "<entry id>", "older": "<entry id>", "why": "<one sentence>"}], '
+    '"stale": [{"entry": "<entry id>", "contradicts": "<entry id, or null>", "why": "<one sentence>"}]}. '
+    "merges: entries that state the same rule, fact or preference in other words; never merge two different "
+    "rules, even on the same subject. supersedes: a newer entry that replaces an older one on the same point (the "
+    "older is then retired into it). stale: an entry another one contradicts, or that is plainly out of date. "
+    "Each item must involve an entry marked changed. When unsure, propose nothing: "
+    '{"merges": [], "supersedes": [], "stale": []}.'
 )
 
 
@@ -58,9 +70,13 @@ def judge(
         data = json.loads(text[text.index("{") : text.rindex("}") + 1])
     except ValueError:
         return [], ["the answer holds no JSON object"]
-    merges = data.get("merges") if isinstance(data, dict) else None
-    if not isinstance(merges, list):
-        return [], ["the answer has no 'merges' list"]
+    if not isinstance(data, dict):
+        return [], ["the answer is not a JSON object"]
+    merges = data.get("merges", [])
+    if not isinstance(merges, list) or not all(isinstance(data.get(k, []), list) for k in ("supersedes", "stale")):
+        return [], ["'merges', 'supersedes' and 'stale' must be lists"]
+    if not any(k in data for k in ("merges", "supersedes", "stale")):
+        return [], ["the answer has none of 'merges', 'supersedes', 'stale'"]
     out: list[Draft] = []
     for i, m in enumerate(merges):
         why = _check(m, ids, changed, taken)
@@ -84,7 +100,80 @@ def judge(
                 judge="model",
             )
         )
+    for i, m in enumerate(data.get("supersedes", [])):
+        why = _check_pair(m, ids, changed, taken)
+        if why is not None:
+            refused.append(f"supersede {i}: {why}")
+            continue
+        assert isinstance(m, dict)
+        newer, older = EntryId(m["newer"]), EntryId(m["older"])
+        taken |= {newer, older}
+        out.append(
+            Draft(
+                kind="prune", partition=partition, action="merge", entries=(newer, older),
+                evidence=f"model judge ({model}): {newer} supersedes {older}: {_why(m, 'the newer replaces it')}",
+                judge="model",
+            )
+        )  # fmt: skip
+    for i, m in enumerate(data.get("stale", [])):
+        why = _check_stale(m, ids, changed, taken)
+        if why is not None:
+            refused.append(f"stale {i}: {why}")
+            continue
+        assert isinstance(m, dict)
+        entry, against = EntryId(m["entry"]), m.get("contradicts")
+        taken.add(entry)
+        said = _why(m, "out of date")
+        if isinstance(against, str):
+            said = f"contradicted by {against}: {said}"
+        out.append(
+            Draft(
+                kind="stale", partition=partition, action="flag_stale", entries=(entry,),
+                evidence=f"model judge ({model}): {said}", judge="model",
+            )
+        )  # fmt: skip
     return out, refused
+
+
+def _why(m: dict[str, object], default: str) -> str:
+    reason = m.get("why")
+    return reason.strip()[:300] if isinstance(reason, str) and reason.strip() else default
+
+
+def _check_pair(m: object, ids: set[EntryId], changed: set[EntryId], taken: set[EntryId]) -> str | None:
+    if not isinstance(m, dict):
+        return "not an object"
+    newer, older = m.get("newer"), m.get("older")
+    if not isinstance(newer, str) or not isinstance(older, str):
+        return "needs a newer and an older entry id"
+    if newer == older:
+        return "an entry cannot supersede itself"
+    return _known([newer, older], ids, changed, taken)
+
+
+def _check_stale(m: object, ids: set[EntryId], changed: set[EntryId], taken: set[EntryId]) -> str | None:
+    if not isinstance(m, dict):
+        return "not an object"
+    entry, against = m.get("entry"), m.get("contradicts")
+    if not isinstance(entry, str):
+        return "needs an entry id"
+    if against is not None and (not isinstance(against, str) or against == entry or against not in ids):
+        return "contradicts must be another live entry of this partition, or null"
+    return _known([entry], ids, changed, taken, also_changed=[against] if isinstance(against, str) else [])
+
+
+def _known(
+    every: list[str], ids: set[EntryId], changed: set[EntryId], taken: set[EntryId], also_changed: Sequence[str] = ()
+) -> str | None:
+    unknown = [e for e in every if e not in ids]
+    if unknown:
+        return f"not live entries of this partition: {', '.join(unknown)}"
+    held = [e for e in every if e in taken]
+    if held:
+        return f"already in another proposal of this run: {', '.join(held)}"
+    if not any(e in changed for e in (*every, *also_changed)):
+        return "no entry of it changed since the last pass"
+    return None
 
 
 def _check(m: object, ids: set[EntryId], changed: set[EntryId], taken: set[EntryId]) -> str | None:

@@ -41,7 +41,10 @@ class SQLiteUpkeep:
         done["pages"], done["free_pages"] = pages, free
         done["vacuumed"] = bool(pages and free / pages >= VACUUM_FREE_SHARE)
         if done["vacuumed"]:
-            raw.execute("VACUUM")
+            try:
+                raw.execute("VACUUM")
+            except apsw.BusyError:  # another connection reads or writes: the next upkeep tries again
+                done["vacuumed"] = "busy: another connection holds the file; tried again next time"
         row = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         done["checkpoint"] = {"busy": bool(row[0]), "wal_pages": row[1], "copied": row[2]} if row else None
         return done

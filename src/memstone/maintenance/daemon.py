@@ -7,7 +7,9 @@ Each check is a due-time gate that decides what to do, and does only that:
 - maintenance, per scope: an empty scope is skipped; queued run requests (the persisted queue,
   :mod:`memstone.maintenance.queue`) are carried out, oldest first; when the scope's write counter crossed the
   threshold since its last run (the ``writes_threshold_reached`` event) a DRY_RUN is started, which proposes and
-  writes nothing (its end revision resets the counter). Otherwise nothing is due.
+  writes nothing (its end revision resets the counter). Otherwise nothing is due;
+- storage, when the engine has its own upkeep (LanceDB: ``storage_due`` / ``maintain_storage``): run when due
+  (``storage.py``), on the maintenance interval.
 
 New scopes are found at every maintenance interval. A check that raises is recorded on its loop (its error
 and the count of consecutive failures) and retried at the next interval; a loop that fails ``max_failures``
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from .queue import carry_out, pending
 from .runner import MaintenanceSettings, Progress, maintain
+from .storage import check_storage, storage_upkeep
 from .trigger import DEFAULT_THRESHOLD, scope_status
 
 if TYPE_CHECKING:
@@ -185,6 +188,8 @@ class Daemon:
     async def run(self, stop: asyncio.Event) -> int:
         cfg = self.settings
         self._start("embedding", None, cfg.embed_every_s, self.check_embedding, stop)
+        if (upkeep := storage_upkeep(self.svc.backend)) is not None:  # the engine's own gate (LanceDB)
+            self._start("storage", None, cfg.maintain_every_s, functools.partial(check_storage, upkeep), stop)
         while not stop.is_set():
             for scope in await self._scopes():
                 name = f"maintenance {scope}"

@@ -345,8 +345,8 @@ class LanceLog:
         Deletes every transaction at or below ``at`` (committed or orphaned) and every older checkpoint, then
         compacts all three tables and removes every old table version at once, so that no data file the tables
         still reference, and none they referenced before, holds those rows' bytes. A replica that stood below
-        ``at`` starts again from a checkpoint (``Rebased``). A purge calls this right after its commit; readers of
-        an old table version at that moment fail and retry on the new one.
+        ``at`` starts again from a checkpoint (``Rebased``). A purge calls this right after its commit; a read of
+        an old table version in flight at that moment may fail (``BackendUnavailable``) and succeeds when retried.
         """
         table = self._checkpoints()
         if table is None or not self._is_base(at):
@@ -360,7 +360,8 @@ class LanceLog:
             raise BackendUnavailable(
                 f"erasing old transactions from the LanceDB store at {self.where} failed: {exc}",
                 orig=exc,
-                hint="the purge is committed; run `memstone purge` again on the same entry to finish erasing",
+                hint="the purge is committed and shown everywhere; the log's older transactions may still hold the "
+                "erased bytes until the next purge rebases it",
             ) from exc
 
     def sweep(self, *, grace_s: float = 600.0) -> int:

@@ -5,6 +5,7 @@ refused purge as unsupported."""
 
 from __future__ import annotations
 
+import secrets
 import zlib
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 
 from memstone import EntryInput, open_service
 from memstone.domain.purge import PURGED_TEXT
+from memstone.testing.s3server import S3Server
 
 pytest.importorskip("lancedb")
 
@@ -99,3 +101,23 @@ async def test_a_replica_that_stood_below_the_purge_catches_up_from_the_rebased_
         for svc in (a, b):
             report = await svc.verify()
             assert report.ok, report.to_dict()
+
+
+async def test_a_purge_on_lancedb_over_s3_rebases_the_log_and_a_cold_open_verifies(s3_env: S3Server) -> None:
+    url = s3_env.url("lancedb+s3", f"purge-{secrets.token_hex(6)}")
+    async with open_service(url, embedding=None) as svc:
+        rev = await svc.remember(scope=SCOPE, entries=[EntryInput(kind="fact", text="Card of Qzxwvjoy is 4111.")])
+        assert rev is not None
+        eid = rev.changes[0].entry_id
+        await svc.remember(scope=SCOPE, entries=[EntryInput(kind="fact", text="We deploy with uv.")])
+        await svc.purge(eid, reason="card number")
+        backend = svc.backend
+        assert isinstance(backend, LanceMemoryBackend)
+        base = backend.lance.log.base()
+        assert base is not None and base == backend.lance.log.head()
+        assert backend.lance.log.stats()["transactions"] == 0  # every transaction up to the purge is gone
+    async with open_service(url, embedding=None) as svc:
+        report = await svc.verify()
+        assert report.ok, report.to_dict()
+        assert (await svc.search("qzxwvjoy", scopes=[SCOPE], mode="fts")).hits == ()
+        assert [i.version.text for i in await svc.history(eid)] == [PURGED_TEXT]

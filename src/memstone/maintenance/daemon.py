@@ -11,7 +11,9 @@ Each check is a due-time gate that decides what to do, and does only that:
 - maintenance, per scope: an empty scope is skipped; queued run requests (the persisted queue,
   :mod:`memstone.maintenance.queue`) are carried out, oldest first; when the scope's write counter crossed the
   threshold since its last run (the ``writes_threshold_reached`` event) a DRY_RUN is started, which proposes and
-  writes nothing (its end revision resets the counter). Otherwise nothing is due.
+  writes nothing (its end revision resets the counter). Otherwise nothing is due;
+- storage, when the engine has its own upkeep (LanceDB: ``storage_due`` / ``maintain_storage``): run when due
+  (``storage.py``), on the maintenance interval.
 
 New scopes are found at every maintenance interval. A check that raises is recorded on its loop (its error
 and the count of consecutive failures) and retried at the next interval; a loop that fails ``max_failures``
@@ -43,6 +45,8 @@ from typing import TYPE_CHECKING
 from ..ports import DaemonHealthStore
 from .queue import carry_out, pending
 from .runner import MaintenanceSettings, Progress, maintain
+from .storage import check_storage as check_engine_gate
+from .storage import storage_upkeep
 from .trigger import DEFAULT_THRESHOLD, scope_status
 
 if TYPE_CHECKING:
@@ -149,6 +153,8 @@ class Daemon:
         from ..service import utc_now
 
         backend = self.svc.backend
+        if (own := storage_upkeep(backend)) is not None:  # an engine with its own due-time gate (LanceDB)
+            return await check_engine_gate(own)
         if not isinstance(backend, DaemonHealthStore):
             return "this store offers no storage upkeep"
         if self.upkeep is None:  # the newest upkeep any daemon of this store recorded

@@ -34,9 +34,10 @@ from ...ports import Capabilities
 from ..sql.engine import ArchiveRow, Conn, Dialect, FtsRow, Migrator
 from ..sqlite.engine import SQLiteEngine
 from ..sqlite.fts import SQLiteFullText
+from ..sqlite.purge import SQLitePurge
 from ..sqlite.vectors import SQLiteVectors
 from . import ops as logops
-from .log import GENESIS, LanceLog, Position
+from .log import GENESIS, LanceLog, Position, Rebased
 
 T = TypeVar("T")
 MAX_ATTEMPTS = 64  # re-runs of one job after the log moved under it
@@ -91,6 +92,42 @@ class LoggedFullText:
         return self.inner.check(conn)
 
 
+class LoggedPurge:
+    """SQLite's purge codec on the replica, its statement-free steps logged as calls; ``compact`` erases the log.
+
+    The purge's own transaction holds no purged byte (tombstones, the purge mark, rebuilt FTS). But every earlier
+    transaction that wrote the text still holds it, and so do older checkpoints. So after the purge commits,
+    ``compact`` writes a checkpoint of the (vacuumed) replica and rebases the log on it: every transaction at or
+    below it and every older checkpoint is deleted, and the LanceDB tables are compacted and their old versions
+    removed, so the bytes leave the dataset's files (``LanceLog.rebase``).
+    """
+
+    def __init__(self, engine: LanceEngine, inner: SQLitePurge) -> None:
+        self._engine = engine
+        self.inner = inner
+
+    def allow_rewrite(self, conn: Conn) -> None:
+        self._engine.record_call("purge_allow")
+        self.inner.allow_rewrite(conn)
+
+    def restore(self, conn: Conn) -> None:
+        self._engine.record_call("purge_restore")
+        self.inner.restore(conn)
+
+    def drop_archive(self, conn: Conn, version_ids: Sequence[str]) -> None:
+        self.inner.drop_archive(conn, version_ids)
+
+    def erase_fulltext(self, conn: Conn) -> None:
+        self.inner.erase_fulltext(conn)  # statements through ``conn``: recorded
+
+    def compact(self, engine: object) -> bool:
+        try:
+            self._engine.rebase()
+        finally:
+            self.inner.compact(self._engine.replica)  # an in-memory replica: only resets secure_delete
+        return True
+
+
 class LanceEngine:
     """The engine parts over one LanceDB log and this process's replica of it."""
 
@@ -101,6 +138,7 @@ class LanceEngine:
         self.dialect: Dialect = self.replica.dialect
         self.fts = LoggedFullText(self, self.replica.fts)
         self.vectors: SQLiteVectors | None = self.replica.vectors
+        self.purge = LoggedPurge(self, self.replica.purge)
         self._rec: logops.RecordingConn | None = None
         self.applied = Position(0, GENESIS)
         self._stats_lock = threading.Lock()
@@ -151,8 +189,22 @@ class LanceEngine:
         head = self.log.head()
         if head == self.applied:
             return
-        entries = self.log.entries(self.applied, head)
-        calls: dict[str, Callable[[Conn], None]] = {"fts_clear": self.replica.fts.clear}
+        try:
+            entries = self.log.entries(self.applied, head)
+        except Rebased:
+            # A purge rebased the log above this replica: the transactions it needs are gone (they held the
+            # purged bytes). Start again from the newest checkpoint, which stands at or above the rebase.
+            if not self._restore_checkpoint():
+                raise IntegrityError(
+                    f"the log of {self.log.where} was rebased but no usable checkpoint is on its chain",
+                    hint="the store is damaged: restore it from a backup",
+                ) from None
+            entries = self.log.entries(self.applied, head)
+        calls: dict[str, Callable[[Conn], None]] = {
+            "fts_clear": self.replica.fts.clear,
+            "purge_allow": self.purge.inner.allow_rewrite,  # secure_delete stays on: harmless in memory
+            "purge_restore": self.purge.inner.restore,
+        }
         with self.replica.write_txn():
             conn = self.replica.conn
             raw = self.replica.raw
@@ -229,20 +281,21 @@ class LanceEngine:
         self.catch_up()
         return applied
 
-    def _restore_checkpoint(self) -> None:
+    def _restore_checkpoint(self) -> bool:
         """Start the replica from the newest checkpoint on the log's chain, if any (else it replays from genesis)."""
         head = self.log.head()
         found = self.log.latest_checkpoint(head, self.schema_version)
         if found is None:
-            return
+            return False
         at, snapshot = found
         try:
             self.log.entries(at, head)  # the checkpoint's position must be on the committed chain
-        except IntegrityError:
-            return  # not on the chain: replay from genesis instead
+        except (IntegrityError, Rebased):
+            return False  # not on the chain: replay from genesis instead
         self.replica.raw.deserialize("main", snapshot)
         self.replica.raw.execute("PRAGMA foreign_keys = ON")
         self.applied = at
+        return True
 
     def checkpoint(self) -> Position | None:
         """Write a snapshot of the replica at the position it stands at (None: nothing new since the last one)."""
@@ -254,8 +307,20 @@ class LanceEngine:
         self.log.write_checkpoint(self.applied, self.schema_version, snapshot)
         return self.applied
 
+    def rebase(self) -> Position:
+        """Checkpoint the replica where it stands, vacuumed (no free page keeps an old byte), and rebase the log on
+        that checkpoint: what a purge calls after its commit (``LoggedPurge``)."""
+        self.catch_up()
+        raw = self.replica.raw
+        raw.execute("VACUUM")  # INTEGER PRIMARY KEYs (every key a statement names) survive it unchanged
+        with self.replica.read_txn():
+            snapshot = raw.serialize("main")
+        self.log.write_checkpoint(self.applied, self.schema_version, snapshot)
+        self.log.rebase(self.applied)
+        return self.applied
+
     async def aclose(self) -> None:
         await self.replica.aclose()
 
 
-__all__ = ["LanceEngine", "LoggedFullText"]
+__all__ = ["LanceEngine", "LoggedFullText", "LoggedPurge"]

@@ -81,6 +81,10 @@ class LogEntry:
     payload: bytes
 
 
+class Rebased(Exception):
+    """The transactions a replica needs were deleted by a rebase (a purge): start from a checkpoint instead."""
+
+
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
@@ -175,6 +179,8 @@ class LanceLog:
         txn, seq = head.txn, head.seq
         while seq > after.seq:
             row = by_txn.get(txn)
+            if row is None and self._is_base(Position(seq, txn)):
+                raise Rebased(f"the log of {self.where} starts at {seq} since a rebase")
             if row is None or int(row["seq"]) != seq:
                 raise IntegrityError(f"the transaction log of {self.where} is missing transaction {seq} ({txn})")
             payload = bytes(row["payload"])
@@ -199,6 +205,8 @@ class LanceLog:
         txn, seq = head.txn, head.seq
         while seq > 0:
             row = by_txn.get(txn)
+            if row is None and self._is_base(Position(seq, txn)):
+                return chain, damage  # the chain starts at the checkpoint of a rebase
             if row is None or int(row["seq"]) != seq:
                 damage.append(f"the transaction log is missing transaction {seq} ({txn})")
                 break
@@ -303,7 +311,8 @@ class LanceLog:
         table.add(data)
         seqs = sorted({int(r["seq"]) for r in table.search().select(["seq"]).limit(None).to_arrow().to_pylist()})
         if len(seqs) > keep:
-            table.delete(f"seq < {seqs[-keep]}")
+            base = self.base()  # the checkpoint a rebased log starts at is kept: the chain ends there
+            table.delete(f"seq < {seqs[-keep]}" + (f" AND seq != {base.seq}" if base is not None else ""))
 
     def checkpoint_seq(self) -> int:
         table = self._checkpoints()
@@ -312,7 +321,49 @@ class LanceLog:
         seqs = [int(r["seq"]) for r in table.search().select(["seq"]).limit(None).to_arrow().to_pylist()]
         return max(seqs, default=0)
 
-    # ---------------------------------------------------------------- maintenance
+    def _is_base(self, at: Position) -> bool:
+        """Whether a checkpoint stands at ``at`` (where a walk down the chain found no transaction row)."""
+        table = self._checkpoints()
+        return table is not None and int(table.count_rows(f"seq = {at.seq} AND txn = {_quote(at.txn)}")) > 0
+
+    def base(self) -> Position | None:
+        """The checkpoint a rebased log starts at (its own transaction row is gone), or None: the log starts at
+        genesis."""
+        table = self._checkpoints()
+        if table is None:
+            return None
+        rows = table.search().select(["seq", "txn"]).limit(None).to_arrow().to_pylist()
+        for r in sorted(rows, key=lambda r: int(r["seq"])):
+            if int(self._txns.count_rows(f"txn = {_quote(str(r['txn']))}")) == 0:
+                return Position(int(r["seq"]), str(r["txn"]))
+        return None
+
+    # ---------------------------------------------------------------- rebase (purge) and maintenance
+    def rebase(self, at: Position) -> None:
+        """Make the checkpoint at ``at`` the start of the log and erase everything older from the dataset.
+
+        Deletes every transaction at or below ``at`` (committed or orphaned) and every older checkpoint, then
+        compacts all three tables and removes every old table version at once, so that no data file the tables
+        still reference, and none they referenced before, holds those rows' bytes. A replica that stood below
+        ``at`` starts again from a checkpoint (``Rebased``). A purge calls this right after its commit; a read of
+        an old table version in flight at that moment may fail (``BackendUnavailable``) and succeeds when retried.
+        """
+        table = self._checkpoints()
+        if table is None or not self._is_base(at):
+            raise IntegrityError(f"no checkpoint at {at.seq} of {self.where} to rebase the log on")
+        try:
+            self._txns.delete(f"seq <= {at.seq}")
+            table.delete(f"seq < {at.seq}")
+            for t in (self._txns, self._head, table):
+                t.optimize(cleanup_older_than=timedelta(milliseconds=1))  # 0 is refused
+        except Exception as exc:
+            raise BackendUnavailable(
+                f"erasing old transactions from the LanceDB store at {self.where} failed: {exc}",
+                orig=exc,
+                hint="the purge is committed and shown everywhere; the log's older transactions may still hold the "
+                "erased bytes until the next purge rebases it",
+            ) from exc
+
     def sweep(self, *, grace_s: float = 600.0) -> int:
         """Delete orphaned transactions (not on the chain, at or below the head, older than ``grace_s``)."""
         head = self.head()
@@ -355,4 +406,4 @@ class LanceLog:
         }
 
 
-__all__ = ["GENESIS", "LOG_FORMAT", "LanceLog", "LogEntry", "Position"]
+__all__ = ["GENESIS", "LOG_FORMAT", "LanceLog", "LogEntry", "Position", "Rebased"]

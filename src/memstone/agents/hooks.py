@@ -340,7 +340,7 @@ async def _capture(svc: MemoryService | RemoteClient, ev: HookEvent, settings: A
     scope = settings.project_scope or settings.user_scope
     user_scope = settings.user_scope if settings.user_scope != ANONYMOUS else None
     try:
-        if is_remote(settings.url):  # the server captures: POST /api/capture/events (api/http/capture.py)
+        if is_remote(settings.url):  # the server captures: POST /api/capture/events (api/http/capture_events.py)
             from ..capture.session import session_event_body
             from ..remote.client import RemoteClient
 

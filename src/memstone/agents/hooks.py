@@ -107,6 +107,9 @@ def run_hook(
         settings = AgentSettings.load(url=url, cwd=hook_event.cwd or os.getcwd(), scope=scope, env=env)
         deadline = DEADLINES_S.get(checked_event, 4.0)
         wants_capture = _wants_capture(hook_event, settings)
+        # Trigger: a team server. Why: its capture is one more round trip, which must not eat the answer's deadline.
+        # Outcome: captured after the answer (finish_capture), in the child or, in the foreground, in this process.
+        defer_capture = defer_capture or is_remote(settings.url)
         run_capture = wants_capture and not defer_capture
         context: str | None = None
         captured: CaptureResult | None = None

@@ -40,6 +40,7 @@ RULES: dict[str, tuple[int, ...]] = {
     "write_scope": (401, 401, 403, 403, 403, 201, 201),
     "write_entry": (401, 401, 404, 404, 403, 200, 200),
     "admin_entry": (401, 401, 404, 404, 403, 403, 200),
+    "capture_scope": (401, 401, 403, 403, 403, 200, 200),  # a captured event: 200 with what capture did
     # The streamable-HTTP endpoint: the token is checked before the SDK sees the request; an authenticated call
     # without an MCP session is the SDK's 400 "Missing session ID" (what each tool allows, through a real MCP
     # client, is tests/mcp/test_mcp_access_matrix.py).
@@ -138,6 +139,14 @@ CASES: dict[tuple[str, str], Case] = {
     ("POST", "/api/memories/{entry_id}/forget"): Case("write_entry", lambda s: (f"/api/memories/{s.a}/forget", {}, {})),
     ("POST", "/api/memories/{entry_id}/reactivate"): Case(
         "write_entry", lambda s: (f"/api/memories/{s.b}/reactivate", {}, {})
+    ),
+    ("GET", "/api/records"): Case("read_scope", lambda s: ("/api/records", _q(scope=ACME_WEB), None)),
+    ("GET", "/api/memories/{entry_id}/tombstones"): Case(
+        "read_entry", lambda s: (f"/api/memories/{s.a}/tombstones", {}, None)
+    ),
+    ("POST", "/api/capture/events"): Case(
+        "capture_scope",
+        lambda s: ("/api/capture/events", _q(scope=ACME_WEB), {"kind": "user-prompt", "text": "We use pnpm, not npm."}),
     ),
     ("POST", "/api/memories/{entry_id}/purge"): Case(
         "admin_entry", lambda s: (f"/api/memories/{s.a}/purge", {}, {"reason": "written by mistake"})

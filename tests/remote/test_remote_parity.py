@@ -8,45 +8,17 @@ by the server's service, and the client maps the server's stable ``code`` back t
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from mcp.client.stdio import StdioServerParameters
 
 from mcp import Client
-from memstone.testing.team import MEMSTONE, Result, isolated_env, memstone, serve_process
+from memstone.testing.team import MEMSTONE, Result, Team, isolated_env, memstone
 
 SCOPE = "memstone://orgs/acme/projects/web"
 GITHUB_TOKEN = "ghp_" + "R4nd0mL00k1ngT0k3nV4lu3Abcdef123456"
-
-
-class Team:
-    """A token-mode server on its own SQLite file, and the tokens of a writer and a reader."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.env = isolated_env(tmp)
-        self.store = f"sqlite:///{tmp / 'team.db'}"
-        self.writer = self._token("alice", f"{SCOPE}=write")
-        self.reader = self._token("bob", f"{SCOPE}=read")
-        self.url = ""
-
-    def _token(self, user: str, grant: str) -> str:
-        made = memstone("--url", self.store, "token", "create", "--user", user, "--org", "acme", "--grant", grant,
-                        env=self.env, cwd=self.tmp)  # fmt: skip
-        assert made.code == 0, made.stderr
-        return str(made.data["token"])
-
-
-@pytest.fixture(scope="module")
-def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
-    tmp = tmp_path_factory.mktemp("team")
-    team = Team(tmp)
-    with serve_process(team.store, env=team.env, cwd=tmp, auth="token") as url:
-        team.url = url
-        yield team
 
 
 Cli = Callable[..., Result]

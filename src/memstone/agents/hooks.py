@@ -44,7 +44,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..backends.url import state_dir
 from ..config import Config
@@ -58,7 +58,9 @@ from .settings import AgentSettings
 from .state import SessionState, drop_state, load_state, log_failure, prune_states, save_state
 
 if TYPE_CHECKING:
-    from ..capture import CaptureResult, CaptureSettings, ReviewQueue
+    from ..capture import CaptureResult
+    from ..capture.session import SessionEvent
+    from ..remote.client import RemoteClient
     from ..service import MemoryService
     from .briefing import Briefing, Shown
     from .hook_reads import HookReads
@@ -105,6 +107,9 @@ def run_hook(
         settings = AgentSettings.load(url=url, cwd=hook_event.cwd or os.getcwd(), scope=scope, env=env)
         deadline = DEADLINES_S.get(checked_event, 4.0)
         wants_capture = _wants_capture(hook_event, settings)
+        # Trigger: a team server. Why: its capture is one more round trip, which must not eat the answer's deadline.
+        # Outcome: captured after the answer (finish_capture), in the child or, in the foreground, in this process.
+        defer_capture = defer_capture or is_remote(settings.url)
         run_capture = wants_capture and not defer_capture
         context: str | None = None
         captured: CaptureResult | None = None
@@ -148,8 +153,6 @@ def _log_dir(url: str | None, env: Mapping[str, str]) -> Path:
 
 
 def _wants_capture(ev: HookEvent, settings: AgentSettings | None = None) -> bool:
-    if settings is not None and is_remote(settings.url):
-        return False  # a team server has no capture endpoint yet: a hook there only briefs (docs/team.md)
     return (ev.event == "user-prompt-submit" and bool(ev.prompt)) or (ev.event == "stop" and bool(ev.assistant_message))
 
 
@@ -205,13 +208,14 @@ async def _handle(
 ) -> tuple[str | None, CaptureResult | None]:
     if _handle_locally(ev, settings, capture_now=capture_now):
         return None, None
-    if is_remote(settings.url):  # a team server: the same briefing from its /api; no capture (docs/team.md)
+    if is_remote(settings.url):  # a team server: the same briefing from its /api, the capture into its queue
         from ..remote.client import RemoteClient
         from .hook_reads import RemoteReads
 
         assert settings.url is not None
         async with RemoteClient(settings.url, token=settings.token, timeout_s=3.0) as client:
-            return await _answer(RemoteReads(client, settings), ev, settings), None
+            captured = await _capture(client, ev, settings) if capture_now and _wants_capture(ev) else None
+            return await _answer(RemoteReads(client, settings), ev, settings), captured
     from .hook_reads import LocalReads
 
     async with _hook_service(settings) as svc:
@@ -318,39 +322,43 @@ def _branch_topic(cwd: str | None) -> str | None:
     return words or None
 
 
-async def _capture_settings(svc: MemoryService, settings: AgentSettings) -> tuple[CaptureSettings, ReviewQueue]:
-    """The capture settings and review queue kept in the hook's store (on any engine)."""
-    from ..capture import ReviewQueue, load_capture_settings
-
-    loaded, queue = await load_capture_settings(svc), ReviewQueue.of(svc)
-    if settings.user_scope != ANONYMOUS:
-        loaded = replace(loaded, user_scope=settings.user_scope)
-    return loaded, queue
-
-
-async def _capture(svc: MemoryService, ev: HookEvent, settings: AgentSettings) -> CaptureResult:
-    """Persist the event as Sources and run it through the capture pipeline (which refuses secrets whole)."""
-    from ..capture import CaptureResult, EventContext, TurnStop, UserPrompt, capture
+def _session_event(ev: HookEvent) -> SessionEvent:
+    from ..capture import EventContext
+    from ..capture.session import session_event
 
     context = EventContext(agent=ev.agent, session_id=ev.session_id, turn_id=ev.turn_id, cwd=ev.cwd)
-    task_event: UserPrompt | TurnStop
     if ev.event == "user-prompt-submit":
         assert ev.prompt is not None
-        task_event = UserPrompt(text=ev.prompt, context=context)
-    else:
-        assert ev.assistant_message is not None
-        task_event = TurnStop(final_report=ev.assistant_message, context=context)
-    capture_settings, queue = await _capture_settings(svc, settings)
+        return session_event("user-prompt", ev.prompt, context)
+    assert ev.assistant_message is not None
+    return session_event("turn-stop", ev.assistant_message, context)
+
+
+async def _capture(svc: MemoryService | RemoteClient, ev: HookEvent, settings: AgentSettings) -> CaptureResult:
+    """Persist the event as Sources and run it through the capture pipeline (which refuses secrets whole): in the
+    hook's store, or, given a team server's client, in the server's (its settings, its review queue)."""
+    from ..capture import CaptureResult
+    from ..capture.session import capture_session_event
+
     scope = settings.project_scope or settings.user_scope
+    user_scope = settings.user_scope if settings.user_scope != ANONYMOUS else None
     try:
-        return await capture(
-            svc, task_event, scope=scope, settings=capture_settings, queue=queue, author=settings.author
+        if is_remote(settings.url):  # the server captures: POST /api/capture/events (api/http/capture_events.py)
+            from ..capture.session import session_event_body
+            from ..remote.client import RemoteClient
+
+            assert isinstance(svc, RemoteClient)
+            out = await svc.json("POST", "/api/capture/events", params={"scope": scope},
+                                 json=session_event_body(_session_event(ev)))  # fmt: skip
+            return CaptureResult(status=out["status"], mode=out["mode"], reason=out.get("reason"))
+        return await capture_session_event(
+            cast("MemoryService", svc), _session_event(ev), scope=scope, user_scope=user_scope, author=settings.author
         )
     except InvalidInput as exc:
         # Trigger: the event breaks a rule (e.g. too large to store even trimmed). Why: that is the event's
         # problem, not the hook's. Outcome: log it (doctor shows it); the agent carries on.
         log_failure(settings.log_path, agent=ev.agent, event=ev.event, error=exc, elapsed_ms=0.0)
-        return CaptureResult(status="nothing", mode=capture_settings.mode_for(scope), reason=str(exc))
+        return CaptureResult(status="nothing", mode="auto", reason=str(exc))
 
 
 def finish_capture(
@@ -369,6 +377,12 @@ def finish_capture(
     started = time.perf_counter()
 
     async def run() -> CaptureResult:
+        if is_remote(settings.url):  # the server captures with its own model (no model loads here)
+            from ..remote.client import RemoteClient
+
+            assert settings.url is not None
+            async with RemoteClient(settings.url, token=settings.token, timeout_s=30.0) as client:
+                return await _capture(client, ev, settings)
         async with _hook_service(settings, with_model=with_model) as svc:
             return await _capture(svc, ev, settings)
 

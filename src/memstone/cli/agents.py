@@ -56,8 +56,8 @@ def hook(ctx: click.Context, event: str, agent: str, as_json: bool) -> None:
     elif result.stdout:
         sys.stdout.write(result.stdout + "\n")
     sys.stdout.flush()
-    if result.deferred is not None and not spawn_capture(result):
-        finish_capture(result)
+    if result.deferred is not None and (not background or not spawn_capture(result)):
+        finish_capture(result)  # in the foreground (a team server defers even then: after the answer)
     if result.timed_out:
         os._exit(0)  # a store call may still hold the worker thread; do not wait for it
     ctx.exit(0)

@@ -246,14 +246,9 @@ def run(
     from ..remote import is_remote
 
     if is_remote(obj.url):  # a team server: the command is a few /api calls (cli/remote.py)
-        from .remote import run_remote
+        from .remote import run_remote_command
 
-        try:
-            payload, human = asyncio.run(run_remote(ctx))
-        except MemstoneError as exc:
-            fail(as_json, exc)
-        emit(as_json, payload, human)
-        return
+        return run_remote_command(ctx, as_json)
 
     async def main() -> None:
         async with open_service(

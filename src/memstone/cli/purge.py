@@ -8,7 +8,6 @@ stays clean.
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -39,7 +38,7 @@ def purge(
     The entry is forgotten first when its current version is purged. Each purged version keeps a tombstone with
     its original hash, so the revision chain still verifies. This cannot be undone.
     """
-    from ..domain.errors import InvalidInput
+    from .confirm import confirm_purge
     from .main import emit, run
 
     async def show(svc: MemoryService) -> None:
@@ -50,15 +49,9 @@ def purge(
              "\n".join(lines) or f"nothing of {entry} was purged")  # fmt: skip
 
     async def erase(svc: MemoryService) -> None:
-        if not reason or not reason.strip():
-            raise InvalidInput("a purge needs a reason", hint='add --reason "why it must be erased"')
-        if not yes:
-            if not sys.stdin.isatty():
-                raise InvalidInput("a purge cannot be undone and needs confirmation", hint="add --yes")
-            what = f"version(s) {', '.join(map(str, versions))} of {entry}" if versions else f"every version of {entry}"
-            if not click.confirm(f"Erase the content of {what}? This cannot be undone", err=True):
-                raise InvalidInput("purge cancelled; nothing was erased")
-        report = await svc.purge(entry, reason=reason, versions=list(versions) or None)
+        report = await svc.purge(
+            entry, reason=confirm_purge(entry, reason, versions, yes), versions=list(versions) or None
+        )
         human = [f"purged v{t.version} ({t.entry_version_id})" for t in report.tombstones]
         human += [f"already purged: {v}" for v in report.already_purged]
         if report.forgotten_in_revision is not None:

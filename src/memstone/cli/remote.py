@@ -9,32 +9,14 @@ sends a command here when the URL is a server's.
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Any
 
 import click
 
 from ..domain.errors import CapabilityNotSupportedError, InvalidInput
 from ..remote.client import RemoteClient
-
-
-class Options(Protocol):
-    """What a remote command reads of the group's options (``cli.main.Context``)."""
-
-    @property
-    def url(self) -> str: ...
-
-    @property
-    def scope(self) -> str: ...
-
-    @property
-    def read_scopes(self) -> Sequence[str]: ...
-
-    def token(self) -> str | None: ...
-
-
-Payload = tuple[object, str]
-Handler = Callable[[click.Context, RemoteClient], Awaitable[Payload]]
+from .remote_base import Handler, Options, Payload, _dict, _no_memory_option
 
 
 def _rev_line(rev: Mapping[str, Any] | None) -> str:
@@ -43,17 +25,6 @@ def _rev_line(rev: Mapping[str, Any] | None) -> str:
     return (
         f"{rev['memory_id']} revision {rev['revision']} ({rev['active_count']} active of {rev['entry_count']} entries)"
     )
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _no_memory_option(params: Mapping[str, Any]) -> None:
-    if params.get("memory") or params.get("memories") or params.get("all_memories"):
-        raise InvalidInput(
-            "a team server addresses Memories by scope, not by Memory id", hint="use --scope SCOPE instead of --memory"
-        )
 
 
 async def _remember(ctx: click.Context, client: RemoteClient) -> Payload:
@@ -184,18 +155,50 @@ COMMANDS: Mapping[str, Handler] = {
 }
 
 
+def command_name(ctx: click.Context) -> str:
+    """The command's name below ``memstone`` (``search``, ``review accept``)."""
+    names: list[str] = []
+    while ctx.parent is not None:
+        names.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    return " ".join(names)
+
+
+def handlers() -> Mapping[str, Handler]:
+    from .remote_records import MORE_COMMANDS
+
+    return {**COMMANDS, **MORE_COMMANDS}
+
+
 async def run_remote(ctx: click.Context) -> Payload:
     """Run the command ``ctx`` names against the server of the root ``--url`` (MEMSTONE_URL): (JSON, text)."""
     obj: Options = ctx.find_root().obj
-    handler = COMMANDS.get(ctx.info_name or "")
+    known = handlers()
+    name = command_name(ctx)
+    handler = known.get(name)
     if handler is None:
         raise CapabilityNotSupportedError(
             "remote",
-            f"memstone {ctx.info_name} does not run against a team server ({obj.url})",
-            hint=f"remote commands: {', '.join(COMMANDS)}; run the others where the store is",
+            f"memstone {name} does not run against a team server ({obj.url})",
+            hint=f"remote commands: {', '.join(known)}; run the others where the store is",
         )
     async with RemoteClient(obj.url, token=obj.token()) as client:
         return await handler(ctx, client)
 
 
-__all__ = ["COMMANDS", "run_remote"]
+def run_remote_command(ctx: click.Context, as_json: bool) -> None:
+    """Run ``ctx``'s command on the team server, print its answer or its error (with the local exit code)."""
+    import asyncio
+    import json
+
+    from ..domain.errors import MemstoneError
+    from .errors import fail
+
+    try:
+        payload, human = asyncio.run(run_remote(ctx))
+    except MemstoneError as exc:
+        fail(as_json, exc)
+    click.echo(json.dumps(payload, ensure_ascii=False, indent=2) if as_json else human)
+
+
+__all__ = ["COMMANDS", "command_name", "handlers", "run_remote", "run_remote_command"]

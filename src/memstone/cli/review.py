@@ -41,6 +41,12 @@ def _run(
     from .errors import fail
 
     obj = ctx.find_root().obj
+    from ..remote import is_remote
+
+    if is_remote(obj.url):  # a team server: its /api/capture/queue (cli/remote_records.py)
+        from .remote import run_remote_command
+
+        return run_remote_command(ctx, as_json)
 
     async def main() -> None:
         embedding = obj.model_option() if model else None

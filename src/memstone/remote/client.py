@@ -17,6 +17,7 @@ from ..domain.errors import (
     InvalidInput,
     MemstoneError,
     NotFound,
+    RevisionConflictError,
 )
 from .url import REMOTE_SCHEMES, is_remote, server_base
 
@@ -30,10 +31,14 @@ BY_STATUS: Mapping[int, type[MemstoneError]] = {
     412: Conflict,
     413: InvalidInput,
     422: InvalidInput,
-    428: InvalidInput,
+    428: RevisionConflictError,
     501: CapabilityNotSupportedError,
     503: BackendUnavailable,
 }
+# Trigger: an HTTP-level code with no MemstoneError class (api/http/errors.py's ApiError). Why: the CLI's exit code
+# and error code must be the ones a local store gives for the same request. Outcome: the local error's class.
+# precondition_required (428, an update that names no revision) is refused as a stale update would be locally.
+HTTP_CODES: Mapping[str, type[MemstoneError]] = {"precondition_required": RevisionConflictError}
 Params = Mapping[str, str | int | bool | list[str] | None]
 
 
@@ -52,12 +57,14 @@ def decode_error(status: int, body: object) -> MemstoneError:
 
     >>> type(decode_error(409, {"error": {"code": "revision_conflict", "message": "stale"}})).__name__
     'RevisionConflictError'
+    >>> decode_error(428, {"error": {"code": "precondition_required", "message": "say which revision"}}).code
+    'revision_conflict'
     """
     detail = body.get("error") if isinstance(body, dict) else None
     code = message = hint = None
     if isinstance(detail, dict):
         code, message, hint = detail.get("code"), detail.get("message"), detail.get("hint")
-    cls = _error_classes().get(code) if isinstance(code, str) else None
+    cls = (_error_classes().get(code) or HTTP_CODES.get(code)) if isinstance(code, str) else None
     if cls is None:
         cls = BY_STATUS.get(status, BackendError)
     text = message if isinstance(message, str) else f"the server answered HTTP {status}"
@@ -125,8 +132,11 @@ class RemoteClient:
                 hint="start `memstone serve` there, or check MEMSTONE_URL",
             ) from exc
         body: object
-        if response.headers.get("content-type", "").startswith("application/json"):
+        media = response.headers.get("content-type", "")
+        if media.startswith("application/json"):
             body = response.json()
+        elif media.startswith("application/zip"):
+            body = response.content  # an export
         else:
             body = response.text
         if response.status_code >= 400:
@@ -163,4 +173,4 @@ class RemoteClient:
         return body if isinstance(body, str) else str(body)
 
 
-__all__ = ["BY_STATUS", "REMOTE_SCHEMES", "RemoteClient", "decode_error", "is_remote", "server_base"]
+__all__ = ["BY_STATUS", "HTTP_CODES", "REMOTE_SCHEMES", "RemoteClient", "decode_error", "is_remote", "server_base"]

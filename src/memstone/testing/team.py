@@ -90,4 +90,23 @@ def serve_process(
         log.close()
 
 
-__all__ = ["MEMSTONE", "Result", "isolated_env", "memstone", "serve_process"]
+class Team:
+    """A token-mode team server's store (a SQLite file in ``tmp``) and the tokens of a writer and a reader of
+    ``scope``; ``url`` is set once a server runs on it (see tests/remote/conftest.py)."""
+
+    def __init__(self, tmp: Path, scope: str) -> None:
+        self.tmp = tmp
+        self.env = isolated_env(tmp)
+        self.store = f"sqlite:///{tmp / 'team.db'}"
+        self.writer = self._token("alice", f"{scope}=write")
+        self.reader = self._token("bob", f"{scope}=read")
+        self.url = ""
+
+    def _token(self, user: str, grant: str) -> str:
+        made = memstone("--url", self.store, "token", "create", "--user", user, "--org", "acme", "--grant", grant,
+                        env=self.env, cwd=self.tmp)  # fmt: skip
+        assert made.code == 0, made.stderr
+        return str(made.data["token"])
+
+
+__all__ = ["MEMSTONE", "Result", "Team", "isolated_env", "memstone", "serve_process"]

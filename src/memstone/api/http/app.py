@@ -28,6 +28,8 @@ from ...auth.store import NoPrincipals, PrincipalStore, principals_of
 from ...domain.errors import BackendUnavailable, InvalidInput, NotFound
 from ...service import UNSET, open_service
 from .access import AppState
+from .capture_events import capture_event_operations
+from .cli_reads import cli_read_operations
 from .errors import error_body, unrouted
 from .limits import BodyLimit
 from .maintenance import maintenance_operations
@@ -94,7 +96,14 @@ class _Deferred:
 
 def create_app(settings: Settings, *, extra_mounts: Mapping[str, MountFactory] | None = None) -> Starlette:
     """The memstone ASGI app: ``/api`` (OpenAPI at ``/api/openapi.json``), ``/memory/explorer/``, extra mounts."""
-    table = [*operations(), *review_operations(), *maintenance_operations(), *purge_operations()]
+    table = [
+        *operations(),
+        *review_operations(),
+        *maintenance_operations(),
+        *purge_operations(),
+        *capture_event_operations(),
+        *cli_read_operations(),
+    ]
     mounts = {path: _Deferred() for path in (extra_mounts or {})}
 
     def state_of(request: Request) -> AppState:

@@ -144,6 +144,7 @@ async def recall(call: Call) -> Response:
         budget_chars=q.budget_chars,
         limit=q.limit,
         mode=q.mode,
+        order=q.order,
     )
     d = bundle.to_dict()
     d["mandatory"] = [record_out(r) for r in bundle.mandatory]

@@ -10,6 +10,7 @@ from starlette.responses import JSONResponse, Response
 
 from ...capture import QueueItem, ReviewQueue, accept, reject
 from ...domain.errors import NotFound
+from ...domain.scopes import canonical_scope
 from . import schemas as s
 from .routing import Call, Operation, Param
 
@@ -36,9 +37,11 @@ async def _decidable(call: Call, queue: ReviewQueue) -> QueueItem:
 
 
 async def review_list(call: Call) -> Response:
-    status = call.q(s.ReviewQuery).status
+    q = call.q(s.ReviewQuery)
     policy = call.gate.service.policy
-    found = await _queue(call).items(status=None if status == "all" else status)
+    found = await _queue(call).items(
+        status=None if q.status == "all" else q.status, scope=canonical_scope(q.scope) if q.scope else None
+    )
     items = [i.to_dict() for i in found if await policy.readable(i.scope)]
     return _ok(s.ReviewListOut, {"items": items})
 
@@ -47,9 +50,8 @@ async def review_accept(call: Call) -> Response:
     queue = _queue(call)
     item = await _decidable(call, queue)
     done = await accept(call.gate.service, queue, item.item_id, decided_by=call.gate.author, surface="api")
-    return _ok(
-        s.ReviewDecisionOut, {"item": (await queue.get(item.item_id)).to_dict(), "entries": list(done.entries())}
-    )
+    item_out = (await queue.get(item.item_id)).to_dict()
+    return _ok(s.ReviewDecisionOut, {"item": item_out, "result": done.to_dict(), "entries": list(done.entries())})
 
 
 async def review_reject(call: Call) -> Response:

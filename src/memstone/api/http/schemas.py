@@ -147,6 +147,7 @@ class RecallQuery(Strict):
     budget_chars: int | None = Field(default=None, ge=0, le=10_000_000, description="Not with budget_tokens.")
     limit: int = Field(default=8, ge=1, le=100)
     mode: Mode = "auto"
+    order: Literal["priority", "relevance"] = "priority"
 
 
 class ChangesQuery(Strict):
@@ -520,6 +521,7 @@ REVIEW_ITEM_ID = r"^cap_[0-9A-Za-z]{1,64}$"
 
 class ReviewQuery(Strict):
     status: Literal["pending", "accepted", "rejected", "all"] = "pending"
+    scope: str | None = Field(default=None, max_length=300, description="Only the items of this scope.")
 
 
 class ReviewRejectIn(Strict):

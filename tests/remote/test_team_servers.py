@@ -1,8 +1,10 @@
-"""A team server (issue 13): two real ``memstone serve`` processes on one PostgreSQL store serve one team.
+"""A team server (issue 13): two real ``memstone serve`` processes on one PostgreSQL or OceanBase (seekdb) store
+serve one team.
 
 Each process is stateless between requests: what one writes the other reads at once, a stale update through
 either is a 409 (never a lost write), and concurrent writers through both leave one unbroken history. Access
-control runs on PostgreSQL too (the principal store lives in the same database).
+control runs on both engines too (the principal store lives in the same database). Every test runs on each
+engine (the ``two`` fixture is parametrized).
 """
 
 from __future__ import annotations
@@ -28,19 +30,20 @@ class TwoServers:
     store: str
 
 
-@pytest.fixture
-def two(postgres_url: str, tmp_path: Path) -> Iterator[TwoServers]:
+@pytest.fixture(params=["postgres", "oceanbase"])
+def two(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TwoServers]:
+    store = str(request.getfixturevalue(f"{request.param}_url"))  # a fresh database on that engine's test server
     env = isolated_env(tmp_path)
-    made = memstone("--url", postgres_url, "token", "create", "--user", "alice", "--org", "acme",
+    made = memstone("--url", store, "token", "create", "--user", "alice", "--org", "acme",
                     "--grant", f"{SCOPE}=write", env=env, cwd=tmp_path)  # fmt: skip
     assert made.code == 0, made.stderr
     with (
-        serve_process(postgres_url, env=env, cwd=tmp_path, auth="token") as a,
-        serve_process(postgres_url, env=env, cwd=tmp_path, auth="token") as b,
+        serve_process(store, env=env, cwd=tmp_path, auth="token") as a,
+        serve_process(store, env=env, cwd=tmp_path, auth="token") as b,
     ):
         info = made.data["token_info"]
         assert isinstance(info, dict)
-        yield TwoServers((a, b), str(made.data["token"]), str(info["token_id"]), postgres_url)
+        yield TwoServers((a, b), str(made.data["token"]), str(info["token_id"]), store)
 
 
 def clients(two: TwoServers) -> tuple[httpx2.AsyncClient, httpx2.AsyncClient]:
@@ -113,7 +116,7 @@ def test_the_store_verifies_after_both_processes_wrote(two: TwoServers, tmp_path
     assert sorted(h["text"] for h in other.data["hits"]) == ["From server 0.", "From server 1."]  # type: ignore[union-attr]
     verified = memstone("--url", two.store, "verify", env=isolated_env(tmp_path), cwd=tmp_path)
     assert verified.code == 0, verified.data
-    # A revoked token is refused by both processes at their next request (the principals live in PostgreSQL).
+    # A revoked token is refused by both processes at their next request (the principals live in the database).
     revoked = memstone("--url", two.store, "token", "revoke", two.token_id, env=isolated_env(tmp_path), cwd=tmp_path)
     assert revoked.code == 0, revoked.data
     for url in two.urls:

@@ -5,7 +5,8 @@ two engines, a future one included: every Memory's Revisions are replayed in ord
 reasons, authors, surfaces and times, so every entry content hash and every Revision hash comes out the same (the
 target's own commit recomputes each hash and the copy checks it). It carries the evidence the history cites, the
 scope bindings with their times, the kind policy, the embedding profile and the purge tombstones (a purged version
-arrives purged, with its tombstone, in the same transaction).
+arrives purged, with its tombstone, in the same transaction), and the rest of the store bundle: principals with
+their ids and token hashes, grants, the capture review queue, the settings and the maintenance records.
 
 It is resumable: each Revision is one transaction, and a re-run first compares the target's Revisions with the
 source's, skips those it holds and continues after them, so nothing is ever written twice. A target whose history
@@ -21,11 +22,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..auth.store import PrincipalHost
 from ..domain.errors import Conflict, IntegrityError, InvalidInput
 from ..domain.ids import EntryVersionId, MemoryId, SourceId
 from ..domain.model import ArtifactRef, EntryVersion, Revision, Source
 from ..domain.purge import Tombstone
 from ..ports import (
+    BundleRecordsHost,
     HeadQuery,
     KindsQuery,
     MemoriesQuery,
@@ -55,6 +58,8 @@ class CopyReport:
     tombstones: int
     purged_now: int
     verify_ok: bool
+    principal_rows: int = 0  # principals, tokens and grants new or changed in the target
+    record_rows: int = 0  # capture queue, settings and maintenance rows new or changed in the target
     damage: tuple[str, ...] = ()
     seconds: float = 0.0
     notes: tuple[str, ...] = field(default_factory=tuple)
@@ -68,6 +73,8 @@ class CopyReport:
             "sources_written": self.sources_written,
             "tombstones": self.tombstones,
             "purged_now": self.purged_now,
+            "principal_rows": self.principal_rows,
+            "record_rows": self.record_rows,
             "verify_ok": self.verify_ok,
             "damage": list(self.damage),
             "seconds": round(self.seconds, 3),
@@ -164,6 +171,7 @@ async def copy_store(
             async with target.begin() as uow:
                 await uow.bind(mem.scope.scope, mem.head.memory_id, mem.scope.created_at)
     purged_now = await carry_purges(target, tombstones)
+    principal_rows, record_rows = await _copy_bundle(source, target, notes)
 
     # 3. The check: the target verifies, and every head is the source's.
     damage: list[str] = []
@@ -181,6 +189,7 @@ async def copy_store(
     return CopyReport(
         memories=len(heads), revisions=total, revisions_written=written, revisions_present=present,
         sources_written=sources_written, tombstones=len(tombstones), purged_now=purged_now, verify_ok=ok,
+        principal_rows=principal_rows, record_rows=record_rows,
         damage=tuple(damage), seconds=time.monotonic() - started, notes=tuple(notes),
     )  # fmt: skip
 
@@ -267,6 +276,22 @@ def _deps_met(plan: WritePlan, memories: dict[MemoryId, _Memory]) -> bool:
         if ref.memory_id != plan.memory_id and other is not None and other.next <= ref.revision:
             return False
     return True
+
+
+async def _copy_bundle(source: MemoryBackend, target: MemoryBackend, notes: list[str]) -> tuple[int, int]:
+    """The rest of the store bundle: principals with their ids and token hashes (a token issued on the source
+    authenticates on the target), grants, the capture queue, the settings and the maintenance records."""
+    principal_rows = record_rows = 0
+    if isinstance(source, PrincipalHost) and isinstance(target, PrincipalHost):
+        records = await source.principal_store(read_only=True).records()
+        principal_rows = await target.principal_store().insert_records(records)
+    else:
+        notes.append("principals, tokens and grants not copied: one of the two engines keeps none")
+    if isinstance(source, BundleRecordsHost) and isinstance(target, BundleRecordsHost):
+        record_rows = await target.put_bundle_rows(await source.bundle_rows())
+    else:
+        notes.append("capture queue, settings and maintenance records not copied: one of the two engines keeps none")
+    return principal_rows, record_rows
 
 
 async def _copy_kinds(source: MemoryBackend, target: MemoryBackend) -> None:

@@ -585,3 +585,16 @@ class BundleRecordsHost(Protocol):
     async def put_bundle_rows(self, rows: BundleRows) -> int:
         """Write another store's :meth:`bundle_rows` (one transaction); returns how many rows were new or changed."""
         ...
+
+
+@runtime_checkable
+class StoredVectorsHost(Protocol):
+    """A backend that reads its stored vectors back, so ``memstone copy`` carries them to a target with the same
+    embedding profile instead of embedding every entry again."""
+
+    async def stored_vectors(
+        self, version_ids: Sequence[EntryVersionId]
+    ) -> Mapping[EntryVersionId, tuple[tuple[float, ...], ...]] | None:
+        """Every chunk's vector of these versions under the store's recorded profile (whole projections only);
+        None when this engine cannot read its vectors back."""
+        ...

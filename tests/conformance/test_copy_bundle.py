@@ -1,7 +1,7 @@
 """``memstone copy`` carries the whole store bundle (issue 13): principals with their ids and token hashes (a token
 issued on the source still authenticates on the target, a revoked one still does not), grants, the capture review
 queue, the settings and the maintenance records, SQLite -> PostgreSQL -> SQLite. Before this, copy carried the
-history only: the target had no principal, no queue and no maintenance record."""
+history only: the target had no principal, no queue, no maintenance record and no vector."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from memstone.backends import open_store
 from memstone.backends.sql.core import StoreCore
 from memstone.domain.ids import EntryId, MemoryId
 from memstone.domain.maintenance import MaintenanceEvent, MaintenanceRun, Proposal
+from memstone.embedding.hashing import HashingEmbedder
+from memstone.ports import ManifestQuery, MemoriesQuery
 from memstone.service.copy import CopyReport, copy_store
 
 WEB = "memstone://orgs/acme/projects/web"
@@ -26,7 +28,7 @@ QUEUED = {
 
 async def _bundle_store(url: str) -> tuple[str, str]:
     """A store with history and every other part of the bundle; returns (alice's live token, bob's revoked one)."""
-    async with open_service(url, embedding=None, author="alice") as svc:
+    async with open_service(url, embedding=HashingEmbedder(dimension=32), author="alice") as svc:
         rev = await svc.remember(scope=WEB, entries=[EntryInput(kind="fact", text="We deploy with uv.")])
         assert rev is not None
         backend = svc.backend
@@ -85,7 +87,13 @@ async def _everything(url: str) -> dict[str, object]:
         principals = store.principal_store(read_only=True)
         records = await principals.records()
         queue = store.capture_store()
+        ids = [
+            m.entry_version_id
+            for head in await store.read(MemoriesQuery())
+            for m in (await store.read(ManifestQuery(ref=head.ref))).values()
+        ]
         return {
+            "vectors": await store.stored_vectors(ids),
             "principals": records,
             "queue": [json.dumps(i, sort_keys=True) for i in await queue.queue_items()],
             "setting": await queue.setting("capture"),
@@ -116,6 +124,7 @@ async def test_copy_carries_principals_tokens_queue_settings_and_maintenance_the
     live, revoked = await _bundle_store(source)
     before = await _everything(source)
     assert before["queue"] and before["runs"] and before["proposals"] and before["events"] and before["ledger"]
+    assert before["vectors"]
 
     there = await _copy(source, postgres_url)
     back = await _copy(postgres_url, final)
@@ -124,6 +133,7 @@ async def test_copy_carries_principals_tokens_queue_settings_and_maintenance_the
         assert report.verify_ok, report.damage
         assert report.principal_rows == 2 + 2 + 2  # principals, tokens, grants
         assert report.record_rows == 1 + 1 + 1 + 1 + 1 + 1  # setting, queue item, run, proposal, event, ledger
+        assert report.vectors == 1 and report.notes == ()  # carried, nothing left to embed
     for url in (postgres_url, final):
         assert await _everything(url) == before
         assert await _authenticates(url, live) == f"alice:{[WEB]}"

@@ -450,6 +450,12 @@ class StoreCore:
         """Store vectors for entry versions that are still current and active; returns how many were stored."""
         return await self._run(self._vectors.put_sync, batch, self._migration.check_not_migrating)
 
+    async def stored_vectors(
+        self, version_ids: Sequence[EntryVersionId]
+    ) -> dict[EntryVersionId, tuple[tuple[float, ...], ...]] | None:
+        """Stored vectors of these versions under the recorded profile (``memstone copy``; None: unreadable)."""
+        return await self._run(self._vectors.stored_sync, tuple(version_ids))
+
     async def start_migration(self, profile: EmbeddingProfile) -> None:
         """Pause writes and begin staging vectors of ``profile`` (refused while another migration runs)."""
         await self._run(self._migration.start_sync, profile)

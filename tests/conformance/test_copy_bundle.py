@@ -71,7 +71,7 @@ async def _bundle_store(url: str) -> tuple[str, str]:
 
 
 async def _copy(src_url: str, dst_url: str) -> CopyReport:
-    src, dst = await open_store(src_url, create=False), await open_store(dst_url)
+    src, dst = (await open_store(src_url, create=False)).memory, (await open_store(dst_url)).memory
     try:
         return await copy_store(src, dst)
     finally:
@@ -81,7 +81,7 @@ async def _copy(src_url: str, dst_url: str) -> CopyReport:
 
 async def _everything(url: str) -> dict[str, object]:
     """What the bundle holds besides the history, read through the store's own APIs."""
-    store = await open_store(url, create=False)
+    store = (await open_store(url, create=False)).memory
     try:
         assert isinstance(store, StoreCore)
         principals = store.principal_store(read_only=True)
@@ -108,7 +108,7 @@ async def _everything(url: str) -> dict[str, object]:
 
 
 async def _authenticates(url: str, token: str) -> str | None:
-    store = await open_store(url, create=False)
+    store = (await open_store(url, create=False)).memory
     try:
         assert isinstance(store, StoreCore)
         access = await store.principal_store(read_only=True).authenticate(token)
@@ -147,7 +147,7 @@ async def test_a_revocation_and_a_decision_at_the_source_reach_an_earlier_copy(t
     live, _ = await _bundle_store(source)
     await _copy(source, target)
     assert await _authenticates(target, live) is not None
-    store = await open_store(source, create=False)
+    store = (await open_store(source, create=False)).memory
     try:
         assert isinstance(store, StoreCore)
         principals = store.principal_store()

@@ -568,3 +568,33 @@ class DaemonHealthStore(Protocol):
     async def storage_upkeep(self) -> dict[str, object]:
         """Optimize the full-text index, checkpoint and vacuum, as the engine can; returns what it did."""
         ...
+
+
+BundleRows = Mapping[str, Sequence[tuple[object, ...]]]  # table name -> rows (their ids first)
+
+
+@runtime_checkable
+class BundleRecordsHost(Protocol):
+    """A backend whose capture queue, settings and maintenance records travel to another engine (``memstone
+    copy``): rows by table, the same on every engine, written keyed by their own ids."""
+
+    async def bundle_rows(self) -> BundleRows:
+        """Every row of the capture queue, the settings and the maintenance records (not the leases)."""
+        ...
+
+    async def put_bundle_rows(self, rows: BundleRows) -> int:
+        """Write another store's :meth:`bundle_rows` (one transaction); returns how many rows were new or changed."""
+        ...
+
+
+@runtime_checkable
+class StoredVectorsHost(Protocol):
+    """A backend that reads its stored vectors back, so ``memstone copy`` carries them to a target with the same
+    embedding profile instead of embedding every entry again."""
+
+    async def stored_vectors(
+        self, version_ids: Sequence[EntryVersionId]
+    ) -> Mapping[EntryVersionId, tuple[tuple[float, ...], ...]] | None:
+        """Every chunk's vector of these versions under the store's recorded profile (whole projections only);
+        None when this engine cannot read its vectors back."""
+        ...

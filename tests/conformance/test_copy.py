@@ -202,16 +202,23 @@ async def test_the_kind_policy_and_the_embedding_profile_travel(engine_url: str,
     model = HashingEmbedder(dimension=64)
     kinds = {"fact", "lesson"}
     async with open_service(source, embedding=model, closed_kinds=kinds) as svc:
-        await svc.remember(scope=WEB, entries=[EntryInput(kind="fact", text="We deploy with uv from CI.")])
+        rev = await svc.remember(scope=WEB, entries=[EntryInput(kind="fact", text="We deploy with uv from CI.")])
+        assert rev is not None
         profile = svc.backend.state.embedding_profile
-    assert profile is not None
+        embedded = [rev.changes[0].to_entry_version_id]
+        stored = await svc.backend.stored_vectors(embedded)  # type: ignore[attr-defined]
+    async with open_service(source, embedding=None) as svc:  # written without the model: no vector
+        await svc.remember(scope=WEB, entries=[EntryInput(kind="fact", text="Not embedded at the source.")])
+    assert profile is not None and stored is not None and set(stored) == set(embedded)
     report = await _copy(source, engine_url)
-    assert any("embed" in n for n in report.notes)
+    assert report.vectors == 1  # carried as stored, not embedded again
+    assert any("1 entries have no vector" in n for n in report.notes)
     async with open_service(engine_url, embedding=model) as dst:
         assert dst.backend.state.embedding_profile == profile
         assert await dst.kinds() == frozenset(kinds)
-        assert await dst.backfill() == 1
+        assert await dst.backend.stored_vectors(embedded) == stored  # type: ignore[attr-defined]
+        assert await dst.backfill() == 1  # only the entry the source never embedded
         hits = await dst.search("deploy with uv", scopes=[WEB], mode="vector")
-        assert len(hits.hits) == 1
+        assert [h.entry_id for h in hits.hits] == [rev.changes[0].entry_id]
         with pytest.raises(InvalidInput, match="kind"):
             await dst.remember(scope=WEB, entries=[EntryInput(kind="policy", text="Not a kind of this store.")])

@@ -4,9 +4,15 @@ purges the destination too. Before this, the import failed with ``integrity`` (t
 
 from __future__ import annotations
 
+import hashlib
+import json
+import shutil
 from pathlib import Path
 
+import pytest
+
 from memstone import EntryInput, open_service
+from memstone.domain.errors import IntegrityError
 from memstone.domain.model import EntryPatch
 from memstone.domain.purge import PURGED_TEXT
 
@@ -70,3 +76,33 @@ async def test_a_reimport_after_a_later_purge_purges_the_destination(engine_url:
         assert (await dst.verify()).ok
         hits = await dst.search("qzxwvjoy", scopes=[SCOPE], mode="fts")
         assert hits.hits == ()
+
+
+async def test_import_refuses_a_version_that_cites_erased_evidence_but_was_not_purged(tmp_path: Path) -> None:
+    """An export mixed from two times (the entry from before the purge, its evidence from after it) is refused
+    before anything is written: only a purged version may cite evidence a purge erased."""
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    async with open_service(source, embedding=None) as svc:
+        said = await svc.record_source("note", "The user said: " + SECRET)
+        first = await svc.remember(scope=SCOPE, sources=[said], entries=[EntryInput(kind="fact", text=SECRET)])
+        assert first is not None
+        await svc.export_markdown(tmp_path / "before")
+        await svc.purge(first.changes[0].entry_id, reason="card number")
+        await svc.export_markdown(tmp_path / "after")
+    mixed = tmp_path / "mixed"
+    shutil.copytree(tmp_path / "before", mixed)
+    rel = f"sources/{said.source_id}.md"
+    shutil.copyfile(tmp_path / "after" / rel, mixed / rel)  # the erased evidence, with its index line
+    index = json.loads((mixed / "memstone-export.json").read_text())
+    for item in index["files"]:
+        if item["path"] == rel:
+            item["sha256"] = hashlib.sha256((mixed / rel).read_bytes()).hexdigest()
+    (mixed / "memstone-export.json").write_text(json.dumps(index))
+    async with open_service(f"sqlite:///{tmp_path / 'dst.db'}", embedding=None) as dst:
+        await dst.import_markdown(tmp_path / "before")  # the control: the untouched export imports
+    async with open_service(f"sqlite:///{tmp_path / 'mixed.db'}", embedding=None) as dst:
+        with pytest.raises(IntegrityError, match="cites an erased source but was not purged") as refused:
+            await dst.import_markdown(mixed)
+        assert refused.value.hint == "restore the files from the original export"
+        assert await dst.memories() == ()
+        assert await dst.sources([said.source_id]) == ()

@@ -100,3 +100,31 @@ async def test_an_unknown_url_option_is_refused(tmp_path: Path) -> None:
         async with open_service(f"sqlite:///{tmp_path / 'm.db'}?mode=rwx", embedding=None):
             pass
     assert not (tmp_path / "m.db").exists()
+
+
+async def test_a_read_only_store_of_an_older_schema_is_refused_with_the_way_to_migrate_it(tmp_path: Path) -> None:
+    """Issue 13: an old store (schema <= 3) opened read-only used to open unmigrated, and then verify, principals,
+    capture settings and tombstones failed with SQL errors ("no such table")."""
+    import shutil
+
+    from memstone.backends.sqlite import migrations
+
+    db = tmp_path / "old.db"
+    shutil.copyfile(Path(__file__).parent.parent / "fixtures" / "previous-release.db", db)
+    before = db.read_bytes()
+    with pytest.raises(BackendUnavailable, match="older memstone") as refused:
+        async with open_service(f"sqlite:///{db}?mode=ro", embedding=None):
+            pass
+    assert "schema version 1" in refused.value.message and f"{migrations.LATEST}" in refused.value.message
+    assert refused.value.hint is not None and "memstone --url" in refused.value.hint and "migrate" in refused.value.hint
+    assert db.read_bytes() == before  # nothing written
+    code, out = memstone(f"sqlite:///{db}?mode=ro", "verify")
+    error = out["error"]
+    assert isinstance(error, dict) and code != 0
+    assert "older memstone" in str(error["message"]) and "migrate" in str(error["hint"])
+
+    async with open_service(f"sqlite:///{db}", embedding=None) as svc:  # what the hint says: a writable open
+        assert svc.backend.state.schema_version == migrations.LATEST
+    async with open_service(f"sqlite:///{db}?mode=ro", embedding=None) as svc:
+        assert (await svc.verify()).ok
+        assert await svc.memories()

@@ -296,3 +296,19 @@ def test_screenshots_of_the_history_views(live_token: TokenLive, browser: Any, w
         laptop.context.close()
     assert watch.errors == []
     assert {"explorer-chain.png", "explorer-compare.png"} <= {p.name for p in out.iterdir()}
+
+
+def test_a_purged_version_shows_when_by_whom_and_why_it_was_purged(live: Live, page: Any) -> None:
+    rec = live.create(SCOPE, title="Vendor", text="Vendor Qzxwvmu holds the keys.")
+    eid = rec["entry_id"]
+    live.patch(eid, 1, text="The vendor's name was removed.")
+    purged = live.api.post(f"/api/memories/{eid}/purge", json={"reason": "vendor secret", "versions": [1]})
+    assert purged.status_code == 200, purged.text
+    page.goto(live.url + WEB + eid)
+    page.wait_for_selector(".position:has-text('Revision 2 of 2')")
+    assert page.locator("#purged-note").count() == 0  # the current version was not purged
+    page.click("#chain li[data-version='1'] a >> nth=0")
+    page.wait_for_selector(".position:has-text('Revision 1 of 2')")
+    note = page.inner_text("#purged-note")
+    assert "purged" in note and "vendor secret" in note
+    assert "Qzxwvmu" not in page.content()

@@ -176,6 +176,17 @@ class TokenInfo:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PrincipalRecords:
+    """Every row of a principal store, ids and token hashes included (never a secret): what ``memstone copy``
+    carries, so a token issued on the source authenticates on the target. Grants are
+    ``(principal_id, scope, permission, created_at)``; tokens are their metadata plus ``token_hash``."""
+
+    principals: tuple[Principal, ...] = ()
+    tokens: tuple[tuple[TokenInfo, str], ...] = ()
+    grants: tuple[tuple[str, str, Permission, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Access:
     """Who is asking, with the grants the store holds for them right now (read at request time)."""
 
@@ -287,6 +298,7 @@ __all__ = [
     "Grant",
     "Permission",
     "Principal",
+    "PrincipalRecords",
     "TokenInfo",
     "authorize",
     "check_grant_scope",

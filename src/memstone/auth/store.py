@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from ..domain.errors import BackendUnavailable, InvalidInput
-from .model import Access, Grant, Permission, Principal, TokenInfo
+from .model import Access, Grant, Permission, Principal, PrincipalRecords, TokenInfo
 
 
 class PrincipalStore(Protocol):
@@ -53,6 +53,16 @@ class PrincipalStore(Protocol):
 
     async def has_active_tokens(self) -> bool:
         """Whether any principal can authenticate at all (a server off 127.0.0.1 refuses to start without)."""
+        ...
+
+    async def records(self) -> PrincipalRecords:
+        """Every principal, token (with its hash) and grant, with their ids (``memstone copy``)."""
+        ...
+
+    async def insert_records(self, records: PrincipalRecords) -> int:
+        """Insert rows with the ids they carry (another store's :meth:`records`); rows already here with the same
+        id are kept, a revocation travels, grants take the given permission. Returns how many rows changed. A user
+        here under another principal id, or a token id with another hash, is a Conflict and nothing is written."""
         ...
 
     async def aclose(self) -> None: ...
@@ -113,6 +123,12 @@ class NoPrincipals:
         raise self._refused()
 
     async def set_grant(self, principal_id: str, scope: str, permission: Permission | None) -> tuple[Grant, ...]:
+        raise self._refused()
+
+    async def records(self) -> PrincipalRecords:
+        return PrincipalRecords()
+
+    async def insert_records(self, records: PrincipalRecords) -> int:
         raise self._refused()
 
     async def aclose(self) -> None:

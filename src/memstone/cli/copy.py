@@ -27,10 +27,12 @@ def store_url(value: str) -> str:
 @click.option("--no-verify", is_flag=True, help="Skip verify of both stores at the end (the heads are still compared).")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 def copy_command(source: str, target: str, no_verify: bool, as_json: bool) -> None:
-    """Copy every Memory, Revision, entry version, scope binding, source and purge tombstone of SOURCE into TARGET.
+    """Copy every Memory, Revision, entry version, scope binding, source, purge tombstone, principal (with its
+    tokens and grants), capture queue item, setting, maintenance record and vector of SOURCE into TARGET.
 
-    Every hash stays the same. Resumable: run it again after an interruption. Vectors are not copied; run
-    `memstone --url TARGET embed --backfill` with the target's model afterwards.
+    Every hash stays the same; a token issued on SOURCE authenticates on TARGET. Resumable: run it again after an
+    interruption. Vectors travel with the embedding profile; entries SOURCE has no vector for are listed, for
+    `memstone --url TARGET embed --backfill`.
     """
     import asyncio
 

@@ -5,14 +5,15 @@ two engines, a future one included: every Memory's Revisions are replayed in ord
 reasons, authors, surfaces and times, so every entry content hash and every Revision hash comes out the same (the
 target's own commit recomputes each hash and the copy checks it). It carries the evidence the history cites, the
 scope bindings with their times, the kind policy, the embedding profile and the purge tombstones (a purged version
-arrives purged, with its tombstone, in the same transaction).
+arrives purged, with its tombstone, in the same transaction), and the rest of the store bundle: principals with
+their ids and token hashes, grants, the capture review queue, the settings and the maintenance records.
 
 It is resumable: each Revision is one transaction, and a re-run first compares the target's Revisions with the
 source's, skips those it holds and continues after them, so nothing is ever written twice. A target whose history
 differs (another Memory under the same id, a Revision with another hash, a scope bound elsewhere) is refused
-before anything is written, with a hint. Vectors are not copied: the target embeds with its own model
-(``memstone embed``), as after an import. The copy ends with ``verify`` of the target and a comparison of every
-head with the source.
+before anything is written, with a hint. Vectors travel as they are stored (the target records the source's
+embedding profile, so nothing is embedded again); only what the source lacks is left to ``memstone embed``.
+The copy ends with ``verify`` of the target and a comparison of every head with the source.
 """
 
 from __future__ import annotations
@@ -21,19 +22,23 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..auth.store import PrincipalHost
 from ..domain.errors import Conflict, IntegrityError, InvalidInput
 from ..domain.ids import EntryVersionId, MemoryId, SourceId
 from ..domain.model import ArtifactRef, EntryVersion, Revision, Source
 from ..domain.purge import Tombstone
 from ..ports import (
+    BundleRecordsHost,
     HeadQuery,
     KindsQuery,
+    ManifestQuery,
     MemoriesQuery,
     MemoryBackend,
     RevisionsQuery,
     ScopeBinding,
     ScopeQuery,
     SourcesQuery,
+    StoredVectorsHost,
     VersionsQuery,
     WritePlan,
 )
@@ -55,6 +60,9 @@ class CopyReport:
     tombstones: int
     purged_now: int
     verify_ok: bool
+    principal_rows: int = 0  # principals, tokens and grants new or changed in the target
+    record_rows: int = 0  # capture queue, settings and maintenance rows new or changed in the target
+    vectors: int = 0  # entries whose vectors were carried (the target has the source's embedding profile)
     damage: tuple[str, ...] = ()
     seconds: float = 0.0
     notes: tuple[str, ...] = field(default_factory=tuple)
@@ -68,6 +76,9 @@ class CopyReport:
             "sources_written": self.sources_written,
             "tombstones": self.tombstones,
             "purged_now": self.purged_now,
+            "principal_rows": self.principal_rows,
+            "record_rows": self.record_rows,
+            "vectors": self.vectors,
             "verify_ok": self.verify_ok,
             "damage": list(self.damage),
             "seconds": round(self.seconds, 3),
@@ -125,9 +136,6 @@ async def copy_store(
     profile = source.state.embedding_profile
     if profile is not None:
         await target.configure_embedding(profile, record=True)
-        notes.append(
-            f"embedding profile {profile.model} recorded; run `memstone embed --backfill` on the target for vectors"
-        )
 
     # 2. Evidence first (idempotent), then the Revisions, Memory by Memory as far as their citations allow.
     sources_written = await _copy_sources(source, target, heads, say)
@@ -164,6 +172,8 @@ async def copy_store(
             async with target.begin() as uow:
                 await uow.bind(mem.scope.scope, mem.head.memory_id, mem.scope.created_at)
     purged_now = await carry_purges(target, tombstones)
+    principal_rows, record_rows = await _copy_bundle(source, target, notes)
+    vectors = await _copy_vectors(source, target, heads, notes) if profile is not None else 0
 
     # 3. The check: the target verifies, and every head is the source's.
     damage: list[str] = []
@@ -181,6 +191,7 @@ async def copy_store(
     return CopyReport(
         memories=len(heads), revisions=total, revisions_written=written, revisions_present=present,
         sources_written=sources_written, tombstones=len(tombstones), purged_now=purged_now, verify_ok=ok,
+        principal_rows=principal_rows, record_rows=record_rows, vectors=vectors,
         damage=tuple(damage), seconds=time.monotonic() - started, notes=tuple(notes),
     )  # fmt: skip
 
@@ -267,6 +278,44 @@ def _deps_met(plan: WritePlan, memories: dict[MemoryId, _Memory]) -> bool:
         if ref.memory_id != plan.memory_id and other is not None and other.next <= ref.revision:
             return False
     return True
+
+
+async def _copy_bundle(source: MemoryBackend, target: MemoryBackend, notes: list[str]) -> tuple[int, int]:
+    """The rest of the store bundle: principals with their ids and token hashes (a token issued on the source
+    authenticates on the target), grants, the capture queue, the settings and the maintenance records."""
+    principal_rows = record_rows = 0
+    if isinstance(source, PrincipalHost) and isinstance(target, PrincipalHost):
+        records = await source.principal_store(read_only=True).records()
+        principal_rows = await target.principal_store().insert_records(records)
+    else:
+        notes.append("principals, tokens and grants not copied: one of the two engines keeps none")
+    if isinstance(source, BundleRecordsHost) and isinstance(target, BundleRecordsHost):
+        record_rows = await target.put_bundle_rows(await source.bundle_rows())
+    else:
+        notes.append("capture queue, settings and maintenance records not copied: one of the two engines keeps none")
+    return principal_rows, record_rows
+
+
+async def _copy_vectors(
+    source: MemoryBackend, target: MemoryBackend, heads: Sequence[Revision], notes: list[str]
+) -> int:
+    """The vectors of every active head entry, read back from the source and stored as they are (the target now
+    records the source's profile, so nothing is embedded again); what the source lacks is left to backfill."""
+    carried = 0
+    if isinstance(source, StoredVectorsHost):
+        for head in heads:
+            manifest = await source.read(ManifestQuery(ref=head.ref))
+            ids = [m.entry_version_id for m in manifest.values() if m.state == "active"]
+            for i in range(0, len(ids), PAGE):
+                found = await source.stored_vectors(ids[i : i + PAGE])
+                if found is None:
+                    break
+                if found:
+                    carried += await target.put_vectors(found)
+    missing = await target.vector_backlog()
+    if missing:
+        notes.append(f"{missing} entries have no vector in the target: run `memstone embed --backfill` there")
+    return carried
 
 
 async def _copy_kinds(source: MemoryBackend, target: MemoryBackend) -> None:

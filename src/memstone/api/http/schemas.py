@@ -411,6 +411,9 @@ class VersionOut(Open):
     surface: str
     created_at: str
     reason: str | None = Field(default=None, description="Why the Revision that wrote this version wrote it.")
+    purge: TombstoneOut | None = Field(
+        default=None, description="When, by whom and why this version's content was purged (null: not purged)."
+    )
 
 
 class HistoryOut(Open):

@@ -8,6 +8,7 @@ a distance expression the index cannot serve, so the planner scans every row of 
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Sequence
 
 from ...domain.ids import MemoryId
@@ -56,6 +57,18 @@ class PgVectors:
 
     def present(self, conn: Conn) -> set[int]:
         return {int(r[0]) for r in conn.q("SELECT vector_rowid FROM memory_entry_vectors")}
+
+    def read(self, conn: Conn, rowids: Sequence[int]) -> dict[int, tuple[float, ...]]:
+        """The stored vectors of these rowids (``memstone copy`` carries them instead of embedding again)."""
+        rows = conn.q(
+            "SELECT vector_rowid, embedding::text FROM memory_entry_vectors WHERE vector_rowid = ANY(?::bigint[])",
+            (list(rowids),),
+        )
+        out: dict[int, tuple[float, ...]] = {}
+        for rowid, text in rows:  # pgvector prints the shortest form of each float32: read it back as float32
+            values = [float(x) for x in str(text).strip("[]").split(",")]
+            out[int(rowid)] = struct.unpack(f"<{len(values)}f", struct.pack(f"<{len(values)}f", *values))
+        return out
 
     def staging(self, conn: Conn, *, keep: bool) -> None:
         if not keep:

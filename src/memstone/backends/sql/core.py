@@ -38,6 +38,7 @@ from ...domain.plan import apply_plan, check_version_hash, projection_text
 from ...domain.purge import Tombstone
 from ...ports import (
     RECORD_QUERIES,
+    BundleRows,
     Capabilities,
     ContentQuery,
     EmbeddingProfile,
@@ -56,6 +57,7 @@ from ...ports import (
     VersionsQuery,
     WritePlan,
 )
+from .bundle_rows import read_rows, write_rows
 from .capture_store import CaptureRecords
 from .engine import Engine
 from .maintenance import MaintenanceRecords
@@ -115,6 +117,22 @@ class StoreCore:
     def capture_store(self) -> CaptureRecords:
         """The capture review queue and the store's settings, in this engine's tables."""
         return self.capture_records
+
+    async def bundle_rows(self) -> BundleRows:
+        """The capture queue, settings and maintenance records as rows (``memstone copy``; sql/bundle_rows.py)."""
+
+        def read() -> BundleRows:
+            with self.engine.read_txn():
+                return read_rows(self.engine)
+
+        return await self._run(read)
+
+    async def put_bundle_rows(self, rows: BundleRows) -> int:
+        def write() -> int:
+            with self.engine.write_txn():
+                return write_rows(self.engine, rows)
+
+        return await self._run(write)
 
     @property
     def vector_profile(self) -> EmbeddingProfile | None:
@@ -431,6 +449,12 @@ class StoreCore:
     async def put_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> int:
         """Store vectors for entry versions that are still current and active; returns how many were stored."""
         return await self._run(self._vectors.put_sync, batch, self._migration.check_not_migrating)
+
+    async def stored_vectors(
+        self, version_ids: Sequence[EntryVersionId]
+    ) -> dict[EntryVersionId, tuple[tuple[float, ...], ...]] | None:
+        """Stored vectors of these versions under the recorded profile (``memstone copy``; None: unreadable)."""
+        return await self._run(self._vectors.stored_sync, tuple(version_ids))
 
     async def start_migration(self, profile: EmbeddingProfile) -> None:
         """Pause writes and begin staging vectors of ``profile`` (refused while another migration runs)."""

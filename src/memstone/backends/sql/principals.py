@@ -21,14 +21,16 @@ from ...auth.model import (
     Grant,
     Permission,
     Principal,
+    PrincipalRecords,
     TokenInfo,
     check_grant_scope,
     check_name,
+    check_permission,
     grants_of,
     new_token,
     token_hash,
 )
-from ...domain.errors import BackendUnavailable, InvalidInput, NotFound
+from ...domain.errors import BackendUnavailable, Conflict, InvalidInput, NotFound
 from ...domain.ids import new_ulid
 from .engine import Engine, Row
 
@@ -229,6 +231,67 @@ class SqlPrincipalStore:
             return grants_of(
                 self._q("SELECT scope, permission FROM auth_grants WHERE principal_id = ?", (principal_id,))
             )
+
+        return await self._write(write)
+
+    # ------------------------------------------------------------------ copy (memstone copy)
+    async def records(self) -> PrincipalRecords:
+        def read() -> PrincipalRecords:
+            principals = self._q(f"SELECT {_PRINCIPAL} FROM auth_principals ORDER BY created_at, principal_id")
+            tokens = self._q(f"SELECT {_TOKEN.replace('t.revoked_at ', 't.revoked_at, t.token_hash ', 1)} "
+                             "ORDER BY t.created_at, t.token_id")  # fmt: skip
+            grants = self._q(
+                "SELECT principal_id, scope, permission, created_at FROM auth_grants ORDER BY principal_id, scope"
+            )
+            return PrincipalRecords(
+                principals=tuple(_principal(r) for r in principals),
+                tokens=tuple((_token(r), str(r[8])) for r in tokens),
+                grants=tuple((str(r[0]), str(r[1]), check_permission(str(r[2])), str(r[3])) for r in grants),
+            )
+
+        return await self._read(read)
+
+    async def insert_records(self, records: PrincipalRecords) -> int:
+        hint = "copy into a store whose principals came from this source, or into an empty one"
+
+        def write() -> int:
+            changed = 0
+            for p in records.principals:
+                rows = self._q(f"SELECT {_PRINCIPAL} FROM auth_principals WHERE principal_id = ? OR user_name = ?",
+                               (p.principal_id, p.user))  # fmt: skip
+                if any(_principal(r) != p for r in rows):
+                    raise Conflict(f"user {p.user!r} is another principal here than {p.principal_id}", hint=hint)
+                if not rows:
+                    self.engine.conn.x(
+                        f"INSERT INTO auth_principals ({_PRINCIPAL}) VALUES (?, ?, ?, ?, ?)",
+                        (p.principal_id, p.user, p.org, p.name, p.created_at),
+                    )
+                    changed += 1
+            for t, digest in records.tokens:
+                rows = self._q("SELECT token_hash, principal_id, revoked_at FROM auth_tokens WHERE token_id = ?",
+                               (t.token_id,))  # fmt: skip
+                if rows and (str(rows[0][0]), str(rows[0][1])) != (digest, t.principal_id):
+                    raise Conflict(f"token {t.token_id} is another token here", hint=hint)
+                if not rows:
+                    self.engine.conn.x(
+                        "INSERT INTO auth_tokens (token_id, principal_id, token_hash, prefix, label, created_at, "
+                        "revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (t.token_id, t.principal_id, digest, t.prefix, t.label, t.created_at, t.revoked_at),
+                    )
+                    changed += 1
+                elif t.revoked_at is not None and rows[0][2] is None:  # revoked at the source since the last copy
+                    self.engine.conn.x("UPDATE auth_tokens SET revoked_at = ? WHERE token_id = ?",
+                                       (t.revoked_at, t.token_id))  # fmt: skip
+                    changed += 1
+            columns = ("principal_id", "scope", "permission", "created_at")
+            upsert = self.engine.dialect.upsert("auth_grants", columns, ("principal_id", "scope"), ("permission",))
+            for principal_id, scope, permission, created_at in records.grants:
+                rows = self._q("SELECT permission FROM auth_grants WHERE principal_id = ? AND scope = ?",
+                               (principal_id, scope))  # fmt: skip
+                if not rows or str(rows[0][0]) != permission:
+                    self.engine.conn.x(upsert, (principal_id, scope, permission, created_at))
+                    changed += 1
+            return changed
 
         return await self._write(write)
 

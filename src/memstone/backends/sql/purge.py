@@ -3,7 +3,9 @@
 One purge, in one write transaction: a tombstone row per version (``memory_purges``, append-only), the version's
 text replaced by the purge mark (its original hash kept there, so the manifests and Revisions that name it still
 verify), its title and tags cleared, evidence that only purged versions cite erased, its archive row re-derived
-from the purged version, and its vectors deleted. What differs between engines is the :class:`PurgeCodec`
+from the purged version, and its vectors deleted (those a model migration has staged too). The purge bumps
+``store_meta.purge_generation``, so every process's cache of decoded versions (``rows.AuthorityRows``) is dropped at
+its next read. What differs between engines is the :class:`PurgeCodec`
 (``engine.purge``): how the append-only guard lets exactly these UPDATEs through, how the engine's full-text index
 forgets the old tokens, and how the old bytes leave the engine's files afterwards (SQLite: ``VACUUM`` and an empty
 WAL; PostgreSQL: ``VACUUM FULL`` of the touched tables; OceanBase: a major compaction).
@@ -144,6 +146,7 @@ class PurgePart:
         for vid in ids:  # before the projections are re-derived from the purged rows
             self.p.rows.forget_cached(vid)
             self.p.verified.pop(vid, None)
+        self.p.rows.bump_purge_generation()  # every other process's version cache, at its next read
         self._purge_projections(codec, conn, ids)
         codec.erase_fulltext(conn)
 
@@ -195,6 +198,8 @@ class PurgePart:
             if rowids:
                 vectors.delete(conn, rowids)
                 conn.x(f"DELETE FROM memory_entry_vector_metadata WHERE entry_version_id IN ({marks})", ids)
+        if vectors is not None and self.p.rows.meta("migration") is not None:  # a model migration's staged rows
+            conn.x(f"DELETE FROM memory_vector_staging WHERE entry_version_id IN ({marks})", ids)
 
 
 __all__ = ["COLUMNS", "PurgeCodec", "PurgePart", "codec_of", "insert_tombstones", "read_tombstones"]

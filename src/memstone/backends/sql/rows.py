@@ -2,7 +2,9 @@
 
 Revisions, the head pointer and its compare-and-swap, manifest nodes, entry versions, sources, scope bindings and
 store metadata. Revisions and entry versions are immutable, so their decoded rows are cached across
-transactions (a cached row can never go stale); nothing mutable is cached here.
+transactions; nothing mutable is cached here. The one exception is a purge (issue 12), which rewrites versions:
+it bumps ``store_meta.purge_generation`` in its transaction, and every read of versions checks that generation in
+its own snapshot first, so a purge made by any process empties this process's version cache at its next read.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from ...domain.model import (
 from ...domain.purge import purge_mark
 from ...ports import ScopeBinding
 from .engine import Engine, Row
+
+PURGE_GENERATION = "purge_generation"
 
 VERSION_COLUMNS = (
     "memory_artifact_id, entry_id, entry_version_id, version, previous_version_id, kind, title, text, tags, slug, "
@@ -154,6 +158,7 @@ class AuthorityRows:
         self.dialect = engine.dialect
         self._revision_cache: dict[tuple[str, int], Revision] = {}
         self._version_cache: dict[str, EntryVersion] = {}
+        self._cache_generation = 0  # the purge generation the version cache holds rows of
 
     def q(self, sql: str, args: Sequence[object] = ()) -> list[Any]:
         return self.engine.conn.q(sql, args)
@@ -302,17 +307,37 @@ class AuthorityRows:
             )
 
     def forget_cached(self, version_id: str) -> None:
-        """Drop one decoded version from the cache (a purge rewrote its row; see sqlite/purge.py)."""
+        """Drop one decoded version from the cache (a purge rewrote its row; see sql/purge.py)."""
         self._version_cache.pop(version_id, None)
+
+    def purge_generation(self) -> int:
+        """How many purges the store has seen (in the current transaction's snapshot)."""
+        value = self.meta(PURGE_GENERATION)
+        return int(value) if value is not None else 0
+
+    def bump_purge_generation(self) -> None:
+        """Inside a purge's write transaction: every process's version cache is stale from its COMMIT on."""
+        self.engine.lock("meta:" + PURGE_GENERATION)
+        self.set_meta(PURGE_GENERATION, str(self.purge_generation() + 1))
+
+    def _usable_cache(self) -> dict[str, EntryVersion]:
+        """The version cache this snapshot may read and fill: the cache itself when its purge generation is the
+        snapshot's (a newer generation replaces it with an empty one first, so a job still filling the old one
+        fills a cache no one reads); a throwaway one for a snapshot older than a purge the cache has seen."""
+        generation = self.purge_generation()
+        if generation > self._cache_generation:
+            self._version_cache = {}
+            self._cache_generation = generation
+        return self._version_cache if generation == self._cache_generation else {}
 
     def versions(self, memory_id: MemoryId | None, version_ids: Sequence[str]) -> list[EntryVersion]:
         """Versions by id, in the order asked (missing ones left out); only ``memory_id``'s when given."""
         if not version_ids:
             return []
-        cache = self._version_cache
+        cache = self._usable_cache()
         hit = [cache.get(v) for v in version_ids]
         if all(v is not None and (memory_id is None or v.memory_id == memory_id) for v in hit):
-            return [v for v in hit if v is not None]  # entry versions are immutable: a decoded one never changes
+            return [v for v in hit if v is not None]  # unchanged unless purged, and no purge since it was read
         found: list[EntryVersion] = []
         for i in range(0, len(version_ids), _BATCH):
             chunk = list(version_ids[i : i + _BATCH])

@@ -150,6 +150,39 @@ class VectorPart:
         self.p.engine.lock("meta:vector_generation")
         self.p.rows.set_meta("vector_generation", str(int(self.generation()) + 1))
 
+    def stored_sync(
+        self, version_ids: Sequence[EntryVersionId]
+    ) -> dict[EntryVersionId, tuple[tuple[float, ...], ...]] | None:
+        """The stored vectors (every chunk) of these versions under the store's recorded profile, for ``memstone
+        copy``; None when the engine cannot read its vectors back."""
+        p = self.p
+        codec, profile = p.engine.vectors, p.recorded_profile
+        read = getattr(codec, "read", None)
+        if codec is None or profile is None or read is None:
+            return None
+        out: dict[EntryVersionId, tuple[tuple[float, ...], ...]] = {}
+        with p.engine.read_txn():
+            conn = p.engine.conn
+            if not version_ids or not codec.exists(conn):
+                return out
+            rows = conn.q(
+                "SELECT vector_rowid, entry_version_id, chunk, chunk_count FROM memory_entry_vector_metadata "
+                f"WHERE profile_id = ? AND entry_version_id IN ({p.engine.dialect.marks(len(version_ids))}) "
+                "ORDER BY entry_version_id, chunk",
+                [profile.profile_id, *version_ids],
+            )
+            found: dict[int, tuple[float, ...]] = read(conn, [int(r[0]) for r in rows])
+        chunks: dict[str, list[tuple[float, ...]]] = {}
+        counts: dict[str, int] = {}
+        for rowid, vid, _chunk, count in rows:
+            if int(rowid) in found:
+                chunks.setdefault(vid, []).append(found[int(rowid)])
+                counts[vid] = int(count)
+        for vid, vectors in chunks.items():
+            if len(vectors) == counts[vid]:  # only whole projections travel
+                out[EntryVersionId(vid)] = tuple(vectors)
+        return out
+
     # ---------------------------------------------------------------- completeness and backfill
     def complete(self, memory_id: MemoryId) -> bool:
         """Whether every active head entry has a vector projection for the store's profile (cached by head)."""

@@ -214,13 +214,20 @@ class SQLiteEngine:
                     raise BackendUnavailable(f"could not switch {self.path} to WAL mode (got {mode})")
             # An acknowledged write is durable by default: FULL syncs the WAL at every commit (see .options).
             conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS[self.options.durability]}")
-            if migrations.stored_version(conn) == migrations.LATEST:
+            stored = migrations.stored_version(conn)
+            if stored == migrations.LATEST:
                 return ()  # opening an up-to-date store takes no write lock
-            if self.read_only:
-                # Trigger: a read-only open (?mode=ro, a read-only file) of a store an older release wrote.
-                # Why: migrating writes; reads of the authority work on every version this code knows.
-                # Outcome: open it as it is; the next read-write open (or `memstone migrate`) migrates it.
-                return ()
+            if self.read_only and 0 < stored < migrations.LATEST:
+                # Trigger: a read-only open (?mode=ro, a read-only file or mount) of a store an older release wrote.
+                # Why: migrating writes, and this code reads only the latest layout: served as it is, verify, the
+                # principals (the old `user` column), the capture queue and tombstones failed with SQL errors.
+                # Outcome: refused before any read, saying how to migrate it; the file is not touched.
+                raise BackendUnavailable(
+                    f"{self.path} was written by an older memstone (schema version {stored}; this one reads "
+                    f"{migrations.LATEST}) and is open read-only, so it cannot be migrated here",
+                    hint=f"run `memstone --url sqlite:///{self.path} migrate` with write access to the file "
+                    "(or on a writable copy of it), then open it read-only again",
+                )
             return migrations.migrate(self, migrate)
 
     async def aclose(self) -> None:

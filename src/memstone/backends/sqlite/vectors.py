@@ -159,6 +159,15 @@ class SQLiteVectors:
     def present(self, conn: Conn) -> set[int]:
         return {int(r[0]) for r in conn.q("SELECT rowid FROM memory_entry_search_vector")}
 
+    def read(self, conn: Conn, rowids: Sequence[int]) -> dict[int, tuple[float, ...]]:
+        """The stored vectors of these rowids (``memstone copy`` carries them instead of embedding again)."""
+        out: dict[int, tuple[float, ...]] = {}
+        for rowid in rowids:
+            for r in conn.q("SELECT rowid, embedding FROM memory_entry_search_vector WHERE rowid = ?", (rowid,)):
+                blob = bytes(r[1])
+                out[int(r[0])] = struct.unpack(f"<{len(blob) // 4}f", blob)
+        return out
+
     def staging(self, conn: Conn, *, keep: bool) -> None:
         if not keep:
             conn.x("DROP TABLE IF EXISTS memory_vector_staging")

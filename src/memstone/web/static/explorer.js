@@ -390,6 +390,13 @@ function renderDetail() {
     : removed ? h("p", { class: "banner removed", role: "note" }, "This memory was removed. Its history is kept; Restore brings it back.")
     : null;
 
+  const purge = shownItem && shownItem.purge;  // a purged version: when, by whom and why (issue 12)
+  const purgedNote = purge
+    ? h("p", { class: "banner removed", role: "note", id: "purged-note" },
+        `This version's content was purged ${when(purge.purged_at)} by ${purge.author || "an unknown user"}: ${purge.reason}. `
+        + "Its content hash is kept, so the history still verifies.")
+    : null;
+
   const body = h("article", { class: "markdown", id: "body" });
   body.append(renderMarkdown(view.text));
 
@@ -457,7 +464,7 @@ function renderDetail() {
         view.important ? h("span", { class: "badge important" }, "important") : null,
         isStale(view) ? staleBadge() : null,
         h("span", { class: "kind" }, view.kind))),
-    banner, actions, nav, body, relations, meta, chain].filter(Boolean));
+    banner, purgedNote, actions, nav, body, relations, meta, chain].filter(Boolean));
   document.title = `${view.title || label(view)} · memstone Explorer`;
 }
 

@@ -181,3 +181,31 @@ def test_does_not_refuse_common_code_shapes(text: str) -> None:
 def test_a_named_format_wins_over_a_generic_rule_on_the_same_span() -> None:
     found = find_secrets("NPM_PUBLISH=npm_OTsoYtxqAYfwFBHPl8KsLcsf1YaHxpFjttuD")
     assert [f.kind for f in found] == ["npm_token"]
+
+
+# Issue 16: the false positives bench/bench_secrets_fp.py found in PyMySQL's sources and README (the shapes of
+# those lines), next to true positives of the same shapes that must still be refused.
+DRIVER_DOC_NEGATIVES = [
+    pytest.param("# https://dev.mysql.com/doc/internals/en/secure-password-authentication.html#packet-Authentication::Native41", id="password-word-in-a-url"),
+    pytest.param('"""Encrypt password with salt and public_key.\n\n    Used for sha256_password and caching_sha2_password.\n    """', id="plugin-names-in-the-next-paragraph"),
+    pytest.param("    :param passwd: **DEPRECATED** Alias for password.", id="rest-emphasis-after-passwd"),
+    pytest.param("    `password` varchar(255) COLLATE utf8_bin NOT NULL,", id="sql-column-and-collation"),
+    pytest.param("The password is hashed with sha256_password on the server.", id="snake-plugin-name-in-prose"),
+    pytest.param("See docs/password-reset.md and the Passwort-Manager page for rotation.", id="password-word-in-names"),
+]  # fmt: skip
+DRIVER_DOC_POSITIVES = [
+    pytest.param("    :param passwd: **Xk29mPq77** for the staging box", "password_assignment", id="emphasised-real-password"),
+    pytest.param("the password for utf8 test db: Tr0ub4dor&3x", "password_near_keyword", id="password-after-word"),
+    pytest.param("Encrypt password with salt.\nOn staging we use Summer_2024!x", "password_near_keyword", id="same-paragraph"),
+    pytest.param("Das Datenbank-Passwort ist xEEsA#CaA2QT43", "password_near_keyword", id="hyphenated-german-compound"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", DRIVER_DOC_NEGATIVES)
+def test_a_password_word_in_a_name_url_or_docstring_is_not_a_password(text: str) -> None:
+    assert find_secrets(text) == ()
+
+
+@pytest.mark.parametrize(("text", "kind"), DRIVER_DOC_POSITIVES)
+def test_the_same_shapes_with_a_real_password_are_still_refused(text: str, kind: str) -> None:
+    assert kind in {f.kind for f in find_secrets(text)}

@@ -167,3 +167,20 @@ def test_lowering_the_priority_by_nothing_keeps_it() -> None:
     from memstone.agents.hooks import lower_priority
 
     assert lower_priority(0) == os.nice(0)
+
+
+def test_the_child_keeps_the_vectors_of_the_entries_beside_the_hook_log(
+    store_url: str, env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from memstone.agents.hooks import VECTOR_CACHE_FILE
+    from memstone.capture.admission import semantic_key
+    from memstone.capture.vector_cache import text_digest
+
+    make_store(store_url, project, MINILM)
+    finish_capture(deferred_prompt(store_url, env, project), with_model=True)
+    cache = tmp_path / "store" / VECTOR_CACHE_FILE
+    digests = {d for (d,) in sqlite3.connect(cache).execute("SELECT digest FROM capture_vectors")}
+    assert text_digest(semantic_key(RULE)) in digests  # the next event's child reads it instead of embedding it
+    assert oct(cache.stat().st_mode & 0o777) == "0o600"

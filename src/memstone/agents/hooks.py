@@ -331,6 +331,8 @@ async def _capture_settings(svc: MemoryService, settings: AgentSettings) -> tupl
 async def _capture(svc: MemoryService, ev: HookEvent, settings: AgentSettings) -> CaptureResult:
     """Persist the event as Sources and run it through the capture pipeline (which refuses secrets whole)."""
     from ..capture import CaptureResult, EventContext, TurnStop, UserPrompt, capture
+    from ..capture.pipeline import CapturePipeline
+    from ..capture.vector_cache import VectorCache
 
     context = EventContext(agent=ev.agent, session_id=ev.session_id, turn_id=ev.turn_id, cwd=ev.cwd)
     task_event: UserPrompt | TurnStop
@@ -342,9 +344,19 @@ async def _capture(svc: MemoryService, ev: HookEvent, settings: AgentSettings) -
         task_event = TurnStop(final_report=ev.assistant_message, context=context)
     capture_settings, queue = await _capture_settings(svc, settings)
     scope = settings.project_scope or settings.user_scope
+    # With a model (the detached child), the vectors of the Memory's entries are kept between events in a file
+    # beside the hook log, so each event embeds only its own new texts.
+    cache = VectorCache(settings.home / VECTOR_CACHE_FILE) if svc.indexer is not None else None
+    pipeline = CapturePipeline(working_notes=capture_settings.working_notes, vector_cache=cache)
     try:
         return await capture(
-            svc, task_event, scope=scope, settings=capture_settings, queue=queue, author=settings.author
+            svc,
+            task_event,
+            scope=scope,
+            settings=capture_settings,
+            queue=queue,
+            author=settings.author,
+            pipeline=pipeline,
         )
     except InvalidInput as exc:
         # Trigger: the event breaks a rule (e.g. too large to store even trimmed). Why: that is the event's
@@ -352,6 +364,8 @@ async def _capture(svc: MemoryService, ev: HookEvent, settings: AgentSettings) -
         log_failure(settings.log_path, agent=ev.agent, event=ev.event, error=exc, elapsed_ms=0.0)
         return CaptureResult(status="nothing", mode=capture_settings.mode_for(scope), reason=str(exc))
 
+
+VECTOR_CACHE_FILE = "capture-vectors.sqlite"  # in AgentSettings.home, beside hooks.log
 
 # How much the detached capture child lowers its priority (os.nice): it shares the CPU with the agent and with
 # the next hook, which are waited for; the child is not.

@@ -45,6 +45,8 @@ from memstone.capture import (
     find_secrets,
 )
 from memstone.capture.events import TaskEvent
+from memstone.capture.pipeline import CapturePipeline
+from memstone.capture.vector_cache import VectorCache
 
 HERE = Path(__file__).resolve().parent
 TARGETS = {"junk_rate": 0.02, "explicit_correction_recall": 0.95}
@@ -80,17 +82,21 @@ class LineResult:
     unchanged: list[str] = field(default_factory=list)
 
 
-async def run_project(path: Path, workdir: Path, model: str | None = None) -> dict[str, object]:
+async def run_project(
+    path: Path, workdir: Path, model: str | None = None, *, vector_cache: bool = True
+) -> dict[str, object]:
     rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
     project = rows[0]["project"]
     db = workdir / f"{project}.db"
     scope = f"memstone://orgs/bench/projects/{project}"
     lines: list[LineResult] = []
+    # As the hook's capture child: the vectors of the Memory's entries kept between events (one cache per store).
+    pipeline = CapturePipeline(vector_cache=VectorCache() if vector_cache else None)
     async with memstone.open_service(f"sqlite:///{db}", embedding=model) as svc:
         for row in rows:
             event = event_of(row, project)
             t0 = time.perf_counter()
-            result = await capture(svc, event, scope=scope, mode="auto")
+            result = await capture(svc, event, scope=scope, mode="auto", pipeline=pipeline)
             seconds = time.perf_counter() - t0
             lr = LineResult(row=row, result=result, seconds=seconds)
             for o in result.outcomes:
@@ -423,12 +429,12 @@ def report_languages(by_lang: dict[str, dict[str, object]]) -> None:
 
 
 async def run_part(
-    directory: Path, workdir: Path, model: str | None = None
+    directory: Path, workdir: Path, model: str | None = None, *, vector_cache: bool = True
 ) -> tuple[list[dict[str, object]], dict[str, object]]:
     files = sorted(directory.glob("*.jsonl"))
     if not files:
         raise SystemExit(f"no *.jsonl in {directory}")
-    projects = [await run_project(f, workdir, model) for f in files]
+    projects = [await run_project(f, workdir, model, vector_cache=vector_cache) for f in files]
     result = evaluate(projects)
     langs = sorted({lang_of(lr.row) for p in projects for lr in p["lines"]})  # type: ignore[attr-defined]
     result["by_lang"] = {lang: evaluate(projects, lang) for lang in langs}
@@ -445,7 +451,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, dict[str, object]]:
         for name, directory in parts.items():
             part_dir = workdir / name
             part_dir.mkdir()
-            _, result = await run_part(directory, part_dir, args.model)
+            _, result = await run_part(directory, part_dir, args.model, vector_cache=not args.no_vector_cache)
             result["model"] = args.model or "none"
             out[name] = result
         if args.cold:
@@ -466,6 +472,9 @@ def main() -> None:
         "--model", help="open the stores with this embedding profile (e.g. use-multilingual-v3); default none"
     )
     parser.add_argument("--cold", type=int, default=0, help="also time N fresh processes (hook-like)")
+    parser.add_argument(
+        "--no-vector-cache", action="store_true", help="re-embed the live entries on every event (the old path)"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="list every miss and merge (dev part)")
     parser.add_argument(
         "--show-heldout", action="store_true", help="also list the held-out misses (never fit rules on them)"

@@ -86,7 +86,7 @@ def test_the_threshold_is_lexical_without_a_model_and_combined_with_one() -> Non
     "text",
     ["The retry policy is defined in internal/retry/policy.go.",
      "The OpenAPI spec is located under api/openapi/spec.yaml.",
-     "Der Fahrplan-Parser ist in app/src/main/kotlin/Parser.kt."],
+     "Das Buchungsmodell ist in kassenbuch/buchungen/models.py."],
 )  # fmt: skip
 def test_a_location_with_a_placement_verb_is_obvious(text: str) -> None:
     decision = admit(Candidate(kind="fact", text=text, origin="statement"), evidence={"event": text})

@@ -129,3 +129,58 @@ def test_the_detached_child_of_the_cli_revises_the_entry(
         assert time.monotonic() < deadline, "the background capture wrote nothing"
         time.sleep(0.2)
     assert entries(store_url, scope) != [RULE] and len(entries(store_url, scope)) == 1
+
+
+CHILD_SCRIPT = """
+import json, os, sys
+from pathlib import Path
+from hook_helpers import payload
+from memstone.agents.hooks import CHILD_NICENESS, finish_capture, run_hook
+url, project, prompt = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+body = json.dumps(payload("claude-code", "user-prompt-submit", cwd=project, prompt=prompt))
+result = run_hook("user-prompt-submit", "claude-code", body, url=url, env=dict(os.environ), defer_capture=True)
+before = os.nice(0)
+captured = finish_capture(result, niceness=CHILD_NICENESS)
+print(json.dumps({"before": before, "after": os.nice(0), "actions": [o.action for o in captured.outcomes]}))
+"""
+
+
+def test_the_capture_of_the_detached_child_runs_at_a_lower_priority(
+    store_url: str, env: dict[str, str], project: Path
+) -> None:
+    make_store(store_url, project, None)
+    here = Path(__file__).resolve().parent
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD_SCRIPT, store_url, str(project), "Deploys must never run on Fridays."],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env, "MEMSTONE_URL": store_url, "PYTHONPATH": str(here)},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["after"] == min(19, seen["before"] + 10)  # the capture ran niced, and still did its work
+    assert "added" in seen["actions"]
+
+
+def test_lowering_the_priority_by_nothing_keeps_it() -> None:
+    from memstone.agents.hooks import lower_priority
+
+    assert lower_priority(0) == os.nice(0)
+
+
+def test_the_child_keeps_the_vectors_of_the_entries_beside_the_hook_log(
+    store_url: str, env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from memstone.agents.hooks import VECTOR_CACHE_FILE
+    from memstone.capture.admission import semantic_key
+    from memstone.capture.vector_cache import text_digest
+
+    make_store(store_url, project, MINILM)
+    finish_capture(deferred_prompt(store_url, env, project), with_model=True)
+    cache = tmp_path / "store" / VECTOR_CACHE_FILE
+    digests = {d for (d,) in sqlite3.connect(cache).execute("SELECT digest FROM capture_vectors")}
+    assert text_digest(semantic_key(RULE)) in digests  # the next event's child reads it instead of embedding it
+    assert oct(cache.stat().st_mode & 0o777) == "0o600"

@@ -339,6 +339,7 @@ async def _capture(svc: MemoryService | RemoteClient, ev: HookEvent, settings: A
     hook's store, or, given a team server's client, in the server's (its settings, its review queue)."""
     from ..capture import CaptureResult
     from ..capture.session import capture_session_event
+    from ..capture.vector_cache import VectorCache
 
     scope = settings.project_scope or settings.user_scope
     user_scope = settings.user_scope if settings.user_scope != ANONYMOUS else None
@@ -351,8 +352,12 @@ async def _capture(svc: MemoryService | RemoteClient, ev: HookEvent, settings: A
             out = await svc.json("POST", "/api/capture/events", params={"scope": scope},
                                  json=session_event_body(_session_event(ev)))  # fmt: skip
             return CaptureResult(status=out["status"], mode=out["mode"], reason=out.get("reason"))
+        local = cast("MemoryService", svc)
+        # With a model (the detached child), the vectors of the Memory's entries are kept between events in a
+        # file beside the hook log, so each event embeds only its own new texts.
+        cache = VectorCache(settings.home / VECTOR_CACHE_FILE) if local.indexer is not None else None
         return await capture_session_event(
-            cast("MemoryService", svc), _session_event(ev), scope=scope, user_scope=user_scope, author=settings.author
+            local, _session_event(ev), scope=scope, user_scope=user_scope, author=settings.author, vector_cache=cache
         )
     except InvalidInput as exc:
         # Trigger: the event breaks a rule (e.g. too large to store even trimmed). Why: that is the event's
@@ -361,18 +366,41 @@ async def _capture(svc: MemoryService | RemoteClient, ev: HookEvent, settings: A
         return CaptureResult(status="nothing", mode="auto", reason=str(exc))
 
 
+VECTOR_CACHE_FILE = "capture-vectors.sqlite"  # in AgentSettings.home, beside hooks.log
+
+# How much the detached capture child lowers its priority (os.nice): it shares the CPU with the agent and with
+# the next hook, which are waited for; the child is not.
+CHILD_NICENESS = 10
+
+
+def lower_priority(increment: int) -> int:
+    """Lower this process's CPU priority by ``increment`` (POSIX ``nice``); returns the niceness it now has.
+
+    Never raises: where ``os.nice`` is missing or refused, the process keeps its priority (and 0 is returned
+    on a platform without it)."""
+    if increment <= 0 or not hasattr(os, "nice"):
+        return os.nice(0) if hasattr(os, "nice") else 0
+    try:
+        return os.nice(increment)
+    except OSError:
+        return os.nice(0)
+
+
 def finish_capture(
-    result: HookResult, *, env: Mapping[str, str] | None = None, with_model: bool = False
+    result: HookResult, *, env: Mapping[str, str] | None = None, with_model: bool = False, niceness: int = 0
 ) -> CaptureResult | None:
     """Run a deferred capture now (in the detached child, or in the foreground); never raises.
 
     ``with_model``: open the store with its embedding model (see :func:`_hook_service`); the detached child does,
-    a capture in the foreground (the agent waits for it) does not.
+    a capture in the foreground (the agent waits for it) does not. ``niceness`` > 0 first lowers the process's
+    priority by that much (the detached child: :data:`CHILD_NICENESS`), so the model load and the capture yield
+    the CPU to the agent and to the next hook.
     """
     if result.deferred is None:
         return None
     import asyncio
 
+    lower_priority(niceness)
     ev, settings = result.deferred
     started = time.perf_counter()
 
@@ -398,7 +426,9 @@ def spawn_capture(result: HookResult) -> bool:
     """Run the deferred capture in a detached child process (POSIX fork), so the agent is answered first.
 
     The child starts a new session and points stdin/stdout/stderr at /dev/null, so the agent sees the hook's
-    output end and its exit at once. Returns False where fork is unavailable (the caller captures inline).
+    output end and its exit at once, and runs at :data:`CHILD_NICENESS` lower priority, so its model load and
+    capture do not slow the agent or the next hook. Returns False where fork is unavailable (the caller captures
+    inline).
     """
     if result.deferred is None:
         return True
@@ -413,9 +443,17 @@ def spawn_capture(result: HookResult) -> bool:
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
-        finish_capture(result, with_model=True)
+        finish_capture(result, with_model=True, niceness=CHILD_NICENESS)
     finally:
         os._exit(0)
 
 
-__all__ = ["DEADLINES_S", "HookResult", "finish_capture", "run_hook", "spawn_capture"]
+__all__ = [
+    "CHILD_NICENESS",
+    "DEADLINES_S",
+    "HookResult",
+    "finish_capture",
+    "lower_priority",
+    "run_hook",
+    "spawn_capture",
+]

@@ -30,7 +30,7 @@ from ..ports import EmbeddingModel
 from ..service import MemoryService, utc_now
 from ._text import clean
 from .adapters import build_file_candidates, git_change_flags, statement_candidates, working_note_candidate
-from .admission import SEMANTIC_THRESHOLDS, Semantic, admit, plan_candidates, semantic_texts
+from .admission import SEMANTIC_THRESHOLDS, Semantic, admit, plan_candidates, semantic_key, semantic_texts
 from .candidates import Candidate, Plan, ReviewFlag, Skip
 from .events import (
     Bootstrap,
@@ -54,6 +54,7 @@ from .outcomes import CaptureOutcome, CaptureResult, Proposal
 from .queue import QueueItem, ReviewQueue
 from .settings import CaptureMode, CaptureSettings
 from .statements import lesson_candidates
+from .vector_cache import VectorCache
 from .writing import current_head, enqueue, entry_inputs, status_of, write_candidates
 
 __all__ = [
@@ -95,10 +96,12 @@ class CapturePipeline:
         extractor: ModelExtractor | None = None,
         source_lookup: SourceLookup | None = None,
         embedding: EmbeddingModel | None = None,
+        vector_cache: VectorCache | None = None,
     ) -> None:
         self.working_notes = working_notes
         self.extractor = extractor
         self.embedding = embedding
+        self.vector_cache = vector_cache  # vectors of live entries kept between events (see vector_cache.py)
         self._source_lookup = source_lookup
 
     async def propose(
@@ -248,28 +251,39 @@ def _service_model(service: MemoryService) -> EmbeddingModel | None:
 
 
 async def _semantic(
-    model: EmbeddingModel | None, candidates: Sequence[Candidate], live: Sequence[EntryVersion]
+    model: EmbeddingModel | None,
+    candidates: Sequence[Candidate],
+    live: Sequence[EntryVersion],
+    cache: VectorCache | None = None,
+    memory_key: str = "",
 ) -> Semantic | None:
     """Vectors for near-duplicate matching by meaning, when a calibrated model is loaded; None otherwise.
 
     Trigger: the service (or the pipeline) has an embedding model whose profile has a calibrated threshold.
     Why: the lexical matcher misses paraphrases in other words; the hook path has no model and stays lexical.
-    Outcome: the candidates and the live entries that share a subject token with them are embedded once; a
-    model that fails costs nothing but the semantic rule (capture never fails on it).
+    Outcome: the candidates and the live entries that share a subject token with them are embedded, except the
+    texts whose vectors ``cache`` holds (the Memory's entries embedded by an earlier event); a model that fails
+    costs nothing but the semantic rule (capture never fails on it).
     """
     threshold = SEMANTIC_THRESHOLDS.get(model.profile.profile_id) if model is not None else None
     if model is None or threshold is None or not candidates:
         return None
-    texts = semantic_texts(candidates, live)
-    try:
-        result = await model.embed(tuple(texts))
-    except (MemstoneError, ValueError, OSError, RuntimeError, ImportError):
-        return None
-    if len(result.vectors) != len(texts):
-        return None
     profile = model.profile.profile_id
+    texts = semantic_texts(candidates, live)
+    vectors = cache.lookup(profile, memory_key, texts) if cache is not None else {}
+    missing = tuple(t for t in texts if t not in vectors)
+    if missing:
+        try:
+            result = await model.embed(missing)
+        except (MemstoneError, ValueError, OSError, RuntimeError, ImportError):
+            return None
+        if len(result.vectors) != len(missing):
+            return None
+        vectors.update(zip(missing, result.vectors, strict=True))
+    if cache is not None:
+        cache.keep(profile, memory_key, vectors, live=[semantic_key(v.text) for v in live])
     return Semantic(
-        vectors=dict(zip(texts, result.vectors, strict=True)),
+        vectors={t: vectors[t] for t in texts},
         threshold=threshold,
         combined=COMBINED_MIN.get(profile),
         combined_correction=COMBINED_CORRECTION_MIN.get(profile),
@@ -373,7 +387,9 @@ async def capture(
         if index > 0:  # the user scope: its own Memory
             group_head = await current_head(service, group_scope, group_memory)
             group_live = await service.entries(group_head) if group_head is not None else []
-        semantic = await _semantic(pipeline.embedding or _service_model(service), cands, group_live)
+        cache = pipeline.vector_cache if group_head is not None else None  # a new Memory has nothing to keep
+        memory_key = group_head.memory_id if group_head is not None else ""
+        semantic = await _semantic(pipeline.embedding or _service_model(service), cands, group_live, cache, memory_key)
         plans = plan_candidates(cands, group_live, semantic)
         planned.append((group_scope, group_memory, group_mode, plans, (group_head, group_live), semantic))
         needed.update(k for p in plans if p.action != "unchanged" for k in p.candidate.evidence)

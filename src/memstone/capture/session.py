@@ -17,9 +17,10 @@ from ..domain.errors import InvalidInput
 from ..service import MemoryService
 from .events import EventContext, TurnStop, UserPrompt
 from .outcomes import CaptureResult
-from .pipeline import capture
+from .pipeline import CapturePipeline, capture
 from .queue import ReviewQueue
 from .settings import load_capture_settings
+from .vector_cache import VectorCache
 
 SessionEventKind = Literal["user-prompt", "turn-stop"]
 SessionEvent = UserPrompt | TurnStop
@@ -47,17 +48,28 @@ def session_event_body(event: SessionEvent) -> dict[str, object]:
 
 
 async def capture_session_event(
-    service: MemoryService, event: SessionEvent, *, scope: str, user_scope: str | None, author: str | None
+    service: MemoryService,
+    event: SessionEvent,
+    *,
+    scope: str,
+    user_scope: str | None,
+    author: str | None,
+    vector_cache: VectorCache | None = None,
 ) -> CaptureResult:
     """Capture ``event`` into ``scope`` with the store's capture settings and review queue.
 
     ``user_scope`` (the person's own scope) receives the "in all my projects" candidates; None keeps the
-    settings' own. An event that breaks a rule (too large even trimmed) raises InvalidInput.
+    settings' own. ``vector_cache`` keeps the Memory's entry vectors between events (the hook child's file), so
+    each event embeds only its own new texts. An event that breaks a rule (too large even trimmed) raises
+    InvalidInput.
     """
     settings = await load_capture_settings(service)
     if user_scope is not None:
         settings = replace(settings, user_scope=user_scope)
-    return await capture(service, event, scope=scope, settings=settings, queue=ReviewQueue.of(service), author=author)
+    pipeline = CapturePipeline(working_notes=settings.working_notes, vector_cache=vector_cache)
+    return await capture(
+        service, event, scope=scope, settings=settings, queue=ReviewQueue.of(service), author=author, pipeline=pipeline
+    )
 
 
 __all__ = ["CONTEXT_FIELDS", "SessionEvent", "SessionEventKind", "capture_session_event", "session_event",

@@ -217,6 +217,8 @@ def _is_placeholder(value: str) -> bool:
     if value.endswith("(") or _CODE_EXPRESSION.match(value):
         return True  # code: ObjectIdentifier(…), var.set(…), NotRequired[ProgressToken], a.b.c
     v = value.strip("\"'`.,;:)(")
+    if _EMPHASIS.match(v):
+        return True  # reST/Markdown emphasis: ":param passwd: **DEPRECATED** Alias for password."
     if _NAME_LIKE.match(v) and _CREDENTIAL_IN_NAME.search(v):
         return True  # another name, not a value: "challengePassword", "privateKeyUsagePeriod"
     if _IDENTIFIER.match(v) or _TYPE_WORD.match(v):
@@ -265,6 +267,15 @@ _PASSWORD_WORD = re.compile(
     r"|密码|口令|密碼|パスワード|비밀번호|(?i:\bschl(?:ü|ue)ssel\b|\bzugangs\w*)|密钥|秘钥|令牌|私钥|凭证|凭据"
 )
 _NEAR_PASSWORD_CHARS = 60
+# A password word inside a URL, path, anchor or hyphenated name is not an announcement of a password
+# ("…/secure-password-authentication.html#…", "password-reset.md", "Passwort-Manager").
+_WORD_IN_NAME_BEFORE = "/#._"
+_WORD_IN_NAME_AFTER = re.compile(r"[-/._]\w")
+# A lowercase snake_case name of words, each perhaps with a version number: a column, a charset or a plugin
+# (utf8_bin, sha256_password, public_key), not a password.
+_SNAKE_NAME = re.compile(r"^[a-z]+\d*(?:_[a-z]+\d*)+$")
+# Markdown or reST emphasis of a word (``**DEPRECATED**``): prose, not a value.
+_EMPHASIS = re.compile(r"^\*{1,2}[A-Za-z][A-Za-z_\- ]*\*{1,2}$")
 # A value after "password … is/ist/是/：": one run of non-space characters, not in a sentence's words.
 _PASSWORD_VALUE = re.compile(r"(?:^|(?<=[\s:=：是为]))([^\s，。、；：\"'`<>]{8,64})(?=[\s，。、；\"'`<>]|$)")
 # A .env line: NAME=value alone on its line, NAME in UPPER_SNAKE_CASE.
@@ -290,6 +301,8 @@ def _password_in_prose(value: str) -> bool:
     v = value.rstrip(".,;:!?)")
     if len(v) < 8 or _is_placeholder(v) or "://" in v or "/" in v or v.startswith(("$", "%", "{")):
         return False
+    if _SNAKE_NAME.match(v):
+        return False  # "`password` varchar(255) COLLATE utf8_bin", "Used for sha256_password"
     if not any(c.isdigit() for c in v) or not any(c.isalpha() for c in v) or not v.isascii():
         return False
     return _classes(v) >= 3 or (len(v) >= 12 and shannon_entropy(v) >= 3.5)
@@ -403,7 +416,12 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
             if _random_token(m.group(1)):
                 found.append(SecretFinding(kind="credential_near_keyword", start=m.start(1), end=m.end(1)))
     for word in _PASSWORD_WORD.finditer(text):
+        before = text[word.start() - 1] if word.start() > 0 else " "
+        if before in _WORD_IN_NAME_BEFORE or _WORD_IN_NAME_AFTER.match(text, word.end()):
+            continue
         window_end = min(len(text), word.end() + _NEAR_PASSWORD_CHARS)
+        paragraph = text.find("\n\n", word.end(), window_end)
+        window_end = paragraph if paragraph >= 0 else window_end  # a value belongs to its own paragraph
         for m in _PASSWORD_VALUE.finditer(text, word.end(), window_end):
             if _password_in_prose(m.group(1)):
                 found.append(SecretFinding(kind="password_near_keyword", start=m.start(1), end=m.end(1)))

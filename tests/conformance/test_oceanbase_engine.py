@@ -221,3 +221,35 @@ async def test_verify_reports_a_stale_head_vector_and_rebuild_drops_it(
         fixed = await svc.rebuild_projections()
         assert fixed.ok, fixed
         assert (await svc.search("deploy", memories=[await svc.head(rev.memory_id)], mode="fts")).hits
+
+
+def _sent_statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every statement PyMySQL sends to the server from now on (observed at the driver edge)."""
+    sent: list[str] = []
+    send = pymysql.connections.Connection.query
+
+    def query(self: pymysql.connections.Connection, sql: str, unbuffered: bool = False) -> int:
+        sent.append(sql)
+        return send(self, sql, unbuffered)
+
+    monkeypatch.setattr(pymysql.connections.Connection, "query", query)
+    return sent
+
+
+async def test_a_stopword_scan_runs_only_when_match_left_the_depth_unfilled(
+    oceanbase_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with open_service(oceanbase_url, embedding=None) as svc:
+        rev = await svc.remember(None, entries=[fact(f"zebra crossing number {i} on www") for i in range(40)])
+        few = await svc.remember(None, entries=[fact("zebra docs"), fact("mirror on www"), fact("a giraffe")])
+        sent = _sent_statements(monkeypatch)
+        # `www` is informative to Analyzer v1 but a stopword of the SPACE parser: MATCH sees `zebra` alone. 40 rows
+        # match it, more than the candidate depth (32 for limit 5), each with a positive score, so no row found
+        # by `www` alone could enter the top: the substring scan is not sent.
+        hits = (await svc.search("zebra www", memories=[rev], mode="fts", limit=5)).hits
+        assert len(hits) == 5 and all("zebra" in h.text for h in hits)
+        assert not [s for s in sent if " LIKE " in s]
+        # One row matches `zebra`: MATCH leaves the depth unfilled, and the scan still finds the `www` row.
+        hits = (await svc.search("zebra www", memories=[few], mode="fts", limit=5)).hits
+        assert [s for s in sent if " LIKE " in s]
+        assert {h.text for h in hits} == {"zebra docs", "mirror on www"}

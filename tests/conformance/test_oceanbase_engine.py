@@ -253,3 +253,22 @@ async def test_a_stopword_scan_runs_only_when_match_left_the_depth_unfilled(
         hits = (await svc.search("zebra www", memories=[few], mode="fts", limit=5)).hits
         assert [s for s in sent if " LIKE " in s]
         assert {h.text for h in hits} == {"zebra docs", "mirror on www"}
+
+
+async def test_query_timeout_in_the_url_sets_every_session_of_the_store(oceanbase_url: str) -> None:
+    url = oceanbase_url + ("&" if "?" in oceanbase_url else "?") + "query_timeout=90"
+    conn = Connection(url)
+    try:
+        assert conn.q("SELECT @@ob_query_timeout") == [(90_000_000,)]
+        conn.close()  # a reconnect sets it again
+        assert conn.q("SELECT @@ob_query_timeout") == [(90_000_000,)]
+        assert Connection(oceanbase_url).q("SELECT @@ob_query_timeout") != [(90_000_000,)]
+    finally:
+        conn.close()
+    async with open_service(url, embedding=None) as svc:
+        rev = await svc.remember(None, entries=[fact(f"bulk row {i}") for i in range(200)])
+        assert rev is not None and len(await svc.entries(rev)) == 200
+    for bad in ("0", "soon", "-5"):
+        with pytest.raises(InvalidInput, match="query_timeout") as caught:
+            connect_args(f"oceanbase://root@localhost/db?query_timeout={bad}")
+        assert caught.value.hint and "?query_timeout=60" in caught.value.hint

@@ -272,3 +272,20 @@ async def test_query_timeout_in_the_url_sets_every_session_of_the_store(oceanbas
         with pytest.raises(InvalidInput, match="query_timeout") as caught:
             connect_args(f"oceanbase://root@localhost/db?query_timeout={bad}")
         assert caught.value.hint and "?query_timeout=60" in caught.value.hint
+
+
+async def test_a_vector_search_sends_three_statements_and_finds_what_the_exact_scan_finds(
+    oceanbase_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with open_service(oceanbase_url, embedding="hashing-64") as svc:
+        rev = await svc.remember(None, entries=[fact(f"note {i} about deploy step {i % 7}") for i in range(60)])
+        assert rev is not None
+        sent = _sent_statements(monkeypatch)
+        fast = (await svc.search("deploy step 3", memories=[rev], mode="vector", limit=10)).hits
+        scans = [s for s in sent if "l2_distance" in s]
+        # the index of the head table and of the windows table, then both second scans (the rows written in the
+        # last 30 s, or the exact scan where the index returned fewer than k) in one statement
+        assert len(scans) == 3, scans
+        assert "UNION ALL" in scans[2]
+        exact = (await svc.search("deploy step 3", memories=[rev], mode="vector", limit=10, exact=True)).hits
+        assert [h.entry_id for h in fast] == [h.entry_id for h in exact]

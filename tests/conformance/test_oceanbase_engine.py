@@ -221,3 +221,71 @@ async def test_verify_reports_a_stale_head_vector_and_rebuild_drops_it(
         fixed = await svc.rebuild_projections()
         assert fixed.ok, fixed
         assert (await svc.search("deploy", memories=[await svc.head(rev.memory_id)], mode="fts")).hits
+
+
+def _sent_statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every statement PyMySQL sends to the server from now on (observed at the driver edge)."""
+    sent: list[str] = []
+    send = pymysql.connections.Connection.query
+
+    def query(self: pymysql.connections.Connection, sql: str, unbuffered: bool = False) -> int:
+        sent.append(sql)
+        return send(self, sql, unbuffered)
+
+    monkeypatch.setattr(pymysql.connections.Connection, "query", query)
+    return sent
+
+
+async def test_a_stopword_scan_runs_only_when_match_left_the_depth_unfilled(
+    oceanbase_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with open_service(oceanbase_url, embedding=None) as svc:
+        rev = await svc.remember(None, entries=[fact(f"zebra crossing number {i} on www") for i in range(40)])
+        few = await svc.remember(None, entries=[fact("zebra docs"), fact("mirror on www"), fact("a giraffe")])
+        sent = _sent_statements(monkeypatch)
+        # `www` is informative to Analyzer v1 but a stopword of the SPACE parser: MATCH sees `zebra` alone. 40 rows
+        # match it, more than the candidate depth (32 for limit 5), each with a positive score, so no row found
+        # by `www` alone could enter the top: the substring scan is not sent.
+        hits = (await svc.search("zebra www", memories=[rev], mode="fts", limit=5)).hits
+        assert len(hits) == 5 and all("zebra" in h.text for h in hits)
+        assert not [s for s in sent if " LIKE " in s]
+        # One row matches `zebra`: MATCH leaves the depth unfilled, and the scan still finds the `www` row.
+        hits = (await svc.search("zebra www", memories=[few], mode="fts", limit=5)).hits
+        assert [s for s in sent if " LIKE " in s]
+        assert {h.text for h in hits} == {"zebra docs", "mirror on www"}
+
+
+async def test_query_timeout_in_the_url_sets_every_session_of_the_store(oceanbase_url: str) -> None:
+    url = oceanbase_url + ("&" if "?" in oceanbase_url else "?") + "query_timeout=90"
+    conn = Connection(url)
+    try:
+        assert conn.q("SELECT @@ob_query_timeout") == [(90_000_000,)]
+        conn.close()  # a reconnect sets it again
+        assert conn.q("SELECT @@ob_query_timeout") == [(90_000_000,)]
+        assert Connection(oceanbase_url).q("SELECT @@ob_query_timeout") != [(90_000_000,)]
+    finally:
+        conn.close()
+    async with open_service(url, embedding=None) as svc:
+        rev = await svc.remember(None, entries=[fact(f"bulk row {i}") for i in range(200)])
+        assert rev is not None and len(await svc.entries(rev)) == 200
+    for bad in ("0", "soon", "-5"):
+        with pytest.raises(InvalidInput, match="query_timeout") as caught:
+            connect_args(f"oceanbase://root@localhost/db?query_timeout={bad}")
+        assert caught.value.hint and "?query_timeout=60" in caught.value.hint
+
+
+async def test_a_vector_search_sends_three_statements_and_finds_what_the_exact_scan_finds(
+    oceanbase_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with open_service(oceanbase_url, embedding="hashing-64") as svc:
+        rev = await svc.remember(None, entries=[fact(f"note {i} about deploy step {i % 7}") for i in range(60)])
+        assert rev is not None
+        sent = _sent_statements(monkeypatch)
+        fast = (await svc.search("deploy step 3", memories=[rev], mode="vector", limit=10)).hits
+        scans = [s for s in sent if "l2_distance" in s]
+        # the index of the head table and of the windows table, then both second scans (the rows written in the
+        # last 30 s, or the exact scan where the index returned fewer than k) in one statement
+        assert len(scans) == 3, scans
+        assert "UNION ALL" in scans[2]
+        exact = (await svc.search("deploy step 3", memories=[rev], mode="vector", limit=10, exact=True)).hits
+        assert [h.entry_id for h in fast] == [h.entry_id for h in exact]

@@ -46,6 +46,8 @@ def connect_args(url: str) -> dict[str, Any]:
 
     ``?unix_socket=PATH`` connects over a unix socket (seekdb listens only there); the port defaults to 2881. A
     tenant user ``USER@TENANT#CLUSTER`` is written percent-encoded (``app%40mem_tenant%23obcluster``).
+    ``?query_timeout=SECONDS`` sets the session's ``ob_query_timeout`` on every connection (the tenant's default,
+    10 s, otherwise): a bulk load on a busy server needs more; it also bounds a row-lock wait.
     """
     parts = urlsplit(url)
     if parts.scheme.lower() != "oceanbase":
@@ -65,7 +67,21 @@ def connect_args(url: str) -> dict[str, Any]:
             args["port"] = parts.port or DEFAULT_PORT
         except ValueError as exc:
             raise InvalidInput(f"bad port in {url!r}: {exc}") from exc
+    if "query_timeout" in query:
+        args["init_command"] = f"SET SESSION ob_query_timeout = {_timeout_us(query['query_timeout'][0])}"
     return args
+
+
+def _timeout_us(text: str) -> int:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= 86400:
+        raise InvalidInput(
+            f"query_timeout={text!r} is not a number of seconds", hint="write ?query_timeout=60 (1 s to 1 day)"
+        )
+    return round(seconds * 1_000_000)
 
 
 def database_of(url: str) -> str:

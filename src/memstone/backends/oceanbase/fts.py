@@ -8,7 +8,8 @@ index holds exactly the analyzer's tokens. OceanBase maintains the index with th
 
 Two gaps of the parser, found on seekdb 1.4.0, are closed with a whole-token substring scan of the selected
 Memories' rows: its built-in English stopword list (no option turns it off; six of its words are informative
-terms of Analyzer v1: com, de, en, la, und, www) and its 84-character token limit.
+terms of Analyzer v1: com, de, en, la, und, www) and its 84-character token limit. The scan is skipped when MATCH
+already returned the full candidate depth with positive scores (a substring-only row scores 0 and could not enter).
 """
 
 from __future__ import annotations
@@ -51,6 +52,12 @@ def token_start(prefix: str) -> str:
     return "% " + prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+def _full_depth(scores: Sequence[float], depth: int) -> bool:
+    """Whether MATCH alone already filled the depth with positive scores: a row that only the substring scan finds
+    scores 0 and ranks below every one of them, so the scan could not change the result and is skipped."""
+    return len(scores) >= depth and min(scores) > 0
+
+
 def _marks(n: int) -> str:
     return ",".join("?" * n)
 
@@ -91,7 +98,7 @@ class OceanBaseFullText:
                 found[int(r[4])] = FtsRow(
                     MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], int(r[4]), float(r[5])
                 )
-        for term in substring_terms(terms):
+        for term in [] if _full_depth([f.score for f in found.values()], depth) else substring_terms(terms):
             for r in conn.q(
                 "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, h.projection_id "
                 f"FROM memory_entry_heads h WHERE {cond} AND CONCAT(' ', h.searchable_text, ' ') LIKE ? "
@@ -143,7 +150,7 @@ class OceanBaseFullText:
             ):
                 score = float(r[4])
                 found[r[2]] = (score, ArchiveRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], score))
-        for term in substring_terms(terms):
+        for term in [] if _full_depth([score for score, _ in found.values()], depth) else substring_terms(terms):
             for r in conn.q(
                 "SELECT a.memory_artifact_id, a.entry_id, a.entry_version_id, a.searchable_text "
                 f"FROM memory_entry_archive a WHERE {mids} AND CONCAT(' ', a.searchable_text, ' ') LIKE ? "

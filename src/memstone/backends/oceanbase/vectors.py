@@ -7,9 +7,9 @@
   deletes). Both have an HNSW index (L2, vsag); ``knn`` searches both and merges.
 - HNSW lags behind writes (bench/bench_oceanbase_hnsw.py: on seekdb, p50 ~7 ms and up to 50 ms on these
   index-organized tables under load; ~0.2 s and up to 2 s on a HEAP table). A search therefore also scans exactly
-  the rows written within ``fresh_window_s`` (``embedding_written_at`` / ``written_at``, the server's clock), and
-  falls back to the exact scan when the index returns fewer than k rows while more exist. ``exact=True`` is the
-  reference scan every fast path is checked against.
+  the rows written within ``fresh_window_s`` (``embedding_written_at`` / ``written_at``, the server's clock; both
+  sources in one statement), and runs the exact scan when the index returns fewer than k rows: three statements.
+  ``exact=True`` is the reference scan every fast path is checked against.
 - DDL (a dimension's column, index and table) runs on a side connection (``Connection.side_ddl``): ``create`` is
   called inside the core's write transaction, which DDL on the same connection would commit. ``drop`` deletes
   rows only (no DDL), so a model migration's swap stays one transaction.
@@ -182,21 +182,30 @@ class OceanBaseVectors:
             (schema.windows_table(dim), "embedding", "vector_rowid", "written_at"),
         )
         best: dict[int, float] = {}
-        for table, column, key, written in sources:
-            where = f"{mids} AND {column} IS NOT NULL AND {key} IS NOT NULL"
-            rows = self._nearest(conn, table, column, key, where, memory_ids, literal, k, approximate=not exact)
-            if not exact:
-                if len(rows) < k:
-                    # HNSW may return fewer than k rows (a small table, or rows not indexed yet): when more rows
-                    # exist than it returned, the exact scan answers instead.
-                    (available,) = conn.q(f"SELECT COUNT(*) FROM {table} WHERE {where}", list(memory_ids))[0]
-                    if int(available) > len(rows):
-                        rows = self._nearest(conn, table, column, key, where, memory_ids, literal, k, approximate=False)
-                fresh = f"{where} AND {written} >= NOW(6) - INTERVAL {int(self.fresh_window_s * 1e6)} MICROSECOND"
-                rows += self._nearest(conn, table, column, key, fresh, memory_ids, literal, k, approximate=False)
+
+        def keep(rows: list[tuple[float, int]]) -> None:
             for distance, rowid in rows:
                 if rowid not in best or distance < best[rowid]:
                     best[rowid] = distance
+
+        second: list[str] = []
+        for table, column, key, written in sources:
+            where = f"{mids} AND {column} IS NOT NULL AND {key} IS NOT NULL"
+            rows = self._nearest(conn, table, column, key, where, memory_ids, literal, k, approximate=not exact)
+            keep(rows)
+            if exact:
+                continue
+            if len(rows) >= k:  # and the rows written within the window, which the index may not hold yet
+                where += f" AND {written} >= NOW(6) - INTERVAL {int(self.fresh_window_s * 1e6)} MICROSECOND"
+            # else HNSW returned fewer than k rows (a small table, or rows not indexed yet): the exact scan answers
+            # (it holds the fresh rows too; when the index returned every row there is, it returns the same rows).
+            second.append(
+                f"(SELECT l2_distance({column}, ?) AS d, {key} AS r FROM {table} WHERE {where} "
+                f"ORDER BY l2_distance({column}, ?) LIMIT ?)"
+            )
+        if second:  # both sources' second scans in one statement
+            args = [literal, *memory_ids, literal, k]
+            keep([(float(r[0]), int(r[1])) for r in conn.q(" UNION ALL ".join(second), args * len(second))])
         return sorted((d, r) for r, d in best.items())[:k]
 
     @staticmethod

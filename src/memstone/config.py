@@ -19,7 +19,8 @@ Standard library only (no pydantic): ``memstone hook`` runs on every agent promp
 ``MEMSTONE_HOST``/``_PORT``/``_AUTH``  ``memstone serve``'s address, port and access mode
 ``MEMSTONE_HOOK_BUDGET_TOKENS``    session-start injection budget (default 1500 tokens)
 ``MEMSTONE_HOOK_PROMPT_TOKENS``    per-prompt injection budget (default 400 tokens; 0 turns it off)
-``MEMSTONE_HOOK_FOREGROUND``       ``1``: a hook captures before it answers (default: in a detached child)
+``MEMSTONE_HOOK_FOREGROUND``       ``1``: a hook on a local store captures before it answers (default: in a detached
+                                   child; a team server's capture always runs after the answer)
 ``MEMSTONE_CONFIG``                the settings file (default ``~/.memstone/config.toml``)
 =================================  ===================================================================
 """

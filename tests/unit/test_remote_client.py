@@ -30,7 +30,8 @@ from memstone.remote.client import decode_error
         pytest.param(401, "unauthenticated", Unauthenticated, id="unauthenticated"),
         pytest.param(403, "forbidden", Forbidden, id="forbidden"),
         pytest.param(503, "store_migrating", BackendUnavailable, id="migrating"),
-        pytest.param(428, "precondition_required", InvalidInput, id="unknown-code-by-status"),
+        pytest.param(428, "precondition_required", RevisionConflictError, id="precondition-is-a-stale-update"),
+        pytest.param(422, "a_code_from_a_newer_server", InvalidInput, id="unknown-code-by-status"),
         pytest.param(502, None, BackendError, id="a-proxy-page"),
     ],
 )

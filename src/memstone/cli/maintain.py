@@ -221,23 +221,10 @@ def status_command(ctx: click.Context, scope: str | None, threshold: int, as_jso
     obj = ctx.find_root().obj
 
     async def body(svc: MemoryService) -> None:
-        from ..maintenance import scope_status
-        from ..maintenance.daemon import daemon_records
+        from ..maintenance.daemon import status_report, status_text
 
-        st = await scope_status(svc, scope or obj.scope, threshold=threshold)
-        last = st.last_run.run_id if st.last_run is not None else "never"
-        human = f"{st.scope}  revision {st.head_revision}, {st.writes_since_run} writes since the last run ({last})"
-        if st.event is not None:
-            human += f"\nwrites_threshold_reached at {st.event.at} ({st.event.writes} >= {st.threshold})"
-        daemons = await daemon_records(svc)
-        for d in daemons:
-            human += (
-                f"\ndaemon {d.get('daemon_id')}: {d.get('status')} (pid {d.get('pid')} on {d.get('host')}, "
-                f"heartbeat {d.get('heartbeat_at')}{', ' + str(d.get('fatal')) if d.get('fatal') else ''})"
-            )
-        if not daemons:
-            human += "\nno maintenance daemon has run against this store (memstone daemon, or memstone serve)"
-        _echo(as_json, {**st.to_dict(), "daemons": daemons}, human)
+        report = await status_report(svc, scope or obj.scope, threshold=threshold)
+        _echo(as_json, report, status_text(report))
 
     _run(ctx, as_json, body)
 

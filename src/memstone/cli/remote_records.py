@@ -162,16 +162,10 @@ async def _review_reject(ctx: click.Context, client: RemoteClient) -> Payload:
 async def _maintenance_status(ctx: click.Context, client: RemoteClient) -> Payload:
     obj: Options = ctx.find_root().obj
     params = {"scope": ctx.params["scope"] or obj.scope, "threshold": ctx.params["threshold"]}
+    from ..maintenance.daemon import status_text
+
     st = await client.json("GET", "/api/maintenance/status", params=params)
-    last = _dict(st.get("last_run")).get("run_id") or "never"
-    human = (
-        f"{st.get('scope')}  revision {st.get('head_revision')}, {st.get('writes_since_run')} writes since the last "
-        f"run ({last})"
-    )
-    event = _dict(st.get("event"))
-    if event:
-        human += f"\nwrites_threshold_reached at {event.get('at')} ({event.get('writes')} >= {st.get('threshold')})"
-    return st, human
+    return st, status_text(st)
 
 
 MORE_COMMANDS: Mapping[str, Handler] = {

@@ -37,7 +37,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -305,4 +305,32 @@ async def daemon_records(svc: MemoryService, *, now: datetime | None = None) -> 
     return out
 
 
-__all__ = ["Daemon", "DaemonSettings", "LoopState", "daemon_records", "serve_health"]
+async def status_report(svc: MemoryService, scope: str, *, threshold: int) -> dict[str, object]:
+    """A scope's maintenance status (writes since its last run, the threshold event) and every daemon's health
+    record: what ``memstone maintenance status`` prints and ``GET /api/maintenance/status`` answers."""
+    from .trigger import scope_status
+
+    st = await scope_status(svc, scope, threshold=threshold)
+    return {**st.to_dict(), "daemons": await daemon_records(svc)}
+
+
+def status_text(st: Mapping[str, object]) -> str:
+    """The human form of a :func:`status_report` (``memstone maintenance status``, locally and remotely)."""
+    last_run, event, daemons = st.get("last_run"), st.get("event"), st.get("daemons")
+    last = last_run.get("run_id") if isinstance(last_run, dict) else "never"
+    human = (
+        f"{st['scope']}  revision {st['head_revision']}, {st['writes_since_run']} writes since the last run ({last})"
+    )
+    if isinstance(event, dict):
+        human += f"\nwrites_threshold_reached at {event.get('at')} ({event.get('writes')} >= {st['threshold']})"
+    for d in daemons if isinstance(daemons, list) else []:
+        human += (
+            f"\ndaemon {d.get('daemon_id')}: {d.get('status')} (pid {d.get('pid')} on {d.get('host')}, "
+            f"heartbeat {d.get('heartbeat_at')}{', ' + str(d.get('fatal')) if d.get('fatal') else ''})"
+        )
+    if not daemons:
+        human += "\nno maintenance daemon has run against this store (memstone daemon, or memstone serve)"
+    return human
+
+
+__all__ = ["Daemon", "DaemonSettings", "LoopState", "daemon_records", "serve_health", "status_report", "status_text"]

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from starlette.responses import JSONResponse, Response
 
-from ...maintenance import JudgeSettings, MaintenanceSettings, decide, maintain, proposal, proposals, runs, scope_status
+from ...maintenance import JudgeSettings, MaintenanceSettings, decide, maintain, proposal, proposals, runs
+from ...maintenance.daemon import status_report
 from ...maintenance.queue import carry_out, enqueue, run_record
 from ...maintenance.runner import repo_for
 from . import maintenance_schemas as s
@@ -105,7 +106,7 @@ async def status(call: Call) -> Response:
         from ...domain.errors import InvalidInput
 
         raise InvalidInput("name the scope", hint="GET /api/maintenance/status?scope=memstone://…")
-    return _ok(s.MaintenanceStatusOut, (await scope_status(svc, scope, threshold=q.threshold)).to_dict())
+    return _ok(s.MaintenanceStatusOut, await status_report(svc, scope, threshold=q.threshold))
 
 
 def maintenance_operations() -> list[Operation]:

@@ -101,3 +101,6 @@ class MaintenanceStatusOut(Open):
     threshold_reached: bool
     event: dict[str, object] | None
     last_run: MaintenanceRunOut | None
+    daemons: list[dict[str, object]] = Field(
+        default_factory=list, description="each maintenance daemon's health record (memstone daemon, serve)"
+    )

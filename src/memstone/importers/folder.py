@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..domain.errors import InvalidInput
+from ..domain.fields import field_dict
 from ..domain.model import EntryInput
 from ..domain.rules import normalize_tags, normalize_text, normalize_title, slugify
 from ..domain.scopes import parse_scope
@@ -56,13 +57,7 @@ class SyncConflict:
     reason: str
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "entry_id": self.entry_id,
-            "base_version_id": self.base_version_id,
-            "current_version_id": self.current_version_id,
-            "reason": self.reason,
-        }
+        return field_dict(self)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -82,15 +77,7 @@ class SyncReport:
         return bool(self.new_versions or self.new_entries or self.forgotten or self.files_written or self.files_removed)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "directory": self.directory,
-            "new_versions": self.new_versions,
-            "new_entries": self.new_entries,
-            "forgotten": self.forgotten,
-            "files_written": self.files_written,
-            "files_removed": self.files_removed,
-            "conflicts": [c.to_dict() for c in self.conflicts],
-        }
+        return {**field_dict(self), "conflicts": [c.to_dict() for c in self.conflicts]}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

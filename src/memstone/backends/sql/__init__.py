@@ -6,7 +6,7 @@ contract it must meet.
 """
 
 from .core import StoreCore
-from .engine import ArchiveRow, Conn, Dialect, Engine, FtsRow, FullText, Migrator, VectorCodec, VectorMeta
+from .engine import ArchiveRow, Conn, Dialect, Engine, FtsRow, FullText, Migrator, Nearest, VectorCodec, VectorMeta
 from .projection import HeadRow, pack_vector, unpack_vector
 from .vectors import VectorCandidate
 
@@ -19,6 +19,7 @@ __all__ = [
     "FullText",
     "HeadRow",
     "Migrator",
+    "Nearest",
     "StoreCore",
     "VectorCandidate",
     "VectorCodec",

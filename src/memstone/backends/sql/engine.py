@@ -179,6 +179,20 @@ class FullText(Protocol):
         ...
 
 
+class Nearest(NamedTuple):
+    """A question to the vector codec: the ``k`` windows of ``memory_ids`` nearest to ``vector``.
+
+    ``exact`` asks for the reference scan; ``generation`` is the store's vector generation (an in-process index
+    built under another generation is stale).
+    """
+
+    memory_ids: Sequence[str]
+    vector: tuple[float, ...]
+    k: int
+    generation: str
+    exact: bool = False
+
+
 class VectorCodec(Protocol):
     """The engine's vector storage for the shared metadata rows (``vector_rowid`` keys)."""
 
@@ -202,22 +216,11 @@ class VectorCodec(Protocol):
         """The rowids that have a stored vector (verify: a metadata row without one is damage)."""
         ...
 
-    def knn(
-        self,
-        conn: Conn,
-        memory_ids: Sequence[str],
-        vector: tuple[float, ...],
-        k: int,
-        *,
-        exact: bool,
-        generation: str,
-    ) -> list[tuple[float, int]]:
+    def knn(self, conn: Conn, ask: Nearest) -> list[tuple[float, int]]:
         """The ``k`` nearest windows as (L2 distance, rowid), nearest first; ``exact`` is the reference scan."""
         ...
 
-    def begin(
-        self, conn: Conn, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, *, generation: str
-    ) -> Callable[[], list[tuple[float, int]]] | None:
+    def begin(self, conn: Conn, ask: Nearest) -> Callable[[], list[tuple[float, int]]] | None:
         """Start a non-exact scan that finishes after the FTS statement (None: ``knn`` runs later)."""
         ...
 
@@ -307,6 +310,7 @@ __all__ = [
     "FtsRow",
     "FullText",
     "Migrator",
+    "Nearest",
     "Row",
     "VectorCodec",
     "VectorMeta",

@@ -145,6 +145,17 @@ class ArchiveRow(NamedTuple):
     score: float = 0.0  # the engine's relevance (higher is better; BM25 for SQLite)
 
 
+class Candidates(NamedTuple):
+    """A full-text question: the best ``depth`` head rows of ``memory_ids`` that match any of ``terms`` and pass
+    every ``where`` condition (on the head row, alias ``h``; ``args`` fill their placeholders in order)."""
+
+    memory_ids: Sequence[str]
+    terms: Sequence[str]
+    depth: int
+    where: Sequence[str] = ()
+    args: Sequence[object] = ()
+
+
 class FullText(Protocol):
     """The engine's full-text dialect over the analyzer's tokens."""
 
@@ -152,16 +163,8 @@ class FullText(Protocol):
 
     def drop_head(self, conn: Conn, memory_id: MemoryId, entry_id: EntryId) -> None: ...
 
-    def head_candidates(
-        self,
-        conn: Conn,
-        memory_ids: Sequence[str],
-        terms: Sequence[str],
-        depth: int,
-        where: Sequence[str],
-        args: Sequence[object],
-    ) -> list[FtsRow]:
-        """Top ``depth`` head rows (alias ``h``) matching any of ``terms`` and every ``where`` condition."""
+    def head_candidates(self, conn: Conn, ask: Candidates) -> list[FtsRow]:
+        """Top ``ask.depth`` head rows (alias ``h``) matching any of ``ask.terms`` and every ``ask.where`` condition."""
         ...
 
     def put_archive(self, conn: Conn, version: EntryVersion, text: str) -> None: ...
@@ -304,6 +307,7 @@ class VectorMeta:
 
 __all__ = [
     "ArchiveRow",
+    "Candidates",
     "Conn",
     "Dialect",
     "Engine",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import urllib.error
 import urllib.parse
@@ -11,8 +10,8 @@ from collections.abc import Mapping
 
 from ..domain.errors import InvalidInput, ProfileMismatchError
 from ..model_server import ModelServer
-from ..ports import EmbeddingProfile, EmbeddingResult, InferenceUsage
-from ._text import check_texts, split_by_chars
+from ..ports import EmbeddingProfile, EmbeddingResult
+from ._text import embed_in_batches, split_by_chars
 from .profiles import openai_profile
 from .vectors import normalize
 
@@ -101,17 +100,7 @@ class OpenAICompatibleEmbedder:
         return split_by_chars(text, self._window_chars)
 
     async def embed(self, texts: tuple[str, ...]) -> EmbeddingResult:
-        check_texts(texts)
-        vectors: list[tuple[float, ...]] = []
-        tokens = 0
-        calls = 0
-        for start in range(0, len(texts), self._batch_size):
-            batch = texts[start : start + self._batch_size]
-            batch_vectors, prompt_tokens = await asyncio.to_thread(self._request, batch)
-            vectors.extend(batch_vectors)
-            tokens += prompt_tokens
-            calls += 1
-        return EmbeddingResult(vectors=tuple(vectors), usage=InferenceUsage(calls=calls, input_tokens=tokens))
+        return await embed_in_batches(texts, self._batch_size, self._request)
 
     # ---- one request (runs in a worker thread) ----
     def _request(self, inputs: tuple[str, ...]) -> tuple[list[tuple[float, ...]], int]:

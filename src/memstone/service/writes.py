@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Literal, TypedDict, Unpack
 
 from ..domain.errors import (
@@ -117,6 +118,10 @@ class Writes:
         ('unchanged', (), ('ent_01J…',))
         """
         entries = entry_inputs(entries)
+        # The same call again as a plain append (the extract pipeline's entries, a scope write's retry).
+        append = partial(
+            self.remember_outcome, sources=sources, artifacts=artifacts, mode="append", author=author, surface=surface
+        )
         if mode not in ("append", "extract", "auto"):
             raise InvalidInput(f"unknown remember mode {mode!r}", hint="use append, extract or auto")
         if mode == "auto":
@@ -141,16 +146,7 @@ class Writes:
             proposed = list(await pipeline.candidates(evidence, live))
             if not proposed:
                 return RememberOutcome(status="unchanged", revision=base_now)
-            return await self.remember_outcome(
-                memory,
-                entries=proposed,
-                sources=sources,
-                artifacts=artifacts,
-                mode="append",
-                scope=scope,
-                author=author,
-                surface=surface,
-            )
+            return await append(memory, entries=proposed, scope=scope)
         if not entries:
             raise InvalidInput("append needs at least one entry")
         closed = await self._core.kinds()
@@ -282,16 +278,7 @@ class Writes:
                 # Why: a scope write names no base Revision, so both writes must be kept, in the one Memory the
                 #      scope is bound to; each retry follows another writer's success, so it terminates.
                 # Outcome: retry against the scope's current head.
-                return await self.remember_outcome(
-                    None,
-                    entries=entries,
-                    sources=sources,
-                    artifacts=artifacts,
-                    mode="append",
-                    scope=scope,
-                    author=author,
-                    surface=surface,
-                )
+                return await append(None, entries=entries, scope=scope)
             raise
 
     async def update(

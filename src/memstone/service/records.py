@@ -31,7 +31,7 @@ from ..domain.records import (
     order_records,
 )
 from ..domain.rules import (
-    next_version,
+    NextVersions,
     normalize_artifacts,
     normalize_reason,
     normalize_relation_kind,
@@ -179,23 +179,15 @@ class Records:
         """Commit new versions of live entries (and deactivations) in one Revision; identical content is a no-op."""
         now = self._core._clock()
         provenance = Provenance(author=self._core._author, surface=surface or self._core._surface, created_at=now)
-        changes: list[Change] = []
-        versions: list[EntryVersion] = []
+        batch = NextVersions(
+            memory_id=base.memory_id, revision=base.revision + 1, provenance=provenance, new_id=self._core._new_id
+        )
+        changes, versions = batch.changes, batch.versions
         for prev, content, reason in revisions:
             if content.content_hash == prev.entry_content_hash:
                 continue
             await self._core._check_kind(content.kind)
-            version, change = next_version(
-                base.memory_id,
-                content,
-                prev=prev,
-                new_id=self._core._new_id,
-                revision=base.revision + 1,
-                provenance=provenance,
-                reason=reason,
-            )
-            versions.append(version)
-            changes.append(change)
+            batch.add(content, prev=prev, reason=reason)
         for eid, vid, reason in deactivate:
             changes.append(
                 Change(

@@ -33,10 +33,10 @@ from ..domain.model import (
     UpdateResult,
 )
 from ..domain.rules import (
+    NextVersions,
     build_content,
     entry_inputs,
     items_of,
-    next_version,
     normalize_artifacts,
     normalize_reason,
     normalize_source_ids,
@@ -183,8 +183,10 @@ class Writes:
             for v in await self._core.backend.read(VersionsQuery(memory_id=memory_id, version_ids=ver_ids)):
                 previous[v.entry_version_id] = v
 
-        changes: list[Change] = []
-        new_versions: list[EntryVersion] = []
+        batch = NextVersions(
+            memory_id=memory_id, revision=new_revision, provenance=provenance, new_id=self._core._new_id
+        )
+        changes, new_versions = batch.changes, batch.versions
         existing: list[EntryId] = []  # live entries that already hold what an entry gives
         pending_new: dict[str, EntryContent] = {}
         for item in entries:
@@ -211,17 +213,7 @@ class Writes:
                 existing.append(eid)
                 continue  # identical content is a no-op
             reason = normalize_reason(item.reason) or flag_reason(prev.content, content)
-            version, change = next_version(
-                memory_id,
-                content,
-                prev=prev,
-                new_id=self._core._new_id,
-                revision=new_revision,
-                provenance=provenance,
-                reason=reason,
-            )
-            new_versions.append(version)
-            changes.append(change)
+            batch.add(content, prev=prev, reason=reason)
         if pending_new and base is not None:
             found = await self._core.backend.read(ContentQuery(memory_id=memory_id, content_hashes=tuple(pending_new)))
             for v, state in found:
@@ -235,17 +227,7 @@ class Writes:
                     normalize_reason(item.reason),
                 )
         for content_hash, content in pending_new.items():
-            version, change = next_version(
-                memory_id,
-                content,
-                prev=None,
-                new_id=self._core._new_id,
-                revision=new_revision,
-                provenance=provenance,
-                reason=reasons.get(content_hash),
-            )
-            new_versions.append(version)
-            changes.append(change)
+            batch.add(content, prev=None, reason=reasons.get(content_hash))
         if not changes:
             if (
                 base is not None
@@ -409,10 +391,15 @@ class Writes:
         if base is None:  # found by bench/bench_fuzz.py: forget(None, …) was an AssertionError
             raise InvalidInput("name the Memory to change", hint="pass its head: await service.head(memory_id)")
         current = await self._core.entries(base)
-        changes: list[Change] = []
-        new_versions: list[EntryVersion] = []
-        deactivated: set[str] = set()
         now = self._core._clock()
+        batch = NextVersions(
+            memory_id=base.memory_id,
+            revision=base.revision + 1,
+            provenance=Provenance(author=self._core._author, surface="workflow", created_at=now),
+            new_id=self._core._new_id,
+        )
+        changes, new_versions = batch.changes, batch.versions
+        deactivated: set[str] = set()
         if dedupe:
             by_hash: dict[str, list[EntryVersion]] = {}
             for v in current:
@@ -443,18 +430,7 @@ class Writes:
                 )
                 if normalized.content_hash == v.entry_content_hash:
                     continue
-                provenance = Provenance(author=self._core._author, surface="workflow", created_at=now)
-                version, change = next_version(
-                    v.memory_id,
-                    normalized,
-                    prev=v,
-                    new_id=self._core._new_id,
-                    revision=base.revision + 1,
-                    provenance=provenance,
-                    reason="normalize",
-                )
-                new_versions.append(version)
-                changes.append(change)
+                batch.add(normalized, prev=v, reason="normalize")
         if not changes:
             return base
         plan = WritePlan(

@@ -36,6 +36,7 @@ from ..domain.fields import field_dict
 from ..domain.model import EntryInput
 from ..domain.rules import normalize_tags, normalize_text, normalize_title, slugify
 from ..domain.scopes import parse_scope
+from .files import read_utf8
 from .frontmatter import quote, split_frontmatter
 
 if TYPE_CHECKING:
@@ -131,10 +132,7 @@ def file_name(r: Record) -> str:
 def parse_file(path: Path, root: Path) -> FileEntry:
     """Read a sync file; scope and kind default to its place in the folder."""
     where = str(path)
-    try:
-        text = path.read_text("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{where}: not UTF-8 text") from exc
+    text = read_utf8(path)
     fm = split_frontmatter(text, where=where)
     parts = path.relative_to(root).parts
     scope_value = fm.data.get("scope")

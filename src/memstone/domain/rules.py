@@ -374,3 +374,15 @@ class NextVersions:
         )
         self.versions.append(version)
         self.changes.append(change)
+
+    def deactivate(self, entry_id: EntryId, version_id: EntryVersionId, reason: str | None) -> None:
+        """Deactivate the entry whose current version is ``version_id``."""
+        self.changes.append(
+            Change(
+                op="deactivate",
+                entry_id=entry_id,
+                from_entry_version_id=version_id,
+                to_entry_version_id=None,
+                reason=reason,
+            )
+        )

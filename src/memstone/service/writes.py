@@ -15,7 +15,7 @@ from ..domain.errors import (
     RevisionConflictError,
     StaleEntryError,
 )
-from ..domain.ids import EntryId, EntryVersionId, MemoryId
+from ..domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
 from ..domain.model import (
     ArtifactRef,
     Change,
@@ -70,6 +70,29 @@ class RememberOptions(TypedDict, total=False):
     author: str | None
     surface: Surface | None
     rebase: bool
+
+
+def plan_of(
+    batch: NextVersions,
+    *,
+    sources: tuple[SourceId, ...] = (),
+    artifacts: tuple[ArtifactRef, ...] = (),
+    bind_scope: str | None = None,
+) -> WritePlan:
+    """The write plan of ``batch``: its changes and versions on the Revision before it, under its provenance."""
+    p = batch.provenance
+    return WritePlan(
+        memory_id=batch.memory_id,
+        base_revision=batch.revision - 1,
+        changes=tuple(batch.changes),
+        new_versions=tuple(batch.versions),
+        sources=sources,
+        artifacts=artifacts,
+        author=p.author,
+        surface=p.surface,
+        created_at=p.created_at,
+        bind_scope=bind_scope,
+    )
 
 
 class Writes:
@@ -186,7 +209,6 @@ class Writes:
         batch = NextVersions(
             memory_id=memory_id, revision=new_revision, provenance=provenance, new_id=self._core._new_id
         )
-        changes, new_versions = batch.changes, batch.versions
         existing: list[EntryId] = []  # live entries that already hold what an entry gives
         pending_new: dict[str, EntryContent] = {}
         for item in entries:
@@ -228,7 +250,7 @@ class Writes:
                 )
         for content_hash, content in pending_new.items():
             batch.add(content, prev=None, reason=reasons.get(content_hash))
-        if not changes:
+        if not batch.changes:
             if (
                 base is not None
                 and not from_scope
@@ -240,18 +262,7 @@ class Writes:
                 raise RevisionConflictError(base.memory_id, expected=base.revision)
             # a no-op writes nothing (None for a new Memory)
             return RememberOutcome(status="unchanged", revision=base, existing=tuple(existing))
-        plan = WritePlan(
-            memory_id=memory_id,
-            base_revision=base_revision,
-            changes=tuple(changes),
-            new_versions=tuple(new_versions),
-            sources=op_sources,
-            artifacts=op_artifacts,
-            author=provenance.author,
-            surface=provenance.surface,
-            created_at=now,
-            bind_scope=scope if base is None else None,
-        )
+        plan = plan_of(batch, sources=op_sources, artifacts=op_artifacts, bind_scope=scope if base is None else None)
         try:
             return RememberOutcome.committed(await self._core._commit(plan, rebase=rebase), existing=existing)
         except RevisionConflictError:
@@ -398,7 +409,6 @@ class Writes:
             provenance=Provenance(author=self._core._author, surface="workflow", created_at=now),
             new_id=self._core._new_id,
         )
-        changes, new_versions = batch.changes, batch.versions
         deactivated: set[str] = set()
         if dedupe:
             by_hash: dict[str, list[EntryVersion]] = {}
@@ -408,15 +418,7 @@ class Writes:
                 group.sort(key=lambda v: v.entry_id.encode("utf-8"))
                 for dup in group[1:]:
                     deactivated.add(dup.entry_id)
-                    changes.append(
-                        Change(
-                            op="deactivate",
-                            entry_id=dup.entry_id,
-                            from_entry_version_id=dup.entry_version_id,
-                            to_entry_version_id=None,
-                            reason="dedupe",
-                        )
-                    )
+                    batch.deactivate(dup.entry_id, dup.entry_version_id, "dedupe")
         if normalize:
             for v in current:
                 if v.entry_id in deactivated:
@@ -431,18 +433,9 @@ class Writes:
                 if normalized.content_hash == v.entry_content_hash:
                     continue
                 batch.add(normalized, prev=v, reason="normalize")
-        if not changes:
+        if not batch.changes:
             return base
-        plan = WritePlan(
-            memory_id=base.memory_id,
-            base_revision=base.revision,
-            changes=tuple(changes),
-            new_versions=tuple(new_versions),
-            author=self._core._author,
-            surface="workflow",
-            created_at=now,
-        )
-        return await self._core._commit(plan)
+        return await self._core._commit(plan_of(batch))
 
 
 __all__ = ["Writes"]

@@ -271,13 +271,10 @@ class RawEngine:
         if self.engine == "postgresql":
             from memstone.backends.postgres.engine import PostgresConn
             from memstone.backends.postgres.fts import PostgresFullText
+            from memstone.backends.sql.engine import Candidates
 
-            where = ["h.memory_artifact_id IN (?)"]
-            return list(
-                PostgresFullText().head_candidates(
-                    PostgresConn(self._conn), [self.memory_id], terms, k, where, [self.memory_id]
-                )
-            )
+            ask = Candidates([self.memory_id], terms, k, ["h.memory_artifact_id IN (?)"], [self.memory_id])
+            return list(PostgresFullText().head_candidates(PostgresConn(self._conn), ask))
         from memstone.backends.oceanbase.fts import match_terms
 
         match = " ".join(match_terms(terms))

@@ -11,16 +11,14 @@ HTTP errors raise :class:`BackendError`. No retries here: the caller decides.
 from __future__ import annotations
 
 import asyncio
-import http.client
 import json
 import urllib.error
 import urllib.parse
 import urllib.request
 
-from .domain.errors import BackendError, BackendUnavailable, InvalidInput
+from .domain.errors import InvalidInput
+from .model_server import ModelServer
 from .ports import ChatResult, InferenceUsage
-
-_MAX_ERROR_BODY = 2000
 
 
 class OpenAICompatibleChat:
@@ -48,9 +46,17 @@ class OpenAICompatibleChat:
             raise InvalidInput(f"max_tokens must be a positive integer, got {max_tokens!r}")
         self._url = f"{base_url.rstrip('/')}/chat/completions"
         self._model = model
-        self._api_key = api_key
-        self._timeout = float(timeout)
         self._max_tokens = max_tokens
+        self._server = ModelServer(
+            url=self._url,
+            server="chat model server",
+            request="chat",
+            api_key=api_key,
+            timeout=float(timeout),
+            unreachable_hint="check that the server is running and the judge URL is right",
+            key_hint="check the API key",
+            other_hint="check the URL",
+        )
 
     @property
     def name(self) -> str:
@@ -69,39 +75,7 @@ class OpenAICompatibleChat:
     def _request(self, system: str, user: str) -> ChatResult:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         payload = {"model": self._model, "messages": messages, "temperature": 0, "max_tokens": self._max_tokens}
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        req = urllib.request.Request(self._url, data=body, headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(req, timeout=self._timeout) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as exc:
-            raise self._http_error(exc) from exc
-        except urllib.error.URLError as exc:
-            raise BackendUnavailable(
-                f"chat model server {self._url} is unreachable: {exc.reason}",
-                orig=exc,
-                hint="check that the server is running and the judge URL is right",
-            ) from exc
-        except (OSError, http.client.HTTPException) as exc:
-            raise BackendUnavailable(f"chat request to {self._url} failed: {type(exc).__name__}: {exc}") from exc
-        return self._parse(raw)
-
-    def _http_error(self, exc: urllib.error.HTTPError) -> Exception:
-        try:
-            detail = exc.read(_MAX_ERROR_BODY).decode("utf-8", "replace").strip()
-        except Exception:  # the body is best effort only
-            detail = ""
-        finally:
-            exc.close()
-        message = f"chat model server {self._url} answered HTTP {exc.code}" + (f": {detail}" if detail else "")
-        if exc.code in (408, 429) or exc.code >= 500:
-            return BackendUnavailable(message, orig=exc)
-        if exc.code in (400, 413, 422):
-            return InvalidInput(message)
-        return BackendError(message, orig=exc, hint="check the API key" if exc.code in (401, 403) else "check the URL")
+        return self._parse(self._server.post(payload))
 
     def _parse(self, raw: bytes) -> ChatResult:
         where = f"chat response from {self._url}"

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..domain.errors import InvalidInput
+from ..domain.fields import field_dict
 from ..domain.scopes import ANONYMOUS, Scope, parse_scope
 from .errors import Forbidden
 
@@ -141,7 +142,7 @@ class Grant:
         return self.scope == scope.uri
 
     def to_dict(self) -> dict[str, object]:
-        return {"scope": self.scope, "permission": self.permission}
+        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import InvalidInput
+from .fields import field_dict
 from .ids import EntryId, EntryVersionId, MemoryId
 from .model import EntryContent, EntryVersion, Revision
 
@@ -152,15 +153,7 @@ class BlameField:
     created_at: str
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "field": self.field,
-            "value": self.value,
-            "entry_version_id": self.entry_version_id,
-            "version": self.version,
-            "revision": self.revision,
-            "author": self.author,
-            "created_at": self.created_at,
-        }
+        return field_dict(self)
 
 
 def blame_fields(versions: Sequence[EntryVersion], *, upto: EntryVersionId | None = None) -> tuple[BlameField, ...]:

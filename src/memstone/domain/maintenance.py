@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, get_args
 
 from .errors import InvalidInput
+from .fields import field_dict
 from .ids import EntryId, MemoryId
 from .model import STALE_TAG
 
@@ -255,15 +256,7 @@ class MaintenanceEvent:
     head_revision: int
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "event_id": self.event_id,
-            "scope": self.scope,
-            "kind": self.kind,
-            "at": self.at,
-            "writes": self.writes,
-            "threshold": self.threshold,
-            "head_revision": self.head_revision,
-        }
+        return field_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> MaintenanceEvent:

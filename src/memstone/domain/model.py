@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from .canonical import ENTRY_CONTENT_TAG, canonical_json_floatless, tagged_sha256
+from .fields import field_dict
 from .ids import EntryId, EntryVersionId, MemoryId, SourceId
 from .purge import PURGE_MARK, PURGED_TEXT
 
@@ -50,7 +51,7 @@ class ArtifactRef:
     revision: int
 
     def to_dict(self) -> dict[str, object]:
-        return {"memory_id": self.memory_id, "revision": self.revision}
+        return field_dict(self)
 
     def __str__(self) -> str:
         return f"{self.memory_id}@{self.revision}"
@@ -64,7 +65,7 @@ class Relation:
     target: EntryId
 
     def to_dict(self) -> dict[str, object]:
-        return {"kind": self.kind, "target": self.target}
+        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -187,13 +188,7 @@ class Change:
     reason: str | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "op": self.op,
-            "entry_id": self.entry_id,
-            "from_entry_version_id": self.from_entry_version_id,
-            "to_entry_version_id": self.to_entry_version_id,
-            "reason": self.reason,
-        }
+        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -219,18 +214,10 @@ class Revision:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "memory_id": self.memory_id,
-            "revision": self.revision,
-            "content_hash": self.content_hash,
-            "manifest_root": self.manifest_root,
-            "entry_count": self.entry_count,
-            "active_count": self.active_count,
+            **field_dict(self),
             "changes": [c.to_dict() for c in self.changes],
             "sources": list(self.sources),
             "artifacts": [a.to_dict() for a in self.artifacts],
-            "author": self.author,
-            "surface": self.surface,
-            "created_at": self.created_at,
         }
 
 
@@ -450,15 +437,7 @@ class Shadowed:
     shadowed_by_scope: str
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "memory_ref": self.memory_ref.to_dict(),
-            "entry_id": self.entry_id,
-            "kind": self.kind,
-            "slug": self.slug,
-            "scope": self.scope,
-            "shadowed_by": self.shadowed_by,
-            "shadowed_by_scope": self.shadowed_by_scope,
-        }
+        return {**field_dict(self), "memory_ref": self.memory_ref.to_dict()}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -502,12 +481,7 @@ class Citation:
     entry_content_hash: str | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "memory_ref": self.memory_ref.to_dict(),
-            "entry_id": self.entry_id,
-            "entry_version_id": self.entry_version_id,
-            "entry_content_hash": self.entry_content_hash,
-        }
+        return {**field_dict(self), "memory_ref": self.memory_ref.to_dict()}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .fields import field_dict
 from .ids import EntryId, EntryVersionId, MemoryId
 
 PURGE_MARK = "\x00memstone:purged:"
@@ -43,18 +44,7 @@ class Tombstone:
     purged_at: str
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "purge_id": self.purge_id,
-            "memory_id": self.memory_id,
-            "entry_id": self.entry_id,
-            "entry_version_id": self.entry_version_id,
-            "version": self.version,
-            "entry_content_hash": self.entry_content_hash,
-            "reason": self.reason,
-            "author": self.author,
-            "surface": self.surface,
-            "purged_at": self.purged_at,
-        }
+        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

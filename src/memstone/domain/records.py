@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
+from .fields import field_dict
 from .ids import EntryId, EntryVersionId
 from .model import STALE_TAG, ArtifactRef, EntryState, EntryVersion, MemoryHit, Shadowed
 
@@ -165,15 +166,7 @@ class CrossLink:
     other_state: EntryState | Literal["missing"] = "active"
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "direction": self.direction,
-            "kind": self.kind,
-            "source": self.source,
-            "target": self.target,
-            "other_title": self.other_title,
-            "other_kind": self.other_kind,
-            "other_state": self.other_state,
-        }
+        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -186,7 +179,7 @@ class Omission:
     cost: int
 
     def to_dict(self) -> dict[str, object]:
-        return {"entry_id": self.entry_id, "section": self.section, "reason": self.reason, "cost": self.cost}
+        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,6 +6,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from .errors import InvalidInput
@@ -347,3 +348,41 @@ def next_version(
         reason=reason,
     )
     return version, change
+
+
+@dataclass(slots=True, kw_only=True)
+class NextVersions:
+    """The new versions and changes of one Revision, an entry at a time (:func:`next_version`)."""
+
+    memory_id: MemoryId
+    revision: int
+    provenance: Provenance
+    new_id: Callable[[str], str]
+    versions: list[EntryVersion] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)  # callers add their deactivations here too
+
+    def add(self, content: EntryContent, *, prev: EntryVersion | None, reason: str | None) -> None:
+        """The next version of ``prev`` (a new entry when None) holding ``content``, and its change."""
+        version, change = next_version(
+            self.memory_id,
+            content,
+            prev=prev,
+            new_id=self.new_id,
+            revision=self.revision,
+            provenance=self.provenance,
+            reason=reason,
+        )
+        self.versions.append(version)
+        self.changes.append(change)
+
+    def deactivate(self, entry_id: EntryId, version_id: EntryVersionId, reason: str | None) -> None:
+        """Deactivate the entry whose current version is ``version_id``."""
+        self.changes.append(
+            Change(
+                op="deactivate",
+                entry_id=entry_id,
+                from_entry_version_id=version_id,
+                to_entry_version_id=None,
+                reason=reason,
+            )
+        )

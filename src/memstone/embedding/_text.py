@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import unicodedata
+from collections.abc import Callable
 
 from ..domain.errors import InvalidInput
+from ..ports import EmbeddingResult, InferenceUsage
+
+Encoder = Callable[[tuple[str, ...]], tuple[list[tuple[float, ...]], int]]  # a batch -> (its vectors, its tokens)
 
 # Candidate cut points, best first; a cut goes right after the match.
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
@@ -70,3 +75,18 @@ def check_texts(texts: object) -> None:
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise InvalidInput(f"texts[{i}] is {type(text).__name__}, not str")
+
+
+async def embed_in_batches(texts: tuple[str, ...], batch_size: int, encode: Encoder) -> EmbeddingResult:
+    """Check ``texts`` and embed them ``batch_size`` at a time: each batch is one ``encode`` call, on a worker
+    thread. ``usage`` sums the batches' tokens and counts the calls."""
+    check_texts(texts)
+    vectors: list[tuple[float, ...]] = []
+    tokens = 0
+    calls = 0
+    for start in range(0, len(texts), batch_size):
+        batch_vectors, batch_tokens = await asyncio.to_thread(encode, texts[start : start + batch_size])
+        vectors.extend(batch_vectors)
+        tokens += batch_tokens
+        calls += 1
+    return EmbeddingResult(vectors=tuple(vectors), usage=InferenceUsage(calls=calls, input_tokens=tokens))

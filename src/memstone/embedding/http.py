@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
-import http.client
 import json
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 
-from ..domain.errors import BackendError, BackendUnavailable, InvalidInput, ProfileMismatchError
-from ..ports import EmbeddingProfile, EmbeddingResult, InferenceUsage
-from ._text import check_texts, split_by_chars
+from ..domain.errors import InvalidInput, ProfileMismatchError
+from ..model_server import ModelServer
+from ..ports import EmbeddingProfile, EmbeddingResult
+from ._text import embed_in_batches, split_by_chars
 from .profiles import openai_profile
 from .vectors import normalize
-
-_MAX_ERROR_BODY = 2000
 
 
 def _reject_constant(name: str) -> object:
@@ -73,11 +70,19 @@ class OpenAICompatibleEmbedder:
         self._url = f"{self._base_url}/embeddings"
         self._model = model
         self._profile = openai_profile(model, _positive_int("dimension", dimension))
-        self._api_key = api_key
-        self._timeout = float(timeout)
         self._window_chars = _positive_int("window_chars", window_chars)
         self._batch_size = _positive_int("batch_size", batch_size)
-        self._headers = dict(headers or {})
+        self._server = ModelServer(
+            url=self._url,
+            server="embedding server",
+            request="embedding",
+            api_key=api_key,
+            timeout=float(timeout),
+            headers=dict(headers or {}),
+            unreachable_hint="check that the server is running and base_url is right",
+            key_hint="check api_key",
+            other_hint="check base_url and model",
+        )
 
     @property
     def profile(self) -> EmbeddingProfile:
@@ -95,56 +100,11 @@ class OpenAICompatibleEmbedder:
         return split_by_chars(text, self._window_chars)
 
     async def embed(self, texts: tuple[str, ...]) -> EmbeddingResult:
-        check_texts(texts)
-        vectors: list[tuple[float, ...]] = []
-        tokens = 0
-        calls = 0
-        for start in range(0, len(texts), self._batch_size):
-            batch = texts[start : start + self._batch_size]
-            batch_vectors, prompt_tokens = await asyncio.to_thread(self._request, batch)
-            vectors.extend(batch_vectors)
-            tokens += prompt_tokens
-            calls += 1
-        return EmbeddingResult(vectors=tuple(vectors), usage=InferenceUsage(calls=calls, input_tokens=tokens))
+        return await embed_in_batches(texts, self._batch_size, self._request)
 
     # ---- one request (runs in a worker thread) ----
     def _request(self, inputs: tuple[str, ...]) -> tuple[list[tuple[float, ...]], int]:
-        body = json.dumps({"model": self._model, "input": list(inputs)}, ensure_ascii=False).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Accept": "application/json", **self._headers}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        req = urllib.request.Request(self._url, data=body, headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(req, timeout=self._timeout) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as exc:
-            raise self._http_error(exc) from exc
-        except urllib.error.URLError as exc:
-            raise BackendUnavailable(
-                f"embedding server {self._url} is unreachable: {exc.reason}",
-                orig=exc,
-                hint="check that the server is running and base_url is right",
-            ) from exc
-        except (OSError, http.client.HTTPException) as exc:  # timeouts, resets, truncated responses
-            raise BackendUnavailable(
-                f"embedding request to {self._url} failed: {type(exc).__name__}: {exc}", orig=exc
-            ) from exc
-        return self._parse(raw, len(inputs))
-
-    def _http_error(self, exc: urllib.error.HTTPError) -> Exception:
-        try:
-            detail = exc.read(_MAX_ERROR_BODY).decode("utf-8", "replace").strip()
-        except Exception:  # the body is best effort only
-            detail = ""
-        finally:
-            exc.close()
-        message = f"embedding server {self._url} answered HTTP {exc.code}" + (f": {detail}" if detail else "")
-        if exc.code in (408, 429) or exc.code >= 500:
-            return BackendUnavailable(message, orig=exc)
-        if exc.code in (400, 413, 422):
-            return InvalidInput(message)
-        hint = "check api_key" if exc.code in (401, 403) else "check base_url and model"
-        return BackendError(message, orig=exc, hint=hint)
+        return self._parse(self._server.post({"model": self._model, "input": list(inputs)}), len(inputs))
 
     def _parse(self, raw: bytes, expected: int) -> tuple[list[tuple[float, ...]], int]:
         where = f"embedding response from {self._url}"

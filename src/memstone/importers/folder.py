@@ -32,9 +32,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..domain.errors import InvalidInput
+from ..domain.fields import field_dict
 from ..domain.model import EntryInput
 from ..domain.rules import normalize_tags, normalize_text, normalize_title, slugify
 from ..domain.scopes import parse_scope
+from .files import read_utf8
 from .frontmatter import quote, split_frontmatter
 
 if TYPE_CHECKING:
@@ -56,13 +58,7 @@ class SyncConflict:
     reason: str
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "entry_id": self.entry_id,
-            "base_version_id": self.base_version_id,
-            "current_version_id": self.current_version_id,
-            "reason": self.reason,
-        }
+        return field_dict(self)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -82,15 +78,7 @@ class SyncReport:
         return bool(self.new_versions or self.new_entries or self.forgotten or self.files_written or self.files_removed)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "directory": self.directory,
-            "new_versions": self.new_versions,
-            "new_entries": self.new_entries,
-            "forgotten": self.forgotten,
-            "files_written": self.files_written,
-            "files_removed": self.files_removed,
-            "conflicts": [c.to_dict() for c in self.conflicts],
-        }
+        return {**field_dict(self), "conflicts": [c.to_dict() for c in self.conflicts]}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,10 +132,7 @@ def file_name(r: Record) -> str:
 def parse_file(path: Path, root: Path) -> FileEntry:
     """Read a sync file; scope and kind default to its place in the folder."""
     where = str(path)
-    try:
-        text = path.read_text("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{where}: not UTF-8 text") from exc
+    text = read_utf8(path)
     fm = split_frontmatter(text, where=where)
     parts = path.relative_to(root).parts
     scope_value = fm.data.get("scope")

@@ -16,6 +16,7 @@ from ..domain.errors import InvalidInput
 from ..domain.model import KNOWN_KINDS
 from ..domain.rules import MAX_TEXT_BYTES as MAX
 from ..domain.rules import slugify
+from .files import read_utf8
 from .frontmatter import split_frontmatter
 from .model import Draft, relation_kind, split_long
 from .rules import SKIP_DIRS
@@ -84,10 +85,7 @@ def parse_notes(path: Path) -> list[Draft]:
 
 def _read(file: Path, root: Path) -> dict[str, object]:
     where = str(file)
-    try:
-        text = file.read_text("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    text = read_utf8(file)
     fm = split_frontmatter(text, where=where)
     title = fm.data.get("title") or file.stem
     if not isinstance(title, str):

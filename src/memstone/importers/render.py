@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..domain.errors import InvalidInput
+from ..domain.fields import field_dict
 from .model import BLOCK_BEGIN, BLOCK_END
 
 if TYPE_CHECKING:
@@ -44,13 +45,7 @@ class RenderResult:
     important: int
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "agent": self.agent,
-            "path": self.path,
-            "changed": self.changed,
-            "mandatory": self.mandatory,
-            "important": self.important,
-        }
+        return field_dict(self)
 
 
 def _item(r: Record) -> str:

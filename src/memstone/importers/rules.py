@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..domain.errors import InvalidInput
+from .files import read_utf8
 from .frontmatter import split_frontmatter
 from .model import BLOCK_BEGIN, BLOCK_END, Draft, split_long, stable_slug
 from .wording import classify
@@ -89,9 +90,7 @@ def _parse_file(
         return []  # an import cycle, or a file imported twice: its rules are read once
     seen.add(file)
     try:
-        text = file.read_text("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+        text = read_utf8(file)
     except OSError as exc:
         raise InvalidInput(f"{file}: cannot be read ({exc.strerror})") from exc
     where = str(file)

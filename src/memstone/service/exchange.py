@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from ..domain.errors import Conflict, IntegrityError, InvalidInput
+from ..domain.fields import field_dict
 from ..domain.ids import EntryVersionId, MemoryId, SourceId
 from ..domain.ledger import (
     FORMAT,
@@ -72,15 +73,7 @@ class ExportReport:
     files: int
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "directory": self.directory,
-            "memories": self.memories,
-            "entries": self.entries,
-            "versions": self.versions,
-            "revisions": self.revisions,
-            "sources": self.sources,
-            "files": self.files,
-        }
+        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,14 +88,7 @@ class ImportReport:
     files: int
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "directory": self.directory,
-            "memories": self.memories,
-            "revisions_written": self.revisions_written,
-            "revisions_present": self.revisions_present,
-            "sources_written": self.sources_written,
-            "files": self.files,
-        }
+        return field_dict(self)
 
 
 def generated_slug(first: EntryVersion) -> str:

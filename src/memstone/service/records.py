@@ -18,7 +18,6 @@ from ..domain.history import BlameField, EntryDiff, blame_fields, diff_versions
 from ..domain.ids import EntryId, EntryVersionId, check_id
 from ..domain.model import (
     ArtifactRef,
-    Change,
     EntryContent,
     EntryVersion,
     MemoryHit,
@@ -31,7 +30,7 @@ from ..domain.records import (
     order_records,
 )
 from ..domain.rules import (
-    next_version,
+    NextVersions,
     normalize_artifacts,
     normalize_reason,
     normalize_relation_kind,
@@ -46,7 +45,6 @@ from ..ports import (
     CatalogueQuery,
     SlugQuery,
     VersionsQuery,
-    WritePlan,
 )
 from .core import (
     ServiceCore,
@@ -54,7 +52,7 @@ from .core import (
     flag_reason,
 )
 from .search import Search
-from .writes import Writes
+from .writes import Writes, plan_of
 
 if TYPE_CHECKING:  # the exchange loads on first use: hooks never pay for it
     from .exchange import ExportReport, ImportReport
@@ -179,40 +177,19 @@ class Records:
         """Commit new versions of live entries (and deactivations) in one Revision; identical content is a no-op."""
         now = self._core._clock()
         provenance = Provenance(author=self._core._author, surface=surface or self._core._surface, created_at=now)
-        changes: list[Change] = []
-        versions: list[EntryVersion] = []
+        batch = NextVersions(
+            memory_id=base.memory_id, revision=base.revision + 1, provenance=provenance, new_id=self._core._new_id
+        )
         for prev, content, reason in revisions:
             if content.content_hash == prev.entry_content_hash:
                 continue
             await self._core._check_kind(content.kind)
-            version, change = next_version(
-                base.memory_id,
-                content,
-                prev=prev,
-                new_id=self._core._new_id,
-                revision=base.revision + 1,
-                provenance=provenance,
-                reason=reason,
-            )
-            versions.append(version)
-            changes.append(change)
+            batch.add(content, prev=prev, reason=reason)
         for eid, vid, reason in deactivate:
-            changes.append(
-                Change(
-                    op="deactivate", entry_id=eid, from_entry_version_id=vid, to_entry_version_id=None, reason=reason
-                )
-            )
-        if not changes:
+            batch.deactivate(eid, vid, reason)
+        if not batch.changes:
             return base
-        plan = WritePlan(
-            memory_id=base.memory_id,
-            base_revision=base.revision,
-            changes=tuple(changes),
-            new_versions=tuple(versions),
-            author=provenance.author,
-            surface=provenance.surface,
-            created_at=now,
-        )
+        plan = plan_of(batch)
         return await self._core._commit(plan)
 
     async def flag(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Literal, TypedDict, Unpack
 
 from ..domain.errors import (
@@ -14,7 +15,7 @@ from ..domain.errors import (
     RevisionConflictError,
     StaleEntryError,
 )
-from ..domain.ids import EntryId, EntryVersionId, MemoryId
+from ..domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
 from ..domain.model import (
     ArtifactRef,
     Change,
@@ -32,10 +33,10 @@ from ..domain.model import (
     UpdateResult,
 )
 from ..domain.rules import (
+    NextVersions,
     build_content,
     entry_inputs,
     items_of,
-    next_version,
     normalize_artifacts,
     normalize_reason,
     normalize_source_ids,
@@ -69,6 +70,29 @@ class RememberOptions(TypedDict, total=False):
     author: str | None
     surface: Surface | None
     rebase: bool
+
+
+def plan_of(
+    batch: NextVersions,
+    *,
+    sources: tuple[SourceId, ...] = (),
+    artifacts: tuple[ArtifactRef, ...] = (),
+    bind_scope: str | None = None,
+) -> WritePlan:
+    """The write plan of ``batch``: its changes and versions on the Revision before it, under its provenance."""
+    p = batch.provenance
+    return WritePlan(
+        memory_id=batch.memory_id,
+        base_revision=batch.revision - 1,
+        changes=tuple(batch.changes),
+        new_versions=tuple(batch.versions),
+        sources=sources,
+        artifacts=artifacts,
+        author=p.author,
+        surface=p.surface,
+        created_at=p.created_at,
+        bind_scope=bind_scope,
+    )
 
 
 class Writes:
@@ -117,6 +141,10 @@ class Writes:
         ('unchanged', (), ('ent_01J…',))
         """
         entries = entry_inputs(entries)
+        # The same call again as a plain append (the extract pipeline's entries, a scope write's retry).
+        append = partial(
+            self.remember_outcome, sources=sources, artifacts=artifacts, mode="append", author=author, surface=surface
+        )
         if mode not in ("append", "extract", "auto"):
             raise InvalidInput(f"unknown remember mode {mode!r}", hint="use append, extract or auto")
         if mode == "auto":
@@ -141,16 +169,7 @@ class Writes:
             proposed = list(await pipeline.candidates(evidence, live))
             if not proposed:
                 return RememberOutcome(status="unchanged", revision=base_now)
-            return await self.remember_outcome(
-                memory,
-                entries=proposed,
-                sources=sources,
-                artifacts=artifacts,
-                mode="append",
-                scope=scope,
-                author=author,
-                surface=surface,
-            )
+            return await append(memory, entries=proposed, scope=scope)
         if not entries:
             raise InvalidInput("append needs at least one entry")
         closed = await self._core.kinds()
@@ -187,8 +206,9 @@ class Writes:
             for v in await self._core.backend.read(VersionsQuery(memory_id=memory_id, version_ids=ver_ids)):
                 previous[v.entry_version_id] = v
 
-        changes: list[Change] = []
-        new_versions: list[EntryVersion] = []
+        batch = NextVersions(
+            memory_id=memory_id, revision=new_revision, provenance=provenance, new_id=self._core._new_id
+        )
         existing: list[EntryId] = []  # live entries that already hold what an entry gives
         pending_new: dict[str, EntryContent] = {}
         for item in entries:
@@ -215,17 +235,7 @@ class Writes:
                 existing.append(eid)
                 continue  # identical content is a no-op
             reason = normalize_reason(item.reason) or flag_reason(prev.content, content)
-            version, change = next_version(
-                memory_id,
-                content,
-                prev=prev,
-                new_id=self._core._new_id,
-                revision=new_revision,
-                provenance=provenance,
-                reason=reason,
-            )
-            new_versions.append(version)
-            changes.append(change)
+            batch.add(content, prev=prev, reason=reason)
         if pending_new and base is not None:
             found = await self._core.backend.read(ContentQuery(memory_id=memory_id, content_hashes=tuple(pending_new)))
             for v, state in found:
@@ -239,18 +249,8 @@ class Writes:
                     normalize_reason(item.reason),
                 )
         for content_hash, content in pending_new.items():
-            version, change = next_version(
-                memory_id,
-                content,
-                prev=None,
-                new_id=self._core._new_id,
-                revision=new_revision,
-                provenance=provenance,
-                reason=reasons.get(content_hash),
-            )
-            new_versions.append(version)
-            changes.append(change)
-        if not changes:
+            batch.add(content, prev=None, reason=reasons.get(content_hash))
+        if not batch.changes:
             if (
                 base is not None
                 and not from_scope
@@ -262,18 +262,7 @@ class Writes:
                 raise RevisionConflictError(base.memory_id, expected=base.revision)
             # a no-op writes nothing (None for a new Memory)
             return RememberOutcome(status="unchanged", revision=base, existing=tuple(existing))
-        plan = WritePlan(
-            memory_id=memory_id,
-            base_revision=base_revision,
-            changes=tuple(changes),
-            new_versions=tuple(new_versions),
-            sources=op_sources,
-            artifacts=op_artifacts,
-            author=provenance.author,
-            surface=provenance.surface,
-            created_at=now,
-            bind_scope=scope if base is None else None,
-        )
+        plan = plan_of(batch, sources=op_sources, artifacts=op_artifacts, bind_scope=scope if base is None else None)
         try:
             return RememberOutcome.committed(await self._core._commit(plan, rebase=rebase), existing=existing)
         except RevisionConflictError:
@@ -282,16 +271,7 @@ class Writes:
                 # Why: a scope write names no base Revision, so both writes must be kept, in the one Memory the
                 #      scope is bound to; each retry follows another writer's success, so it terminates.
                 # Outcome: retry against the scope's current head.
-                return await self.remember_outcome(
-                    None,
-                    entries=entries,
-                    sources=sources,
-                    artifacts=artifacts,
-                    mode="append",
-                    scope=scope,
-                    author=author,
-                    surface=surface,
-                )
+                return await append(None, entries=entries, scope=scope)
             raise
 
     async def update(
@@ -422,10 +402,14 @@ class Writes:
         if base is None:  # found by bench/bench_fuzz.py: forget(None, …) was an AssertionError
             raise InvalidInput("name the Memory to change", hint="pass its head: await service.head(memory_id)")
         current = await self._core.entries(base)
-        changes: list[Change] = []
-        new_versions: list[EntryVersion] = []
-        deactivated: set[str] = set()
         now = self._core._clock()
+        batch = NextVersions(
+            memory_id=base.memory_id,
+            revision=base.revision + 1,
+            provenance=Provenance(author=self._core._author, surface="workflow", created_at=now),
+            new_id=self._core._new_id,
+        )
+        deactivated: set[str] = set()
         if dedupe:
             by_hash: dict[str, list[EntryVersion]] = {}
             for v in current:
@@ -434,15 +418,7 @@ class Writes:
                 group.sort(key=lambda v: v.entry_id.encode("utf-8"))
                 for dup in group[1:]:
                     deactivated.add(dup.entry_id)
-                    changes.append(
-                        Change(
-                            op="deactivate",
-                            entry_id=dup.entry_id,
-                            from_entry_version_id=dup.entry_version_id,
-                            to_entry_version_id=None,
-                            reason="dedupe",
-                        )
-                    )
+                    batch.deactivate(dup.entry_id, dup.entry_version_id, "dedupe")
         if normalize:
             for v in current:
                 if v.entry_id in deactivated:
@@ -456,30 +432,10 @@ class Writes:
                 )
                 if normalized.content_hash == v.entry_content_hash:
                     continue
-                provenance = Provenance(author=self._core._author, surface="workflow", created_at=now)
-                version, change = next_version(
-                    v.memory_id,
-                    normalized,
-                    prev=v,
-                    new_id=self._core._new_id,
-                    revision=base.revision + 1,
-                    provenance=provenance,
-                    reason="normalize",
-                )
-                new_versions.append(version)
-                changes.append(change)
-        if not changes:
+                batch.add(normalized, prev=v, reason="normalize")
+        if not batch.changes:
             return base
-        plan = WritePlan(
-            memory_id=base.memory_id,
-            base_revision=base.revision,
-            changes=tuple(changes),
-            new_versions=tuple(new_versions),
-            author=self._core._author,
-            surface="workflow",
-            created_at=now,
-        )
-        return await self._core._commit(plan)
+        return await self._core._commit(plan_of(batch))
 
 
 __all__ = ["Writes"]

@@ -393,18 +393,17 @@ def oceanbase_database(server_url: str, name: str | None = None) -> Iterator[str
     database = _database_name(name)
     args = oceanbase_connect_args(server_url)
     args.pop("database", None)
-    conn = pymysql.connect(autocommit=True, **args)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(f"CREATE DATABASE `{database}`")
-    finally:
-        conn.close()
-    try:
-        yield _with_database(server_url, database)
-    finally:
+
+    def execute(sql: str) -> None:
         conn = pymysql.connect(autocommit=True, **args)
         try:
             with conn.cursor() as cur:
-                cur.execute(f"DROP DATABASE IF EXISTS `{database}`")
+                cur.execute(sql)
         finally:
             conn.close()
+
+    execute(f"CREATE DATABASE `{database}`")
+    try:
+        yield _with_database(server_url, database)
+    finally:
+        execute(f"DROP DATABASE IF EXISTS `{database}`")

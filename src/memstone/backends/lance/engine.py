@@ -31,7 +31,7 @@ from ...domain.errors import BackendUnavailable, IntegrityError
 from ...domain.ids import EntryId, MemoryId
 from ...domain.model import EntryVersion
 from ...ports import Capabilities
-from ..sql.engine import ArchiveRow, Conn, Dialect, FtsRow, Migrator
+from ..sql.engine import ArchiveRow, Candidates, Conn, Dialect, FtsRow, Migrator
 from ..sqlite.engine import SQLiteEngine
 from ..sqlite.fts import SQLiteFullText
 from ..sqlite.purge import SQLitePurge
@@ -63,16 +63,8 @@ class LoggedFullText:
     def put_archive(self, conn: Conn, version: EntryVersion, text: str) -> None:
         self.inner.put_archive(conn, version, text)
 
-    def head_candidates(
-        self,
-        conn: Conn,
-        memory_ids: Sequence[str],
-        terms: Sequence[str],
-        depth: int,
-        where: Sequence[str],
-        args: Sequence[object],
-    ) -> list[FtsRow]:
-        return self.inner.head_candidates(conn, memory_ids, terms, depth, where, args)
+    def head_candidates(self, conn: Conn, ask: Candidates) -> list[FtsRow]:
+        return self.inner.head_candidates(conn, ask)
 
     def head_any(
         self, conn: Conn, terms: Sequence[str], prefixes: Sequence[str], where: Sequence[str], args: Sequence[object]

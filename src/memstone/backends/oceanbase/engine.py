@@ -26,18 +26,15 @@ transactions, and the vector codec runs it on a side connection (connection.py).
 
 from __future__ import annotations
 
-import asyncio
 import re
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
-from functools import partial
 from typing import TypeVar
 
 from ...domain.errors import BackendUnavailable, NotFound
 from ...ports import Capabilities
 from ..sql.engine import Dialect, Migrator
+from ..sql.workers import Workers
 from . import schema
 from .connection import UNKNOWN_DATABASE, Connection, translated
 from .fts import OceanBaseFullText
@@ -79,22 +76,14 @@ class OceanBaseEngine:
         self.url = url
         self._create = create
         self.db = Connection(url)
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="OceanBaseEngine")
-        self._lock = threading.Lock()
+        self._workers = Workers("OceanBaseEngine")
         self.dialect = OceanBaseDialect()
         self.vectors = OceanBaseVectors(self.db)
         self.fts = OceanBaseFullText(self.vectors)
         self.purge = OceanBasePurge(self._ddl_sync)
         self.server_version = ""
-        self._caps = Capabilities(fts=True, vector=True, hybrid=True, concurrent_processes=True, persistent=True)
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return self._caps
-
-    @property
-    def schema_version(self) -> int:
-        return schema.LATEST
+        self.schema_version = schema.LATEST
+        self.capabilities = Capabilities(fts=True, vector=True, hybrid=True, concurrent_processes=True, persistent=True)
 
     @property
     def conn(self) -> Connection:
@@ -102,12 +91,7 @@ class OceanBaseEngine:
 
     # ---------------------------------------------------------------- execution: one worker thread
     async def run(self, fn: Callable[..., T], *args: object) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, partial(self._locked, fn, *args))
-
-    def _locked(self, fn: Callable[..., T], *args: object) -> T:
-        with self._lock:
-            return fn(*args)
+        return await self._workers.run(fn, *args)
 
     async def run_short(self, fn: Callable[..., T], *args: object) -> T:
         return await self.run(fn, *args)  # a round trip to the server: never on the event loop's thread
@@ -251,7 +235,7 @@ class OceanBaseEngine:
 
     async def aclose(self) -> None:
         await self.run(self.db.close)
-        self._executor.shutdown(wait=True)
+        self._workers.shutdown()
 
 
 def kernel_version(comment: str) -> tuple[int, ...] | None:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
-from ..sql.engine import ArchiveRow, Conn, FtsRow
+from ..sql.engine import ArchiveRow, Candidates, Conn, FtsRow
 from .schema import MAX_TOKEN
 from .vectors import OceanBaseVectors
 
@@ -75,15 +75,8 @@ class OceanBaseFullText:
     def put_archive(self, conn: Conn, version: EntryVersion, text: str) -> None:
         return None
 
-    def head_candidates(
-        self,
-        conn: Conn,
-        memory_ids: Sequence[str],
-        terms: Sequence[str],
-        depth: int,
-        where: Sequence[str],
-        args: Sequence[object],
-    ) -> list[FtsRow]:
+    def head_candidates(self, conn: Conn, ask: Candidates) -> list[FtsRow]:
+        terms, depth, where, args = ask.terms, ask.depth, ask.where, ask.args
         found: dict[int, FtsRow] = {}
         indexed = match_terms(terms)
         cond = " AND ".join(where)

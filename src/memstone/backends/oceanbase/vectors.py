@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...domain.ids import MemoryId
-from ..sql.engine import Conn
+from ..sql.engine import Conn, Nearest
 from . import schema
 from .connection import Connection
 
@@ -160,16 +160,8 @@ class OceanBaseVectors:
             )
 
     # ---------------------------------------------------------------- search
-    def knn(
-        self,
-        conn: Conn,
-        memory_ids: Sequence[str],
-        vector: tuple[float, ...],
-        k: int,
-        *,
-        exact: bool,
-        generation: str,
-    ) -> list[tuple[float, int]]:
+    def knn(self, conn: Conn, ask: Nearest) -> list[tuple[float, int]]:
+        memory_ids, vector, k, exact = ask.memory_ids, ask.vector, ask.k, ask.exact
         dim = len(vector)
         if dim not in self.dims:
             self.refresh()
@@ -228,9 +220,7 @@ class OceanBaseVectors:
         )
         return [(float(r[0]), int(r[1])) for r in rows]
 
-    def begin(
-        self, conn: Conn, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, *, generation: str
-    ) -> Callable[[], list[tuple[float, int]]] | None:
+    def begin(self, conn: Conn, ask: Nearest) -> Callable[[], list[tuple[float, int]]] | None:
         return None  # the scan is a statement on the same connection: it runs after the FTS statement
 
     def staging(self, conn: Conn, *, keep: bool) -> None:

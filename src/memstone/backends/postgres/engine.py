@@ -14,13 +14,10 @@ write path: the schema is created by migrations at open, the vector table when a
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
-from functools import partial
 from typing import Any, TypeVar
 
 import psycopg
@@ -30,6 +27,7 @@ from psycopg_pool import ConnectionPool
 from ...domain.errors import BackendError, BackendUnavailable, NotFound
 from ...ports import Capabilities
 from ..sql.engine import Dialect, Migrator
+from ..sql.workers import Workers
 from . import schema
 from .errors import translated
 from .fts import PostgresFullText
@@ -115,22 +113,15 @@ class PostgresEngine:
         self._create = create
         self.pool_size = pool_size
         self._pool: ConnectionPool[psycopg.Connection[Any]] | None = None
-        self._executor = ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="PostgresEngine")
+        self._workers = Workers("PostgresEngine", size=pool_size, serial=False)
         self._local = threading.local()
         self.dialect = PostgresDialect()
         self.fts = PostgresFullText()
         self.vectors: PgVectors | None = PgVectors()
         self.purge = PostgresPurge(self._autocommit)
         self.upkeep = PostgresUpkeep(self._autocommit)
-        self._caps = Capabilities(fts=True, vector=True, hybrid=True, concurrent_processes=True, persistent=True)
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return self._caps
-
-    @property
-    def schema_version(self) -> int:
-        return schema.LATEST
+        self.schema_version = schema.LATEST
+        self.capabilities = Capabilities(fts=True, vector=True, hybrid=True, concurrent_processes=True, persistent=True)
 
     @property
     def conn(self) -> PostgresConn:
@@ -141,8 +132,7 @@ class PostgresEngine:
 
     # ---------------------------------------------------------------- execution: a pool of threads and connections
     async def run(self, fn: Callable[..., T], *args: object) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, partial(fn, *args))
+        return await self._workers.run(fn, *args)
 
     async def run_short(self, fn: Callable[..., T], *args: object) -> T:
         return await self.run(fn, *args)  # a network round trip never runs on the event loop
@@ -296,7 +286,9 @@ class PostgresEngine:
     def _use_vectors(self, available: bool) -> None:
         if not available:
             self.vectors = None
-            self._caps = Capabilities(fts=True, vector=False, hybrid=False, concurrent_processes=True, persistent=True)
+            self.capabilities = Capabilities(
+                fts=True, vector=False, hybrid=False, concurrent_processes=True, persistent=True
+            )
 
     async def aclose(self) -> None:
         def close() -> None:
@@ -305,7 +297,7 @@ class PostgresEngine:
                 self._pool = None
 
         await self.run(close)
-        self._executor.shutdown(wait=True)
+        self._workers.shutdown()
 
 
 __all__ = ["DEFAULT_POOL_SIZE", "PostgresEngine"]

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
-from ..sql.engine import ArchiveRow, Conn, FtsRow
+from ..sql.engine import ArchiveRow, Candidates, Conn, FtsRow
 
 K1 = 1.2
 B = 0.75
@@ -64,15 +64,8 @@ class PostgresFullText:
             (memory_id, entry_id, memory_id),
         )
 
-    def head_candidates(
-        self,
-        conn: Conn,
-        memory_ids: Sequence[str],
-        terms: Sequence[str],
-        depth: int,
-        where: Sequence[str],
-        args: Sequence[object],
-    ) -> list[FtsRow]:
+    def head_candidates(self, conn: Conn, ask: Candidates) -> list[FtsRow]:
+        terms, depth, where, args = ask.terms, ask.depth, ask.where, ask.args
         # Postings of the query's terms first (an index-only scan of the term index), scored, then each looked up
         # in the head rows that pass the filters (LATERAL: by the unique key, whatever the table statistics say),
         # so the cost follows the matching postings, never the size of the searched Memories.

@@ -12,7 +12,7 @@ import struct
 from collections.abc import Callable, Sequence
 
 from ...domain.ids import MemoryId
-from ..sql.engine import Conn
+from ..sql.engine import Conn, Nearest
 from . import schema
 from .fts import later
 
@@ -74,16 +74,8 @@ class PgVectors:
         if not keep:
             conn.x("DELETE FROM memory_vector_staging")  # the table itself is part of the schema
 
-    def knn(
-        self,
-        conn: Conn,
-        memory_ids: Sequence[str],
-        vector: tuple[float, ...],
-        k: int,
-        *,
-        exact: bool,
-        generation: str,
-    ) -> list[tuple[float, int]]:
+    def knn(self, conn: Conn, ask: Nearest) -> list[tuple[float, int]]:
+        memory_ids, vector, k, exact = ask.memory_ids, ask.vector, ask.k, ask.exact
         if not memory_ids:
             return []
         q = vector_text(vector)
@@ -110,9 +102,7 @@ class PgVectors:
             )
         return [(float(d), int(rowid)) for d, rowid in rows]
 
-    def begin(
-        self, conn: Conn, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, *, generation: str
-    ) -> Callable[[], list[tuple[float, int]]] | None:
+    def begin(self, conn: Conn, ask: Nearest) -> Callable[[], list[tuple[float, int]]] | None:
         return None  # the scan is one statement on this connection, after the FTS one
 
     def close(self) -> None:

@@ -6,12 +6,25 @@ contract it must meet.
 """
 
 from .core import StoreCore
-from .engine import ArchiveRow, Conn, Dialect, Engine, FtsRow, FullText, Migrator, VectorCodec, VectorMeta
+from .engine import (
+    ArchiveRow,
+    Candidates,
+    Conn,
+    Dialect,
+    Engine,
+    FtsRow,
+    FullText,
+    Migrator,
+    Nearest,
+    VectorCodec,
+    VectorMeta,
+)
 from .projection import HeadRow, pack_vector, unpack_vector
 from .vectors import VectorCandidate
 
 __all__ = [
     "ArchiveRow",
+    "Candidates",
     "Conn",
     "Dialect",
     "Engine",
@@ -19,6 +32,7 @@ __all__ = [
     "FullText",
     "HeadRow",
     "Migrator",
+    "Nearest",
     "StoreCore",
     "VectorCandidate",
     "VectorCodec",

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
 from ...domain.errors import InvalidInput
-from .engine import Engine, Row
+from .jobs import EngineJobs
 
 T = TypeVar("T")
 LOCK = "meta:capture_queue"
@@ -41,30 +41,10 @@ def flag_key(record: Mapping[str, object]) -> str | None:
     return hashlib.sha256(f"{flag.get('entry_version_id')}\0{flag.get('head_commit')}".encode()).hexdigest()
 
 
-class CaptureRecords:
+class CaptureRecords(EngineJobs):
     """The review queue and settings of one store, over its engine."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-
-    async def _read(self, fn: Callable[[], T]) -> T:
-        def job() -> T:
-            with self.engine.read_txn():
-                return fn()
-
-        return await self.engine.run(job)
-
-    async def _write(self, fn: Callable[[], T]) -> T:
-        def job() -> T:
-            with self.engine.write_txn():
-                self.engine.lock(LOCK)
-                return fn()
-
-        return await self.engine.run(job)
-
-    def _q(self, sql: str, args: Sequence[object] = ()) -> list[Row]:
-        rows: list[Row] = self.engine.conn.q(sql, args)
-        return rows
+    write_locks = (LOCK,)
 
     # ------------------------------------------------------------------ the review queue
     def add_sync(self, records: Sequence[Mapping[str, object]], *, dedupe: bool = True) -> tuple[str, ...]:

@@ -145,6 +145,17 @@ class ArchiveRow(NamedTuple):
     score: float = 0.0  # the engine's relevance (higher is better; BM25 for SQLite)
 
 
+class Candidates(NamedTuple):
+    """A full-text question: the best ``depth`` head rows of ``memory_ids`` that match any of ``terms`` and pass
+    every ``where`` condition (on the head row, alias ``h``; ``args`` fill their placeholders in order)."""
+
+    memory_ids: Sequence[str]
+    terms: Sequence[str]
+    depth: int
+    where: Sequence[str] = ()
+    args: Sequence[object] = ()
+
+
 class FullText(Protocol):
     """The engine's full-text dialect over the analyzer's tokens."""
 
@@ -152,16 +163,8 @@ class FullText(Protocol):
 
     def drop_head(self, conn: Conn, memory_id: MemoryId, entry_id: EntryId) -> None: ...
 
-    def head_candidates(
-        self,
-        conn: Conn,
-        memory_ids: Sequence[str],
-        terms: Sequence[str],
-        depth: int,
-        where: Sequence[str],
-        args: Sequence[object],
-    ) -> list[FtsRow]:
-        """Top ``depth`` head rows (alias ``h``) matching any of ``terms`` and every ``where`` condition."""
+    def head_candidates(self, conn: Conn, ask: Candidates) -> list[FtsRow]:
+        """Top ``ask.depth`` head rows (alias ``h``) matching any of ``ask.terms`` and every ``ask.where`` condition."""
         ...
 
     def put_archive(self, conn: Conn, version: EntryVersion, text: str) -> None: ...
@@ -177,6 +180,20 @@ class FullText(Protocol):
     def check(self, conn: Conn) -> list[str]:
         """Damage of the engine's full-text indexes, as readable lines."""
         ...
+
+
+class Nearest(NamedTuple):
+    """A question to the vector codec: the ``k`` windows of ``memory_ids`` nearest to ``vector``.
+
+    ``exact`` asks for the reference scan; ``generation`` is the store's vector generation (an in-process index
+    built under another generation is stale).
+    """
+
+    memory_ids: Sequence[str]
+    vector: tuple[float, ...]
+    k: int
+    generation: str
+    exact: bool = False
 
 
 class VectorCodec(Protocol):
@@ -202,22 +219,11 @@ class VectorCodec(Protocol):
         """The rowids that have a stored vector (verify: a metadata row without one is damage)."""
         ...
 
-    def knn(
-        self,
-        conn: Conn,
-        memory_ids: Sequence[str],
-        vector: tuple[float, ...],
-        k: int,
-        *,
-        exact: bool,
-        generation: str,
-    ) -> list[tuple[float, int]]:
+    def knn(self, conn: Conn, ask: Nearest) -> list[tuple[float, int]]:
         """The ``k`` nearest windows as (L2 distance, rowid), nearest first; ``exact`` is the reference scan."""
         ...
 
-    def begin(
-        self, conn: Conn, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, *, generation: str
-    ) -> Callable[[], list[tuple[float, int]]] | None:
+    def begin(self, conn: Conn, ask: Nearest) -> Callable[[], list[tuple[float, int]]] | None:
         """Start a non-exact scan that finishes after the FTS statement (None: ``knn`` runs later)."""
         ...
 
@@ -301,12 +307,14 @@ class VectorMeta:
 
 __all__ = [
     "ArchiveRow",
+    "Candidates",
     "Conn",
     "Dialect",
     "Engine",
     "FtsRow",
     "FullText",
     "Migrator",
+    "Nearest",
     "Row",
     "VectorCodec",
     "VectorMeta",

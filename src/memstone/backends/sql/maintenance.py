@@ -12,41 +12,18 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
 from ...domain.ids import EntryId
 from ...domain.maintenance import MaintenanceEvent, MaintenanceRun, Proposal, ProposalStatus
-from .engine import Engine, Row
+from .jobs import EngineJobs
 
 T = TypeVar("T")
 
 
-class MaintenanceRecords:
+class MaintenanceRecords(EngineJobs):
     """The maintenance tables of one store, over its engine."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-
-    async def _read(self, fn: Callable[[], T]) -> T:
-        def job() -> T:
-            with self.engine.read_txn():
-                return fn()
-
-        return await self.engine.run(job)
-
-    async def _write(self, fn: Callable[[], T], *locks: str) -> T:
-        def job() -> T:
-            with self.engine.write_txn():
-                for key in locks:
-                    self.engine.lock(key)
-                return fn()
-
-        return await self.engine.run(job)
-
-    def _q(self, sql: str, args: Sequence[object] = ()) -> list[Row]:
-        rows: list[Row] = self.engine.conn.q(sql, args)
-        return rows
 
     async def lease(self, scope: str, run_id: str, holder: str, ttl_s: float) -> str | None:
         def take() -> str | None:

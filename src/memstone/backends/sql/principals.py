@@ -33,6 +33,7 @@ from ...auth.model import (
 from ...domain.errors import BackendUnavailable, Conflict, InvalidInput, NotFound
 from ...domain.ids import new_ulid
 from .engine import Engine, Row
+from .jobs import EngineJobs
 
 T = TypeVar("T")
 LOCK = "meta:principals"
@@ -48,8 +49,10 @@ def utc_now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-class SqlPrincipalStore:
+class SqlPrincipalStore(EngineJobs):
     """Principals, token hashes and grants in the ``auth_*`` tables of one store (any engine)."""
+
+    write_locks = (LOCK,)
 
     def __init__(
         self,
@@ -59,7 +62,7 @@ class SqlPrincipalStore:
         clock: Callable[[], str] = utc_now,
         on_close: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        self.engine = engine
+        super().__init__(engine)
         self.read_only = read_only
         self._clock = clock
         self._on_close = on_close
@@ -71,26 +74,9 @@ class SqlPrincipalStore:
                 hint="manage principals and tokens with `memstone token …`",
             )
 
-    async def _read(self, fn: Callable[[], T]) -> T:
-        def job() -> T:
-            with self.engine.read_txn():
-                return fn()
-
-        return await self.engine.run(job)
-
-    async def _write(self, fn: Callable[[], T]) -> T:
+    async def _write(self, fn: Callable[[], T], *locks: str) -> T:
         self._writable()
-
-        def job() -> T:
-            with self.engine.write_txn():
-                self.engine.lock(LOCK)
-                return fn()
-
-        return await self.engine.run(job)
-
-    def _q(self, sql: str, args: tuple[object, ...] = ()) -> list[Row]:
-        rows: list[Row] = self.engine.conn.q(sql, args)
-        return rows
+        return await super()._write(fn, *locks)
 
     # ------------------------------------------------------------------ reads
     async def authenticate(self, token: str) -> Access | None:

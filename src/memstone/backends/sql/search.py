@@ -26,6 +26,7 @@ from ...domain.search import (
     support_terms,
 )
 from ...ports import SearchPage, SearchRequest
+from .engine import Candidates
 from .parts import StoreParts
 from .projection import HeadRow
 from .vectors import VectorPart, window_depth
@@ -80,7 +81,7 @@ class SearchPart:
         where = [f"h.memory_artifact_id IN ({self.p.engine.dialect.marks(len(memory_ids))})"]
         args: list[object] = list(memory_ids)
         self.p.proj.request_filters(request, where, args)
-        rows = self.p.engine.fts.head_candidates(self.p.engine.conn, memory_ids, terms, depth, where, args)
+        rows = self.p.engine.fts.head_candidates(self.p.engine.conn, Candidates(memory_ids, terms, depth, where, args))
         texts = self.p.proj.head_texts([r.key for r in rows if r.text is None])
         return [
             HeadRow(
@@ -110,7 +111,9 @@ class SearchPart:
         head_any = getattr(fts, "head_any", None)
         if head_any is not None:
             return bool(head_any(self.p.engine.conn, exact, prefixes, where, args))
-        return bool(exact) and bool(fts.head_candidates(self.p.engine.conn, memory_ids, exact, 1, where, args))
+        return bool(exact) and bool(
+            fts.head_candidates(self.p.engine.conn, Candidates(memory_ids, exact, 1, where, args))
+        )
 
     def heads(self, request: SearchRequest) -> dict[str, Revision]:
         """The head Revision of every Memory searched, read inside the search's own read transaction.

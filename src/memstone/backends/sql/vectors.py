@@ -13,7 +13,7 @@ from ...domain.model import EntryVersion
 from ...domain.plan import check_version_hash
 from ...domain.rules import check_vector
 from ...ports import EmbeddingProfile, SearchRequest
-from .engine import VectorMeta
+from .engine import Nearest, VectorMeta
 from .parts import StoreParts
 from .rows import loads_json
 
@@ -267,7 +267,7 @@ class VectorPart:
         codec = self.p.engine.vectors
         if codec is None:
             return None
-        started = codec.begin(self.p.engine.conn, memory_ids, vector, k, generation=self.generation())
+        started = codec.begin(self.p.engine.conn, Nearest(memory_ids, vector, k, self.generation()))
         if started is None:
             return None
         return lambda: self.resolve(started(), k)
@@ -279,7 +279,7 @@ class VectorPart:
         codec = self.p.engine.vectors
         if codec is None:
             raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
-        scored = codec.knn(self.p.engine.conn, memory_ids, vector, k, exact=exact, generation=self.generation())
+        scored = codec.knn(self.p.engine.conn, Nearest(memory_ids, vector, k, self.generation(), exact))
         return self.resolve(scored, k)
 
     def resolve(self, scored: list[tuple[float, int]], k: int) -> list[VectorCandidate]:

@@ -7,12 +7,8 @@ deferred ``BEGIN``: one WAL snapshot for all its statements.
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
-from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,6 +17,7 @@ import apsw
 from ...domain.errors import BackendUnavailable, NotFound
 from ...ports import Capabilities
 from ..sql.engine import Dialect, Migrator
+from ..sql.workers import Workers
 from . import migrations
 from .errors import translated
 from .fts import SQLiteFullText
@@ -79,29 +76,21 @@ class SQLiteEngine:
         self.read_only = self.options.read_only
         self._create = create
         self.busy_timeout_ms = busy_timeout_ms
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="SQLiteEngine")
-        self._lock = threading.Lock()  # held by whichever thread is using the connection
+        self._workers = Workers("SQLiteEngine")  # its lock: held by whichever thread is using the connection
         self._conn: SQLiteConn | None = None
         self.dialect = SQLiteDialect()
         self.fts = SQLiteFullText(self)
         self.vectors = SQLiteVectors()
         self.purge = SQLitePurge(self)
         self.upkeep = SQLiteUpkeep(self)
-        self._caps = Capabilities(
+        self.schema_version = migrations.LATEST
+        self.capabilities = Capabilities(
             fts=True,
             vector=True,  # sqlite-vec is loaded and probed at open; a store uses it once it records a profile
             hybrid=True,
             concurrent_processes=path != ":memory:",
             persistent=path != ":memory:",
         )
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return self._caps
-
-    @property
-    def schema_version(self) -> int:
-        return migrations.LATEST
 
     @property
     def conn(self) -> SQLiteConn:
@@ -115,23 +104,18 @@ class SQLiteEngine:
 
     # ---------------------------------------------------------------- execution: one worker thread
     async def run(self, fn: Callable[..., T], *args: object) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, partial(self._locked, fn, *args))
-
-    def _locked(self, fn: Callable[..., T], *args: object) -> T:
-        with self._lock:
-            return fn(*args)
+        return await self._workers.run(fn, *args)
 
     async def run_short(self, fn: Callable[..., T], *args: object) -> T:
         """On the caller's thread when the store is idle (no thread hand-off), else queued.
 
         Only for bounded reads (an FTS search reads at most its candidate depth): it briefly holds the event loop.
         """
-        if self._lock.acquire(blocking=False):
+        if self._workers.lock.acquire(blocking=False):
             try:
                 return fn(*args)
             finally:
-                self._lock.release()
+                self._workers.lock.release()
         return await self.run(fn, *args)
 
     # ---------------------------------------------------------------- transactions
@@ -238,7 +222,7 @@ class SQLiteEngine:
                 self._conn = None
 
         await self.run(close)
-        self._executor.shutdown(wait=True)
+        self._workers.shutdown()
 
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SQLiteEngine"]

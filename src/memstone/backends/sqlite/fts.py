@@ -14,7 +14,7 @@ import apsw
 
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
-from ..sql.engine import ArchiveRow, Conn, FtsRow, Row
+from ..sql.engine import ArchiveRow, Candidates, Conn, FtsRow, Row
 from . import schema
 from .options import fts_integrity
 
@@ -62,15 +62,8 @@ class SQLiteFullText:
     def put_archive(self, conn: Conn, version: EntryVersion, text: str) -> None:
         return None  # trg_archive_fts_insert
 
-    def head_candidates(
-        self,
-        conn: Conn,
-        memory_ids: Sequence[str],
-        terms: Sequence[str],
-        depth: int,
-        where: Sequence[str],
-        args: Sequence[object],
-    ) -> list[FtsRow]:
+    def head_candidates(self, conn: Conn, ask: Candidates) -> list[FtsRow]:
+        terms, depth, where, args = ask.terms, ask.depth, ask.where, ask.args
         match = match_expression(terms)
         wide = depth * _WIDEN
         ranked = conn.q(_RANKED, [match, wide])

@@ -15,7 +15,7 @@ import apsw
 
 from ...domain.errors import BackendUnavailable
 from ...domain.ids import MemoryId
-from ..sql.engine import Conn
+from ..sql.engine import Conn, Nearest
 from . import schema
 
 
@@ -178,19 +178,11 @@ class SQLiteVectors:
             "PRIMARY KEY (entry_version_id, chunk)) STRICT"
         )
 
-    def knn(
-        self,
-        conn: Conn,
-        memory_ids: Sequence[str],
-        vector: tuple[float, ...],
-        k: int,
-        *,
-        exact: bool,
-        generation: str,
-    ) -> list[tuple[float, int]]:
+    def knn(self, conn: Conn, ask: Nearest) -> list[tuple[float, int]]:
+        memory_ids, vector, k, generation = ask.memory_ids, ask.vector, ask.k, ask.generation
         scored: list[tuple[float, int]] = []
         for mid in memory_ids:
-            if exact:
+            if ask.exact:
                 # The reference: sqlite-vec's exact scan of the float table.
                 rows = conn.q(
                     "SELECT rowid, distance FROM memory_entry_search_vector WHERE embedding MATCH ? AND k = ? "
@@ -202,9 +194,8 @@ class SQLiteVectors:
                 scored.extend(self._index(conn, MemoryId(mid), generation).nearest(vector, k))
         return scored
 
-    def begin(
-        self, conn: Conn, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, *, generation: str
-    ) -> Callable[[], list[tuple[float, int]]] | None:
+    def begin(self, conn: Conn, ask: Nearest) -> Callable[[], list[tuple[float, int]]] | None:
+        memory_ids, vector, k, generation = ask.memory_ids, ask.vector, ask.k, ask.generation
         # Bring the indexes up to date here (SQL, this thread), then scan them on the scan thread while this
         # thread runs the FTS statement; no write can touch them before the search calls the finisher.
         indexes = [self._index(conn, MemoryId(mid), generation) for mid in memory_ids]

@@ -1,0 +1,73 @@
+"""One JSON ``POST`` to a model server (the OpenAI wire format), its failures mapped to the error tree.
+
+A refused or dropped connection, a timeout, HTTP 408/429 or 5xx raise :class:`BackendUnavailable`; HTTP
+400/413/422 raise :class:`InvalidInput` with the server's message; other HTTP errors raise :class:`BackendError`.
+Shared by the chat model (:mod:`memstone.chat`) and the embedder (:mod:`memstone.embedding.http`).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .domain.errors import BackendError, BackendUnavailable, InvalidInput
+
+_MAX_ERROR_BODY = 2000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelServer:
+    """Where requests go, how the errors name the server (``server``, ``request``), and their hints."""
+
+    url: str
+    server: str  # "embedding server": how an error names the server
+    request: str  # "embedding": how an error names a failed request
+    api_key: str | None = None
+    timeout: float
+    headers: Mapping[str, str] = field(default_factory=dict)
+    unreachable_hint: str
+    key_hint: str  # HTTP 401/403
+    other_hint: str  # other HTTP errors that are not the server's fault
+
+    def post(self, payload: object) -> bytes:
+        """Send ``payload`` as JSON and return the raw answer (runs on the caller's thread)."""
+        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        headers = {"Content-Type": "application/json", "Accept": "application/json", **self.headers}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        req = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                raw: bytes = resp.read()
+        except urllib.error.HTTPError as exc:
+            raise self._http_error(exc) from exc
+        except urllib.error.URLError as exc:
+            raise BackendUnavailable(
+                f"{self.server} {self.url} is unreachable: {exc.reason}", orig=exc, hint=self.unreachable_hint
+            ) from exc
+        except (OSError, http.client.HTTPException) as exc:  # timeouts, resets, truncated responses
+            raise BackendUnavailable(
+                f"{self.request} request to {self.url} failed: {type(exc).__name__}: {exc}", orig=exc
+            ) from exc
+        return raw
+
+    def _http_error(self, exc: urllib.error.HTTPError) -> Exception:
+        try:
+            detail = exc.read(_MAX_ERROR_BODY).decode("utf-8", "replace").strip()
+        except Exception:  # the body is best effort only
+            detail = ""
+        finally:
+            exc.close()
+        message = f"{self.server} {self.url} answered HTTP {exc.code}" + (f": {detail}" if detail else "")
+        if exc.code in (408, 429) or exc.code >= 500:
+            return BackendUnavailable(message, orig=exc)
+        if exc.code in (400, 413, 422):
+            return InvalidInput(message)
+        return BackendError(message, orig=exc, hint=self.key_hint if exc.code in (401, 403) else self.other_hint)
+
+
+__all__ = ["ModelServer"]

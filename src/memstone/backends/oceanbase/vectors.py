@@ -80,6 +80,9 @@ class OceanBaseVectors:
     def exists(self, conn: Conn) -> bool:
         return bool(self.dims)
 
+    def check_dimension(self, dimension: int) -> None:
+        schema.check_dimension(dimension)
+
     def create(self, conn: Conn, dimension: int) -> None:
         if dimension in self.dims:
             return

@@ -575,15 +575,15 @@ BundleRows = Mapping[str, Sequence[tuple[object, ...]]]  # table name -> rows (t
 
 @runtime_checkable
 class BundleRecordsHost(Protocol):
-    """A backend whose capture queue, settings and maintenance records travel to another engine (``memstone
-    copy``): rows by table, the same on every engine, written keyed by their own ids."""
+    """A backend whose queue, settings and maintenance records travel (``memstone copy``), keyed by their ids."""
 
     async def bundle_rows(self) -> BundleRows:
         """Every row of the capture queue, the settings and the maintenance records (not the leases)."""
         ...
 
-    async def put_bundle_rows(self, rows: BundleRows) -> int:
-        """Write another store's :meth:`bundle_rows` (one transaction); returns how many rows were new or changed."""
+    async def put_bundle_rows(self, rows: BundleRows, *, origin: str | None = None) -> int:
+        """Write another store's :meth:`bundle_rows` (one transaction); returns the rows new, changed or (with
+        ``origin``, the source's name) deleted: written by an earlier copy from it, gone from the source since."""
         ...
 
 

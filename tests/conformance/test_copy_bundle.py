@@ -6,9 +6,11 @@ history only: the target had no principal, no queue, no maintenance record and n
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 from memstone import EntryInput, open_service
+from memstone.auth.model import PrincipalRecords
 from memstone.backends import open_store
 from memstone.backends.sql.core import StoreCore
 from memstone.domain.ids import EntryId, MemoryId
@@ -160,3 +162,45 @@ async def test_a_revocation_and_a_decision_at_the_source_reach_an_earlier_copy(t
     assert (report.principal_rows, report.record_rows) == (1, 1)
     assert await _authenticates(target, live) is None
     assert await _everything(target) == await _everything(source)
+
+
+async def test_a_rerun_deletes_what_the_source_deleted_since_and_keeps_the_targets_own_rows(
+    engine_url: str, tmp_path: Path
+) -> None:
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    await _bundle_store(source)
+    await _copy(source, engine_url)
+    target = (await open_store(engine_url, create=False)).memory
+    try:  # the target's own principal and grant: no copy may take them away
+        assert isinstance(target, StoreCore)
+        carol = await target.principal_store().ensure_principal(user="carol", org="acme")
+        await target.principal_store().set_grant(carol.principal_id, WEB, "read")
+    finally:
+        await target.aclose()
+    store = (await open_store(source, create=False)).memory
+    try:  # at the source: a grant removed, a ledger entry unseen
+        assert isinstance(store, StoreCore)
+        principals = store.principal_store()
+        bob = await principals.ensure_principal(user="bob", org="acme")
+        await principals.set_grant(bob.principal_id, "memstone://orgs/acme/*", None)
+        (run,) = await store.maintenance_runs()
+        await store.save_maintenance(run, unseen=list(await store.maintenance_ledger(WEB)))
+    finally:
+        await store.aclose()
+    with sqlite3.connect(tmp_path / "source.db") as db:  # and a setting and a queue row gone (no API deletes them)
+        db.execute("DELETE FROM store_settings WHERE name = 'capture'")
+        db.execute("DELETE FROM capture_queue WHERE item_id = 'cap_01B'")
+
+    report = await _copy(source, engine_url)
+    assert (report.principal_rows, report.record_rows) == (1, 3)  # bob's grant; the setting, the queue row, ledger
+    after, want = await _everything(engine_url), await _everything(source)
+    for part in ("queue", "setting", "runs", "proposals", "events", "ledger", "rows"):
+        assert after[part] == want[part], part
+    assert after["setting"] is None and after["queue"] == [] and after["ledger"] == {}
+    records = after["principals"]
+    assert isinstance(records, PrincipalRecords)
+    grants = {(g[0], g[1]) for g in records.grants}
+    assert (bob.principal_id, "memstone://orgs/acme/*") not in grants
+    assert (carol.principal_id, WEB) in grants  # the target's own grant stays
+    again = await _copy(source, engine_url)  # converged: nothing more to do
+    assert (again.principal_rows, again.record_rows, again.revisions_written) == (0, 0, 0)

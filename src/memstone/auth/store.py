@@ -59,10 +59,12 @@ class PrincipalStore(Protocol):
         """Every principal, token (with its hash) and grant, with their ids (``memstone copy``)."""
         ...
 
-    async def insert_records(self, records: PrincipalRecords) -> int:
+    async def insert_records(self, records: PrincipalRecords, *, origin: str | None = None) -> int:
         """Insert rows with the ids they carry (another store's :meth:`records`); rows already here with the same
         id are kept, a revocation travels, grants take the given permission. Returns how many rows changed. A user
-        here under another principal id, or a token id with another hash, is a Conflict and nothing is written."""
+        here under another principal id, or a token id with another hash, is a Conflict and nothing is written.
+        With ``origin`` (the source's name), a grant an earlier copy from that source wrote and the source has
+        removed since is removed here too; grants made here stay."""
         ...
 
     async def aclose(self) -> None: ...
@@ -128,7 +130,7 @@ class NoPrincipals:
     async def records(self) -> PrincipalRecords:
         return PrincipalRecords()
 
-    async def insert_records(self, records: PrincipalRecords) -> int:
+    async def insert_records(self, records: PrincipalRecords, *, origin: str | None = None) -> int:
         raise self._refused()
 
     async def aclose(self) -> None:

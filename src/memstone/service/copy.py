@@ -172,7 +172,7 @@ async def copy_store(
             async with target.begin() as uow:
                 await uow.bind(mem.scope.scope, mem.head.memory_id, mem.scope.created_at)
     purged_now = await carry_purges(target, tombstones)
-    principal_rows, record_rows = await _copy_bundle(source, target, notes)
+    principal_rows, record_rows = await _copy_bundle(source, target, _origin(heads), notes)
     vectors = await _copy_vectors(source, target, heads, notes) if profile is not None else 0
 
     # 3. The check: the target verifies, and every head is the source's.
@@ -280,17 +280,25 @@ def _deps_met(plan: WritePlan, memories: dict[MemoryId, _Memory]) -> bool:
     return True
 
 
-async def _copy_bundle(source: MemoryBackend, target: MemoryBackend, notes: list[str]) -> tuple[int, int]:
+def _origin(heads: Sequence[Revision]) -> str:
+    """The source's name in the target's copy ledger: its oldest Memory id (ids are time-ordered ULIDs and a
+    Memory is never deleted, so it names the store for its life; a store without a Memory is ``empty``)."""
+    return min((h.memory_id for h in heads), default="empty")
+
+
+async def _copy_bundle(source: MemoryBackend, target: MemoryBackend, origin: str, notes: list[str]) -> tuple[int, int]:
     """The rest of the store bundle: principals with their ids and token hashes (a token issued on the source
-    authenticates on the target), grants, the capture queue, the settings and the maintenance records."""
+    authenticates on the target), grants, the capture queue, the settings and the maintenance records. A grant or
+    record row an earlier copy from this source wrote and the source has deleted since is deleted in the target
+    (``backends/sql/copy_ledger.py``), so a rerun converges; the target's own rows stay."""
     principal_rows = record_rows = 0
     if isinstance(source, PrincipalHost) and isinstance(target, PrincipalHost):
         records = await source.principal_store(read_only=True).records()
-        principal_rows = await target.principal_store().insert_records(records)
+        principal_rows = await target.principal_store().insert_records(records, origin=origin)
     else:
         notes.append("principals, tokens and grants not copied: one of the two engines keeps none")
     if isinstance(source, BundleRecordsHost) and isinstance(target, BundleRecordsHost):
-        record_rows = await target.put_bundle_rows(await source.bundle_rows())
+        record_rows = await target.put_bundle_rows(await source.bundle_rows(), origin=origin)
     else:
         notes.append("capture queue, settings and maintenance records not copied: one of the two engines keeps none")
     return principal_rows, record_rows

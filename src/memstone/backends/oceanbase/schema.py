@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ...domain.errors import CapabilityNotSupportedError
+
 ID = "VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
 HASH = "VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
 TEXT = "CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
@@ -284,11 +286,23 @@ def windows_table(dimension: int) -> str:
     return f"memory_vector_windows_d{_dim(dimension)}"
 
 
+HNSW_MAX = 4096  # OceanBase's VECTOR type allows up to 16,000 dimensions; HNSW (vsag) indexes up to 4,096
+
+
 def _dim(dimension: int) -> int:
-    # OceanBase's VECTOR type allows up to 16,000 dimensions; HNSW (vsag) indexes up to 4,096.
-    if isinstance(dimension, bool) or not isinstance(dimension, int) or not 1 <= dimension <= 4096:
-        raise ValueError(f"dimension {dimension!r} is outside the 1..4096 an HNSW index takes")
+    if isinstance(dimension, bool) or not isinstance(dimension, int) or not 1 <= dimension <= HNSW_MAX:
+        raise CapabilityNotSupportedError(
+            "vector",
+            f"a {dimension!r}-dimension embedding profile cannot be indexed on OceanBase: its HNSW index takes "
+            f"at most {HNSW_MAX} dimensions",
+            hint=f"choose a model of at most {HNSW_MAX} dimensions",
+        )
     return dimension
+
+
+def check_dimension(dimension: int) -> None:
+    """Refuse a profile the HNSW index cannot take (the codec asks before a model migration embeds anything)."""
+    _dim(dimension)
 
 
 def vector_ddl(dimension: int, present_columns: set[str], present_tables: set[str]) -> list[str]:

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,6 +32,13 @@ _ALREADY_EXISTS = (1050, 1060, 1061)
 def vector_literal(vector: Sequence[float]) -> str:
     """The text form OceanBase parses into a VECTOR (a binary parameter is not read as one)."""
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+def _float32s(value: object) -> tuple[float, ...]:
+    """A VECTOR column as PyMySQL returns it (its text form, as str or bytes) read back as float32 values."""
+    text = value.decode("ascii") if isinstance(value, bytes | bytearray) else str(value)
+    values = [float(x) for x in text.strip().strip("[]").split(",")]
+    return struct.unpack(f"<{len(values)}f", struct.pack(f"<{len(values)}f", *values))
 
 
 def _marks(n: int) -> str:
@@ -71,6 +79,9 @@ class OceanBaseVectors:
 
     def exists(self, conn: Conn) -> bool:
         return bool(self.dims)
+
+    def check_dimension(self, dimension: int) -> None:
+        schema.check_dimension(dimension)
 
     def create(self, conn: Conn, dimension: int) -> None:
         if dimension in self.dims:
@@ -147,6 +158,28 @@ class OceanBaseVectors:
                 if r[0] is not None
             )
             out.update(int(r[0]) for r in conn.q(f"SELECT vector_rowid FROM {schema.windows_table(dim)}"))
+        return out
+
+    def read(self, conn: Conn, rowids: Sequence[int]) -> dict[int, tuple[float, ...]]:
+        """The stored vectors of these rowids, from the head rows and the windows tables (``memstone copy``
+        carries them instead of embedding again). OceanBase stores float32 and prints each one exactly."""
+        out: dict[int, tuple[float, ...]] = {}
+        if not rowids or not self.dims:
+            return out
+        ids = list(rowids)
+        marks = _marks(len(ids))
+        for dim in sorted(self.dims):
+            col = schema.head_vector_column(dim)
+            rows = conn.q(
+                f"SELECT embedding_rowid, {col} FROM memory_entry_heads "
+                f"WHERE embedding_rowid IN ({marks}) AND {col} IS NOT NULL",
+                ids,
+            )
+            rows += conn.q(
+                f"SELECT vector_rowid, embedding FROM {schema.windows_table(dim)} WHERE vector_rowid IN ({marks})", ids
+            )
+            for rowid, value in rows:
+                out[int(rowid)] = _float32s(value)
         return out
 
     def park(self, conn: Conn) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...domain.errors import CapabilityNotSupportedError
 from .purge import TOMBSTONES
 
 IMMUTABLE_TABLES = ("artifact_revisions", "manifest_nodes", "memory_entry_versions", "sources", "scope_bindings")
@@ -287,18 +288,34 @@ def immutability_triggers() -> str:
     return "\n".join(out)
 
 
+VECTOR_MAX = 2000  # pgvector's HNSW indexes ``vector`` (float32) up to 2,000 dimensions
+HALFVEC_MAX = 4000  # and ``halfvec`` (float16) up to 4,000
+
+
+def vector_type(dimension: int) -> str:
+    """The pgvector type a profile of ``dimension`` is stored as: ``vector`` up to 2,000 dimensions, ``halfvec``
+    (half the bytes, float16 precision) up to 4,000; more is refused, since HNSW cannot index it."""
+    if not 1 <= dimension <= HALFVEC_MAX:
+        raise CapabilityNotSupportedError(
+            "vector",
+            f"a {dimension}-dimension embedding profile cannot be indexed on PostgreSQL: pgvector's HNSW takes at "
+            f"most {VECTOR_MAX} dimensions as vector and {HALFVEC_MAX} as halfvec",
+            hint=f"choose a model of at most {HALFVEC_MAX} dimensions (or one that can be shortened to it)",
+        )
+    return "vector" if dimension <= VECTOR_MAX else "halfvec"
+
+
 def vector_ddl(dimension: int) -> str:
     """The pgvector table of one dimension and its HNSW index (L2 on unit vectors, like every engine)."""
-    if not 1 <= dimension <= 2000:
-        raise ValueError(f"dimension {dimension} is outside pgvector's HNSW range 1..2000")
+    kind = vector_type(dimension)
     return f"""
 CREATE TABLE IF NOT EXISTS memory_entry_vectors (
     vector_rowid bigint PRIMARY KEY,
     memory_artifact_id text NOT NULL,
-    embedding vector({dimension}) NOT NULL
+    embedding {kind}({dimension}) NOT NULL
 );
 CREATE INDEX IF NOT EXISTS idx_memory_entry_vectors_hnsw ON memory_entry_vectors
-    USING hnsw (embedding vector_l2_ops) WITH (m = 16, ef_construction = 64);
+    USING hnsw (embedding {kind}_l2_ops) WITH (m = 16, ef_construction = 64);
 CREATE INDEX IF NOT EXISTS idx_memory_entry_vectors_memory ON memory_entry_vectors (memory_artifact_id);
 """
 

@@ -1,5 +1,5 @@
-"""PostgreSQL's vector codec: pgvector ``vector(d)`` rows with an HNSW index (L2), keyed by the shared metadata's
-``vector_rowid``.
+"""PostgreSQL's vector codec: pgvector ``vector(d)`` rows (``halfvec(d)`` above 2,000 dimensions, up to 4,000:
+the limits of pgvector's HNSW) with an HNSW index (L2), keyed by the shared metadata's ``vector_rowid``.
 
 The fast path is the HNSW index with ``hnsw.iterative_scan = relaxed_order`` (a filter on the searched Memories
 still returns k rows) and ``hnsw.ef_search`` raised to at least k; the exact reference (``exact=True``) orders by
@@ -36,6 +36,10 @@ class PgVectors:
             self._seen = bool(conn.q("SELECT to_regclass('memory_entry_vectors') IS NOT NULL")[0][0])
         return self._seen
 
+    def check_dimension(self, dimension: int) -> None:
+        """Refuse a profile HNSW cannot index (before a model migration embeds anything with it)."""
+        schema.vector_type(dimension)
+
     def create(self, conn: Conn, dimension: int) -> None:
         for statement in schema.vector_ddl(dimension).split(";"):
             if statement.strip():
@@ -48,7 +52,8 @@ class PgVectors:
     def put(self, conn: Conn, rowid: int, memory_id: MemoryId, vector: tuple[float, ...]) -> None:
         later(
             conn,
-            "INSERT INTO memory_entry_vectors (vector_rowid, memory_artifact_id, embedding) VALUES (?, ?, ?::vector)",
+            "INSERT INTO memory_entry_vectors (vector_rowid, memory_artifact_id, embedding) "
+            f"VALUES (?, ?, ?::{schema.vector_type(len(vector))})",
             (rowid, memory_id, vector_text(vector)),
         )
 
@@ -65,7 +70,7 @@ class PgVectors:
             (list(rowids),),
         )
         out: dict[int, tuple[float, ...]] = {}
-        for rowid, text in rows:  # pgvector prints the shortest form of each float32: read it back as float32
+        for rowid, text in rows:  # pgvector prints the shortest form of each float32 (float16 for a halfvec)
             values = [float(x) for x in str(text).strip("[]").split(",")]
             out[int(rowid)] = struct.unpack(f"<{len(values)}f", struct.pack(f"<{len(values)}f", *values))
         return out
@@ -78,12 +83,12 @@ class PgVectors:
         memory_ids, vector, k, exact = ask.memory_ids, ask.vector, ask.k, ask.exact
         if not memory_ids:
             return []
-        q = vector_text(vector)
+        q, kind = vector_text(vector), schema.vector_type(len(vector))
         if exact:
             # ``+ 0`` makes the ordering an expression no index provides: a scan of every row, the reference.
             rows = conn.q(
-                "SELECT embedding <-> ?::vector AS d, vector_rowid FROM memory_entry_vectors "
-                "WHERE memory_artifact_id = ANY(?::text[]) ORDER BY (embedding <-> ?::vector) + 0, vector_rowid "
+                f"SELECT embedding <-> ?::{kind} AS d, vector_rowid FROM memory_entry_vectors "
+                f"WHERE memory_artifact_id = ANY(?::text[]) ORDER BY (embedding <-> ?::{kind}) + 0, vector_rowid "
                 "LIMIT ?",
                 (q, list(memory_ids), q, k),
             )
@@ -96,8 +101,8 @@ class PgVectors:
                 (str(ef),),
             )
             rows = conn.q(
-                "SELECT embedding <-> ?::vector AS d, vector_rowid FROM memory_entry_vectors "
-                "WHERE memory_artifact_id = ANY(?::text[]) ORDER BY embedding <-> ?::vector LIMIT ?",
+                f"SELECT embedding <-> ?::{kind} AS d, vector_rowid FROM memory_entry_vectors "
+                f"WHERE memory_artifact_id = ANY(?::text[]) ORDER BY embedding <-> ?::{kind} LIMIT ?",
                 (q, list(memory_ids), q, k),
             )
         return [(float(d), int(rowid)) for d, rowid in rows]

@@ -5,7 +5,8 @@ ledger) are the same columns on every engine (each engine's schema names them al
 engine-neutral reader and writer copies them: rows are read in their table's order (``seq`` where the table has
 one, so a queue keeps its order in the target, which numbers them anew) and written keyed by their own ids. A row
 already in the target with the same id takes the source's values (a proposal decided at the source since an
-earlier copy is decided in the target too); nothing in the target that the source lacks is deleted. Leases are not
+earlier copy is decided in the target too); a row an earlier copy from the same source wrote and the source has
+deleted since is deleted (``copy_ledger.py``); the target's own rows stay. Leases are not
 copied: they belong to a running process. Principals travel through their own store
 (:meth:`~memstone.backends.sql.principals.SqlPrincipalStore.insert_records`).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ...ports import BundleRows
+from .copy_ledger import converge
 from .engine import Engine
 
 
@@ -49,13 +51,15 @@ def read_rows(engine: Engine) -> BundleRows:
     return out
 
 
-def write_rows(engine: Engine, rows: BundleRows) -> int:
+def write_rows(engine: Engine, rows: BundleRows, origin: str | None = None) -> int:
     """Write rows read by :func:`read_rows` on any engine (inside the caller's write transaction); returns how
-    many were new or changed."""
+    many were new, changed or (with ``origin``, the source's name) deleted since an earlier copy."""
     changed = 0
     conn = engine.conn
     for t in TABLES:
         given = rows.get(t.name, ())
+        if origin is not None:
+            changed += converge(engine, origin, t.name, t.key, [row[: len(t.key)] for row in given])
         if not given:
             continue
         engine.lock(f"meta:{t.name}")

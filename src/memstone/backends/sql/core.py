@@ -127,10 +127,10 @@ class StoreCore:
 
         return await self._run(read)
 
-    async def put_bundle_rows(self, rows: BundleRows) -> int:
+    async def put_bundle_rows(self, rows: BundleRows, *, origin: str | None = None) -> int:
         def write() -> int:
             with self.engine.write_txn():
-                return write_rows(self.engine, rows)
+                return write_rows(self.engine, rows, origin)
 
         return await self._run(write)
 

@@ -197,7 +197,12 @@ class Nearest(NamedTuple):
 
 
 class VectorCodec(Protocol):
-    """The engine's vector storage for the shared metadata rows (``vector_rowid`` keys)."""
+    """The engine's vector storage for the shared metadata rows (``vector_rowid`` keys).
+
+    Two optional methods, looked up by name: ``read(conn, rowids) -> {rowid: vector}`` returns stored vectors
+    (``memstone copy`` carries them; every engine in this package has it), and ``check_dimension(dimension)``
+    raises when the engine cannot index a profile of that size (a model migration asks before embedding).
+    """
 
     def exists(self, conn: Conn) -> bool:
         """Whether the vector tables exist (a store that never recorded a profile has none)."""

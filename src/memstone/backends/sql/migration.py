@@ -94,6 +94,9 @@ class ModelMigration:
         return str(state.get("profile_id"))
 
     def start_sync(self, profile: EmbeddingProfile) -> None:
+        check = getattr(self.p.engine.vectors, "check_dimension", None)
+        if check is not None:
+            check(profile.dimension)  # an engine that cannot index this profile refuses before anything is embedded
         with self.p.engine.write_txn():
             self.p.engine.lock("meta:migration")
             state = self.state()

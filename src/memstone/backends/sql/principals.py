@@ -32,6 +32,7 @@ from ...auth.model import (
 )
 from ...domain.errors import BackendUnavailable, Conflict, InvalidInput, NotFound
 from ...domain.ids import new_ulid
+from .copy_ledger import converge
 from .engine import Engine, Row
 from .jobs import EngineJobs
 
@@ -237,7 +238,7 @@ class SqlPrincipalStore(EngineJobs):
 
         return await self._read(read)
 
-    async def insert_records(self, records: PrincipalRecords) -> int:
+    async def insert_records(self, records: PrincipalRecords, *, origin: str | None = None) -> int:
         hint = "copy into a store whose principals came from this source, or into an empty one"
 
         def write() -> int:
@@ -271,6 +272,9 @@ class SqlPrincipalStore(EngineJobs):
                     changed += 1
             columns = ("principal_id", "scope", "permission", "created_at")
             upsert = self.engine.dialect.upsert("auth_grants", columns, ("principal_id", "scope"), ("permission",))
+            if origin is not None:  # grants the source removed since an earlier copy from it
+                keys = [(g[0], g[1]) for g in records.grants]
+                changed += converge(self.engine, origin, "auth_grants", ("principal_id", "scope"), keys)
             for principal_id, scope, permission, created_at in records.grants:
                 rows = self._q("SELECT permission FROM auth_grants WHERE principal_id = ? AND scope = ?",
                                (principal_id, scope))  # fmt: skip

@@ -1,8 +1,9 @@
 """The ``memstone`` console script (and ``python -m memstone``).
 
 ``memstone hook …`` is run by an agent on every event and the agent waits for it, so that one shape goes
-straight to :func:`.hook_run.run_hook_command` without importing click and the command table (about a sixth of
-a hook's start-up). Everything else, ``memstone hook --help`` included, is the click CLI of :mod:`.main`.
+straight to the warm hook server (:mod:`memstone.agents.hook_server`), or when none is up to
+:func:`.hook_run.run_hook_command`, without importing click and the command table. Everything else,
+``memstone hook --help`` included, is the click CLI of :mod:`.main`.
 """
 
 from __future__ import annotations
@@ -19,9 +20,17 @@ def main() -> None:
 
         click_main()
         return
-    from .hook_run import run_hook_command
+    from ..agents.hook_server import forward
 
-    sys.exit(run_hook_command(call.event, call.agent, as_json=call.as_json, url=call.url, scope=call.scope))
+    code = forward(sys.argv[1:])  # the warm server runs it, when one is up (agents/hook_server.py)
+    if code is None:
+        from ..agents.hook_server import idle_seconds, start_server
+        from .hook_run import run_hook_command
+
+        code = run_hook_command(call.event, call.agent, as_json=call.as_json, url=call.url, scope=call.scope)
+        if idle_seconds() > 0:
+            start_server()  # for the next hook; it exits at once if another server holds the socket
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,11 @@ Rows:
 - ``user-prompt-submit (capture inline)``: the same with ``MEMSTONE_HOOK_FOREGROUND=1``: Source + capture
   pipeline inside the timed process (what the hook would cost without the detached child).
 
+Every hook row runs twice: through the warm hook server (``agents/hook_server.py``: the first hook starts it,
+later ones are answered by a forked child of it; the default) and in its own process (``MEMSTONE_HOOK_SERVER=0``,
+marked "own process"), which is what every hook costs where the server cannot run. ``cpu p50`` is the hook
+process's own CPU time (user + system; with the server, the forked child's work is not in it, its wall time is).
+
 Bytecode caches are on (``PYTHONPYCACHEPREFIX`` in a temp folder, warmed first), as for an installed package;
 the figures depend on the machine's load, which is printed with them (``min`` approximates an idle machine).
 """
@@ -26,10 +31,12 @@ import asyncio
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -75,13 +82,28 @@ def launcher() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "memstone.cli.main"]
 
 
+CPU: dict[int, float] = {}  # id of a timing -> the process's CPU ms
+
+
 def timed(args: list[str], stdin: str, env: dict[str, str]) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run([*launcher(), *args], input=stdin, capture_output=True, text=True, env=env, timeout=60)
     elapsed = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{args} exited {done.returncode}: {done.stderr}")
+    CPU[len(CPU)] = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
     return elapsed
+
+
+def series(runs: int, call: Callable[[int], float]) -> tuple[list[float], list[float]]:
+    """Wall and CPU milliseconds of ``runs`` calls."""
+    walls = []
+    first = len(CPU)
+    for i in range(runs):
+        walls.append(call(i))
+    return walls, [CPU[k] for k in range(first, len(CPU))]
 
 
 def main() -> None:
@@ -115,6 +137,9 @@ def main() -> None:
         print(f"built {opts.entries} entries in {time.perf_counter() - started:.1f}s ({url})", file=sys.stderr)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env.update(MEMSTONE_URL=url, HOME=str(root), PYTHONPYCACHEPREFIX=str(root / "pycache"))
+        env["MEMSTONE_HOOK_SERVER"] = "20"  # the bench's own warm server ends 20 s after its last hook
+        env["TMPDIR"] = str(root)  # and its socket lives in the bench's folder
+        own = {**env, "MEMSTONE_HOOK_SERVER": "0"}
         corpus = Corpus(seed=9)
 
         def start_payload(i: int) -> str:
@@ -149,42 +174,37 @@ def main() -> None:
                 }
             )
 
-        for _ in range(3):  # warm the bytecode cache and the OS file cache
+        for _ in range(3):  # warm the bytecode cache and the OS file cache, and start the warm server
             timed(["hook", "session-start", "--agent", "claude-code"], start_payload(-1), env)
+            time.sleep(0.5)
         timed(["hook", "session-start", "--agent", "claude-code"], start_payload(10**6), env)
-        rows: dict[str, list[float]] = {
-            "memstone --version": [timed(["--version"], "", env) for _ in range(opts.runs)],
-            "hook session-start": [
-                timed(["hook", "session-start", "--agent", "claude-code"], start_payload(i), env)
-                for i in range(opts.runs)
-            ],
-            "hook user-prompt-submit": [
-                timed(["hook", "user-prompt-submit", "--agent", "claude-code"], prompt_payload(i), env)
-                for i in range(opts.runs)
-            ],
-            "hook stop": [
-                timed(["hook", "stop", "--agent", "claude-code"], stop_payload(i), env) for i in range(opts.runs)
-            ],
-            "hook user-prompt-submit (capture inline)": [
-                timed(
-                    ["hook", "user-prompt-submit", "--agent", "claude-code"],
-                    prompt_payload(i),
-                    {**env, "MEMSTONE_HOOK_FOREGROUND": "1"},
-                )
-                for i in range(opts.runs)
-            ],
+        start = ["hook", "session-start", "--agent", "claude-code"]
+        prompt = ["hook", "user-prompt-submit", "--agent", "claude-code"]
+        stop = ["hook", "stop", "--agent", "claude-code"]
+        inline = {**env, "MEMSTONE_HOOK_FOREGROUND": "1"}
+        n = opts.runs
+        rows: dict[str, tuple[list[float], list[float]]] = {
+            "memstone --version": series(n, lambda i: timed(["--version"], "", env)),
+            "hook session-start": series(n, lambda i: timed(start, start_payload(i), env)),
+            "hook session-start (own process)": series(n, lambda i: timed(start, start_payload(n + i), own)),
+            "hook user-prompt-submit": series(n, lambda i: timed(prompt, prompt_payload(i), env)),
+            "hook user-prompt-submit (own process)": series(n, lambda i: timed(prompt, prompt_payload(n + i), own)),
+            "hook stop": series(n, lambda i: timed(stop, stop_payload(i), env)),
+            "hook stop (own process)": series(n, lambda i: timed(stop, stop_payload(n + i), own)),
+            "hook user-prompt-submit (capture inline)": series(n, lambda i: timed(prompt, prompt_payload(i), inline)),
         }
     load = os.getloadavg()
     print(
         f"\nhook latency, {opts.entries} entries ({opts.mandatory} mandatory, {opts.important} important), "
         f"{opts.runs} runs each, {os.cpu_count()} CPUs, load average {load[0]:.2f}"
     )
-    print(f"{'command':<42} {'min ms':>8} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
+    print(f"{'command':<42} {'min ms':>8} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'cpu p50':>8}")
     results = {}
-    for name, values in rows.items():
+    for name, (values, cpu) in rows.items():
         p50, p95 = pct(values, 0.5), pct(values, 0.95)
         results[name] = {"min_ms": min(values), "p50_ms": p50, "p95_ms": p95, "max_ms": max(values)}
-        print(f"{name:<42} {min(values):>8.0f} {p50:>8.0f} {p95:>8.0f} {max(values):>8.0f}")
+        results[name]["cpu_p50_ms"] = pct(cpu, 0.5)
+        print(f"{name:<42} {min(values):>8.0f} {p50:>8.0f} {p95:>8.0f} {max(values):>8.0f} {pct(cpu, 0.5):>8.0f}")
     if opts.json_out:
         Path(opts.json_out).write_text(
             json.dumps({"entries": opts.entries, "runs": opts.runs, "load": load, "rows": results}, indent=2)

@@ -17,6 +17,8 @@ from memstone.testing import servers
 from memstone.testing.s3server import S3Server, seaweedfs_server
 
 REQUIRE_SERVERS_ENV = "MEMSTONE_REQUIRE_SERVERS"
+# No warm hook server outlives a test: the tests that need one turn it on (tests/hooks/test_hook_server.py).
+os.environ.setdefault("MEMSTONE_HOOK_SERVER", "0")
 
 
 def servers_are_required() -> bool:

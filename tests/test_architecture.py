@@ -4,7 +4,8 @@
 - ``memstone.ports`` imports only the standard library and ``memstone.domain``.
 - ``memstone.backends`` never imports ``memstone.service``, ``memstone.cli`` or ``memstone.api``.
 - Only composition roots import ``memstone.backends``: ``cli/main.py``, the ``open_service`` function of
-  ``service/facade.py`` and ``api/**/app.py`` / ``api/**/server.py``. ``backends/`` itself and ``testing/`` are exempt.
+  ``service/facade.py``, the ``preload`` function of ``agents/hook_server.py`` (it imports the default engine so
+  that the hooks it forks start with it; it opens nothing) and ``api/**/app.py`` / ``api/**/server.py``. ``backends/`` itself and ``testing/`` are exempt.
   Any module may read a URL with ``memstone.backends.url`` (the one place URLs are parsed; it opens nothing).
 - No import cycle inside ``memstone.domain``, ``memstone.ports`` and ``memstone.backends`` (counting imports inside
   functions too): the engine layers stay a tree an out-of-tree engine can build on.
@@ -119,6 +120,8 @@ def is_composition_root(module: str, rel: str, imp: Import) -> bool:
         return True
     if module == "memstone.service.facade":
         return imp.function == "open_service"
+    if module == "memstone.agents.hook_server":  # loads the default engine so forked hooks start with it
+        return imp.function == "preload"
     return rel.startswith("api/") and Path(rel).name in ("app.py", "server.py")
 
 

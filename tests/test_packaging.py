@@ -68,7 +68,7 @@ def test_the_wheel_holds_the_code_the_explorer_and_the_model_data(dist: dict[str
     # the OceanBase engine is reached through the URL registry, with its driver as an extra
     assert "oceanbase = memstone.backends.oceanbase:open_oceanbase" in entry_points
     assert "Provides-Extra: oceanbase" in metadata
-    assert "memstone = memstone.cli.main:main" in entry_points
+    assert "memstone = memstone.cli.entry:main" in entry_points
 
 
 def test_the_sdist_holds_sources_tests_docs_and_the_changelog(dist: dict[str, Path]) -> None:

@@ -78,6 +78,10 @@ SETTINGS: tuple[Setting, ...] = (
         name="hook_foreground", env="MEMSTONE_HOOK_FOREGROUND", default="0", help="1: hooks capture in front",
         integer=True,
     ),
+    Setting(
+        name="hook_server", env="MEMSTONE_HOOK_SERVER", default="600",
+        help="seconds the warm hook server waits for the next hook before it exits; 0: no server", integer=True,
+    ),
 )  # fmt: skip
 BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
 

@@ -8,11 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Generic, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from .domain.calibration import Calibration
 from .domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
-from .domain.maintenance import MaintenanceEvent, MaintenanceRun, Proposal, ProposalStatus
 from .domain.model import (
     ArtifactRef,
     Change,
@@ -28,6 +27,9 @@ from .domain.model import (
 )
 from .domain.purge import Tombstone
 from .domain.records import Record
+
+if TYPE_CHECKING:  # annotations only: a hook does not load the maintenance types
+    from .domain.maintenance import MaintenanceEvent, MaintenanceRun, Proposal, ProposalStatus
 
 T = TypeVar("T")
 R_co = TypeVar("R_co", covariant=True)
@@ -94,7 +96,6 @@ class EmbeddingModel(Protocol):
 
     def windows(self, text: str) -> tuple[str, ...]:
         """Split ``text`` into pieces that each fit the model's input window (one piece if it fits)."""
-        ...
 
     async def embed(self, texts: tuple[str, ...]) -> EmbeddingResult: ...
 
@@ -597,4 +598,3 @@ class StoredVectorsHost(Protocol):
     ) -> Mapping[EntryVersionId, tuple[tuple[float, ...], ...]] | None:
         """Every chunk's vector of these versions under the store's recorded profile (whole projections only);
         None when this engine cannot read its vectors back."""
-        ...

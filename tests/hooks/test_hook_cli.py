@@ -26,6 +26,8 @@ NOT_FOR_HOOKS = ("memstone.service.exchange", "memstone.auth", "memstone.cli.ser
                  "memstone.cli.errors", "importlib.metadata")  # fmt: skip
 # What only a hook that opens the store loads: the events that keep session state only start without it.
 # (memstone.backends.url, which reads the URL for the log and state folders, loads no engine and no port.)
+# The hook shapes `memstone install` writes skip click and the command table (cli/entry.py -> cli/hook_run.py).
+CLICK = ("click", "memstone.cli.main", "memstone.cli.agents")
 STORE_ONLY = ("asyncio", "memstone.service", "memstone.backends.sqlite", "memstone.ports", "apsw",
               "memstone.domain.model", "memstone.capture")  # fmt: skip
 
@@ -36,11 +38,13 @@ def imported(done: subprocess.CompletedProcess[str]) -> set[str]:
 
 
 def run(
-    args: list[str], stdin: str, env: dict[str, str], *, importtime: bool = False
+    args: list[str], stdin: str, env: dict[str, str], *, importtime: bool = False, module: str = "memstone"
 ) -> subprocess.CompletedProcess[str]:
+    """``python -m memstone ARGS``: what the ``memstone`` console script runs (``module="memstone.cli.main"``
+    is the click CLI alone)."""
     flags = ["-X", "importtime"] if importtime else []
     return subprocess.run(
-        [sys.executable, *flags, "-m", "memstone.cli.main", *args],
+        [sys.executable, *flags, "-m", module, *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -63,7 +67,7 @@ def test_session_start_answers_in_the_agents_format_and_imports_nothing_heavy(
     out = json.loads(done.stdout)
     assert MANDATORY in out["hookSpecificOutput"]["additionalContext"]
     modules = imported(done)
-    assert sorted(f for f in (*FORBIDDEN, *NOT_FOR_HOOKS) if f in modules) == []
+    assert sorted(f for f in (*FORBIDDEN, *NOT_FOR_HOOKS, *CLICK) if f in modules) == []
     # The store loads the sqlite-vec extension by path, without importing its package (whose init imports numpy).
     assert "memstone.agents.hooks" in modules and "sqlite_vec" not in modules
 
@@ -91,6 +95,55 @@ def test_commands_that_need_no_store_import_neither_asyncio_nor_the_store(
     modules = imported(done)
     assert sorted(m for m in (*FORBIDDEN, *NOT_FOR_HOOKS, *STORE_ONLY) if m in modules) == []
     assert ("memstone.agents.hooks" in modules) is (event is not None)
+    assert ("click" in modules) is (event is None)
+
+
+@pytest.mark.parametrize(
+    ("event", "agent"),
+    [("session-start", "claude-code"), ("user-prompt-submit", "codex"), ("user-prompt-submit", "cursor")],
+)
+def test_the_fast_path_answers_exactly_as_the_click_command(
+    event: str, agent: str, hook_env: dict[str, str], project: Path, seeded: dict[str, str]
+) -> None:
+    args = ["hook", event, "--agent", agent]
+    fast = run(args, json.dumps(payload(agent, event, cwd=project, session="fast")), hook_env, importtime=True)
+    body = json.dumps(payload(agent, event, cwd=project, session="click"))
+    slow = run(args, body, hook_env, importtime=True, module="memstone.cli.main")
+    assert fast.returncode == slow.returncode == 0, (fast.stderr[-500:], slow.stderr[-500:])
+    assert fast.stdout == slow.stdout and fast.stdout.strip()
+    assert "click" not in imported(fast) and "click" in imported(slow)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["hook", "stop", "--agent", "codex"], ("stop", "codex", False, None, None)),
+        (["--url", "s.db", "hook", "stop", "--agent=gemini", "--json"], ("stop", "gemini", True, "s.db", None)),
+        (["--scope=user:me", "--url=u", "hook", "session-start"], ("session-start", "", False, "u", "user:me")),
+        (["hook"], ("", "", False, None, None)),
+        (["hook", "--help"], None),
+        (["hook", "stop", "-h"], None),
+        (["hook", "stop", "--agent"], None),
+        (["hook", "stop", "extra"], None),
+        (["hook", "stop", "--bogus", "x"], None),
+        (["--embedding", "none", "hook", "stop"], None),
+        (["--url", "a", "--url", "b", "hook", "stop"], None),
+        (["--url"], None),
+        (["search", "hook"], None),
+        ([], None),
+    ],
+)  # fmt: skip
+def test_only_the_hook_shapes_skip_click(argv: list[str], expected: tuple[object, ...] | None) -> None:
+    from memstone.cli.hook_run import parse_hook_argv
+
+    got = parse_hook_argv(argv)
+    assert (None if got is None else tuple(got)) == expected
+
+
+def test_hook_help_still_comes_from_click(env: dict[str, str]) -> None:
+    done = run(["hook", "--help"], "", env)
+    assert done.returncode == 0, done.stderr
+    assert "Handle one agent hook EVENT" in done.stdout
 
 
 @pytest.mark.parametrize(

@@ -106,7 +106,7 @@ class Launcher:
         argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
         if argv0 is not None and argv0.name in ("memstone", "memstone.exe") and argv0.exists():
             return cls(program=str(argv0.resolve()), prefix=extra)
-        return cls(program=sys.executable, prefix=("-m", "memstone.cli.main", *extra))
+        return cls(program=sys.executable, prefix=("-m", "memstone", *extra))
 
     @classmethod
     def portable(cls, *, command: str | None = None) -> Launcher:

@@ -41,52 +41,11 @@ def hook(ctx: click.Context, event: str, agent: str, as_json: bool) -> None:
 
     EVENT: session-start, user-prompt-submit, stop, pre-compact, post-compact or session-end.
     """
-    from ..agents.hooks import finish_capture, run_hook, spawn_capture
+    from .hook_run import run_hook_command
 
-    stdin = sys.stdin
-    raw = stdin.buffer.read().decode("utf-8", "replace") if stdin is not None and not stdin.isatty() else ""
-    # Capture (Sources + the pipeline) runs after the answer, in a detached child, unless told to stay in front.
-    background = hasattr(os, "fork") and not _hook_foreground()
-    background = background and not as_json
-    result = run_hook(
-        event, agent, raw, url=_root_option(ctx, "url"), scope=_root_option(ctx, "scope"), defer_capture=background
+    ctx.exit(
+        run_hook_command(event, agent, as_json=as_json, url=_root_option(ctx, "url"), scope=_root_option(ctx, "scope"))
     )
-    if as_json:
-        click.echo(json.dumps(_hook_report(result), ensure_ascii=False, indent=2))
-    elif result.stdout:
-        sys.stdout.write(result.stdout + "\n")
-    sys.stdout.flush()
-    if result.deferred is not None and (not background or not spawn_capture(result)):
-        finish_capture(result)  # in the foreground (a team server defers even then: after the answer)
-    if result.timed_out:
-        os._exit(0)  # a store call may still hold the worker thread; do not wait for it
-    ctx.exit(0)
-
-
-def _hook_foreground() -> bool:
-    """``MEMSTONE_HOOK_FOREGROUND=1``: capture before answering. A bad setting never fails a hook (it is logged
-    by run_hook, which resolves the same config)."""
-    from ..config import Config
-    from ..domain.errors import MemstoneError
-
-    try:
-        return Config.load(derive=False).integer("hook_foreground") != 0
-    except MemstoneError:
-        return False
-
-
-def _hook_report(result: Any) -> dict[str, Any]:
-    ev = result.event
-    return {
-        "stdout": json.loads(result.stdout) if result.stdout else None,
-        "event": None
-        if ev is None
-        else {k: getattr(ev, k) for k in ("agent", "event", "session_id", "turn_id", "cwd", "source", "native_event")},
-        "context": result.context,
-        "capture": result.captured.to_dict() if result.captured is not None else None,
-        "elapsed_ms": round(result.elapsed_ms, 1),
-        "error": None if result.error is None else f"{type(result.error).__name__}: {result.error}",
-    }
 
 
 @click.command("mcp")

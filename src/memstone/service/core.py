@@ -24,7 +24,6 @@ from ..domain.errors import (
     StaleEntryError,
     StoreMigratingError,
 )
-from ..domain.history import revision_runs, version_reasons
 from ..domain.ids import EntryId, EntryVersionId, MemoryId, SourceId, check_id, new_ulid
 from ..domain.model import (
     ArtifactRef,
@@ -288,6 +287,8 @@ class ServiceCore:
             # Revised between the two reads: read the chain again, now at least as new as the head.
             versions = await self.backend.read(VersionsQuery(memory_id=None, entry_id=entry_id))
         state = manifest[entry_id].state if entry_id in manifest else "inactive"
+        from ..domain.history import revision_runs, version_reasons  # history reads only: not on a hook's path
+
         why: dict[EntryVersionId, str | None] = {}
         for mid, first, last in revision_runs(versions) if reasons else ():  # a range read per run, not per version
             why |= version_reasons(await self.backend.read(RevisionsQuery(memory_id=mid, first=first, last=last)))

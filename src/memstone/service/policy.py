@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Literal
 from ..domain.errors import NotFound, SecretRefusedError
 from ..domain.model import EntryContent, Surface
 from ..domain.scopes import Scope, parse_scope
-from ..domain.secrets import describe_findings, find_secrets
 from ..ports import WritePlan
 
 if TYPE_CHECKING:  # the grant rule loads only for a principal: the local paths (hooks) never pay for it
@@ -65,6 +64,8 @@ class Actor:
 
 def refuse_secrets(fields: Iterable[tuple[str, str | None]]) -> None:
     """Raise SecretRefusedError if any ``(field name, value)`` holds a secret."""
+    from ..domain.secrets import describe_findings, find_secrets  # its patterns compile on first write, not on reads
+
     for where, value in fields:
         if not value:
             continue

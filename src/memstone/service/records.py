@@ -14,7 +14,6 @@ from ..domain.errors import (
     InvalidInput,
     NotFound,
 )
-from ..domain.history import BlameField, EntryDiff, blame_fields, diff_versions
 from ..domain.ids import EntryId, EntryVersionId, check_id
 from ..domain.model import (
     ArtifactRef,
@@ -54,7 +53,8 @@ from .core import (
 from .search import Search
 from .writes import Writes, plan_of
 
-if TYPE_CHECKING:  # the exchange loads on first use: hooks never pay for it
+if TYPE_CHECKING:  # the exchange and history load on first use: hooks never pay for them
+    from ..domain.history import BlameField, EntryDiff
     from .exchange import ExportReport, ImportReport
 
 _VERSION_REF = re.compile(r"(ent_[A-Za-z0-9]+)@(\d{1,19})")
@@ -342,6 +342,8 @@ class Records:
 
     async def diff(self, first: str | EntryVersion, second: str | EntryVersion | None = None) -> EntryDiff:
         """Field-level differences between two versions of one entry (one version: against its predecessor)."""
+        from ..domain.history import diff_versions
+
         a = await self.version(first)
         if second is None:
             if a.previous_version_id is None:
@@ -353,6 +355,8 @@ class Records:
 
     async def blame(self, entry: str | EntryVersion) -> tuple[BlameField, ...]:
         """Per field, which version, author, time and Revision last changed it (up to the version named)."""
+        from ..domain.history import blame_fields
+
         v = await self.version(entry)
         chain = await self._core.backend.read(VersionsQuery(memory_id=None, entry_id=v.entry_id))
         return blame_fields(chain, upto=v.entry_version_id)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from functools import partial
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Literal, TypeVar, cast
 
 from ...domain.errors import (
@@ -23,7 +23,6 @@ from ...domain.errors import (
     RevisionConflictError,
 )
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
-from ...domain.maintenance import MaintenanceEvent, MaintenanceRun, Proposal, ProposalStatus
 from ...domain.manifest import EMPTY_ROOT
 from ...domain.model import (
     ArtifactRef,
@@ -57,10 +56,8 @@ from ...ports import (
     VersionsQuery,
     WritePlan,
 )
-from .bundle_rows import read_rows, write_rows
 from .capture_store import CaptureRecords
 from .engine import Engine
-from .maintenance import MaintenanceRecords
 from .migration import ModelMigration
 from .parts import StoreParts
 from .purge import PurgePart, insert_tombstones
@@ -70,6 +67,8 @@ from .vectors import VectorCandidate, VectorPart
 from .verify import Maintenance
 
 if TYPE_CHECKING:
+    from ...domain.maintenance import MaintenanceEvent, MaintenanceRun, Proposal, ProposalStatus
+    from .maintenance import MaintenanceRecords
     from .principals import SqlPrincipalStore
 
 T = TypeVar("T")
@@ -86,7 +85,6 @@ class StoreCore:
         self._records = RecordsPart(self.parts)
         self._search = SearchPart(self.parts, self._vectors)
         self._maintenance = Maintenance(self.parts, self._vectors, self._records)
-        self._maintenance_records = MaintenanceRecords(engine)
         self.capture_records = CaptureRecords(engine)
         self._purge = PurgePart(self.parts)
         if self._purge.codec is not None:
@@ -121,6 +119,8 @@ class StoreCore:
     async def bundle_rows(self) -> BundleRows:
         """The capture queue, settings and maintenance records as rows (``memstone copy``; sql/bundle_rows.py)."""
 
+        from .bundle_rows import read_rows
+
         def read() -> BundleRows:
             with self.engine.read_txn():
                 return read_rows(self.engine)
@@ -128,6 +128,8 @@ class StoreCore:
         return await self._run(read)
 
     async def put_bundle_rows(self, rows: BundleRows, *, origin: str | None = None) -> int:
+        from .bundle_rows import write_rows
+
         def write() -> int:
             with self.engine.write_txn():
                 return write_rows(self.engine, rows, origin)
@@ -477,6 +479,12 @@ class StoreCore:
         await self._run(self._migration.abort_sync)
 
     # ------------------------------------------------------------------ governed maintenance (ports.MaintenanceStore)
+    @cached_property
+    def _maintenance_records(self) -> MaintenanceRecords:
+        from .maintenance import MaintenanceRecords  # built on first use: a hook never loads the maintenance types
+
+        return MaintenanceRecords(self.engine)
+
     async def lease_maintenance(self, scope: str, run_id: str, holder: str, ttl_s: float) -> str | None:
         return await self._maintenance_records.lease(scope, run_id, holder, ttl_s)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import socket
-import uuid
 from collections.abc import Callable
 
 from ...domain.manifest import ManifestReader
@@ -32,7 +31,7 @@ class StoreParts:
         self.verified: dict[str, tuple[tuple[object, ...], str, EntryContent]] = {}
         # purged version id -> the hash its tombstone records; an engine that can purge sets it (issue 12)
         self.purged_hashes: Callable[[], dict[str, str]] = dict
-        self.lease_holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self.lease_holder = f"{socket.gethostname()}:{os.getpid()}:{os.urandom(6).hex()}"
         self.migration_lease_s = 120.0
 
     def verified_content(self, version_id: str, columns: tuple[object, ...], expected_hash: str) -> EntryContent | None:

@@ -1,0 +1,5 @@
+"""``python -m memstone``: the ``memstone`` command."""
+
+from .cli.entry import main
+
+main()

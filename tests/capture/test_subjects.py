@@ -6,6 +6,7 @@ from capture_helpers import PROJECT
 
 from memstone import MemoryService
 from memstone.capture import UserPrompt, capture
+from memstone.capture._text import subject_tokens
 from memstone.capture.subjects import changed, values
 
 # A wiki's memory (made-up sentences, in no data file).
@@ -77,3 +78,22 @@ async def test_an_unmarked_version_change_revises_the_entry(service: MemoryServi
     assert [(o.action, o.entry_id) for o in later.outcomes] == [("revised", entry)]
     other = await capture(service, UserPrompt(text="Mermaid 10.9 is used for the sequence charts."), scope=PROJECT)
     assert [o.action for o in other.outcomes] == ["added"]  # another name: a new fact
+
+
+def test_a_number_written_out_is_the_number() -> None:
+    assert {"30", "ms"} <= subject_tokens("Rebuilt in under thirty milliseconds.")
+    assert {"14", "12"} <= subject_tokens("catorce pedidos, twelve retries")
+
+
+async def test_a_restatement_with_the_number_written_out_is_no_second_entry(service: MemoryService) -> None:
+    for text in MEMORY:
+        await capture(service, UserPrompt(text=text), scope=PROJECT)
+    before = await _live(service)
+    await capture(
+        service, UserPrompt(text="The editor autosaves a draft every 30 s and keeps 20 drafts."), scope=PROJECT
+    )
+    again = await capture(
+        service, UserPrompt(text="Drafts: autosaved each thirty seconds, twenty of them are kept."), scope=PROJECT
+    )
+    assert [o.action for o in again.outcomes] != ["added"]
+    assert await _live(service) == before + 1

@@ -21,6 +21,6 @@ def test_no_test_or_calibration_names_the_held_out_part() -> None:
 
 
 def test_the_calibrations_read_the_dev_part() -> None:
-    for name in ("calibrate_capture_nearness.py", "calibrate_capture_semantic.py"):
+    for name in ("calibrate_capture_nearness.py", "calibrate_capture_semantic.py", "calibrate_capture_changes.py"):
         text = (ROOT / "bench" / name).read_text("utf-8")
         assert 'DEV = Path(__file__).resolve().parent / "data" / "capture"\n' in text, name

@@ -208,6 +208,24 @@ def _undouble(token: str) -> str:
     return token
 
 
+# A number written out is the number ("fifty milliseconds" is "50 ms"), in English, German and Spanish; one/eins/
+# uno are left out (they are articles and pronouns as often as numbers).
+_NUMBER_WORDS: tuple[tuple[str, ...], ...] = tuple(
+    (str(n), *words.split("/"))
+    for n, words in (
+        (2, "two/zwei/dos"), (3, "three/drei/tres"), (4, "four/vier/cuatro"), (5, "five/fünf/cinco"),
+        (6, "six/sechs/seis"), (7, "seven/sieben/siete"), (8, "eight/acht/ocho"), (9, "nine/neun/nueve"),
+        (10, "ten/zehn/diez"), (11, "eleven/elf/once"), (12, "twelve/zwölf/doce"), (13, "thirteen/dreizehn/trece"),
+        (14, "fourteen/vierzehn/catorce"), (15, "fifteen/fünfzehn/quince"), (16, "sixteen/sechzehn/dieciséis"),
+        (17, "seventeen/siebzehn/diecisiete"), (18, "eighteen/achtzehn/dieciocho"),
+        (19, "nineteen/neunzehn/diecinueve"), (20, "twenty/zwanzig/veinte"), (30, "thirty/dreißig/treinta"),
+        (40, "forty/vierzig/cuarenta"), (50, "fifty/fünfzig/cincuenta"), (60, "sixty/sechzig/sesenta"),
+        (70, "seventy/siebzig/setenta"), (80, "eighty/achtzig/ochenta"), (90, "ninety/neunzig/noventa"),
+        (100, "hundred/hundert/cien"),
+    )
+)  # fmt: skip
+
+
 # Words of software prose that say the same thing in a rule, and common abbreviations, as groups of words: every
 # word of a group compares as the (stemmed) first one, so "check both platforms" and "test on iOS and Android"
 # share their verb, and "the std log package" is "the standard log package". Kept small on purpose: each group
@@ -234,6 +252,8 @@ SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("parameter", "param"),
     ("argument", "arg"),
     ("temporary", "temp", "tmp"),
+    ("ms", "millisecond", "milliseconds", "millisekunden", "milisegundos"),
+    *_NUMBER_WORDS,
 )
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 _CODE_SPAN = re.compile(r"`[^`\n]*`")

@@ -73,13 +73,16 @@ from .candidates import Candidate, Plan
 from .nearness import (
     SEMANTIC_THRESHOLDS,
     Semantic,
+    Similarity,
     TermWeights,
     align,
     other_subjects,
     semantic_key,
     semantic_texts,
+    similarity,
     weighted_match,
 )
+from .subjects import pick_change, versioned_names
 
 __all__ = [
     "REASONS",
@@ -260,38 +263,6 @@ def admit(candidate: Candidate, *, evidence: Mapping[str, str]) -> Admission:
 
 
 # ============================================================================================ near-duplicates
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Similarity:
-    """Overlap of two subject-token sets: ``a`` (the candidate) and ``b`` (the entry)."""
-
-    shared: int
-    jaccard: float
-    a_in_b: float  # share of the candidate's tokens already in the entry
-    b_in_a: float  # share of the entry's tokens in the candidate
-
-    @property
-    def containment(self) -> float:
-        return max(self.a_in_b, self.b_in_a)
-
-
-def similarity(a: str | frozenset[str], b: str | frozenset[str]) -> Similarity:
-    """Token Jaccard and containment over Analyzer v1 subject tokens (stopwords and force words removed).
-
-    >>> round(similarity("Always use constructor injection", "Constructor injection only, please").jaccard, 2)
-    1.0
-    """
-    ta = a if isinstance(a, frozenset) else subject_tokens(a)
-    tb = b if isinstance(b, frozenset) else subject_tokens(b)
-    shared = len(ta & tb)
-    union = len(ta | tb)
-    return Similarity(
-        shared=shared,
-        jaccard=shared / union if union else 0.0,
-        a_in_b=shared / len(ta) if ta else 0.0,
-        b_in_a=shared / len(tb) if tb else 0.0,
-    )
-
-
 def _swap(mine: frozenset[str], theirs: frozenset[str]) -> tuple[str, str] | None:
     """The one word each side has that the other lacks, when that is the only difference ("ruff check/format")."""
     only_mine, only_theirs = mine - theirs, theirs - mine
@@ -445,6 +416,7 @@ def _plan_one(
     grouped = [alternatives for alternatives in keys if len(alternatives) > 1]  # a synonym group: any of its words
 
     replaced_probes = [probes(subject_tokens(r)) for r in cand.replaces]
+    named = versioned_names(text)  # an entry naming one of them may hold another version (subjects.py)
 
     def candidate_target(t: _Target) -> bool:
         if (t.kind == "working_note") != note:
@@ -452,6 +424,8 @@ def _plan_one(
         if not keys or (cand.slug is not None and t.slug == cand.slug):
             return True
         search = t.search
+        if any(n in search for n in named):
+            return True
         for rp in replaced_probes:  # a correction is compared with every entry that holds what it replaces
             if rp and all(any(k in search for k in alternatives) for alternatives in rp):
                 return True
@@ -564,6 +538,10 @@ def _plan_one(
         score = sim.jaccard + sim.containment
         if score > best_score:
             best_t, best_score, best_sim, best_value = t, score, sim, swap if value else None
+    if best_t is None and top is None and weights is not None:
+        hit = pick_change(text, mine, [(t.text, t.tokens) for t in pool], weights)
+        if hit is not None:  # the same subject set to another value: an unmarked correction (subjects.py)
+            best_t, best_sim, correction = pool[hit], similarity(mine, pool[hit].tokens), True
     if best_t is None and top is not None:
         # Trigger: no rule above matched, and the closest entry shares rare subject terms (weighted by how few
         # entries of this Memory hold them), plus a close meaning when a model is loaded.

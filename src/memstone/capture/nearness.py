@@ -46,12 +46,14 @@ __all__ = [
     "LEXICAL_MIN",
     "SEMANTIC_THRESHOLDS",
     "Semantic",
+    "Similarity",
     "TermWeights",
     "akin",
     "align",
     "other_subjects",
     "semantic_key",
     "semantic_texts",
+    "similarity",
     "weighted_match",
     "weighted_min",
     "weighted_overlap",
@@ -66,6 +68,38 @@ AKIN_PREFIX = 4  # a word that starts another counts as the same word from this 
 AKIN_SUFFIX = 5  # a word that ends another (a compound's head: Betrag / Geldbetrag) from this many letters on
 COMBINED_MIN: dict[str, float] = {"use-multilingual-v3": 0.84, "minilm-l6-int8": 0.96}
 COMBINED_CORRECTION_MIN: dict[str, float] = {"use-multilingual-v3": 0.84, "minilm-l6-int8": 0.96}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Similarity:
+    """Overlap of two subject-token sets: ``a`` (the candidate) and ``b`` (the entry)."""
+
+    shared: int
+    jaccard: float
+    a_in_b: float  # share of the candidate's tokens already in the entry
+    b_in_a: float  # share of the entry's tokens in the candidate
+
+    @property
+    def containment(self) -> float:
+        return max(self.a_in_b, self.b_in_a)
+
+
+def similarity(a: str | frozenset[str], b: str | frozenset[str]) -> Similarity:
+    """Token Jaccard and containment over Analyzer v1 subject tokens (stopwords and force words removed).
+
+    >>> round(similarity("Always use constructor injection", "Constructor injection only, please").jaccard, 2)
+    1.0
+    """
+    ta = a if isinstance(a, frozenset) else subject_tokens(a)
+    tb = b if isinstance(b, frozenset) else subject_tokens(b)
+    shared = len(ta & tb)
+    union = len(ta | tb)
+    return Similarity(
+        shared=shared,
+        jaccard=shared / union if union else 0.0,
+        a_in_b=shared / len(ta) if ta else 0.0,
+        b_in_a=shared / len(tb) if tb else 0.0,
+    )
 
 
 class TermWeights:

@@ -1,0 +1,215 @@
+"""Unmarked changes of a subject: the same thing, set to another value (issue 16, third pass).
+
+A correction often carries no marker word: "We're on ESP-IDF 5.3 since the Wi-Fi fix landed" corrects "we build
+against ESP-IDF 5.1"; "The ORM is Drizzle since last week" corrects "the ORM is Prisma"; "数据库迁移由 atlas 负责"
+corrects "数据库迁移用 goose". What such a pair has in common is its *subject* (ESP-IDF, the ORM, 数据库迁移), and
+what differs is a *value*: a version, a tool name, a command, a path. :func:`values` types the values a statement
+names; :func:`changed` reads a candidate against an entry:
+
+- ``version``: both name the same thing with a different version (``ESP-IDF 5.1`` / ``ESP-IDF 5.3``), or the same
+  dotted or hyphenated name but for its version part (``orders.v1`` / ``orders.v2``). That alone is a change:
+  the name is the subject.
+- ``value``: each side names a command or a path the other lacks, and the rest of the two texts share their
+  rare subject terms (weighted overlap of the subject tokens ≥ :data:`CHANGE_MIN` and ≥
+  :data:`CHANGE_SHARED` shared tokens, fitted on the dev part of the capture benchmark only). Two statements
+  that differ in exactly one word each are not taken, nor two commands of one program unless the new text still
+  names the old command's step (``run `cargo test``` / ``run `cargo fmt --check```: two rules; ``make lint`` /
+  "lint runs in CI now, `make check` before a commit": a change).
+
+Everything is regular expressions over the text; nothing is imported that the hook does not already load.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ._text import subject_tokens, typed_subjects
+from .nearness import TermWeights, align, weighted_overlap
+
+__all__ = ["CHANGE_MIN", "CHANGE_SHARED", "Change", "changed", "pick_change", "values", "versioned_names"]
+
+# Fitted on bench/data/capture (dev) only with bench/calibrate_capture_changes.py; see docs/capture.md.
+CHANGE_MIN = 0.14
+CHANGE_SHARED = 2
+
+_VERSION = re.compile(
+    r"(?<![\w.-])([A-Za-z][A-Za-z0-9+#-]*[A-Za-z0-9+#])\s+v?(\d+(?:\.\d+)*)(?!\w|[.-]\w)"  # ESP-IDF 5.1, Node 20
+)
+_VERSIONED_NAME = re.compile(r"(?<![\w.-])([A-Za-z][\w-]*[.-])v?(\d+)(?![\w])", re.I)  # orders.v1, api-v2
+_NAME = re.compile(r"(?<![\w./-])([A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*|[A-Z][a-z]+[A-Za-z0-9]*)(?![\w/-])")
+_CODE = re.compile(r"`[^`\n]*`")
+_CLAUSE_START = re.compile(r"(?:^|[.;:!?。；：！？]\s*|\n)\s*[\"'(]*$")
+_LATIN_WORDS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "but",
+        "we",
+        "our",
+        "it",
+        "this",
+        "that",
+        "i",
+        "you",
+        "he",
+        "she",
+        "they",
+        "el",
+        "la",
+        "los",
+        "las",
+        "un",
+        "una",
+        "y",
+        "o",
+        "es",
+        "en",
+        "de",
+        "del",
+        "der",
+        "die",
+        "das",
+        "ein",
+        "eine",
+        "und",
+        "ist",
+        "mit",
+        "wir",
+    ]
+)
+
+
+def _names(text: str) -> set[str]:
+    """Tool-like names in Latin prose: CamelCase or ALLCAPS words, or a Capitalized word not starting a clause."""
+    out = set()
+    for m in _NAME.finditer(text):
+        word = m.group(1)
+        if word.lower() in _LATIN_WORDS or len(word) < 2:
+            continue
+        lead = text[: m.start()]
+        capitalized_only = word[1:].islower()
+        if capitalized_only and _CLAUSE_START.search(lead):
+            continue  # "Staging goes out …": a sentence's first word, not a name
+        out.add(word.lower()[:-1] if len(word) > 2 and word[:-1].isupper() and word.endswith("s") else word.lower())
+    return out
+
+
+def _versions(text: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for m in _VERSION.finditer(text):
+        name, number = m.group(1), m.group(2)
+        if "." in number or any(ch.isupper() for ch in name) or "-" in name:
+            found[name.lower()] = number
+    for m in _VERSIONED_NAME.finditer(text):
+        found.setdefault(m.group(1).lower().rstrip(".-"), m.group(2))
+    return found
+
+
+def versioned_names(text: str) -> tuple[str, ...]:
+    """The names ``text`` gives a version (``ESP-IDF 5.3`` -> ``esp-idf``), as they appear in searchable text."""
+    return tuple(_versions(text))
+
+
+def values(text: str) -> frozenset[str]:
+    """The values a statement names, typed: its commands, paths and flags (:func:`typed_subjects`), tool-like
+    names (``name:``) and versioned names (``ver:NAME=NUMBER``).
+
+    >>> sorted(values("We build against ESP-IDF 5.1 with `idf.py build`"))
+    ['cmd:idf.py build', 'name:esp-idf', 'path:idf.py', 'ver:esp-idf=5.1']
+    """
+    out = set(typed_subjects(text))
+    out.update("name:" + n for n in _names(text))
+    out.update(f"ver:{name}={number}" for name, number in _versions(text).items())
+    return frozenset(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """How a candidate changes an entry's subject: ``how`` is ``version`` or ``value``; ``new``/``old`` the values."""
+
+    how: str
+    new: frozenset[str]
+    old: frozenset[str]
+
+
+def _version_change(mine: frozenset[str], theirs: frozenset[str]) -> bool:
+    a = dict(v[4:].split("=", 1) for v in mine if v.startswith("ver:"))
+    b = dict(v[4:].split("=", 1) for v in theirs if v.startswith("ver:"))
+    return any(name in b and b[name] != number for name, number in a.items())
+
+
+def changed(mine: frozenset[str], theirs: frozenset[str], *, overlap: float, shared: int) -> Change | None:
+    """Whether a candidate (values ``mine``) sets a subject of an entry (values ``theirs``) to another value.
+
+    ``overlap`` and ``shared`` are the weighted overlap and the count of the two texts' shared subject tokens
+    (computed by the caller, who holds the Memory's term weights).
+    """
+    new, old = mine - theirs, theirs - mine
+    if not new or not old:
+        return None
+    if _version_change(mine, theirs):
+        return Change("version", new, old)
+    if shared >= CHANGE_SHARED and overlap >= CHANGE_MIN and _kinds(new) & _kinds(old):
+        return Change("value", new, old)
+    return None
+
+
+def _kinds(found: frozenset[str]) -> set[str]:
+    """The types of the values in ``found`` that a change replaces: commands and paths (a file name in CJK prose,
+    ``tool:atlas.hcl``, is a path). Tool names alone are not enough: two rules of one area name different tools
+    ("Prefer records over Lombok for DTOs" / "map JPA entities to DTO records")."""
+    out = set()
+    for v in found:
+        kind, _, body = v.partition(":")
+        if kind == "tool" and re.search(r"\.[a-z]{1,5}$", body):
+            kind = "path"
+        if kind in ("cmd", "path"):
+            out.add(kind)
+    return out
+
+
+def pick_change(
+    text: str, mine: frozenset[str], entries: Sequence[tuple[str, frozenset[str]]], weights: TermWeights
+) -> int | None:
+    """The index of the entry (text, subject tokens) whose subject the candidate (``text``, tokens ``mine``)
+    changes, the closest by weighted overlap; None when it changes none."""
+    own = values(text)
+    if not own:
+        return None
+    best: tuple[float, int] | None = None
+    for i, (entry_text, theirs) in enumerate(entries):
+        aligned = align(mine, theirs)
+        shared = aligned & theirs
+        if not shared or _swap_only(aligned, theirs):
+            continue
+        other = values(entry_text)
+        # The subject is what is left when the values that differ are taken out of both texts.
+        differing = subject_tokens(" ".join(v.split(":", 1)[1] for v in own ^ other)) - shared
+        overlap = weighted_overlap(aligned - differing, theirs - differing, weights)
+        change = changed(own, other, overlap=overlap, shared=len(shared))
+        if change is not None and not _same_step(text, change) and change.how == "value":
+            continue
+        if change is not None and (best is None or overlap > best[0]):
+            best = (overlap, i)
+    return None if best is None else best[1]
+
+
+def _same_step(text: str, change: Change) -> bool:
+    """Whether a change of command keeps the step it is about. Two commands of one program are two steps
+    (``cargo test`` / ``cargo fmt --check``: two rules) unless the new text still names the old command's step in
+    its prose ("lint now runs in CI; before a commit `make check` is enough" for ``make lint``)."""
+    new = [v[4:].split() for v in change.new if v.startswith("cmd:")]
+    old = [v[4:].split() for v in change.old if v.startswith("cmd:")]
+    if not new or not old or any(n[0] != o[0] for n in new for o in old if n and o):
+        return True  # another program (or a path): a replacement, not a second step
+    prose = subject_tokens(_CODE.sub(" ", text))
+    return any(subject_tokens(" ".join(o[1:])) & prose for o in old)
+
+
+def _swap_only(mine: frozenset[str], theirs: frozenset[str]) -> bool:
+    return len(mine - theirs) == 1 and len(theirs - mine) == 1

@@ -1,0 +1,99 @@
+"""Issue 16, third pass: an unmarked change of a subject (a version, a command, a path) revises its entry."""
+
+from __future__ import annotations
+
+from capture_helpers import PROJECT
+
+from memstone import MemoryService
+from memstone.capture import UserPrompt, capture
+from memstone.capture._text import subject_tokens
+from memstone.capture.subjects import changed, values
+
+# A wiki's memory (made-up sentences, in no data file).
+MEMORY = [
+    "Page history is kept for ninety days and then squashed.",
+    "Attachments larger than 20 MB are refused by the upload handler.",
+    "Search results are ranked by title match first, then by last edit.",
+]
+
+
+def test_values_are_typed() -> None:
+    assert sorted(values("We render diagrams with Kroki 0.24 via `make diagrams`.")) == [
+        "cmd:make diagrams",
+        "name:kroki",
+        "ver:kroki=0.24",
+    ]
+    assert "ver:events=3" in values("Webhooks go to the events.v3 queue.")
+    assert "name:crd" in values("Keep the CRDs backward compatible.")  # an acronym's plural is the acronym
+    assert not any(v.startswith("name:") for v in values("Staging is rebuilt every night."))  # a first word
+
+
+def test_a_new_version_of_the_same_name_is_a_change_and_the_same_version_is_not() -> None:
+    old = values("The wiki runs on Kroki 0.24 behind nginx.")
+    assert changed(values("We are on Kroki 0.26 since the font fix."), old, overlap=0.0, shared=1) is not None
+    assert changed(values("Kroki 0.24 renders the diagrams."), old, overlap=0.0, shared=1) is None
+
+
+def test_a_change_of_value_needs_a_command_or_a_path_and_a_shared_subject() -> None:
+    old = values("Diagrams are rendered with `make diagrams` into docs/img.")
+    new = values("Diagrams are rendered by `just render` now.")
+    assert changed(new, old, overlap=0.5, shared=2) is not None
+    assert changed(new, old, overlap=0.05, shared=2) is None  # the rest of the two texts shares too little
+    # Two tool names alone are two rules of one area, not a replacement.
+    tools = changed(values("Prefer Kroki over Mermaid for diagrams."), values("Diagrams use the PlantUML theme."),
+                    overlap=0.5, shared=2)  # fmt: skip
+    assert tools is None
+
+
+async def _live(service: MemoryService) -> int:
+    head = await service.resolve(PROJECT)
+    return len(await service.entries(head)) if head is not None else 0
+
+
+async def test_an_unmarked_command_change_revises_the_entry(service: MemoryService) -> None:
+    for text in MEMORY:
+        await capture(service, UserPrompt(text=text), scope=PROJECT)
+    before = await _live(service)
+    (entry,) = (
+        await capture(
+            service,
+            UserPrompt(text="The wiki preview server starts with `make preview` and listens on port 4000."),
+            scope=PROJECT,
+        )
+    ).entries()
+    later = await capture(
+        service, UserPrompt(text="The preview server for the wiki is `pnpm dev` with Vite, port 5173."), scope=PROJECT
+    )
+    assert [(o.action, o.entry_id) for o in later.outcomes] == [("revised", entry)]
+    assert await _live(service) == before + 1
+
+
+async def test_an_unmarked_version_change_revises_the_entry(service: MemoryService) -> None:
+    for text in MEMORY:
+        await capture(service, UserPrompt(text=text), scope=PROJECT)
+    (entry,) = (
+        await capture(service, UserPrompt(text="The wiki is built against Kroki 0.24 and Pandoc 3.1."), scope=PROJECT)
+    ).entries()
+    later = await capture(service, UserPrompt(text="We're on Kroki 0.26 since the font fix landed."), scope=PROJECT)
+    assert [(o.action, o.entry_id) for o in later.outcomes] == [("revised", entry)]
+    other = await capture(service, UserPrompt(text="Mermaid 10.9 is used for the sequence charts."), scope=PROJECT)
+    assert [o.action for o in other.outcomes] == ["added"]  # another name: a new fact
+
+
+def test_a_number_written_out_is_the_number() -> None:
+    assert {"30", "ms"} <= subject_tokens("Rebuilt in under thirty milliseconds.")
+    assert {"14", "12"} <= subject_tokens("catorce pedidos, twelve retries")
+
+
+async def test_a_restatement_with_the_number_written_out_is_no_second_entry(service: MemoryService) -> None:
+    for text in MEMORY:
+        await capture(service, UserPrompt(text=text), scope=PROJECT)
+    before = await _live(service)
+    await capture(
+        service, UserPrompt(text="The editor autosaves a draft every 30 s and keeps 20 drafts."), scope=PROJECT
+    )
+    again = await capture(
+        service, UserPrompt(text="Drafts: autosaved each thirty seconds, twenty of them are kept."), scope=PROJECT
+    )
+    assert [o.action for o in again.outcomes] != ["added"]
+    assert await _live(service) == before + 1

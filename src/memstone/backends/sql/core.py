@@ -46,6 +46,7 @@ from ...ports import (
     LiveVersion,
     ManifestQuery,
     MemoriesQuery,
+    NeighboursQuery,
     Query,
     RevisionQuery,
     ScopeQuery,
@@ -345,6 +346,8 @@ class StoreCore:
                     return p.rows.scopes(scope)
                 case VectorStatusQuery(memories=refs):
                     return {ref.memory_id: self._vectors.complete(ref.memory_id) for ref in refs}
+                case NeighboursQuery():
+                    return self._search.neighbours_sync(query)
         raise InvalidInput(f"unknown read query {query!r}")
 
     async def put_source(self, source: Source) -> Source:

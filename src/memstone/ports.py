@@ -456,27 +456,6 @@ class ArchiveQuery(Query[list[ArchiveMatch]]):
     mandatory: bool | None = None
 
 
-class Neighbour(NamedTuple):
-    """An active entry written next to an anchor hit in its Memory, as a hit (score 0, no channel yet)."""
-
-    anchor: EntryId
-    hit: MemoryHit
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NeighboursQuery(Query[list[Neighbour]]):
-    """The active entries written just before and just after each anchor in its Memory (write order: entry ids are
-    ULIDs minted in creation order), each verified against the head's manifest like a search hit. An anchor's
-    Revision must still be its Memory's head (otherwise it gets none: a neighbour is cited at that Revision);
-    the filters apply to the neighbour. Anchors in their order, each one's previous entry before its next one."""
-
-    anchors: tuple[tuple[ArtifactRef, EntryId], ...]
-    kinds: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    important: bool | None = None
-    mandatory: bool | None = None
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KindsQuery(Query[KindPolicy]):
     """The store's recorded kind policy; ``kinds=None`` means open."""
@@ -512,7 +491,6 @@ ReadQuery = (
     | MemoryVersionsQuery
     | ArchiveQuery
     | KindsQuery
-    | NeighboursQuery
 )
 
 ManifestMap = Mapping[EntryId, ManifestEntry]

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
 
+from ..context_query import NeighboursQuery
 from ..domain.calibration import FTS_COVERAGE_POWER, Calibration
 from ..domain.context import context_anchors, with_context
 from ..domain.errors import (
@@ -35,7 +36,6 @@ from ..domain.search import RRF_K, Fusion, archived_scores, candidate_depth, che
 from ..ports import (
     ArchiveQuery,
     LiveSlugsQuery,
-    NeighboursQuery,
     SearchRequest,
     VectorStatusQuery,
 )
@@ -361,16 +361,11 @@ class Search:
             out.sort(key=lambda h: (-h.score, *ids(h)))
             anchors = context_anchors(out, limit) if context else []
             if anchors:
-                near = await self._core.backend.read(
-                    NeighboursQuery(
-                        anchors=tuple((h.memory_ref, h.entry_id) for h in anchors),
-                        kinds=kinds,
-                        tags=tags,
-                        important=important,
-                        mandatory=mandatory,
-                    )
-                )
-                out = with_context(out, [(n.anchor, n.hit) for n in near], limit, drop=frozenset(shadows))
+                filters = SearchRequest(query=query, memories=(), limit=limit, channels=(), kinds=kinds, tags=tags)
+                filters = replace(filters, important=important, mandatory=mandatory)
+                anchored = tuple((h.memory_ref, h.entry_id) for h in anchors)
+                near = await self._core.backend.read(NeighboursQuery(anchors=anchored, request=filters))
+                out = with_context(out, near, limit, drop=frozenset(shadows))
         return tuple(out[:limit]), tuple(shadowed)
 
 

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Literal, TypeVar, cast
 
+from ...context_query import NeighboursQuery
 from ...domain.errors import (
     ArtifactNotFoundError,
     CapabilityNotSupportedError,
@@ -46,7 +47,6 @@ from ...ports import (
     LiveVersion,
     ManifestQuery,
     MemoriesQuery,
-    NeighboursQuery,
     Query,
     RevisionQuery,
     ScopeQuery,

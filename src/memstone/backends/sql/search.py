@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal, NamedTuple
 
+from ...context_query import NeighboursQuery
 from ...domain.analyzer import informative_terms, query_terms
 from ...domain.calibration import FTS_COVERAGE_POWER
 from ...domain.errors import ArtifactNotFoundError, CapabilityNotSupportedError, InvalidInput
@@ -25,7 +26,7 @@ from ...domain.search import (
     rrf_fuse,
     support_terms,
 )
-from ...ports import Neighbour, NeighboursQuery, SearchPage, SearchRequest
+from ...ports import SearchPage, SearchRequest
 from .engine import Candidates
 from .parts import StoreParts
 from .projection import HeadRow
@@ -233,7 +234,7 @@ class SearchPart:
                     )
         return out
 
-    def neighbours_sync(self, query: NeighboursQuery) -> list[Neighbour]:
+    def neighbours_sync(self, query: NeighboursQuery) -> list[tuple[EntryId, MemoryHit]]:
         """The entries written next to each anchor (ports.NeighboursQuery), in the caller's read transaction."""
         heads: dict[str, Revision] = {}
         for ref, _ in query.anchors:
@@ -255,10 +256,10 @@ class SearchPart:
         out = []
         for anchor, cand in found:
             row = verified.get(cand)
-            if row is None or not passes(row.content, query):
+            if row is None or not passes(row.content, query.request):
                 continue
             hit = self._hit(heads[cand.memory_id], row, 0.0, {}, {})
-            out.append(Neighbour(anchor, hit))
+            out.append((anchor, hit))
         return out
 
     @staticmethod
@@ -306,7 +307,7 @@ class SearchPart:
         )
 
 
-def passes(content: EntryContent, query: NeighboursQuery) -> bool:
+def passes(content: EntryContent, query: SearchRequest) -> bool:
     """Whether a neighbour's verified content passes the search's kind, tag and flag filters."""
     if query.kinds and content.kind not in query.kinds:
         return False

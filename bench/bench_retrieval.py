@@ -537,12 +537,19 @@ def score(ranked: Sequence[Sequence[str]], queries: Sequence[Query]) -> Scores:
 
 
 async def run_queries(
-    svc: Any, heads: dict[str, Any], entries: dict[str, str], queries: Sequence[Query], mode: str
+    svc: Any,
+    heads: dict[str, Any],
+    entries: dict[str, str],
+    queries: Sequence[Query],
+    mode: str,
+    context: bool | None = None,
 ) -> tuple[list[list[str]], set[str]]:
+    """Each query through ``search(limit=10)``; ``context`` None leaves the service's default."""
     ranked: list[list[str]] = []
     used: set[str] = set()
+    extra = {} if context is None else {"context": context}
     for q in queries:
-        res = await svc.search(q.text, memories=[heads[q.group]], limit=LIMIT, mode=mode)
+        res = await svc.search(q.text, memories=[heads[q.group]], limit=LIMIT, mode=mode, **extra)
         used.add(res.mode)
         ranked.append(list(dict.fromkeys(unit(entries[h.entry_id]) for h in res.hits)))
     return ranked, used

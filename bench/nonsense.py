@@ -207,7 +207,8 @@ async def service_check(
         builder = fm.session_store if fam.by_session else br.quality_store
         db, memories, _ = await builder(fam.qset, cached)
         groups = sorted(memories)
-        async with memstone.open_service(f"sqlite:///{db}", embedding=cached) as svc:
+        url = db if isinstance(db, str) else f"sqlite:///{db}"  # quality_store answers with a URL, session_store a path
+        async with memstone.open_service(url, embedding=cached) as svc:
             svc.indexer.calibration = cal
             heads = {g: await svc.head(m) for g, m in memories.items()}
             kind = {"offtopic": "off-topic"}

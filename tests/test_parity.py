@@ -193,3 +193,37 @@ async def test_bad_input_is_refused_with_the_same_code_everywhere(
     }
     assert outcomes == dict.fromkeys(outcomes, ("error", code))
     assert await surfaces.stored() == 0
+
+
+async def test_neighbour_context_is_the_same_opt_in_on_every_surface(surfaces: Surfaces) -> None:
+    # The answer shares no word with the question; only neighbour context (issue 15) finds it.
+    turns = ["we should book the venue soon", "which weekend suits the lighthouse excursion?", "the second Saturday"]
+    head = None
+    for text in turns:
+        head = await surfaces.svc.remember(
+            head, scope=SCOPE if head is None else None, entries=[EntryInput(kind="note", text=text)]
+        )
+    query = "lighthouse excursion weekend"
+    found: dict[str, list[str]] = {}
+    for context in (False, True):
+        lib = await surfaces.svc.search(query, scopes=[SCOPE], limit=10, context=context)
+        found[f"library {context}"] = [h.text for h in lib.hits]
+        _, cli = surfaces.cli("search", query, "--limit", "10", *(["--context"] if context else []))
+        found[f"cli {context}"] = [h["text"] for h in cli["hits"]]
+        params: dict[str, Any] = {"q": query, "scope": SCOPE, "limit": 10, "context": context}
+        http = (await surfaces.http.get("/api/memories/search", params=params)).json()
+        found[f"http {context}"] = [h["text"] for h in http["hits"]]
+        async with Client(build_server(surfaces.svc, surfaces.settings)) as client:
+            result = await client.call_tool(
+                "memory_search", {"query": query, "scope": "project", "limit": 10, "context": context}
+            )
+        assert isinstance(result.structured_content, dict)
+        found[f"mcp {context}"] = [h["snippet"] for h in result.structured_content["hits"]]
+        matched = [h["matched_by"] for h in http["hits"]]
+        assert matched == ([["fts"], ["context"], ["context"]] if context else [["fts"]])
+    assert {k: v for k, v in found.items() if k.endswith("False")} == {
+        f"{s} False": [turns[1]] for s in ("library", "cli", "http", "mcp")
+    }
+    assert {k: v for k, v in found.items() if k.endswith("True")} == {
+        f"{s} True": [turns[1], turns[0], turns[2]] for s in ("library", "cli", "http", "mcp")
+    }

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 @click.option("--exclude-mandatory", is_flag=True, help="Leave out mandatory memories (already loaded in full).")
 @click.option("--include-superseded", is_flag=True, help="Also match archived versions (marked superseded).")
 @click.option("--no-precedence", is_flag=True, help="Keep entries a more specific scope shadows.")
+@click.option(
+    "--context", is_flag=True, help="After the first 7 hits, add the entries written next to them (limit > 7)."
+)
 @json_option
 @click.pass_context
 def search(
@@ -57,6 +60,7 @@ def search(
     exclude_mandatory: bool,
     include_superseded: bool,
     no_precedence: bool,
+    context: bool,
     as_json: bool,
 ) -> None:
     """Search memories (default: the scope's Memory)."""
@@ -85,6 +89,7 @@ def search(
             exclude_mandatory=exclude_mandatory,
             include_superseded=include_superseded,
             precedence=not no_precedence,
+            context=context,
         )
         lines = [f"mode: {result.mode}" + (f" ({result.fallback_reason})" if result.fallback_reason else "")]
         for h in result.hits:

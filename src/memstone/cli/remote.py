@@ -93,6 +93,7 @@ async def _search(ctx: click.Context, client: RemoteClient) -> Payload:
         "kind": list(p["kinds"]), "tag": list(p["tags"]), "order": p["order"], "important": p["important"],
         "mandatory": p["mandatory"], "exclude_mandatory": p["exclude_mandatory"] or None,
         "include_superseded": p["include_superseded"] or None, "precedence": False if p["no_precedence"] else None,
+        "context": p["context"] or None,
     }  # fmt: skip
     out = await client.json("GET", "/api/memories/search", params=params)
     fallback = out.get("fallback_reason")

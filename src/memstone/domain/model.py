@@ -20,7 +20,7 @@ EntryState = Literal["active", "inactive"]
 ChangeOp = Literal["add", "revise", "deactivate", "reactivate"]
 Surface = Literal["agent-session", "workflow", "human", "import", "api"]
 SearchMode = Literal["fts", "vector", "hybrid", "auto"]
-Channel = Literal["fts", "vector"]
+Channel = Literal["fts", "vector", "context"]  # context: placed as a neighbour of a strong hit
 
 KnownKind = Literal[
     "fact",

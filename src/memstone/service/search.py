@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
 
+from ..context_query import NeighboursQuery
 from ..domain.calibration import FTS_COVERAGE_POWER, Calibration
+from ..domain.context import context_anchors, with_context
 from ..domain.errors import (
     CapabilityNotSupportedError,
     InvalidInput,
@@ -44,6 +46,10 @@ from .core import (
     ServiceCore,
 )
 
+# Neighbour context is opt-in: through the service it gains R@10 on conversations but displaces gold on MemoryCode
+# convention (docs/benchmarks.md, "Neighbour context through the service").
+CONTEXT_DEFAULT = False
+
 
 class Search:
     """Search the current heads of selected Memories."""
@@ -69,6 +75,7 @@ class Search:
         include_superseded: bool = False,
         precedence: bool = True,
         fusion: Fusion = "convex",
+        context: bool = CONTEXT_DEFAULT,
     ) -> SearchResult:
         """Search the current heads of explicit Memories (or scopes) by ``fts``, ``vector``, ``hybrid`` or ``auto``.
 
@@ -82,6 +89,8 @@ class Search:
         With several tiers selected, ``precedence`` drops entries a more specific scope shadows and reports them in
         ``result.shadowed``. ``limit`` counts distinct entries after collapse and ordering.
         ``fusion="convex"`` scores every hit in [0, 1] with its per-channel parts; ``"rrf"`` is the RFC's RRF.
+        ``context`` (relevance order, ``limit`` > 7): after the first seven hits come the entries written just
+        before and after each of them in the same Memory, then the rest (``domain/context.py``).
         An empty query, or one of stopwords only, is refused (:class:`InvalidInput`).
         """
         if not isinstance(query, str):
@@ -165,6 +174,7 @@ class Search:
             precedence=precedence,
             fused_dense=fusion == "convex" and used_mode == "hybrid",
             rrf=fusion == "rrf",
+            context=context,
             kinds=request.kinds,
             tags=request.tags,
             important=important,
@@ -240,6 +250,7 @@ class Search:
         precedence: bool,
         fused_dense: bool,
         rrf: bool,
+        context: bool,
         kinds: tuple[str, ...],
         tags: tuple[str, ...],
         important: bool | None,
@@ -309,6 +320,7 @@ class Search:
                     )
                 )
         shadowed: list[Shadowed] = []
+        shadows: dict[EntryId, tuple[SlugHolder, SlugHolder]] = {}
         if precedence and len(refs) > 1:
             shadows = await self._shadows(refs, scope_of)
             kept = []
@@ -347,6 +359,13 @@ class Search:
             )
         else:
             out.sort(key=lambda h: (-h.score, *ids(h)))
+            anchors = context_anchors(out, limit) if context else []
+            if anchors:
+                filters = SearchRequest(query=query, memories=(), limit=limit, channels=(), kinds=kinds, tags=tags)
+                filters = replace(filters, important=important, mandatory=mandatory)
+                anchored = tuple((h.memory_ref, h.entry_id) for h in anchors)
+                near = await self._core.backend.read(NeighboursQuery(anchors=anchored, request=filters))
+                out = with_context(out, near, limit, drop=frozenset(shadows))
         return tuple(out[:limit]), tuple(shadowed)
 
 

@@ -7,13 +7,16 @@ second, empty store use the ``empty_store_url`` fixture (override it for a serve
 
 from __future__ import annotations
 
+from .record_context import SearchContextConformance
 from .record_fixtures import TickingClock, build_large_store, content_hashes
 from .record_markdown import MarkdownCitationConformance
 from .record_scopes import ScopeRecordConformance
 from .record_search import SearchHistoryConformance
 
 
-class RecordsConformance(ScopeRecordConformance, SearchHistoryConformance, MarkdownCitationConformance):
+class RecordsConformance(
+    ScopeRecordConformance, SearchHistoryConformance, MarkdownCitationConformance, SearchContextConformance
+):
     """The record-surface half of the conformance suite (needs the ``svc`` and ``store_url`` fixtures)."""
 
 

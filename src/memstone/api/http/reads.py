@@ -131,6 +131,7 @@ async def search(call: Call) -> Response:
         exclude_mandatory=q.exclude_mandatory,
         include_superseded=q.include_superseded,
         precedence=q.precedence,
+        context=q.context,
     )
     return ok(s.SearchOut, {**result.to_dict(), "scopes": [p.uri for p in picked]})
 

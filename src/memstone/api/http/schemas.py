@@ -138,6 +138,10 @@ class SearchQuery(Strict):
     include_superseded: bool = Field(default=False, description="Also match archived versions (marked superseded).")
     precedence: bool = Field(default=True, description="Across tiers, hide entries a more specific scope shadows.")
     exact: bool = Field(default=False, description="Exact vector scan instead of the quantized fast path.")
+    context: bool = Field(
+        default=False,
+        description="After the first 7 hits, add the entries written next to them in their Memory (limit > 7).",
+    )
 
 
 class RecallQuery(Strict):

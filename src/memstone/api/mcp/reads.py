@@ -68,6 +68,9 @@ def register_read_tools(tool: ToolRegistrar, here: Here) -> None:
         mode: Annotated[
             Literal["auto", "fts", "vector", "hybrid"], Field(description="auto: hybrid when vectors are ready.")
         ] = "auto",
+        context: Annotated[
+            bool, Field(description="true: after the first 7 hits, the memories written next to them (limit > 7).")
+        ] = False,
     ) -> SearchOut:
         """Find memories relevant to a task or question (full-text and semantic). Step 2 of recall.
 
@@ -86,6 +89,7 @@ def register_read_tools(tool: ToolRegistrar, here: Here) -> None:
                 order=order,
                 exclude_mandatory=exclude_mandatory,
                 include_superseded=include_superseded,
+                context=context,
             )
             return SearchOut(
                 hits=[HitOut.of(h) for h in result.hits],

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Literal, TypeVar, cast
 
+from ...context_query import NeighboursQuery
 from ...domain.errors import (
     ArtifactNotFoundError,
     CapabilityNotSupportedError,
@@ -347,6 +348,8 @@ class StoreCore:
                     return p.rows.scopes(scope)
                 case VectorStatusQuery(memories=refs):
                     return {ref.memory_id: self._vectors.complete(ref.memory_id) for ref in refs}
+                case NeighboursQuery():
+                    return self._search.neighbours_sync(query)
         raise InvalidInput(f"unknown read query {query!r}")
 
     async def put_source(self, source: Source) -> Source:

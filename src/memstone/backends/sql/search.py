@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal, NamedTuple
 
+from ...context_query import NeighboursQuery
 from ...domain.analyzer import informative_terms, query_terms
 from ...domain.calibration import FTS_COVERAGE_POWER
 from ...domain.errors import ArtifactNotFoundError, CapabilityNotSupportedError, InvalidInput
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
-from ...domain.model import EntryContent, EntryVersion, ManifestEntry, MemoryHit, Revision
+from ...domain.model import EntryContent, EntryVersion, MemoryHit, Revision
 from ...domain.search import (
     Candidate,
     Fused,
@@ -191,43 +192,11 @@ class SearchPart:
             while start < len(fused) and len(hits) < request.limit:
                 batch = fused[start : start + request.limit]
                 start += len(batch)
-                by_memory: dict[str, list[str]] = {}
-                for cand, *_ in batch:
-                    by_memory.setdefault(cand.memory_id, []).append(cand.entry_version_id)
-                loaded: dict[str, _RawHit] = {
-                    row.entry_version_id: row
-                    for mid, vids in by_memory.items()
-                    for row in self._hit_rows(MemoryId(mid), vids)
-                }
-                manifest: dict[tuple[str, str], ManifestEntry] = {}
-                for mid in by_memory:
-                    wanted = [cand.entry_id for cand, *_ in batch if cand.memory_id == mid]
-                    for eid, entry in self.p.manifests.lookup_many(heads[mid].manifest_root, wanted).items():
-                        manifest[(mid, eid)] = entry
+                verified = self._verified(heads, [cand for cand, *_ in batch])
                 for cand, score, ranks, parts in batch:
-                    m = manifest.get((cand.memory_id, cand.entry_id))
-                    hit_row = loaded.get(cand.entry_version_id)
-                    # A projection row that disagrees with the authoritative manifest never reaches a caller: the
-                    # head's manifest must hold this exact version, active, and the bytes served must hash to the
-                    # hash it committed to. A tampered version row is skipped here; `verify` reports it.
-                    if m is None or m.state != "active" or m.entry_version_id != cand.entry_version_id:
+                    row = verified.get(cand)
+                    if row is None:
                         continue
-                    if (
-                        hit_row is None
-                        or hit_row.entry_id != cand.entry_id
-                        or hit_row.entry_content_hash != m.entry_content_hash
-                    ):
-                        continue
-                    content = self.p.verified_content(cand.entry_version_id, hit_row.columns, m.entry_content_hash)
-                    if content is None:
-                        continue
-                    row = HitRow(
-                        hit_row.entry_id,
-                        hit_row.entry_version_id,
-                        content,
-                        hit_row.entry_content_hash,
-                        hit_row.created_at,
-                    )
                     hits.append(self._hit(heads[cand.memory_id], row, score, ranks, parts))
                     if len(hits) >= request.limit:
                         break
@@ -237,6 +206,61 @@ class SearchPart:
                 if bound:
                     hits = [replace(h, scope=bound.get(h.memory_ref.memory_id)) for h in hits]
             return SearchPage(hits=tuple(hits), heads=tuple(heads[mid].ref for mid in memory_ids))
+
+    def _verified(self, heads: dict[str, Revision], cands: Sequence[Candidate]) -> dict[Candidate, HitRow]:
+        """The candidates whose version the head's manifest holds, active, with bytes hashing to its commitment.
+
+        A projection row that disagrees with the authoritative manifest never reaches a caller (RFC "Search and
+        reads", condition 3): a tampered version row is skipped here; `verify` reports it.
+        """
+        by_memory: dict[str, list[Candidate]] = {}
+        for cand in cands:
+            by_memory.setdefault(cand.memory_id, []).append(cand)
+        out: dict[Candidate, HitRow] = {}
+        for mid, group in by_memory.items():
+            loaded = {r.entry_version_id: r for r in self._hit_rows(MemoryId(mid), [c.entry_version_id for c in group])}
+            manifest = self.p.manifests.lookup_many(heads[mid].manifest_root, [c.entry_id for c in group])
+            for cand in group:
+                m = manifest.get(EntryId(cand.entry_id))
+                raw = loaded.get(EntryVersionId(cand.entry_version_id))
+                if m is None or m.state != "active" or m.entry_version_id != cand.entry_version_id:
+                    continue
+                if raw is None or raw.entry_id != cand.entry_id or raw.entry_content_hash != m.entry_content_hash:
+                    continue
+                content = self.p.verified_content(cand.entry_version_id, raw.columns, m.entry_content_hash)
+                if content is not None:
+                    out[cand] = HitRow(
+                        raw.entry_id, raw.entry_version_id, content, raw.entry_content_hash, raw.created_at
+                    )
+        return out
+
+    def neighbours_sync(self, query: NeighboursQuery) -> list[tuple[EntryId, MemoryHit]]:
+        """The entries written next to each anchor (ports.NeighboursQuery), in the caller's read transaction."""
+        heads: dict[str, Revision] = {}
+        for ref, _ in query.anchors:
+            head = self.p.rows.head(ref.memory_id)
+            if head is not None and head.revision == ref.revision:
+                heads[ref.memory_id] = head
+        found: list[tuple[EntryId, Candidate]] = []
+        for ref, anchor in query.anchors:
+            if ref.memory_id not in heads:
+                continue
+            for op, direction in (("<", "DESC"), (">", "ASC")):
+                rows = self.p.proj.q(
+                    "SELECT entry_id, entry_version_id FROM memory_entry_heads "
+                    f"WHERE memory_artifact_id = ? AND entry_id {op} ? ORDER BY entry_id {direction} LIMIT 1",
+                    (ref.memory_id, anchor),
+                )
+                found += [(anchor, Candidate(ref.memory_id, EntryId(e), EntryVersionId(v))) for e, v in rows]
+        verified = self._verified(heads, [c for _, c in found])
+        out = []
+        for anchor, cand in found:
+            row = verified.get(cand)
+            if row is None or not passes(row.content, query.request):
+                continue
+            hit = self._hit(heads[cand.memory_id], row, 0.0, {}, {})
+            out.append((anchor, hit))
+        return out
 
     @staticmethod
     def _fuse(
@@ -281,6 +305,17 @@ class SearchPart:
             slug=c.slug,
             contributions=parts,
         )
+
+
+def passes(content: EntryContent, query: SearchRequest) -> bool:
+    """Whether a neighbour's verified content passes the search's kind, tag and flag filters."""
+    if query.kinds and content.kind not in query.kinds:
+        return False
+    if query.important is not None and content.important != query.important:
+        return False
+    if query.mandatory is not None and content.mandatory != query.mandatory:
+        return False
+    return all(t in content.tags for t in query.tags)
 
 
 __all__ = ["HitRow", "SearchPart"]

@@ -77,21 +77,22 @@ class Recall:
         omitted: list[Omission] = []
         used = 0
 
-        def fits(text: str) -> tuple[bool, int]:
-            spend = cost(text, unit)
-            return budget is None or used + spend <= budget, spend
+        def admit(x: Record | MemoryHit, section: Literal["mandatory", "contextual"]) -> bool:
+            """Spend the budget on ``x`` if what is left holds it; else note it as left out for the budget."""
+            nonlocal used
+            spend = cost(recall_text(x.kind, x.title, x.text), unit)
+            if budget is None or used + spend <= budget:
+                used += spend
+                return True
+            omitted.append(Omission(entry_id=x.entry_id, section=section, reason="budget", cost=spend))
+            return False
 
         loaded: list[Record] = []
         for record in await self._records.mandatory(memories=refs) if refs else ():
             if record.shadowed_by is not None:
                 omitted.append(Omission(entry_id=record.entry_id, section="mandatory", reason="shadowed", cost=0))
-                continue
-            ok, spend = fits(recall_text(record.kind, record.title, record.text))
-            if ok:
+            elif admit(record, "mandatory"):
                 loaded.append(record)
-                used += spend
-            else:
-                omitted.append(Omission(entry_id=record.entry_id, section="mandatory", reason="budget", cost=spend))
         contextual: list[MemoryHit] = []
         used_mode = "none"
         if context is not None and searchable(context) and refs:  # a context of stopwords only matches nothing
@@ -99,13 +100,7 @@ class Recall:
                 context, memories=refs, limit=limit, mode=mode, order=order, exclude_mandatory=True
             )
             used_mode = result.mode
-            for hit in result.hits:
-                ok, spend = fits(recall_text(hit.kind, hit.title, hit.text))
-                if ok:
-                    contextual.append(hit)
-                    used += spend
-                else:
-                    omitted.append(Omission(entry_id=hit.entry_id, section="contextual", reason="budget", cost=spend))
+            contextual = [hit for hit in result.hits if admit(hit, "contextual")]
             for s in result.shadowed:
                 omitted.append(Omission(entry_id=s.entry_id, section="contextual", reason="shadowed", cost=0))
         links = await self._links([r.version for r in loaded], contextual, refs)

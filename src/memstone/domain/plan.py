@@ -18,6 +18,7 @@ from .errors import IntegrityError, InvalidInput
 from .ids import EntryId, EntryVersionId, MemoryId, SourceId
 from .manifest import ManifestReader
 from .model import ArtifactRef, Change, EntryVersion, ManifestEntry, Revision, Surface, revision_content
+from .stamp import stamp_of
 
 
 class PlannedWrite(Protocol):
@@ -120,11 +121,7 @@ def apply_plan(
         entry_count=count,
         active_count=active,
         changes=changes,
-        sources=plan.sources,
-        artifacts=plan.artifacts,
-        author=plan.author,
-        surface=plan.surface,
-        created_at=plan.created_at,
+        **stamp_of(plan),
     )
     projection = tuple(_projection_op(c) for c in changes)
     return AppliedPlan(

@@ -16,6 +16,7 @@ from ..domain.model import (
     EntryState,
     EntryVersion,
     MemoryHit,
+    Relation,
     Revision,
 )
 from ..domain.records import (
@@ -38,6 +39,25 @@ from .core import (
 )
 from .records import Records
 from .search import Search
+
+
+def _link(
+    direction: Literal["outgoing", "incoming"],
+    source: EntryVersion,
+    relation: Relation,
+    other: EntryVersion | None,
+    state: EntryState | Literal["missing"],
+) -> CrossLink:
+    """``source``'s relation as a cross-link; ``other`` is the entry at the far end from the recalled one."""
+    return CrossLink(
+        direction=direction,
+        kind=relation.kind,
+        source=source.entry_id,
+        target=relation.target,
+        other_title=other.content.title if other else None,
+        other_kind=other.content.kind if other else None,
+        other_state=state,
+    )
 
 
 class Recall:
@@ -129,17 +149,7 @@ class Recall:
         for v in current.values():
             for r in v.content.relations:
                 other, state = await self._peek(r.target)
-                links.append(
-                    CrossLink(
-                        direction="outgoing",
-                        kind=r.kind,
-                        source=v.entry_id,
-                        target=r.target,
-                        other_title=other.content.title if other else None,
-                        other_kind=other.content.kind if other else None,
-                        other_state=state,
-                    )
-                )
+                links.append(_link("outgoing", v, r, other, state))
         if current and refs:
             incoming = await self._core.backend.read(
                 LinksQuery(memory_ids=tuple(r.memory_id for r in refs), targets=tuple(sorted(current)))
@@ -147,17 +157,7 @@ class Recall:
             for _, v in incoming:
                 for r in v.content.relations:
                     if r.target in current:
-                        links.append(
-                            CrossLink(
-                                direction="incoming",
-                                kind=r.kind,
-                                source=v.entry_id,
-                                target=r.target,
-                                other_title=v.content.title,
-                                other_kind=v.content.kind,
-                                other_state="active",
-                            )
-                        )
+                        links.append(_link("incoming", v, r, v, "active"))
         unique = {(x.direction, x.kind, x.source, x.target): x for x in links}
         return tuple(unique[k] for k in sorted(unique))
 

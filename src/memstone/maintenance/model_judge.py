@@ -187,14 +187,9 @@ def _check(m: object, ids: set[EntryId], changed: set[EntryId], taken: set[Entry
     every = [survivor, *absorbed]
     if len(set(every)) != len(every):
         return "an entry is named twice (a survivor cannot absorb itself)"
-    unknown = [e for e in every if e not in ids]
-    if unknown:
-        return f"not live entries of this partition: {', '.join(map(str, unknown))}"
-    held = [e for e in every if e in taken]
-    if held:
-        return f"already in another proposal of this run: {', '.join(held)}"
-    if not any(e in changed for e in every):
-        return "no entry of it changed since the last pass"
+    known = _known(every, ids, changed, taken)
+    if known is not None:
+        return known
     if text is not None and (not isinstance(text, str) or not text.strip()):
         return "the merged text is blank or not a string"
     if isinstance(text, str) and len(text.encode("utf-8")) > MAX_TEXT_BYTES:

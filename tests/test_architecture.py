@@ -5,7 +5,8 @@
 - ``memstone.backends`` never imports ``memstone.service``, ``memstone.cli`` or ``memstone.api``.
 - Only composition roots import ``memstone.backends``: ``cli/main.py``, the ``open_service`` function of
   ``service/facade.py``, the ``preload`` function of ``agents/hook_server.py`` (it imports the default engine so
-  that the hooks it forks start with it; it opens nothing) and ``api/**/app.py`` / ``api/**/server.py``. ``backends/`` itself and ``testing/`` are exempt.
+  that the hooks it forks start with it; it opens nothing) and ``api/**/app.py`` / ``api/**/server.py``.
+  ``backends/`` itself and ``testing/`` are exempt.
   Any module may read a URL with ``memstone.backends.url`` (the one place URLs are parsed; it opens nothing).
 - No import cycle inside ``memstone.domain``, ``memstone.ports`` and ``memstone.backends`` (counting imports inside
   functions too): the engine layers stay a tree an out-of-tree engine can build on.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from typing import TypedDict
 
 from .domain.calibration import Calibration
 from .domain.errors import MemstoneError
@@ -28,6 +29,19 @@ _FAMILIES = "`bench/bench_retrieval.py --parts families --models minilm-l6-int8 
 _NONSENSE = "`bench/bench_retrieval.py --parts nonsense --models minilm-l6-int8 --dialogues 211-360:5`"
 _USE = "use-multilingual-v3"
 
+
+# MiniLM's fusion: the cell maximising the worst dev margin of hybrid R@10 over max(fts, vector) across families,
+# ties by mean MRR.
+class _Fusion(TypedDict):
+    share_low: float
+    share_high: float
+    share_pivot: float
+    share_width: float
+    coverage_power: float
+
+
+_MINILM_FUSION = _Fusion(share_low=0.1, share_high=0.9, share_pivot=0.4, share_width=0.02, coverage_power=1.0)
+
 CALIBRATIONS: Mapping[str, Calibration] = {
     "minilm-l6-int8": Calibration(
         # The no-match bars and their lexical support: the cell rejecting >= 99% of the dev pseudo-word queries
@@ -37,13 +51,7 @@ CALIBRATIONS: Mapping[str, Calibration] = {
         vector_min_top=0.4,
         vector_min_top_prose=0.25,
         support_prefix=5,
-        # The fusion: the cell maximising the worst dev margin of hybrid R@10 over max(fts, vector) across
-        # families, ties by mean MRR.
-        share_low=0.1,
-        share_high=0.9,
-        share_pivot=0.4,
-        share_width=0.02,
-        coverage_power=1.0,
+        **_MINILM_FUSION,
         fitted=(
             f"vector_min_top, vector_min_top_prose, support_prefix, vector_min_cosine: {_NONSENSE}; share_*, "
             f"coverage_power: {_FAMILIES}; dev halves only, held-out halves reported in docs/benchmarks.md"
@@ -57,11 +65,7 @@ CALIBRATIONS: Mapping[str, Calibration] = {
         vector_min_top=0.3,
         vector_min_top_prose=0.2,
         support_prefix=4,
-        share_low=0.1,
-        share_high=0.9,
-        share_pivot=0.4,
-        share_width=0.02,
-        coverage_power=1.0,
+        **_MINILM_FUSION,
         fitted=(
             f"vector_min_top, vector_min_top_prose, support_prefix: {_NONSENSE.replace('minilm-l6-int8', _USE)}; "
             "dev halves only, held-out halves in docs/benchmarks.md; vector_min_cosine 0.1 set by hand; share_*, "

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ..domain.ids import SourceId
 from ..domain.model import EntryVersion, Source
@@ -51,25 +51,9 @@ def build_file_candidates(files: Sequence[FileSnapshot]) -> tuple[Candidate, ...
         path = normalize_path(f.path)
         name = path.rsplit("/", 1)[-1]
         key = f"file:{path}"
+        reader = _BUILD_FILES.get(name)
         try:
-            if name == "pyproject.toml":
-                found = _pyproject(f.content)
-            elif name == "package.json":
-                found = _package_json(f.content)
-            elif name in ("Makefile", "GNUmakefile", "makefile"):
-                found = _makefile(f.content)
-            elif name == "Cargo.toml":
-                found = _cargo(f.content)
-            elif name == "go.mod":
-                found = _go_mod(f.content)
-            elif name in ("justfile", "Justfile", ".justfile"):
-                found = _justfile(f.content)
-            elif name == "tox.ini":
-                found = _tox(f.content)
-            elif name == "noxfile.py":
-                found = _noxfile(f.content)
-            else:
-                found = []
+            found = reader(f.content) if reader is not None else []
         except (ValueError, KeyError, TypeError, AttributeError):
             found = []  # a file we cannot parse yields nothing rather than a guess
         prefix = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
@@ -285,6 +269,19 @@ def _noxfile(content: str) -> list[tuple[str, str, str]]:
         return []
     listed = ", ".join(f"`nox -s {s}`" for s in sessions[:10])
     return [("nox-sessions", "convention", f"Tasks run as nox sessions: {listed} (noxfile.py).")]
+
+
+# The build files read, by file name, each with its reader: (slug, kind, text) per convention found.
+_BUILD_FILES: dict[str, Callable[[str], list[tuple[str, str, str]]]] = {
+    "pyproject.toml": _pyproject,
+    "package.json": _package_json,
+    **dict.fromkeys(("Makefile", "GNUmakefile", "makefile"), _makefile),
+    "Cargo.toml": _cargo,
+    "go.mod": _go_mod,
+    **dict.fromkeys(("justfile", "Justfile", ".justfile"), _justfile),
+    "tox.ini": _tox,
+    "noxfile.py": _noxfile,
+}
 
 
 # ============================================================================================ git changes

@@ -10,36 +10,14 @@ import sys
 
 import click
 
+from .options import count_option, seconds_option
+
 
 @click.command("daemon")
-@click.option(
-    "--embed-every",
-    type=click.FloatRange(min=0.05),
-    default=120.0,
-    show_default=True,
-    help="Seconds between embedding checks (the first is at once).",
-)
-@click.option(
-    "--maintain-every",
-    type=click.FloatRange(min=0.05),
-    default=900.0,
-    show_default=True,
-    help="Seconds between maintenance checks per scope (the first is at once).",
-)
-@click.option(
-    "--threshold",
-    type=click.IntRange(min=1),
-    default=50,
-    show_default=True,
-    help="Writes since a scope's last run that make a dry run due.",
-)
-@click.option(
-    "--max-failures",
-    type=click.IntRange(min=1),
-    default=3,
-    show_default=True,
-    help="Consecutive failed checks after which a loop cannot continue (exit 1).",
-)
+@seconds_option("--embed-every", 120.0, "Seconds between embedding checks (the first is at once).")
+@seconds_option("--maintain-every", 900.0, "Seconds between maintenance checks per scope (the first is at once).")
+@count_option("--threshold", 50, "Writes since a scope's last run that make a dry run due.")
+@count_option("--max-failures", 3, "Consecutive failed checks after which a loop cannot continue (exit 1).")
 @click.option("--health-host", default="127.0.0.1", show_default=True, help="Address of the health endpoint.")
 @click.option(
     "--health-port",

@@ -17,17 +17,15 @@ from typing import TypeVar
 
 import click
 
+from .options import seconds_option
+
 F = TypeVar("F", bound=Callable[..., object])
 
 
 def maintenance_option(fn: F) -> F:
     """``--maintenance/--no-maintenance`` and ``--maintain-every`` for ``memstone serve``."""
-    fn = click.option(
-        "--maintain-every",
-        type=click.FloatRange(min=0.05),
-        default=900.0,
-        show_default=True,
-        help="Seconds between the in-server daemon's maintenance checks (embedding: every 120).",
+    fn = seconds_option(
+        "--maintain-every", 900.0, "Seconds between the in-server daemon's maintenance checks (embedding: every 120)."
     )(fn)
     return click.option(
         "--maintenance/--no-maintenance",

@@ -50,6 +50,7 @@ from .model import (
     Surface,
 )
 from .purge import PURGED_TEXT, Tombstone
+from .stamp import stamp_of
 
 FORMAT = "memstone-export/v1"
 INDEX_NAME = "memstone-export.json"
@@ -71,15 +72,7 @@ class RevisionMeta:
 
     @classmethod
     def of(cls, rev: Revision) -> RevisionMeta:
-        return cls(
-            revision=rev.revision,
-            content_hash=rev.content_hash,
-            author=rev.author,
-            surface=rev.surface,
-            created_at=rev.created_at,
-            sources=rev.sources,
-            artifacts=rev.artifacts,
-        )
+        return cls(revision=rev.revision, content_hash=rev.content_hash, **stamp_of(rev))
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -15,13 +15,14 @@ from typing import Literal, Protocol
 from .analyzer import searchable_text
 from .canonical import REVISION_CONTENT_TAG, canonical_bytes, canonical_json, tagged_sha256
 from .errors import IntegrityError, InvalidInput
-from .ids import EntryId, EntryVersionId, MemoryId, SourceId
+from .ids import EntryId, EntryVersionId, MemoryId
 from .manifest import ManifestReader
-from .model import ArtifactRef, Change, EntryVersion, ManifestEntry, Revision, Surface, revision_content
+from .model import Change, EntryVersion, ManifestEntry, Revision, revision_content
+from .stamp import Stamped, stamp_of
 
 
-class PlannedWrite(Protocol):
-    """What :func:`apply_plan` reads of a write plan (``ports.WritePlan`` is one)."""
+class PlannedWrite(Stamped, Protocol):
+    """What :func:`apply_plan` reads of a write plan (``ports.WritePlan`` is one): its provenance and these."""
 
     @property
     def memory_id(self) -> MemoryId: ...
@@ -31,16 +32,6 @@ class PlannedWrite(Protocol):
     def changes(self) -> tuple[Change, ...]: ...
     @property
     def new_versions(self) -> tuple[EntryVersion, ...]: ...
-    @property
-    def sources(self) -> tuple[SourceId, ...]: ...
-    @property
-    def artifacts(self) -> tuple[ArtifactRef, ...]: ...
-    @property
-    def author(self) -> str | None: ...
-    @property
-    def surface(self) -> Surface: ...
-    @property
-    def created_at(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,11 +111,7 @@ def apply_plan(
         entry_count=count,
         active_count=active,
         changes=changes,
-        sources=plan.sources,
-        artifacts=plan.artifacts,
-        author=plan.author,
-        surface=plan.surface,
-        created_at=plan.created_at,
+        **stamp_of(plan),
     )
     projection = tuple(_projection_op(c) for c in changes)
     return AppliedPlan(

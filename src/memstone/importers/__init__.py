@@ -13,6 +13,7 @@ here), then record each changed draft's exact input as its evidence and write on
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,21 +65,13 @@ async def import_from(
     gone = await stale(svc, drafts, scope=scope)
     unresolved = tuple(u for d in drafts for u in d.unresolved)
     where = str(Path(path).expanduser().resolve())
-    if dry_run:
-        return ImportResult(
-            format=fmt, path=where, dry_run=True, entries=tuple(planned), unresolved=unresolved, stale=gone
-        )
-    revisions, sources = await write(svc, planned, progress=progress)
-    return ImportResult(
-        format=fmt,
-        path=where,
-        dry_run=False,
-        entries=tuple(planned),
-        revisions=revisions,
-        sources_written=sources,
-        unresolved=unresolved,
-        stale=gone,
+    result = ImportResult(
+        format=fmt, path=where, dry_run=dry_run, entries=tuple(planned), unresolved=unresolved, stale=gone
     )
+    if dry_run:
+        return result
+    revisions, sources = await write(svc, planned, progress=progress)
+    return replace(result, revisions=revisions, sources_written=sources)
 
 
 __all__ = ["FORMATS", "Draft", "ImportResult", "PlannedEntry", "import_from", "parse"]

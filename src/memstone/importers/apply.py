@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
+from ..domain.entry_fields import entry_fields
 from ..domain.errors import InvalidInput, MemstoneError, SecretRefusedError
 from ..domain.model import EntryInput, Relation, Revision
 from ..domain.rules import normalize_kind, normalize_slug, normalize_tags, normalize_text, normalize_title
@@ -214,13 +215,7 @@ def _input(
     reason: str = "import",
 ) -> EntryInput:
     return EntryInput(
-        kind=d.kind,
-        text=d.text,
-        title=d.title,
-        tags=d.tags,
-        slug=d.slug,
-        important=d.important,
-        mandatory=d.mandatory,
+        **entry_fields(d),
         relations=tuple(relations),
         sources=sources,  # type: ignore[arg-type]
         entry=rec.version if rec is not None else None,

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..domain.entry_fields import entry_fields
 from ..domain.errors import InvalidInput
 from ..domain.fields import field_dict
 from ..domain.model import EntryInput
@@ -201,13 +202,7 @@ def _same(f: FileEntry, r: Record) -> bool:
 def _input(f: FileEntry, r: Record | None) -> EntryInput:
     c = r.version.content if r is not None else None
     return EntryInput(
-        kind=f.kind,
-        text=f.text,
-        title=f.title,
-        tags=f.tags,
-        slug=f.slug,
-        important=f.important,
-        mandatory=f.mandatory,
+        **entry_fields(f),
         relations=c.relations if c is not None else (),
         artifacts=c.artifacts if c is not None else (),
         entry=r.version if r is not None else None,

@@ -21,7 +21,8 @@ Each call's tokens are counted in the run record.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from ..domain.ids import EntryId
 from ..domain.model import EntryVersion
@@ -42,6 +43,9 @@ SYSTEM = (
     "Each item must involve an entry marked changed. When unsure, propose nothing: "
     '{"merges": [], "supersedes": [], "stale": []}.'
 )
+
+
+_Check = Callable[[object, set[EntryId], set[EntryId], set[EntryId]], str | None]
 
 
 def prompt(partition: str, live: Sequence[EntryVersion], changed: set[EntryId], taken: set[EntryId]) -> str | None:
@@ -78,12 +82,18 @@ def judge(
     if not any(k in data for k in ("merges", "supersedes", "stale")):
         return [], ["the answer has none of 'merges', 'supersedes', 'stale'"]
     out: list[Draft] = []
-    for i, m in enumerate(merges):
-        why = _check(m, ids, changed, taken)
-        if why is not None:
-            refused.append(f"merge {i}: {why}")
-            continue
-        assert isinstance(m, dict)
+
+    def passing(label: str, items: list[Any], check: _Check) -> Iterator[dict[str, Any]]:
+        # Lazily: each item is checked against ``taken`` as the items before it left it.
+        for i, m in enumerate(items):
+            why = check(m, ids, changed, taken)
+            if why is not None:
+                refused.append(f"{label} {i}: {why}")
+                continue
+            assert isinstance(m, dict)
+            yield m
+
+    for m in passing("merge", merges, _check):
         survivor, absorbed = EntryId(m["survivor"]), tuple(EntryId(a) for a in m["absorbed"])
         taken |= {survivor, *absorbed}
         reason = m.get("why")
@@ -100,12 +110,7 @@ def judge(
                 judge="model",
             )
         )
-    for i, m in enumerate(data.get("supersedes", [])):
-        why = _check_pair(m, ids, changed, taken)
-        if why is not None:
-            refused.append(f"supersede {i}: {why}")
-            continue
-        assert isinstance(m, dict)
+    for m in passing("supersede", data.get("supersedes", []), _check_pair):
         newer, older = EntryId(m["newer"]), EntryId(m["older"])
         taken |= {newer, older}
         out.append(
@@ -115,12 +120,7 @@ def judge(
                 judge="model",
             )
         )  # fmt: skip
-    for i, m in enumerate(data.get("stale", [])):
-        why = _check_stale(m, ids, changed, taken)
-        if why is not None:
-            refused.append(f"stale {i}: {why}")
-            continue
-        assert isinstance(m, dict)
+    for m in passing("stale", data.get("stale", []), _check_stale):
         entry, against = EntryId(m["entry"]), m.get("contradicts")
         taken.add(entry)
         said = _why(m, "out of date")
@@ -187,14 +187,9 @@ def _check(m: object, ids: set[EntryId], changed: set[EntryId], taken: set[Entry
     every = [survivor, *absorbed]
     if len(set(every)) != len(every):
         return "an entry is named twice (a survivor cannot absorb itself)"
-    unknown = [e for e in every if e not in ids]
-    if unknown:
-        return f"not live entries of this partition: {', '.join(map(str, unknown))}"
-    held = [e for e in every if e in taken]
-    if held:
-        return f"already in another proposal of this run: {', '.join(held)}"
-    if not any(e in changed for e in every):
-        return "no entry of it changed since the last pass"
+    known = _known(every, ids, changed, taken)
+    if known is not None:
+        return known
     if text is not None and (not isinstance(text, str) or not text.strip()):
         return "the merged text is blank or not a string"
     if isinstance(text, str) and len(text.encode("utf-8")) > MAX_TEXT_BYTES:

@@ -27,6 +27,7 @@ from ..domain.errors import Conflict, IntegrityError, InvalidInput
 from ..domain.ids import EntryVersionId, MemoryId, SourceId
 from ..domain.model import ArtifactRef, EntryVersion, Revision, Source
 from ..domain.purge import Tombstone
+from ..domain.stamp import stamp_of
 from ..ports import (
     BundleRecordsHost,
     HeadQuery,
@@ -259,11 +260,7 @@ async def _plan(
         base_revision=rev.revision - 1,
         changes=rev.changes,
         new_versions=tuple(versions),
-        sources=rev.sources,
-        artifacts=rev.artifacts,
-        author=rev.author,
-        surface=rev.surface,
-        created_at=rev.created_at,
+        **stamp_of(rev),
         bind_scope=binding.scope if bind_now and binding is not None else None,
         tombstones=tuple(purged[v.entry_version_id] for v in versions if v.entry_version_id in purged),
     )

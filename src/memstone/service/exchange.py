@@ -48,6 +48,7 @@ from ..domain.plan import apply_plan
 from ..domain.purge import PURGED_TEXT, Tombstone
 from ..domain.rules import normalize_kind, slugify
 from ..domain.scopes import parse_scope
+from ..domain.stamp import stamp_of
 from ..ports import (
     MemoryBackend,
     MemoryVersionsQuery,
@@ -424,11 +425,7 @@ def _plan_memories(
                 base_revision=r - 1,
                 changes=changes,
                 new_versions=versions,
-                sources=meta.sources,
-                artifacts=meta.artifacts,
-                author=meta.author,
-                surface=meta.surface,
-                created_at=meta.created_at,
+                **stamp_of(meta),
             )
             try:
                 # The same rules the store core applies on commit (domain/plan.py), replayed file by file.

@@ -16,6 +16,7 @@ from ..domain.model import (
     EntryState,
     EntryVersion,
     MemoryHit,
+    Relation,
     Revision,
 )
 from ..domain.records import (
@@ -38,6 +39,25 @@ from .core import (
 )
 from .records import Records
 from .search import Search
+
+
+def _link(
+    direction: Literal["outgoing", "incoming"],
+    source: EntryVersion,
+    relation: Relation,
+    other: EntryVersion | None,
+    state: EntryState | Literal["missing"],
+) -> CrossLink:
+    """``source``'s relation as a cross-link; ``other`` is the entry at the far end from the recalled one."""
+    return CrossLink(
+        direction=direction,
+        kind=relation.kind,
+        source=source.entry_id,
+        target=relation.target,
+        other_title=other.content.title if other else None,
+        other_kind=other.content.kind if other else None,
+        other_state=state,
+    )
 
 
 class Recall:
@@ -77,21 +97,22 @@ class Recall:
         omitted: list[Omission] = []
         used = 0
 
-        def fits(text: str) -> tuple[bool, int]:
-            spend = cost(text, unit)
-            return budget is None or used + spend <= budget, spend
+        def admit(x: Record | MemoryHit, section: Literal["mandatory", "contextual"]) -> bool:
+            """Spend the budget on ``x`` if what is left holds it; else note it as left out for the budget."""
+            nonlocal used
+            spend = cost(recall_text(x.kind, x.title, x.text), unit)
+            if budget is None or used + spend <= budget:
+                used += spend
+                return True
+            omitted.append(Omission(entry_id=x.entry_id, section=section, reason="budget", cost=spend))
+            return False
 
         loaded: list[Record] = []
         for record in await self._records.mandatory(memories=refs) if refs else ():
             if record.shadowed_by is not None:
                 omitted.append(Omission(entry_id=record.entry_id, section="mandatory", reason="shadowed", cost=0))
-                continue
-            ok, spend = fits(recall_text(record.kind, record.title, record.text))
-            if ok:
+            elif admit(record, "mandatory"):
                 loaded.append(record)
-                used += spend
-            else:
-                omitted.append(Omission(entry_id=record.entry_id, section="mandatory", reason="budget", cost=spend))
         contextual: list[MemoryHit] = []
         used_mode = "none"
         if context is not None and searchable(context) and refs:  # a context of stopwords only matches nothing
@@ -99,13 +120,7 @@ class Recall:
                 context, memories=refs, limit=limit, mode=mode, order=order, exclude_mandatory=True
             )
             used_mode = result.mode
-            for hit in result.hits:
-                ok, spend = fits(recall_text(hit.kind, hit.title, hit.text))
-                if ok:
-                    contextual.append(hit)
-                    used += spend
-                else:
-                    omitted.append(Omission(entry_id=hit.entry_id, section="contextual", reason="budget", cost=spend))
+            contextual = [hit for hit in result.hits if admit(hit, "contextual")]
             for s in result.shadowed:
                 omitted.append(Omission(entry_id=s.entry_id, section="contextual", reason="shadowed", cost=0))
         links = await self._links([r.version for r in loaded], contextual, refs)
@@ -134,17 +149,7 @@ class Recall:
         for v in current.values():
             for r in v.content.relations:
                 other, state = await self._peek(r.target)
-                links.append(
-                    CrossLink(
-                        direction="outgoing",
-                        kind=r.kind,
-                        source=v.entry_id,
-                        target=r.target,
-                        other_title=other.content.title if other else None,
-                        other_kind=other.content.kind if other else None,
-                        other_state=state,
-                    )
-                )
+                links.append(_link("outgoing", v, r, other, state))
         if current and refs:
             incoming = await self._core.backend.read(
                 LinksQuery(memory_ids=tuple(r.memory_id for r in refs), targets=tuple(sorted(current)))
@@ -152,17 +157,7 @@ class Recall:
             for _, v in incoming:
                 for r in v.content.relations:
                     if r.target in current:
-                        links.append(
-                            CrossLink(
-                                direction="incoming",
-                                kind=r.kind,
-                                source=v.entry_id,
-                                target=r.target,
-                                other_title=v.content.title,
-                                other_kind=v.content.kind,
-                                other_state="active",
-                            )
-                        )
+                        links.append(_link("incoming", v, r, v, "active"))
         unique = {(x.direction, x.kind, x.source, x.target): x for x in links}
         return tuple(unique[k] for k in sorted(unique))
 

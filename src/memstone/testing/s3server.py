@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .servers import ServerUnavailable, start_times
+from .servers import ServerUnavailable, start_times, stop_process
 
 __all__ = ["S3Server", "seaweedfs_server"]
 
@@ -169,10 +169,5 @@ def seaweedfs_server(timeout: float = 60.0) -> Iterator[S3Server]:
         start_times["seaweedfs"] = time.monotonic() - started
         yield server
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, 10)
         shutil.rmtree(folder, ignore_errors=True)

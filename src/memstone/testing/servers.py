@@ -85,6 +85,16 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def stop_process(proc: subprocess.Popen[str] | subprocess.Popen[bytes], grace_s: float) -> None:
+    """Stop a server this module started: SIGTERM, then SIGKILL if it has not exited within ``grace_s``."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def _stale_folders(prefix: str) -> Iterator[Path]:
     """Folders of ``prefix`` whose owning process is gone (it died before its cleanup ran)."""
     for folder in Path(tempfile.gettempdir()).glob(prefix + "*"):

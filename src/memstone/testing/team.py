@@ -17,6 +17,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .servers import stop_process
+
 MEMSTONE = str(Path(sys.executable).parent / "memstone")
 
 
@@ -79,12 +81,7 @@ def serve_process(
                 raise RuntimeError("memstone serve did not start")
         yield str(json.loads("".join(lines))["url"]).rstrip("/")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, 20)
         if proc.stdout is not None:
             proc.stdout.close()
         log.close()

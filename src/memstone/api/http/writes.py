@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 
 from starlette.responses import Response
 
+from ...domain.entry_fields import entry_fields
 from ...domain.errors import InvalidInput, RevisionConflictError, StaleEntryError
 from ...domain.ids import EntryId
 from ...domain.model import EntryInput, EntryPatch, EntryVersion, Relation, Revision
@@ -93,17 +94,7 @@ async def create(call: Call) -> Response:
     await gate.require(scope, "write")
     for r in body.relations:
         await gate.entry(r.target, "read")
-    item = EntryInput(
-        kind=body.kind,
-        text=body.text,
-        title=body.title,
-        tags=body.tags,
-        slug=body.slug,
-        important=body.important,
-        mandatory=body.mandatory,
-        relations=_relations(body.relations),
-        reason=body.reason,
-    )
+    item = EntryInput(**entry_fields(body), relations=_relations(body.relations), reason=body.reason)
     done = await gate.writer().remember_outcome(None, entries=[item], scope=scope.uri, author=gate.author)
     rev = done.revision
     assert rev is not None

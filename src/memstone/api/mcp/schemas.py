@@ -1,12 +1,15 @@
 """Structured tool outputs of the MCP server (pydantic: the SDK turns them into ``outputSchema``).
 
 Pydantic appears only here and in the server module (house rule). Every model is built from domain values by a
-``of(...)`` constructor, so the tools stay thin.
+``of(...)`` constructor, so the tools stay thin. Most constructors are table-driven (``Out.project``): a field
+takes the domain value's attribute of its own name or the dotted path the class's ``paths`` table gives, and
+``of`` passes only the values it computes.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, Field
 
@@ -26,22 +29,25 @@ def _snippet(text: str) -> tuple[str, bool]:
     return text[:SNIPPET].rstrip() + " …", True
 
 
-class Described(Protocol):
-    """What a record, a hit and an entry's content all say about an entry."""
-
-    @property
-    def kind(self) -> str: ...
-    @property
-    def title(self) -> str | None: ...
-    @property
-    def tags(self) -> tuple[str, ...]: ...
-    @property
-    def important(self) -> bool: ...
-    @property
-    def mandatory(self) -> bool: ...
+def _attr(src: object, path: str) -> Any:
+    value: Any = src
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
 
 
-class EntryFields(BaseModel):
+class Out(BaseModel):
+    """An output read field by field from one domain value (see the module docstring)."""
+
+    paths: ClassVar[Mapping[str, str]] = {}
+
+    @classmethod
+    def project(cls, src: object, /, **computed: object) -> Self:
+        read = {name: _attr(src, cls.paths.get(name, name)) for name in cls.model_fields if name not in computed}
+        return cls(**read, **computed)
+
+
+class EntryFields(Out):
     """The fields every entry-shaped output starts with (after its ids)."""
 
     kind: str
@@ -53,16 +59,11 @@ class EntryFields(BaseModel):
         default=False, description="Flagged stale by maintenance: its evidence changed; re-check before relying on it."
     )
 
-    @staticmethod
-    def fields_of(x: Described) -> dict[str, Any]:
-        return {
-            "kind": x.kind,
-            "title": x.title,
-            "tags": list(x.tags),
-            "important": x.important,
-            "mandatory": x.mandatory,
-            "stale": STALE_TAG in x.tags,
-        }
+    @classmethod
+    def project(cls, src: object, /, **computed: object) -> Self:
+        if "stale" not in computed:
+            computed["stale"] = STALE_TAG in _attr(src, cls.paths.get("tags", "tags"))
+        return super().project(src, **computed)
 
 
 class RelationOut(BaseModel):
@@ -87,25 +88,18 @@ class MemoryOut(EntryFields):
     updated_at: str
     updated_by: str | None
 
+    paths = {
+        "id": "entry_id",
+        "version": "revision",
+        "version_id": "entry_version_id",
+        "memory_id": "memory_ref.memory_id",
+        "revision": "memory_ref.revision",
+    }
+
     @classmethod
     def of(cls, r: Record) -> MemoryOut:
-        c = r.version.content
-        return cls(
-            id=r.entry_id,
-            version=r.revision,
-            version_id=r.entry_version_id,
-            **cls.fields_of(c),
-            text=c.text,
-            slug=c.slug,
-            state=r.state,
-            scope=r.scope,
-            memory_id=r.memory_ref.memory_id,
-            revision=r.memory_ref.revision,
-            relations=[RelationOut(kind=x.kind, target=x.target) for x in c.relations],
-            created_at=r.created_at,
-            updated_at=r.updated_at,
-            updated_by=r.updated_by,
-        )
+        relations = [RelationOut(kind=x.kind, target=x.target) for x in r.version.content.relations]
+        return cls.project(r, relations=relations)
 
 
 class MemoryBrief(EntryFields):
@@ -120,20 +114,12 @@ class MemoryBrief(EntryFields):
     updated_at: str
     shadowed_by: str | None = Field(default=None, description="A more specific scope's memory that overrides this.")
 
+    paths = {"id": "entry_id", "version": "revision"}
+
     @classmethod
     def of(cls, r: Record) -> MemoryBrief:
         snippet, cut = _snippet(r.text)
-        return cls(
-            id=r.entry_id,
-            version=r.revision,
-            **cls.fields_of(r),
-            snippet=snippet,
-            truncated=cut,
-            state=r.state,
-            scope=r.scope,
-            updated_at=r.updated_at,
-            shadowed_by=r.shadowed_by,
-        )
+        return cls.project(r, snippet=snippet, truncated=cut)
 
 
 class HitOut(EntryFields):
@@ -151,23 +137,18 @@ class HitOut(EntryFields):
     superseded: bool = Field(description="Only an older version matched; current_version_id is the live one.")
     current_version_id: str | None
 
+    paths = {
+        "id": "entry_id",
+        "version_id": "entry_version_id",
+        "memory_id": "memory_ref.memory_id",
+        "revision": "memory_ref.revision",
+        "current_version_id": "current_entry_version_id",
+    }
+
     @classmethod
     def of(cls, h: MemoryHit) -> HitOut:
         snippet, cut = _snippet(h.text)
-        return cls(
-            id=h.entry_id,
-            version_id=h.entry_version_id,
-            **cls.fields_of(h),
-            snippet=snippet,
-            truncated=cut,
-            score=round(h.score, 6),
-            matched_by=list(h.matched_by),
-            scope=h.scope,
-            memory_id=h.memory_ref.memory_id,
-            revision=h.memory_ref.revision,
-            superseded=h.superseded,
-            current_version_id=h.current_entry_version_id,
-        )
+        return cls.project(h, snippet=snippet, truncated=cut, score=round(h.score, 6))
 
 
 class MandatoryOut(BaseModel):
@@ -249,24 +230,18 @@ class VersionOut(EntryFields):
     changes: list[FieldChangeOut] = Field(default_factory=list, description="What changed from the previous version.")
     text_diff: list[str] = Field(default_factory=list)
 
+    paths = {
+        "version": "version.version",
+        "version_id": "version.entry_version_id",
+        **{name: f"version.content.{name}" for name in ("kind", "title", "tags", "important", "mandatory", "text")},
+        **{name: f"version.provenance.{name}" for name in ("author", "surface", "created_at")},
+        "revision": "version.created_in_revision",
+    }
+
     @classmethod
     def of(cls, item: HistoryItem, diff: EntryDiff | None) -> VersionOut:
-        v = item.version
-        c = v.content
-        return cls(
-            version=v.version,
-            version_id=v.entry_version_id,
-            status=item.status,
-            **cls.fields_of(c),
-            text=c.text,
-            author=v.provenance.author,
-            surface=v.provenance.surface,
-            created_at=v.provenance.created_at,
-            revision=v.created_in_revision,
-            reason=item.reason,
-            changes=[FieldChangeOut(field=x.field, old=x.old, new=x.new) for x in diff.changes] if diff else [],
-            text_diff=list(diff.text_diff) if diff else [],
-        )
+        changes = [FieldChangeOut(field=x.field, old=x.old, new=x.new) for x in diff.changes] if diff else []
+        return cls.project(item, changes=changes, text_diff=list(diff.text_diff) if diff else [])
 
 
 class HistoryOut(BaseModel):
@@ -274,12 +249,18 @@ class HistoryOut(BaseModel):
     versions: list[VersionOut]
 
 
-class ChangeOut(BaseModel):
+class ChangeOut(Out):
     op: str
     id: str
     from_version_id: str | None
     to_version_id: str | None
     reason: str | None
+
+    paths = {
+        "id": "entry_id",
+        "from_version_id": "from_entry_version_id",
+        "to_version_id": "to_entry_version_id",
+    }
 
 
 class RevisionChangesOut(BaseModel):
@@ -288,19 +269,7 @@ class RevisionChangesOut(BaseModel):
 
     @classmethod
     def of(cls, rc: RevisionChanges) -> RevisionChangesOut:
-        return cls(
-            revision=rc.memory_ref.revision,
-            changes=[
-                ChangeOut(
-                    op=c.op,
-                    id=c.entry_id,
-                    from_version_id=c.from_entry_version_id,
-                    to_version_id=c.to_entry_version_id,
-                    reason=c.reason,
-                )
-                for c in rc.changes
-            ],
-        )
+        return cls(revision=rc.memory_ref.revision, changes=[ChangeOut.project(c) for c in rc.changes])
 
 
 class ChangesOut(BaseModel):
@@ -346,7 +315,7 @@ class RecallOut(BaseModel):
     note: str
 
 
-class ReviewItemOut(BaseModel):
+class ReviewItemOut(Out):
     """One item of the capture review queue: a queued candidate (its proposed text and kind) or a review flag."""
 
     id: str
@@ -359,20 +328,13 @@ class ReviewItemOut(BaseModel):
     result_entry: str | None = None
     note: str | None = None
 
+    paths = {"id": "item_id", "type": "item_type", "queued_at": "created_at"}
+
     @classmethod
     def of(cls, item: QueueItem) -> ReviewItemOut:
         c = item.candidate
-        return cls(
-            id=item.item_id,
-            type=item.item_type,
-            status=item.status,
-            scope=item.scope,
-            kind=c.kind if c else None,
-            text=c.text if c else (item.flag.reason if item.flag else None),
-            queued_at=item.created_at,
-            result_entry=item.result_entry,
-            note=item.note,
-        )
+        text = c.text if c else (item.flag.reason if item.flag else None)
+        return cls.project(item, kind=c.kind if c else None, text=text)
 
 
 class ReviewListOut(BaseModel):
@@ -388,7 +350,7 @@ class ReviewDecisionOut(BaseModel):
     note: str | None = None
 
 
-class ProposalOut(BaseModel):
+class ProposalOut(Out):
     """One maintenance proposal: what to do with which entries (a merge's survivor first), on which hashes, why."""
 
     id: str
@@ -405,14 +367,14 @@ class ProposalOut(BaseModel):
         default="rules", description="model: the optional model judge's candidate; accept or reject it."
     )
 
+    paths = {"id": "proposal_id", "run": "run_id"}
+
     @classmethod
     def of(cls, p: Proposal) -> ProposalOut:
-        return cls(id=p.proposal_id, run=p.run_id, kind=p.kind, action=p.action, entries=list(p.entries),
-                   evidence=p.evidence, status=p.status, text=p.text, slug=p.slug, result=p.result,
-                   judge=p.judge)  # fmt: skip
+        return cls.project(p)
 
 
-class MaintainOut(BaseModel):
+class MaintainOut(Out):
     """A finished maintenance run: status, what it listed and spent, totals derived from its proposals."""
 
     run: str
@@ -426,12 +388,11 @@ class MaintainOut(BaseModel):
     proposals: list[ProposalOut]
     error: str | None = None
 
+    paths = {"run": "run_id", "model_calls": "usage.model_calls", "failed_model_calls": "usage.failed_calls"}
+
     @classmethod
     def of(cls, run: MaintenanceRun, proposals: tuple[Proposal, ...]) -> MaintainOut:
-        return cls(run=run.run_id, scope=run.scope, mode=run.mode, status=run.status, listed=run.listed,
-                   model_calls=run.usage.model_calls, failed_model_calls=run.usage.failed_calls,
-                   totals=dict(run.totals),
-                   proposals=[ProposalOut.of(p) for p in proposals], error=run.error)  # fmt: skip
+        return cls.project(run, totals=dict(run.totals), proposals=[ProposalOut.of(p) for p in proposals])
 
 
 class ProposalsOut(BaseModel):

@@ -99,6 +99,30 @@ def immutability_triggers() -> str:
     return "\n".join(out)
 
 
+def fts_index(fts: str, table: str, rowid: str, prefix: str, *, update: bool = False) -> str:
+    """An FTS5 index of ``table.searchable_text`` (external content, keyed by ``rowid``), kept in step by triggers
+    on insert and delete (and on update of the text when rows change in place)."""
+    insert = f"INSERT INTO {fts} (rowid, searchable_text) VALUES (new.{rowid}, new.searchable_text);"
+    delete = (
+        f"INSERT INTO {fts} ({fts}, rowid, searchable_text)\n"
+        f"        VALUES ('delete', old.{rowid}, old.searchable_text);"
+    )
+    triggers = [("insert", "AFTER INSERT", [insert]), ("delete", "AFTER DELETE", [delete])]
+    if update:
+        triggers.append(("update", "AFTER UPDATE OF searchable_text", [delete, insert]))
+    ddl = f"""CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(
+    searchable_text,
+    content='{table}',
+    content_rowid='{rowid}',
+    tokenize="{FTS_TOKENIZE}"
+);
+"""
+    for name, when, body in triggers:
+        lines = "".join(f"    {b}\n" for b in body)
+        ddl += f"CREATE TRIGGER IF NOT EXISTS trg_{prefix}_fts_{name} {when} ON {table} BEGIN\n{lines}END;\n"
+    return ddl
+
+
 PROJECTIONS = f"""
 CREATE TABLE IF NOT EXISTS memory_entry_heads (
     projection_id INTEGER PRIMARY KEY,
@@ -121,26 +145,7 @@ CREATE TABLE IF NOT EXISTS memory_entry_heads (
 
 CREATE INDEX IF NOT EXISTS idx_memory_entry_heads_kind ON memory_entry_heads (memory_artifact_id, kind);
 
-CREATE VIRTUAL TABLE IF NOT EXISTS memory_entry_search_fts USING fts5(
-    searchable_text,
-    content='memory_entry_heads',
-    content_rowid='projection_id',
-    tokenize="{FTS_TOKENIZE}"
-);
-
-CREATE TRIGGER IF NOT EXISTS trg_heads_fts_insert AFTER INSERT ON memory_entry_heads BEGIN
-    INSERT INTO memory_entry_search_fts (rowid, searchable_text) VALUES (new.projection_id, new.searchable_text);
-END;
-CREATE TRIGGER IF NOT EXISTS trg_heads_fts_delete AFTER DELETE ON memory_entry_heads BEGIN
-    INSERT INTO memory_entry_search_fts (memory_entry_search_fts, rowid, searchable_text)
-        VALUES ('delete', old.projection_id, old.searchable_text);
-END;
-CREATE TRIGGER IF NOT EXISTS trg_heads_fts_update AFTER UPDATE OF searchable_text ON memory_entry_heads BEGIN
-    INSERT INTO memory_entry_search_fts (memory_entry_search_fts, rowid, searchable_text)
-        VALUES ('delete', old.projection_id, old.searchable_text);
-    INSERT INTO memory_entry_search_fts (rowid, searchable_text) VALUES (new.projection_id, new.searchable_text);
-END;
-"""
+{fts_index("memory_entry_search_fts", "memory_entry_heads", "projection_id", "heads", update=True)}"""
 
 
 # The bits table belonged to an earlier fast path; it is still dropped with the others when a store migrates.
@@ -195,20 +200,7 @@ CREATE TABLE IF NOT EXISTS memory_entry_archive (
 ) STRICT;
 CREATE INDEX IF NOT EXISTS idx_memory_entry_archive_memory ON memory_entry_archive (memory_artifact_id);
 
-CREATE VIRTUAL TABLE IF NOT EXISTS memory_entry_archive_fts USING fts5(
-    searchable_text,
-    content='memory_entry_archive',
-    content_rowid='archive_id',
-    tokenize="{FTS_TOKENIZE}"
-);
-CREATE TRIGGER IF NOT EXISTS trg_archive_fts_insert AFTER INSERT ON memory_entry_archive BEGIN
-    INSERT INTO memory_entry_archive_fts (rowid, searchable_text) VALUES (new.archive_id, new.searchable_text);
-END;
-CREATE TRIGGER IF NOT EXISTS trg_archive_fts_delete AFTER DELETE ON memory_entry_archive BEGIN
-    INSERT INTO memory_entry_archive_fts (memory_entry_archive_fts, rowid, searchable_text)
-        VALUES ('delete', old.archive_id, old.searchable_text);
-END;
-"""
+{fts_index("memory_entry_archive_fts", "memory_entry_archive", "archive_id", "archive")}"""
 
 RECORDS_OBJECTS = (
     "idx_memory_entry_heads_slug",

@@ -284,11 +284,11 @@ class RecordsPart:
             self.p.engine.lock(f"memory:{memory_id}")
             if self.p.rows.head(memory_id) is None:
                 raise ArtifactNotFoundError(f"no memory {memory_id}")
-            for bound_scope, bound_memory, _ in self.p.rows.scopes(None):
-                if bound_scope == scope:
-                    return bound_memory == memory_id
-                if bound_memory == memory_id:
-                    return False
+            taken = self.p.rows.scopes(scope)
+            if taken:
+                return taken[0].memory_id == memory_id
+            if self.p.rows.scopes_of([memory_id]):
+                return False
             return self.p.rows.bind_scope(scope, memory_id, created_at)
 
     def record_kinds_sync(self, kinds: tuple[str, ...] | None) -> tuple[str, ...] | None:

@@ -435,6 +435,15 @@ class AuthorityRows:
             rows = self.q("SELECT scope, memory_id, created_at FROM scope_bindings WHERE scope = ?", (scope,))
         return [ScopeBinding(r[0], MemoryId(r[1]), r[2]) for r in rows]
 
+    def scopes_of(self, memory_ids: Sequence[str]) -> dict[str, str]:
+        """The scope each of these Memories is bound to (unbound ones are absent): by the ``memory_id`` index,
+        so a search annotates its hits without reading every binding of the store."""
+        if not memory_ids:
+            return {}
+        marks = self.dialect.marks(len(memory_ids))
+        rows = self.q(f"SELECT memory_id, scope FROM scope_bindings WHERE memory_id IN ({marks})", tuple(memory_ids))
+        return {str(m): str(s) for m, s in rows}
+
     def bind_scope(self, scope: str, memory_id: MemoryId, created_at: str) -> bool:
         """Bind a scope; False when it (or the Memory) is already bound."""
         sql = self.dialect.insert_ignore("scope_bindings", ("scope", "memory_id", "created_at"), ("scope",))

@@ -202,7 +202,7 @@ class SearchPart:
                         break
             if hits:
                 # Annotate each hit with its Memory's scope here, in the search's own read transaction.
-                bound = {b.memory_id: b.scope for b in self.p.rows.scopes(None)}
+                bound = self.p.rows.scopes_of(sorted({h.memory_ref.memory_id for h in hits}))
                 if bound:
                     hits = [replace(h, scope=bound.get(h.memory_ref.memory_id)) for h in hits]
             return SearchPage(hits=tuple(hits), heads=tuple(heads[mid].ref for mid in memory_ids))

@@ -65,6 +65,40 @@ async def test_two_different_rules_are_not_merged(svc: MemoryService) -> None:
     assert report.proposals == () and report.run.status == "COMPLETED"
 
 
+AREA = tuple(
+    conv(f"Module {a} must call {b} before {c}.")
+    for a, b, c in (
+        ("kalomi", "nupera", "sitoka"),
+        ("lorami", "fuzaha", "sikefu"),
+        ("voboju", "perake", "voraka"),
+        ("keloli", "fugivo", "hazami"),
+        ("tumimi", "rabogi", "sidinu"),
+        ("xegidi", "dinuvo", "tuzabo"),
+    )
+)
+
+
+async def test_two_rules_of_one_area_a_model_finds_close_are_not_merged_and_a_restatement_is(
+    svc: MemoryService,
+) -> None:
+    # The fake model's vectors put any two of AREA at cosine 4/7 (module, must, call, before): above the
+    # paraphrase threshold set here, and they share subject tokens (module, call). What they are about (the
+    # modules and calls they name) differs, so the duplicate judge must keep them apart.
+    restated = "Before sitoka, the kalomi module has to call nupera."
+    await seed(svc, *AREA, conv(restated))
+    close = MaintenanceSettings(judges=JudgeSettings(near_cosine=0.5))
+    for model_on in (False, True):
+        with fake_model_server() as fake:
+            model = OpenAICompatibleEmbedder(fake.url, "fake", DIM) if model_on else None
+            report = await maintain(svc, scope=WEB, model=model, settings=close)
+        assert fake.requests == (1 if model_on else 0)
+        head = await svc.resolve(WEB)
+        assert head is not None
+        text = {v.entry_id: v.text for v in await svc.entries(head)}
+        merged = [{text[e] for e in p.entries} for p in report.proposals if p.action == "merge"]
+        assert merged == [{AREA[0].text, restated}], merged
+
+
 @pytest.mark.oceanbase
 async def test_apply_merges_a_restatement_keeping_both_flags_tags_and_every_word_in_history(
     svc: MemoryService,

@@ -5,7 +5,8 @@ ledger last saw them, and returns :class:`Draft` judgements; the runner turns th
 the content hashes they were made on. An entry appears in at most one actionable draft per run, so applying
 one proposal never invalidates another of the same run. No judge needs a model: the near-duplicate rule is
 capture's matcher (:func:`memstone.capture.plan_candidates`), and only with a calibrated embedding model does
-it also match paraphrases by meaning (the vectors are computed for changed entries' partitions only).
+it also match paraphrases by meaning (the vectors are computed for changed entries' partitions only). A pair
+the matcher takes is merged only if it also shares its distinctive subject (:func:`subject_share`).
 """
 
 from __future__ import annotations

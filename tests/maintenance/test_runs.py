@@ -174,6 +174,41 @@ async def test_a_change_between_proposal_and_apply_is_skipped_hash_mismatch_and_
     assert again.run.listed == 4  # the next run sees the changed entry again (nothing else was seen either)
 
 
+async def test_an_agent_write_while_an_apply_run_judges_makes_its_proposal_skipped_hash_mismatch(
+    svc: MemoryService, db_url: str
+) -> None:
+    import asyncio
+
+    import memstone
+
+    await seed(svc, *RESTATED)
+    head = await svc.resolve(WEB)
+    assert head is not None
+    by_text = {v.text: v.entry_id for v in await svc.entries(head)}
+    changed = "Run make test and make lint before you push."
+    # An agent's own connection (another process's view of the store) writes while the run is inside its judge
+    # step: after the run listed the entries, before it applies what it proposes on them.
+    async with memstone.open_service(db_url, embedding=None) as agent:
+        with fake_model_server(hold=True) as fake:
+            model = OpenAICompatibleEmbedder(fake.url, "fake", DIM)
+            cfg = MaintenanceSettings(judges=CLOSE)
+            run = asyncio.create_task(maintain(svc, scope=WEB, mode="apply", model=model, settings=cfg))
+            while fake.requests == 0:
+                await asyncio.sleep(0.02)
+            await agent.update(by_text[RESTATED[1].text], EntryPatch(text=changed))
+            written = await agent.resolve(WEB)
+            fake.release.set()
+            report = await run
+    (dup,) = report.proposals
+    assert set(dup.entries) == {by_text[RESTATED[0].text], by_text[RESTATED[1].text]}
+    assert dup.status == "SKIPPED_HASH_MISMATCH" and report.run.status == "COMPLETED"
+    assert report.run.totals["status:SKIPPED_HASH_MISMATCH"] == 1
+    assert await svc.resolve(WEB) == written  # the run wrote nothing over the agent's write
+    assert (await svc.get(by_text[RESTATED[1].text])).text == changed
+    again = await maintain(svc, scope=WEB)
+    assert again.run.listed == 1  # the next run sees the changed entry again
+
+
 async def test_a_rejected_proposal_writes_nothing_and_counts_in_its_run(svc: MemoryService) -> None:
     await seed(svc, *RESTATED)
     report = await maintain(svc, scope=WEB)
@@ -209,6 +244,7 @@ async def test_a_step_that_fails_three_times_fails_the_run_and_frees_the_scope(s
 
 async def test_a_run_times_out_and_records_it(svc: MemoryService) -> None:
     await seed(svc, *RESTATED)
+    head = await svc.resolve(WEB)
     with fake_model_server(delay_s=2.0) as fake:
         model = OpenAICompatibleEmbedder(fake.url, "fake", DIM)
         cfg = MaintenanceSettings(timeout_s=0.3, judges=CLOSE)
@@ -216,6 +252,9 @@ async def test_a_run_times_out_and_records_it(svc: MemoryService) -> None:
     assert report.run.status == "TIMED_OUT" and "timeout" in (report.run.error or "")
     (stored, *_) = await runs(svc, scope=WEB)
     assert stored.status == "TIMED_OUT" and stored.finished_at is not None
+    assert await svc.resolve(WEB) == head  # timed out while judging: nothing written
+    after = await maintain(svc, scope=WEB, mode="apply", settings=MaintenanceSettings(wait=False))
+    assert after.run.status == "COMPLETED" and after.run.listed == 4  # the scope was freed, the ledger not advanced
 
 
 async def test_a_second_start_while_a_run_holds_the_scope_queues_or_is_refused(svc: MemoryService, db_url: str) -> None:

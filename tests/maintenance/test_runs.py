@@ -99,6 +99,22 @@ async def test_two_rules_of_one_area_a_model_finds_close_are_not_merged_and_a_re
         assert merged == [{AREA[0].text, restated}], merged
 
 
+async def test_two_rules_naming_different_commands_are_not_merged_however_close_their_words(
+    svc: MemoryService,
+) -> None:
+    await seed(
+        svc,
+        conv("Before a release, run `make bundle` to build the installer."),
+        conv("Before a release, run `npm run package` to produce the installer."),
+    )
+    with fake_model_server() as fake:
+        model = OpenAICompatibleEmbedder(fake.url, "fake", DIM)
+        report = await maintain(
+            svc, scope=WEB, model=model, settings=MaintenanceSettings(judges=JudgeSettings(near_cosine=0.5))
+        )
+    assert fake.requests == 1 and report.proposals == ()
+
+
 @pytest.mark.oceanbase
 async def test_apply_merges_a_restatement_keeping_both_flags_tags_and_every_word_in_history(
     svc: MemoryService,

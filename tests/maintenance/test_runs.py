@@ -65,6 +65,56 @@ async def test_two_different_rules_are_not_merged(svc: MemoryService) -> None:
     assert report.proposals == () and report.run.status == "COMPLETED"
 
 
+AREA = tuple(
+    conv(f"Module {a} must call {b} before {c}.")
+    for a, b, c in (
+        ("kalomi", "nupera", "sitoka"),
+        ("lorami", "fuzaha", "sikefu"),
+        ("voboju", "perake", "voraka"),
+        ("keloli", "fugivo", "hazami"),
+        ("tumimi", "rabogi", "sidinu"),
+        ("xegidi", "dinuvo", "tuzabo"),
+    )
+)
+
+
+async def test_two_rules_of_one_area_a_model_finds_close_are_not_merged_and_a_restatement_is(
+    svc: MemoryService,
+) -> None:
+    # The fake model's vectors put any two of AREA at cosine 4/7 (module, must, call, before): above the
+    # paraphrase threshold set here, and they share subject tokens (module, call). What they are about (the
+    # modules and calls they name) differs, so the duplicate judge must keep them apart.
+    restated = "Before sitoka, the kalomi module has to call nupera."
+    await seed(svc, *AREA, conv(restated))
+    close = MaintenanceSettings(judges=JudgeSettings(near_cosine=0.5))
+    for model_on in (False, True):
+        with fake_model_server() as fake:
+            model = OpenAICompatibleEmbedder(fake.url, "fake", DIM) if model_on else None
+            report = await maintain(svc, scope=WEB, model=model, settings=close)
+        assert fake.requests == (1 if model_on else 0)
+        head = await svc.resolve(WEB)
+        assert head is not None
+        text = {v.entry_id: v.text for v in await svc.entries(head)}
+        merged = [{text[e] for e in p.entries} for p in report.proposals if p.action == "merge"]
+        assert merged == [{AREA[0].text, restated}], merged
+
+
+async def test_two_rules_naming_different_commands_are_not_merged_however_close_their_words(
+    svc: MemoryService,
+) -> None:
+    await seed(
+        svc,
+        conv("Before a release, run `make bundle` to build the installer."),
+        conv("Before a release, run `npm run package` to produce the installer."),
+    )
+    with fake_model_server() as fake:
+        model = OpenAICompatibleEmbedder(fake.url, "fake", DIM)
+        report = await maintain(
+            svc, scope=WEB, model=model, settings=MaintenanceSettings(judges=JudgeSettings(near_cosine=0.5))
+        )
+    assert fake.requests == 1 and report.proposals == ()
+
+
 @pytest.mark.oceanbase
 async def test_apply_merges_a_restatement_keeping_both_flags_tags_and_every_word_in_history(
     svc: MemoryService,
@@ -140,6 +190,41 @@ async def test_a_change_between_proposal_and_apply_is_skipped_hash_mismatch_and_
     assert again.run.listed == 4  # the next run sees the changed entry again (nothing else was seen either)
 
 
+async def test_an_agent_write_while_an_apply_run_judges_makes_its_proposal_skipped_hash_mismatch(
+    svc: MemoryService, db_url: str
+) -> None:
+    import asyncio
+
+    import memstone
+
+    await seed(svc, *RESTATED)
+    head = await svc.resolve(WEB)
+    assert head is not None
+    by_text = {v.text: v.entry_id for v in await svc.entries(head)}
+    changed = "Run make test and make lint before you push."
+    # An agent's own connection (another process's view of the store) writes while the run is inside its judge
+    # step: after the run listed the entries, before it applies what it proposes on them.
+    async with memstone.open_service(db_url, embedding=None) as agent:
+        with fake_model_server(hold=True) as fake:
+            model = OpenAICompatibleEmbedder(fake.url, "fake", DIM)
+            cfg = MaintenanceSettings(judges=CLOSE)
+            run = asyncio.create_task(maintain(svc, scope=WEB, mode="apply", model=model, settings=cfg))
+            while fake.requests == 0:
+                await asyncio.sleep(0.02)
+            await agent.update(by_text[RESTATED[1].text], EntryPatch(text=changed))
+            written = await agent.resolve(WEB)
+            fake.release.set()
+            report = await run
+    (dup,) = report.proposals
+    assert set(dup.entries) == {by_text[RESTATED[0].text], by_text[RESTATED[1].text]}
+    assert dup.status == "SKIPPED_HASH_MISMATCH" and report.run.status == "COMPLETED"
+    assert report.run.totals["status:SKIPPED_HASH_MISMATCH"] == 1
+    assert await svc.resolve(WEB) == written  # the run wrote nothing over the agent's write
+    assert (await svc.get(by_text[RESTATED[1].text])).text == changed
+    again = await maintain(svc, scope=WEB)
+    assert again.run.listed == 1  # the next run sees the changed entry again
+
+
 async def test_a_rejected_proposal_writes_nothing_and_counts_in_its_run(svc: MemoryService) -> None:
     await seed(svc, *RESTATED)
     report = await maintain(svc, scope=WEB)
@@ -175,6 +260,7 @@ async def test_a_step_that_fails_three_times_fails_the_run_and_frees_the_scope(s
 
 async def test_a_run_times_out_and_records_it(svc: MemoryService) -> None:
     await seed(svc, *RESTATED)
+    head = await svc.resolve(WEB)
     with fake_model_server(delay_s=2.0) as fake:
         model = OpenAICompatibleEmbedder(fake.url, "fake", DIM)
         cfg = MaintenanceSettings(timeout_s=0.3, judges=CLOSE)
@@ -182,6 +268,9 @@ async def test_a_run_times_out_and_records_it(svc: MemoryService) -> None:
     assert report.run.status == "TIMED_OUT" and "timeout" in (report.run.error or "")
     (stored, *_) = await runs(svc, scope=WEB)
     assert stored.status == "TIMED_OUT" and stored.finished_at is not None
+    assert await svc.resolve(WEB) == head  # timed out while judging: nothing written
+    after = await maintain(svc, scope=WEB, mode="apply", settings=MaintenanceSettings(wait=False))
+    assert after.run.status == "COMPLETED" and after.run.listed == 4  # the scope was freed, the ledger not advanced
 
 
 async def test_a_second_start_while_a_run_holds_the_scope_queues_or_is_refused(svc: MemoryService, db_url: str) -> None:

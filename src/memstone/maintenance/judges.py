@@ -5,7 +5,8 @@ ledger last saw them, and returns :class:`Draft` judgements; the runner turns th
 the content hashes they were made on. An entry appears in at most one actionable draft per run, so applying
 one proposal never invalidates another of the same run. No judge needs a model: the near-duplicate rule is
 capture's matcher (:func:`memstone.capture.plan_candidates`), and only with a calibrated embedding model does
-it also match paraphrases by meaning (the vectors are computed for changed entries' partitions only).
+it also match paraphrases by meaning (the vectors are computed for changed entries' partitions only). A pair
+the matcher takes is merged only if it also shares its distinctive subject (:func:`subject_share`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..capture import Candidate, plan_candidates
-from ..capture._text import informative_count, subject_tokens
+from ..capture._text import informative_count, searchable, subject_tokens, typed_subjects
 from ..capture.admission import SEMANTIC_THRESHOLDS, Semantic, semantic_texts
+from ..capture.nearness import TermWeights, align, other_subjects
 from ..capture.statements import is_mandatory
 from ..domain.ids import EntryId
 from ..domain.maintenance import JudgeName, ProposalAction, ProposalKind
@@ -27,6 +29,11 @@ from ..ports import EmbeddingModel
 Embed = Callable[[tuple[str, ...]], Awaitable[tuple[tuple[float, ...], ...]]]
 SEMANTIC_LIMIT = 512  # texts embedded per partition for the paraphrase rule, at most
 POOL = 16  # live entries a changed entry is compared with: those sharing the most subject tokens
+# The share of the lighter entry's subject weight a merged pair must have in common (see subject_share). Fitted on
+# the dev halves only (capture's dev projects and the seeded set's dev pairs, with and without MiniLM):
+# `bench/bench_maintenance.py --model minilm-l6-int8 --fit 0,0.05,0.1,0.15,0.2,0.25,0.3` picks the lowest value
+# from which no higher one adds a dev false merge (0.05: 2 with MiniLM, 0: 8); up to 0.15 it costs no dev merge.
+SUBJECT_SHARE = 0.1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,6 +55,7 @@ class JudgeSettings:
     """Thresholds of the deterministic judges."""
 
     near_cosine: float | None = None  # the paraphrase rule's cosine (None: capture's calibrated one, if any)
+    subject_share: float = SUBJECT_SHARE  # a merge's pair must share this much of its distinctive subject
     note_max_age_days: float = 30.0  # a changed working note older than this is a prune candidate
     mandatory_budget_chars: int = 6000  # the mandatory tier's share of a session, in characters
     repo: str | None = None  # the git work tree code-anchored entries cite (None: their evidence is not checked)
@@ -61,6 +69,24 @@ def semantic_threshold(model: EmbeddingModel | None, settings: JudgeSettings) ->
     )
 
 
+def subject_share(a: str, b: str, weights: TermWeights) -> float:
+    """How much of their distinctive subject two statements share: the weight of their shared subject tokens over
+    the lighter one's, each token weighted by how rare it is in the partition (capture's :class:`TermWeights`;
+    a word in another form counts as shared, :func:`align`). 0 when both name commands, paths or flags and none
+    is the same (capture's :func:`other_subjects`).
+
+    Two rules of one area share their common words ("Module … must call … before …", "deploy … pipeline") and
+    differ in what they are about (the modules, tools, paths, settings they name): little shared weight. A
+    restatement keeps what it is about, however it is reworded: most of it.
+    """
+    if other_subjects(typed_subjects(a), typed_subjects(b)):
+        return 0.0
+    mine, theirs = subject_tokens(a), subject_tokens(b)
+    mine = align(mine, theirs)
+    lighter = min(weights.total(mine), weights.total(theirs))
+    return weights.total(mine & theirs) / lighter if lighter > 0 else 0.0
+
+
 async def duplicates(
     partition: str,
     live: Sequence[EntryVersion],
@@ -68,10 +94,13 @@ async def duplicates(
     taken: set[EntryId],
     embed: Embed | None,
     threshold: float | None,
+    share: float = SUBJECT_SHARE,
 ) -> list[Draft]:
     """Duplicate and near-duplicate pairs: each changed entry that restates another live entry is merged into it.
 
     The entry already there survives; its text becomes capture's merged text when the restatement adds detail.
+    A pair capture's matcher takes is merged only when it also shares ``share`` of its distinctive subject
+    (:func:`subject_share`): a merge retires an entry, so it needs more than a close wording or meaning.
     """
     if not changed:
         return []
@@ -91,6 +120,7 @@ async def duplicates(
         for tok in tokens[v.entry_id]:
             index.setdefault(tok, []).append(v)
     need = 1 if semantic is not None else 2
+    weights = TermWeights([searchable(v.text) for v in live])
     out: list[Draft] = []
     for v in live:
         if v.entry_id not in cands or v.entry_id in used:
@@ -120,8 +150,14 @@ async def duplicates(
         (plan,) = plan_candidates([cands[v.entry_id]], others, semantic)
         if plan.action == "add" or plan.entry_id is None:
             continue
-        used |= {v.entry_id, plan.entry_id}
         survivor = next(o for o in others if o.entry_id == plan.entry_id)
+        # Trigger: capture's matcher takes the pair. Why: its paraphrase rule needs one shared subject token and a
+        # close vector, and a shared common word ("module", "deploy") with a close vector is two rules of one
+        # area as often as one rule reworded (MiniLM: 18 false merges on the seeded set). Outcome: merged only if
+        # the pair also shares its distinctive subject; else both stay.
+        if subject_share(v.text, survivor.text, weights) < share:
+            continue
+        used |= {v.entry_id, plan.entry_id}
         text = plan.text if plan.action == "revise" and plan.text != survivor.text else None
         out.append(
             Draft(
@@ -323,4 +359,5 @@ __all__ = [
     "semantic_threshold",
     "slugs",
     "stale",
+    "subject_share",
 ]

@@ -209,7 +209,7 @@ class _Run:
 
             async def judge(part: list[EntryVersion] = part, kind: str = kind) -> list[judges.Draft]:
                 mine = set(taken)  # a retried step starts from what earlier partitions took
-                out = await judges.duplicates(kind, part, changed, mine, embed, threshold)
+                out = await judges.duplicates(kind, part, changed, mine, embed, threshold, cfg.subject_share)
                 out += judges.prune(kind, part, changed, mine, now, cfg)
                 out += judges.slugs(kind, part, changed, mine)
                 out += judges.stale(kind, part, outdated, mine)

@@ -470,7 +470,8 @@ class StoreCore:
         return await self._run(self._migration.unstaged_sync, limit)
 
     async def stage_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> None:
-        """Stage vectors of the new profile (renewing the migration's lease)."""
+        """Stage vectors of the new profile (renewing the migration's lease); InvalidInput, nothing staged, when
+        the batch names a version that is not the current version of an active entry or is purged (ports)."""
         await self._run(self._migration.stage_sync, batch)
 
     async def finish_migration(self, profile: EmbeddingProfile) -> None:

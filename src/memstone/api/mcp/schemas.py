@@ -217,6 +217,21 @@ class FieldChangeOut(BaseModel):
     new: object
 
 
+class TombstoneOut(Out):
+    """What a purge erased of one version: when, by whom and why, and the hash the content had (issue 12)."""
+
+    purge_id: str
+    memory_id: str
+    entry_id: str
+    entry_version_id: str
+    version: int
+    entry_content_hash: str
+    reason: str
+    author: str | None
+    surface: str
+    purged_at: str
+
+
 class VersionOut(EntryFields):
     version: int
     version_id: str
@@ -229,6 +244,9 @@ class VersionOut(EntryFields):
     reason: str | None = Field(default=None, description="Why that revision wrote it (e.g. update, flag, revert).")
     changes: list[FieldChangeOut] = Field(default_factory=list, description="What changed from the previous version.")
     text_diff: list[str] = Field(default_factory=list)
+    purge: TombstoneOut | None = Field(
+        default=None, description="When, by whom and why this version's content was purged (null: not purged)."
+    )
 
     paths = {
         "version": "version.version",
@@ -241,7 +259,8 @@ class VersionOut(EntryFields):
     @classmethod
     def of(cls, item: HistoryItem, diff: EntryDiff | None) -> VersionOut:
         changes = [FieldChangeOut(field=x.field, old=x.old, new=x.new) for x in diff.changes] if diff else []
-        return cls.project(item, changes=changes, text_diff=list(diff.text_diff) if diff else [])
+        purge = TombstoneOut.project(item.purge) if item.purge is not None else None
+        return cls.project(item, changes=changes, text_diff=list(diff.text_diff) if diff else [], purge=purge)
 
 
 class HistoryOut(BaseModel):

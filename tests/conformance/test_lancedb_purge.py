@@ -18,6 +18,7 @@ from memstone.testing.s3server import S3Server
 pytest.importorskip("lancedb")
 
 from test_server_purge import SCOPE, WORDS, _purge_scenario
+from test_sqlite_read_only import memstone
 
 from memstone.backends.lance.store import LanceMemoryBackend
 
@@ -80,6 +81,39 @@ async def test_a_purge_after_maintenance_erases_the_old_checkpoints_too(tmp_path
         report = await svc.verify()
         assert report.ok, report.to_dict()
         assert [h.title or h.text for h in (await svc.search("uv purge", scopes=[SCOPE], mode="fts")).hits]
+
+
+async def test_a_purge_run_again_finishes_an_erasure_that_failed_after_its_commit(tmp_path: Path) -> None:
+    # When the store fails partway through the erasure, the purge stays committed but the log's older transactions
+    # keep the bytes. Running the purge of that entry again redoes the erasure (before, it found every version
+    # already purged and did nothing). The failure is real: the CLI runs as an ordinary user in a child process
+    # and the store's folder is read-only, so the checkpoint the erasure writes first cannot be created.
+    root = tmp_path / "store"
+    url = f"lancedb:///{root}"
+    async with open_service(url, embedding=None) as svc:
+        rev = await svc.remember(scope=SCOPE, entries=[EntryInput(kind="fact", text="Card of Qzxwvjoy is 4111.")])
+        assert rev is not None
+        await svc.remember(scope=SCOPE, entries=[EntryInput(kind="fact", text="We deploy with uv.")])
+    eid = rev.changes[0].entry_id
+    root.chmod(0o555)
+    try:
+        code, out = memstone(url, "purge", eid, "--reason", "card number", "--yes")
+    finally:
+        root.chmod(0o755)
+    error = out.get("error")
+    assert code != 0 and isinstance(error, dict) and error["code"] == "backend_unavailable", out
+    assert "run the purge of the entry again" in str(error), error
+    assert files_with_words(root), "the failed erasure must leave the words in the log's older transactions"
+    async with open_service(url, embedding=None) as svc:
+        assert [i.version.text for i in await svc.history(eid)] == [PURGED_TEXT]  # the purge itself committed
+        again = await svc.purge(eid, reason="card number, erasure finished")
+        assert again.tombstones == () and len(again.already_purged) == 1
+        assert files_with_words(root) == []
+        assert len(await svc.tombstones(eid)) == 1
+    async with open_service(url, embedding=None) as svc:  # a cold open: from the checkpoint the re-run wrote
+        report = await svc.verify()
+        assert report.ok, report.to_dict()
+        assert (await svc.search("qzxwvjoy", scopes=[SCOPE], mode="fts")).hits == ()
 
 
 async def test_a_replica_that_stood_below_the_purge_catches_up_from_the_rebased_log(tmp_path: Path) -> None:

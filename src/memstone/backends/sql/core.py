@@ -418,11 +418,10 @@ class StoreCore:
 
     async def purge_versions(self, tombstones: Sequence[Tombstone]) -> bool:
         """Erase the content of these versions everywhere, keeping their tombstones (backends/sql/purge.py);
-        False when the engine could not yet rewrite every file that held the bytes."""
+        False when the engine could not yet rewrite every file that held the bytes. With none, only that rewrite
+        runs again (a re-run of a purge whose rewrite failed partway)."""
         if self._purge.codec is None:
             raise CapabilityNotSupportedError("purge", "this engine cannot purge")
-        if not tombstones:
-            return True
         return await self._run(self._purge.purge_sync, tuple(tombstones))
 
     async def tombstones(self, entry_id: EntryId | None = None) -> tuple[Tombstone, ...]:

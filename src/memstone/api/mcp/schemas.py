@@ -17,6 +17,7 @@ from ...capture.queue import QueueItem
 from ...domain.history import EntryDiff
 from ...domain.maintenance import MaintenanceRun, Proposal
 from ...domain.model import STALE_TAG, Change, MemoryHit, Revision, RevisionChanges
+from ...domain.purge import Tombstone
 from ...domain.records import CrossLink, Record
 from ...service import HistoryItem
 
@@ -217,21 +218,6 @@ class FieldChangeOut(BaseModel):
     new: object
 
 
-class TombstoneOut(Out):
-    """What a purge erased of one version: when, by whom and why, and the hash the content had (issue 12)."""
-
-    purge_id: str
-    memory_id: str
-    entry_id: str
-    entry_version_id: str
-    version: int
-    entry_content_hash: str
-    reason: str
-    author: str | None
-    surface: str
-    purged_at: str
-
-
 class VersionOut(EntryFields):
     version: int
     version_id: str
@@ -244,7 +230,7 @@ class VersionOut(EntryFields):
     reason: str | None = Field(default=None, description="Why that revision wrote it (e.g. update, flag, revert).")
     changes: list[FieldChangeOut] = Field(default_factory=list, description="What changed from the previous version.")
     text_diff: list[str] = Field(default_factory=list)
-    purge: TombstoneOut | None = Field(
+    purge: Tombstone | None = Field(
         default=None, description="When, by whom and why this version's content was purged (null: not purged)."
     )
 
@@ -259,8 +245,7 @@ class VersionOut(EntryFields):
     @classmethod
     def of(cls, item: HistoryItem, diff: EntryDiff | None) -> VersionOut:
         changes = [FieldChangeOut(field=x.field, old=x.old, new=x.new) for x in diff.changes] if diff else []
-        purge = TombstoneOut.project(item.purge) if item.purge is not None else None
-        return cls.project(item, changes=changes, text_diff=list(diff.text_diff) if diff else [], purge=purge)
+        return cls.project(item, changes=changes, text_diff=list(diff.text_diff) if diff else [])
 
 
 class HistoryOut(BaseModel):

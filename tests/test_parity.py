@@ -104,6 +104,14 @@ async def test_a_secret_is_refused_with_the_same_code_everywhere_and_nothing_is_
         ),
         "mcp": await surfaces.mcp("memory_remember", {"text": text, "kind": "fact"}),
         "mcp-title": await surfaces.mcp("memory_remember", {"text": "A fact.", "title": f"token {GITHUB_TOKEN}"}),
+        # Issue 12, finding 6: at 08487f5 MCP stored a secret placed in tags.
+        "mcp-tags": await surfaces.mcp("memory_remember", {"text": "A fact.", "tags": [GITHUB_TOKEN.lower()]}),
+        "http-tags": await surfaces.http_call(
+            "POST",
+            "/api/memories",
+            params={"scope": SCOPE},
+            json={"kind": "fact", "text": "A fact.", "tags": [GITHUB_TOKEN.lower()]},
+        ),
     }
     assert outcomes == dict.fromkeys(outcomes, ("error", "secret_refused"))
     assert await surfaces.stored() == 0
@@ -121,6 +129,12 @@ async def test_a_secret_added_by_an_update_is_refused_everywhere(surfaces: Surfa
             "PATCH", f"/api/memories/{entry}", json={"title": f"key {GITHUB_TOKEN}"}, headers={"If-Match": "*"}
         ),
         "mcp": await surfaces.mcp("memory_update", {"id": entry, "title": f"key {GITHUB_TOKEN}"}),
+        # Issue 12, finding 6: at 08487f5 an MCP update that changed only the title or the tags was not scanned.
+        "library-tags": await _library_update(surfaces, entry, EntryPatch(tags=["deploy", GITHUB_TOKEN.lower()])),
+        "http-tags": await surfaces.http_call(
+            "PATCH", f"/api/memories/{entry}", json={"tags": [GITHUB_TOKEN.lower()]}, headers={"If-Match": "*"}
+        ),
+        "mcp-tags": await surfaces.mcp("memory_update", {"id": entry, "tags": ["deploy", GITHUB_TOKEN.lower()]}),
     }
     assert outcomes == dict.fromkeys(outcomes, ("error", "secret_refused"))
     assert await surfaces.stored() == before

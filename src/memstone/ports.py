@@ -114,10 +114,8 @@ class CandidatePipeline(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Capabilities:
-    """What an engine can do, like a SQL dialect's ``supports_*`` flags (fixed when the engine is built).
-
-    What the store holds now (its embedding profile, a migration in progress) is :class:`StoreState`.
-    """
+    """What an engine can do, like a SQL dialect's ``supports_*`` flags (fixed when the engine is built); what
+    the store holds now (its embedding profile, a migration in progress) is :class:`StoreState`."""
 
     fts: bool = True
     vector: bool = False
@@ -229,7 +227,7 @@ class MemoryBackend(Protocol):
     async def maintain(self, task: Literal["verify", "rebuild"]) -> VerifyReport: ...
 
     async def purge_versions(self, tombstones: Sequence[Tombstone]) -> bool:
-        """Erase these versions' content, keeping their tombstones; False if the WAL could not be emptied yet."""
+        """Erase these versions' content, keeping tombstones (none: redo the file rewrite); False: WAL not empty."""
         ...
 
     async def tombstones(self, entry_id: EntryId | None = None) -> tuple[Tombstone, ...]: ...
@@ -250,6 +248,8 @@ class MemoryBackend(Protocol):
 
     async def unstaged_versions(self, limit: int) -> list[EntryVersion]: ...
 
+    # All or none: a batch naming any version but the current one of an active entry (superseded, forgotten,
+    # purged, unknown) is refused with InvalidInput and stages nothing.
     async def stage_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> None: ...
 
     async def finish_migration(self, profile: EmbeddingProfile) -> None: ...

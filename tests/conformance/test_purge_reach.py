@@ -4,8 +4,11 @@ migration has staged for a purged version are deleted with it. On SQLite and Pos
 
 from __future__ import annotations
 
+import pytest
+
 from memstone import EntryInput, open_service
 from memstone.backends.sql.core import StoreCore
+from memstone.domain.errors import InvalidInput
 from memstone.domain.model import EntryPatch
 from memstone.domain.purge import PURGED_TEXT
 from memstone.embedding.hashing import HashingEmbedder
@@ -55,10 +58,18 @@ async def test_a_purge_deletes_the_vectors_a_model_migration_staged_for_the_vers
         v1 = first.changes[0].to_entry_version_id
         await svc.update(eid, EntryPatch(text="The card number was removed."))
         backend = svc.backend
+        assert isinstance(backend, StoreCore) and v1 is not None
         await backend.start_migration(new.profile)  # a reembed in progress (in another process, say)
         try:
             embedded = await new.embed((SECRET,))
-            await backend.stage_vectors({v1: (embedded.vectors[0],)})
+            staged = {v1: (embedded.vectors[0],)}
+            with pytest.raises(InvalidInput, match="not the current version"):
+                await backend.stage_vectors(staged)  # staging takes only current versions now
+            # A staging row for it written by an earlier release, which staged any version it was given:
+            parts = backend.parts
+            with parts.engine.write_txn():
+                (version,) = parts.rows.versions(None, [v1])
+                parts.proj.stage(version, staged[v1])
             assert v1 in _staged_ids(backend), "the test must see the staged vector before the purge"
 
             await svc.purge(eid, versions=[1], reason="card number")  # an old version: no write, so no wait

@@ -12,6 +12,7 @@ from mcp_helpers import PROJECT, USER
 from mcp import Client
 from memstone import MemoryService
 from memstone.agents.settings import AgentSettings
+from memstone.api.http.schemas import TombstoneOut
 from memstone.api.mcp.server import INSTRUCTIONS, build_server
 
 
@@ -113,6 +114,22 @@ async def test_update_revises_in_place_keeps_history_and_checks_the_version(
         assert reasons[-2:] == ["update", "flag"]
         same = await call(client, "memory_update", id=eid, important=True)
         assert same["status"] == "unchanged"
+
+
+async def test_history_shows_what_a_purge_erased_as_http_does(
+    server: MCPServer, service: MemoryService, seeded: dict[str, str]
+) -> None:
+    # A purged version carries its tombstone (when, by whom, why), the same object GET …/versions gives (issue 12).
+    eid = seeded["timeout"]
+    async with Client(server) as client:
+        await call(client, "memory_update", id=eid, text="The login timeout is 45 seconds (auth/settings.py).")
+        report = await service.purge(eid, versions=[1], reason="an old value written by mistake")
+        versions = (await call(client, "memory_history", id=eid))["versions"]
+    (tomb,) = report.tombstones
+    assert [v["purge"] for v in versions] == [tomb.to_dict(), None]
+    assert set(versions[0]["purge"]) == set(TombstoneOut.model_fields) | {"memory_id"}
+    assert versions[0]["purge"]["reason"] == "an old value written by mistake" and versions[1]["status"] == "current"
+    assert "30 seconds" not in str(versions)
 
 
 async def test_forget_and_reactivate_are_idempotent(server: MCPServer, seeded: dict[str, str]) -> None:

@@ -140,29 +140,14 @@ def history(ctx: click.Context, entry: str, as_json: bool) -> None:
     async def body(svc: MemoryService) -> None:
         items = await svc.history(entry, reasons=True)
         # A purged version shows its tombstone: when, by whom and why it was erased (issue 12).
-        purged = {t.entry_version_id: t for t in await svc.tombstones(entry)}
         lines = [
             f"v{h.version.version}  {h.version.entry_version_id}  {h.status:<10}  {h.version.provenance.created_at}  "
             f"{h.version.provenance.author or '-'}  {h.version.entry_content_hash[:12]}  {h.version.text[:60]!r}"
             + (f"  reason: {h.reason}" if h.reason else "")
-            + (
-                f"  purged {t.purged_at} by {t.author or '-'}: {t.reason}"
-                if (t := purged.get(h.version.entry_version_id))
-                else ""
-            )
+            + (f"  purged {t.purged_at} by {t.author or '-'}: {t.reason}" if (t := h.purge) else "")
             for h in items
         ]
-        out = [
-            {
-                **h.to_dict(),
-                **(
-                    {"purge": purged[h.version.entry_version_id].to_dict()}
-                    if h.version.entry_version_id in purged
-                    else {}
-                ),
-            }
-            for h in items
-        ]
+        out = [h.to_dict() for h in items]
         emit(as_json, {"history": out}, "\n".join(lines))
 
     run(ctx, as_json, body)

@@ -14,7 +14,7 @@ from typing import Literal, get_args
 from .canonical import ENTRY_CONTENT_TAG, canonical_json_floatless, tagged_sha256
 from .fields import field_dict
 from .ids import EntryId, EntryVersionId, MemoryId, SourceId
-from .purge import PURGE_MARK, PURGED_TEXT
+from .purge import PURGE_MARK, PURGED_TEXT, Tombstone
 
 EntryState = Literal["active", "inactive"]
 ChangeOp = Literal["add", "revise", "deactivate", "reactivate"]
@@ -164,6 +164,27 @@ class EntryVersion:
             "author": self.provenance.author,
             "surface": self.provenance.surface,
             "created_at": self.provenance.created_at,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HistoryItem:
+    """One step of an entry's revision chain, walkable by previous/next (``service.history``)."""
+
+    version: EntryVersion
+    previous_version_id: EntryVersionId | None
+    next_version_id: EntryVersionId | None
+    status: Literal["current", "superseded", "deleted"]
+    reason: str | None = None  # why the Revision that wrote this version wrote it (its Change's reason)
+    purge: Tombstone | None = None  # when, by whom and why this version's content was purged (issue 12)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            **self.version.to_dict(),
+            "next_version_id": self.next_version_id,
+            "status": self.status,
+            "reason": self.reason,
+            "purge": self.purge.to_dict() if self.purge is not None else None,
         }
 
 

@@ -11,7 +11,7 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Literal, TypeVar
 
 from ..domain.canonical import SOURCE_CONTENT_TAG, tagged_sha256
@@ -30,6 +30,7 @@ from ..domain.model import (
     Citation,
     EntryContent,
     EntryVersion,
+    HistoryItem,
     ManifestEntry,
     MemoryHit,
     Revision,
@@ -81,25 +82,6 @@ log = logging.getLogger("memstone.service")
 def utc_now() -> str:
     """The default clock: ISO-8601 UTC with milliseconds."""
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HistoryItem:
-    """One step of an entry's revision chain, walkable by previous/next."""
-
-    version: EntryVersion
-    previous_version_id: EntryVersionId | None
-    next_version_id: EntryVersionId | None
-    status: Literal["current", "superseded", "deleted"]
-    reason: str | None = None  # why the Revision that wrote this version wrote it (its Change's reason)
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            **self.version.to_dict(),
-            "next_version_id": self.next_version_id,
-            "status": self.status,
-            "reason": self.reason,
-        }
 
 
 def _memory_id(memory: MemoryLike | str) -> MemoryId:
@@ -292,6 +274,8 @@ class ServiceCore:
         why: dict[EntryVersionId, str | None] = {}
         for mid, first, last in revision_runs(versions) if reasons else ():  # a range read per run, not per version
             why |= version_reasons(await self.backend.read(RevisionsQuery(memory_id=mid, first=first, last=last)))
+        purged = any(v.content.purged_hash is not None for v in versions)  # read tombstones only when there are
+        tombs = {t.entry_version_id: t for t in await self.backend.tombstones(entry_id)} if purged else {}
         out = []
         for i, v in enumerate(versions):
             nxt = versions[i + 1].entry_version_id if i + 1 < len(versions) else None
@@ -306,6 +290,7 @@ class ServiceCore:
                     next_version_id=nxt,
                     status=status,
                     reason=why.get(v.entry_version_id),
+                    purge=tombs.get(v.entry_version_id),
                 )
             )
         return tuple(out)

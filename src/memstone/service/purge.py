@@ -3,7 +3,9 @@
 ``purge(entry, reason=…)`` erases the text, title and tags of every version of the entry (or of the chosen
 ``versions``) from the store's files, keeping a tombstone per version with its original hash, so the revision
 chain still verifies and ``history`` shows what was purged, when, by whom and why. An entry whose current
-version is purged is forgotten first (a normal Revision), so nothing purged stays searchable.
+version is purged is forgotten first (a normal Revision), so nothing purged stays searchable. A purge of versions
+already purged writes nothing but redoes the physical erasure (the engine's rewrite of its files), so a purge whose
+erasure failed after its commit (an object store failing partway) is finished by running it again.
 
 >>> report = await svc.purge("ent_…", reason="a customer's card number, written by mistake")  # doctest: +SKIP
 """
@@ -70,7 +72,7 @@ class Purges:
             )
             for v in todo
         )  # fmt: skip
-        if tombstones:
+        if tombstones or already:  # a re-run over purged versions redoes the erasure an earlier one left unfinished
             await self._core.backend.purge_versions(tombstones)
         return PurgeReport(
             entry_id=entry_id, tombstones=tombstones, already_purged=already, forgotten_in_revision=forgotten

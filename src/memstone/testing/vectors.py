@@ -8,6 +8,7 @@ from typing import Any, Literal
 import pytest
 
 from ..domain.errors import CapabilityNotSupportedError, InvalidInput
+from ..domain.ids import EntryVersionId
 from ..domain.model import EntryInput
 from ..service import MemoryService
 from .fixtures import StoreFixtures
@@ -312,6 +313,42 @@ class VectorConformance(StoreFixtures):
             with pytest.raises(StoreMigratingError, match="lost its lease"):
                 await migrator.backend.stage_vectors({})
             assert (await writer.verify()).ok
+
+    async def test_a_migration_stages_only_current_versions(self, vsvc: MemoryService) -> None:
+        # Staging is for the versions a reembed must carry over: a vector for a superseded, forgotten, purged or
+        # unknown version would outlive its content. Such a batch is refused whole (issue 12).
+        from ..embedding import HashingEmbedder
+        from ..indexing import VectorIndexer
+
+        r1 = await vsvc.remember(None, entries=[fact("release trains leave weekly"), fact("a note to forget")])
+        assert r1 is not None
+        (keep, v1), (gone, gone_v) = ((c.entry_id, c.to_entry_version_id) for c in r1.changes)
+        r2 = await vsvc.remember(r1, entries=[fact("release trains leave every Monday", entry=keep)])
+        assert r2 is not None
+        r3 = await vsvc.remember(r2, entries=[fact("release trains leave every Tuesday", entry=keep)])
+        assert r3 is not None
+        await vsvc.forget(r3, entries=[gone])
+        await vsvc.purge(keep, versions=[1], reason="conformance: an old wording erased")
+        superseded = next(c.to_entry_version_id for c in r2.changes if c.entry_id == keep)
+        model = HashingEmbedder(dimension=32)
+        backend = vsvc.backend
+        await backend.start_migration(model.profile)
+        try:
+            (current,) = await backend.unstaged_versions(10)
+            staged = await VectorIndexer(model).vectors_for([current])
+            vec = staged[current.entry_version_id]
+            for stale in (v1, superseded, gone_v, EntryVersionId("ver_00000000000000000000000000")):
+                assert stale is not None
+                with pytest.raises(InvalidInput, match="not the current version"):
+                    await backend.stage_vectors({current.entry_version_id: vec, stale: vec})
+                assert [v.entry_version_id for v in await backend.unstaged_versions(10)] == [current.entry_version_id]
+            await backend.stage_vectors(staged)
+            assert await backend.unstaged_versions(10) == []
+            await backend.finish_migration(model.profile)
+        except BaseException:
+            await backend.abort_migration()
+            raise
+        assert (await vsvc.verify()).ok
 
     async def test_reembed_migrates_and_an_interrupted_one_leaves_the_old_profile(self, store_url: str) -> None:
         from ..embedding import FailingEmbedder, HashingEmbedder

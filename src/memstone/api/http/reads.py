@@ -17,7 +17,6 @@ from ...domain.ids import EntryId
 from ...domain.model import ArtifactRef, EntryVersion
 from ...domain.rules import parse_revision
 from ...domain.scopes import Scope
-from ...service import HistoryItem
 from . import schemas as s
 from .convert import cursor_int, decode_cursor, encode_cursor, etag, ok, record_out, revision_out
 from .routing import Call
@@ -217,7 +216,6 @@ async def history(call: Call) -> Response:
     q = call.q(s.PageQuery)
     version, scope = await call.gate.entry(call.path["entry_id"], "read")
     chain = await call.gate.service.history(version.entry_id, reasons=True)
-    purged = await _tombstones(call, version.entry_id)
     cur = decode_cursor(q.cursor, ("o",))
     offset = cursor_int(cur, "o") if cur is not None else 0
     page = chain[offset : offset + q.limit]
@@ -229,18 +227,9 @@ async def history(call: Call) -> Response:
             "scope": scope.uri if scope else None,
             "total": len(chain),
             "next_cursor": encode_cursor(o=end) if end < len(chain) else None,
-            "items": [_item(h, purged) for h in page],
+            "items": [h.to_dict() for h in page],
         },
     )
-
-
-async def _tombstones(call: Call, entry_id: EntryId) -> dict[str, dict[str, object]]:
-    """Purged version id → its tombstone (when, by whom, why), so history shows what a purge erased (issue 12)."""
-    return {t.entry_version_id: t.to_dict() for t in await call.gate.service.tombstones(entry_id)}
-
-
-def _item(h: HistoryItem, purged: dict[str, dict[str, object]]) -> dict[str, object]:
-    return {**h.to_dict(), "purge": purged.get(h.version.entry_version_id)}
 
 
 async def _version(call: Call, entry_id: EntryId, ref: str) -> EntryVersion:
@@ -256,8 +245,7 @@ async def read_version(call: Call) -> Response:
     wanted = await _version(call, version.entry_id, call.path["version"])
     chain = await call.gate.service.history(version.entry_id, reasons=True)
     item = next(h for h in chain if h.version.entry_version_id == wanted.entry_version_id)
-    purged = await _tombstones(call, version.entry_id)
-    return ok(s.VersionOut, _item(item, purged), headers={"ETag": etag(wanted)})
+    return ok(s.VersionOut, item.to_dict(), headers={"ETag": etag(wanted)})
 
 
 async def source(call: Call) -> Response:

@@ -17,6 +17,7 @@ from ...capture.queue import QueueItem
 from ...domain.history import EntryDiff
 from ...domain.maintenance import MaintenanceRun, Proposal
 from ...domain.model import STALE_TAG, Change, MemoryHit, Revision, RevisionChanges
+from ...domain.purge import Tombstone
 from ...domain.records import CrossLink, Record
 from ...service import HistoryItem
 
@@ -229,6 +230,9 @@ class VersionOut(EntryFields):
     reason: str | None = Field(default=None, description="Why that revision wrote it (e.g. update, flag, revert).")
     changes: list[FieldChangeOut] = Field(default_factory=list, description="What changed from the previous version.")
     text_diff: list[str] = Field(default_factory=list)
+    purge: Tombstone | None = Field(
+        default=None, description="When, by whom and why this version's content was purged (null: not purged)."
+    )
 
     paths = {
         "version": "version.version",

@@ -37,7 +37,7 @@ from ..sqlite.fts import SQLiteFullText
 from ..sqlite.purge import SQLitePurge
 from ..sqlite.vectors import SQLiteVectors
 from . import ops as logops
-from .log import GENESIS, LanceLog, Position, Rebased
+from .log import GENESIS, UNFINISHED_PURGE, LanceLog, Position, Rebased
 
 T = TypeVar("T")
 MAX_ATTEMPTS = 64  # re-runs of one job after the log moved under it
@@ -307,7 +307,14 @@ class LanceEngine:
         raw.execute("VACUUM")  # INTEGER PRIMARY KEYs (every key a statement names) survive it unchanged
         with self.replica.read_txn():
             snapshot = raw.serialize("main")
-        self.log.write_checkpoint(self.applied, self.schema_version, snapshot)
+        try:
+            self.log.write_checkpoint(self.applied, self.schema_version, snapshot)
+        except Exception as exc:
+            raise BackendUnavailable(
+                f"writing a checkpoint of the LanceDB store at {self.log.where} failed: {exc}",
+                orig=exc,
+                hint=UNFINISHED_PURGE,
+            ) from exc
         self.log.rebase(self.applied)
         return self.applied
 

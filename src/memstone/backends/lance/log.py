@@ -65,6 +65,13 @@ _CHECKPOINT_SCHEMA = pa.schema(
 )
 
 
+# What a purge whose erasure failed after its commit (an object store failing partway) leaves, and the way out.
+UNFINISHED_PURGE = (
+    "the purge is committed and shown everywhere, but the log's older transactions may still hold the erased "
+    "bytes: run the purge of the entry again (it redoes the erasure) once the store is reachable"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Position:
     """Where a replica (or the head) stands in the log."""
@@ -360,8 +367,7 @@ class LanceLog:
             raise BackendUnavailable(
                 f"erasing old transactions from the LanceDB store at {self.where} failed: {exc}",
                 orig=exc,
-                hint="the purge is committed and shown everywhere; the log's older transactions may still hold the "
-                "erased bytes until the next purge rebases it",
+                hint=UNFINISHED_PURGE,
             ) from exc
 
     def sweep(self, *, grace_s: float = 600.0) -> int:
@@ -406,4 +412,4 @@ class LanceLog:
         }
 
 
-__all__ = ["GENESIS", "LOG_FORMAT", "LanceLog", "LogEntry", "Position", "Rebased"]
+__all__ = ["GENESIS", "LOG_FORMAT", "UNFINISHED_PURGE", "LanceLog", "LogEntry", "Position", "Rebased"]

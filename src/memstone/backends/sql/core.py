@@ -418,11 +418,10 @@ class StoreCore:
 
     async def purge_versions(self, tombstones: Sequence[Tombstone]) -> bool:
         """Erase the content of these versions everywhere, keeping their tombstones (backends/sql/purge.py);
-        False when the engine could not yet rewrite every file that held the bytes."""
+        False when the engine could not yet rewrite every file that held the bytes. With none, only that rewrite
+        runs again (a re-run of a purge whose rewrite failed partway)."""
         if self._purge.codec is None:
             raise CapabilityNotSupportedError("purge", "this engine cannot purge")
-        if not tombstones:
-            return True
         return await self._run(self._purge.purge_sync, tuple(tombstones))
 
     async def tombstones(self, entry_id: EntryId | None = None) -> tuple[Tombstone, ...]:
@@ -470,7 +469,8 @@ class StoreCore:
         return await self._run(self._migration.unstaged_sync, limit)
 
     async def stage_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> None:
-        """Stage vectors of the new profile (renewing the migration's lease)."""
+        """Stage vectors of the new profile (renewing the migration's lease); InvalidInput, nothing staged, when
+        the batch names a version that is not the current version of an active entry or is purged (ports)."""
         await self._run(self._migration.stage_sync, batch)
 
     async def finish_migration(self, profile: EmbeddingProfile) -> None:

@@ -119,8 +119,15 @@ class ModelMigration:
         with p.engine.write_txn():
             p.engine.lock("meta:migration")
             self._renew_lease(self._hold_lease())
-            for vid, vectors in batch.items():
-                (v,) = p.rows.versions(None, [vid])
+            for vid, vectors in sorted(batch.items()):
+                v = self.vectors.current(vid)
+                if v is None:
+                    # A vector for anything but a current version would outlive its content (a purge erases the
+                    # staged vectors of what it purges): refuse the whole batch, nothing is staged.
+                    raise InvalidInput(
+                        f"{vid} is not the current version of an active entry (or it was purged): not staged",
+                        hint="stage only what unstaged_versions returns; it lists the current versions",
+                    )
                 p.proj.stage(v, vectors)
 
     def finish_sync(self, profile: EmbeddingProfile) -> None:

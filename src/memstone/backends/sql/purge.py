@@ -108,13 +108,16 @@ class PurgePart:
             return tuple(read_tombstones(self.p.engine.conn, entry_id))
 
     def purge_sync(self, tombstones: tuple[Tombstone, ...]) -> bool:
+        """Purge these versions in one transaction, then rewrite what held their bytes (``codec.compact``). With
+        no tombstones only the rewrite runs: it finishes what an earlier purge's failed compaction left."""
         codec = self.codec
         assert codec is not None
         engine = self.p.engine
-        with engine.write_txn():
-            for mid in sorted({t.memory_id for t in tombstones}):
-                engine.lock(f"memory:{mid}")
-            self._purge_in_txn(codec, tombstones)
+        if tombstones:
+            with engine.write_txn():
+                for mid in sorted({t.memory_id for t in tombstones}):
+                    engine.lock(f"memory:{mid}")
+                self._purge_in_txn(codec, tombstones)
         return codec.compact(engine)
 
     def _purge_in_txn(self, codec: PurgeCodec, tombstones: Sequence[Tombstone]) -> None:

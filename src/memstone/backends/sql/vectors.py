@@ -237,21 +237,30 @@ class VectorPart:
             p.engine.lock("meta:migration", shared=True)
             check()
             for vid, vectors in sorted(batch.items()):
-                found = p.rows.versions(None, [vid])
-                if not found:
-                    continue
-                v = found[0]
-                p.engine.lock(f"memory:{v.memory_id}")
-                head = p.rows.head(v.memory_id)
-                m = p.manifests.lookup(head.manifest_root, v.entry_id) if head else None
-                if m is None or m.state != "active" or m.entry_version_id != vid:
+                v = self.current(vid)
+                if v is None:
                     continue  # superseded while it was being embedded: never write a stale vector
-                check_version_hash(v)
                 self.drop(v.memory_id, v.entry_id)
                 self.store(v, vectors)
                 stored += 1
             self.bump_generation()
         return stored
+
+    def current(self, vid: EntryVersionId) -> EntryVersion | None:
+        """Inside a write transaction: the version if it is the current version of an active entry and not purged
+        (the only versions a vector is stored or staged for), locking its Memory; else None."""
+        p = self.p
+        found = p.rows.versions(None, [vid])
+        if not found:
+            return None
+        v = found[0]
+        p.engine.lock(f"memory:{v.memory_id}")
+        head = p.rows.head(v.memory_id)
+        m = p.manifests.lookup(head.manifest_root, v.entry_id) if head else None
+        if m is None or m.state != "active" or m.entry_version_id != vid or v.content.purged_hash is not None:
+            return None
+        check_version_hash(v)
+        return v
 
     # ---------------------------------------------------------------- the vector channel
     def checked_vector(self, vector: tuple[float, ...]) -> None:

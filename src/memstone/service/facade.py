@@ -184,6 +184,7 @@ class MemoryService:
     # vectors
     backfill = _via(lambda s: s._vectors, Vectors.backfill)
     reembed = _via(lambda s: s._vectors, Vectors.reembed)
+    org_profiles = _via(lambda s: s._vectors, Vectors.org_profiles)
     # purge
     purge = _via(lambda s: s._purges, Purges.purge)
     tombstones = _via(lambda s: s._purges, Purges.tombstones)

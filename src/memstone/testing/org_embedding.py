@@ -112,6 +112,9 @@ class OrgEmbeddingConformance(StoreFixtures):
         assert found.hits[0].text == "Parking is free for electric cars."
         assert await backend.stored_vectors(ids[ACME], org="acme") == acme_before
         assert (await osvc.verify()).ok
+        assert (await osvc.rebuild_projections()).ok  # a rebuild keeps every org's valid vectors where they are
+        assert await backend.stored_vectors(ids[ACME], org="acme") == acme_before
+        assert set(await backend.stored_vectors(ids[GLOBEX], org="globex")) == set(ids[GLOBEX])
 
     async def test_vectors_of_another_profile_are_refused_and_nothing_is_stored(self, osvc: MemoryService) -> None:
         ids = await self._seed(osvc)
@@ -156,6 +159,27 @@ class OrgEmbeddingConformance(StoreFixtures):
         (got,) = stored[new_vid]
         assert max(abs(a - b) for a, b in zip(got, want, strict=True)) < 1e-6  # the org's model, not the stale one
         assert (await osvc.backfill(org="globex")) == 0  # nothing was left without a vector
+        assert (await osvc.verify()).ok
+
+    async def test_a_memory_bound_into_an_org_leaves_the_store_table_and_backfill_uses_the_orgs_model(
+        self, osvc: MemoryService
+    ) -> None:
+        await self._seed(osvc)
+        backend: Any = osvc.backend
+        await osvc.reembed(_model("hashing-48"), org="globex")
+        loose = await osvc.remember(None, entries=[EntryInput(kind="fact", text="The archive room is on floor three.")])
+        assert loose is not None
+        vids = tuple(v.entry_version_id for v in await osvc.entries(loose))
+        assert len(await backend.stored_vectors(vids)) == 1  # unbound: the store's profile and table
+        await osvc.bind("memstone://orgs/globex/projects/archive", loose)
+        assert not await backend.stored_vectors(vids)  # its store-profile vectors are gone with the bind
+        fallback = await osvc.search("archive room", scopes=["memstone://orgs/globex/projects/archive"], mode="auto")
+        assert fallback.mode == "fts" and "incomplete" in (fallback.fallback_reason or "")
+        assert await osvc.backfill(org="globex") == 1
+        stored = await backend.stored_vectors(vids, org="globex")
+        assert {len(w) for chunks in stored.values() for w in chunks} == {48}
+        found = await osvc.search("archive room", scopes=["memstone://orgs/globex/projects/archive"], mode="vector")
+        assert found.hits[0].text == "The archive room is on floor three."
         assert (await osvc.verify()).ok
 
 

@@ -196,7 +196,8 @@ class StoreCore:
     def _apply_plan_sync(self, plan: WritePlan, after_commit: list[Callable[[], None]]) -> Revision:
         p, memory_id = self.parts, plan.memory_id
         routes = self._vectors.routes
-        self._migration.check_not_migrating(lambda: routes.org_of(memory_id, plan.bind_scope))
+        marker, profiles = routes.with_meta("migration")  # one statement: the migration marker and the org profiles
+        self._migration.check_not_migrating(lambda: routes.org_of(memory_id, plan.bind_scope), marker)
         head = p.rows.head(memory_id)
         if plan.base_revision == 0:
             if head is not None:
@@ -225,7 +226,7 @@ class StoreCore:
         reactivated = [op.entry_version_id for op in applied.projection if op.reactivated and op.entry_version_id]
         loaded = {v.entry_version_id: v for v in p.rows.versions(memory_id, reactivated)} if reactivated else {}
         vectors_complete = True
-        route = routes.route(memory_id, plan.bind_scope)  # the org's own profile and table, or the store's
+        route = routes.route(memory_id, plan.bind_scope, profiles)  # the org's own profile and table, or the store's
         moved_to = self._vectors.moved() if plan.vectors and route.org is None else None
         profile_moved = moved_to is not None
         if plan.vectors and not profile_moved and (route.org is not None or plan.vector_profile is not None):
@@ -303,13 +304,10 @@ class StoreCore:
                 raise InvalidInput(f"artifact {ref} does not exist")
 
     def _bind_sync(self, scope: str, memory_id: MemoryId, created_at: str) -> bool:
-        """Bind a scope; a Memory that joins an org with its own profile leaves the store's table (backfill)."""
         with self.engine.write_txn():
             bound = self._records.bind_sync(scope, memory_id, created_at)
-            route = self._vectors.routes.route(memory_id, scope)
-            if bound and route.org is not None:
-                self._vectors.drop(memory_id, None)
-                self._vectors.bump_generation()
+            if bound:
+                self._vectors.bound(memory_id, scope)
             return bound
 
     def _head_matches_sync(self, cand: VectorCandidate, request: SearchRequest) -> bool:

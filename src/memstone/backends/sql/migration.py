@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from typing import Literal
 
 from ...domain.errors import CapabilityNotSupportedError, InvalidInput, StoreMigratingError
 from ...domain.ids import EntryVersionId, MemoryId
@@ -32,8 +33,9 @@ class ModelMigration:
         self.p = parts
         self.vectors = vectors
 
-    def state(self) -> dict[str, object] | None:
-        raw = self.p.rows.meta("migration")
+    def state(self, raw: str | Literal[False] | None = False) -> dict[str, object] | None:
+        """The migration marker (``raw``: its value as the caller already read it)."""
+        raw = self.p.rows.meta("migration") if raw is False else raw
         if raw is None:
             return None
         data = loads_json(raw)
@@ -54,10 +56,12 @@ class ModelMigration:
         p.rows.set_meta("migration", dumps_json(value))
         codec.staging(p.engine.conn, keep=True)
 
-    def check_not_migrating(self, org_of: Callable[[], str | None] | None = None) -> None:
+    def check_not_migrating(
+        self, org_of: Callable[[], str | None] | None = None, raw: str | Literal[False] | None = False
+    ) -> None:
         """Inside a write transaction: refuse the write while a live migration holds the lease (an org's migration
-        only refuses writes whose Memory ``org_of`` says is that org's)."""
-        state = self.state()
+        only refuses writes whose Memory ``org_of`` says is that org's). ``raw``: the marker as already read."""
+        state = self.state(raw)
         if state is None:
             return
         if state.get("org") is not None and org_of is not None and org_of() != state.get("org"):

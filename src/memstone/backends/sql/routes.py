@@ -64,10 +64,17 @@ class Routes:
 
     def org_profiles(self) -> dict[str, EmbeddingProfile]:
         """Every organization's own profile (none: every Memory uses the store's)."""
+        return self.with_meta("")[1]
+
+    def with_meta(self, key: str) -> tuple[str | None, dict[str, EmbeddingProfile]]:
+        """The ``store_meta`` value of ``key`` and every org's own profile, in one statement (a commit reads the
+        migration marker and the org profiles this way: one round trip on a server engine)."""
         rows = self.p.rows.q(
-            "SELECT key, value FROM store_meta WHERE substr(key, 1, ?) = ? ORDER BY key", (len(ORG_KEY), ORG_KEY)
+            "SELECT key, value FROM store_meta WHERE key = ? OR substr(key, 1, ?) = ? ORDER BY key",
+            (key, len(ORG_KEY), ORG_KEY),
         )
-        return {str(k)[len(ORG_KEY) :]: profile_from_json(str(v)) for k, v in rows}
+        value = next((str(v) for k, v in rows if k == key), None)
+        return value, {str(k)[len(ORG_KEY) :]: profile_from_json(str(v)) for k, v in rows if k != key}
 
     def org_of(self, memory_id: MemoryId, bind_scope: str | None = None) -> str | None:
         if bind_scope is not None:

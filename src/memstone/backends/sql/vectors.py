@@ -137,6 +137,13 @@ class VectorPart:
             return
         self.p.proj.drop_vectors(memory_id, entry_id)
 
+    def bound(self, memory_id: MemoryId, scope: str) -> None:
+        """After a bind, in its transaction: a Memory that joins an org with its own profile leaves the store's
+        table (backfill embeds it with the org's model)."""
+        if self.routes.route(memory_id, scope).org is not None:
+            self.drop(memory_id, None)
+            self.bump_generation()
+
     def check_route(self, route: Route, given: EmbeddingProfile | None) -> None:
         """Refuse vectors of ``given`` for a Memory whose org records another profile (nothing is stored)."""
         expected = route.profile

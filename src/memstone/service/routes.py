@@ -82,9 +82,12 @@ class EmbeddingRoutes:
             return None
         return routes.pop() if routes else Route(None, core.backend.state.embedding_profile)
 
-    def indexer(self, core: ServiceCore, route: Route) -> VectorIndexer | None:
+    def indexer(self, core: ServiceCore, route: Route, *, load: bool | None = None) -> VectorIndexer | None:
         """The model of ``route``: the store's for the default route (when it matches the store's profile), else
-        the org profile's model, loaded by name once (None, with a warning, when it is not installed here)."""
+        the org profile's model, loaded by name once (None, with a warning, when it is not installed here).
+
+        ``load`` (default: whether this service runs with a model at all) may load an org's model: a service opened
+        without one (``--embedding none``, the hooks) writes without vectors for every org, as for the store."""
         if route.profile is None:
             return None
         default = core.indexer
@@ -93,6 +96,8 @@ class EmbeddingRoutes:
         if route.org is None:
             return None  # the store's model was migrated away under this process: backfill fills the gap
         name = route.profile.profile_id
+        if name not in self._models and not (default is not None if load is None else load):
+            return None
         if name not in self._models:
             self._models[name] = self._load(route.profile)
         found = self._models[name]

@@ -212,7 +212,7 @@ class Search:
         if route.org is not None:
             if routes.indexer(self._core, route) is None:
                 name = recorded.profile_id if recorded is not None else "?"
-                return f"the model of organization {route.org}'s profile ({name}) is not installed here"
+                return f"no model of organization {route.org}'s embedding profile ({name}) runs here"
         elif self._core.indexer is None:
             return "no embedding model is configured"
         elif not self._core.backend.capabilities.vector or recorded is None:

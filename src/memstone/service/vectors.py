@@ -49,7 +49,7 @@ class Vectors:
         if self._core.indexer is not None:
             done += await self._fill(Route(None, self._core.backend.state.embedding_profile), None, batch, progress)
         for name, profile in sorted(profiles.items()):
-            if self._core.routes.indexer(self._core, Route(name, profile)) is None:
+            if self._core.routes.indexer(self._core, Route(name, profile), load=True) is None:
                 log.warning("backfill: the model of org %s (%s) is not installed; skipped", name, profile.profile_id)
                 continue
             done += await self._fill(Route(name, profile), None, batch, progress)
@@ -61,7 +61,8 @@ class Vectors:
         return Route(None, self._core.backend.state.embedding_profile)  # an org on the store's profile
 
     async def _fill(self, route: Route, model: EmbeddingModel | None, batch: int, progress: Progress | None) -> int:
-        indexer = VectorIndexer(model) if model is not None else self._core.routes.indexer(self._core, route)
+        routes = self._core.routes
+        indexer = VectorIndexer(model) if model is not None else routes.indexer(self._core, route, load=True)
         if indexer is None:
             raise CapabilityNotSupportedError(
                 "vector",

@@ -167,6 +167,7 @@ class SearchRequest:
     limit: int
     channels: tuple[Literal["fts", "vector"], ...]
     query_vector: tuple[float, ...] | None = None
+    query_profile: EmbeddingProfile | None = None  # of ``query_vector``; not the searched Memories' route's: refused
     kinds: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     important: bool | None = None

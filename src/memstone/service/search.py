@@ -136,6 +136,8 @@ class Search:
             raise InvalidInput("search needs at least one memory or scope", hint="pass memories=[...] or scopes=[...]")
         ordered_refs = tuple(refs[k] for k in sorted(refs))
         precedence = precedence and await self._tiered(ordered_refs)
+        if mode != "fts" and self._core.backend.capabilities.org_embedding:
+            await self._core.backend.org_profiles()  # an org may have chosen its own model since: route by it now
         route = await self._core.routes.one_route(self._core, [r.memory_id for r in ordered_refs])
         indexer = self._core.routes.indexer(self._core, route) if route is not None else None
         used_mode, fallback = await self._resolve_mode(mode, ordered_refs)
@@ -157,6 +159,7 @@ class Search:
             limit=MAX_LIMIT if order == "priority" or include_superseded or precedence else limit,
             channels=channels,
             query_vector=query_vector,
+            query_profile=indexer.profile if indexer is not None and query_vector is not None else None,
             calibration=calibration,
             exact=exact,
             fusion=fusion,

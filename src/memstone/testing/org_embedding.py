@@ -150,6 +150,12 @@ class OrgEmbeddingConformance(StoreFixtures):
             rev = await stale.remember(head, entries=[EntryInput(kind="fact", text="Visitors sign in at reception.")])
             assert rev is not None
             assert "globex" in stale.backend.state.org_profiles
+        async with self.service(store_url, embedding=_model(self.default_model)) as stale:
+            await osvc.reembed(_model(f"hashing-{_model(self.default_model).profile.dimension + 1}"), org="acme")
+            # Its search of acme is embedded with acme's new model, not the one it knew when it opened.
+            found = await stale.search(ACME_FACTS[1], scopes=[ACME], mode="vector")
+            assert found.hits[0].text == ACME_FACTS[1]
+            assert found.hits[0].contributions["cosine"] > 0.999  # the query vector is the org model's own
         stored = await osvc.backend.stored_vectors(  # type: ignore[attr-defined]
             tuple(v.entry_version_id for v in await osvc.entries(rev)), org="globex"
         )

@@ -363,7 +363,8 @@ class StoreCore:
                 case ScopeQuery(scope=scope):
                     return p.rows.scopes(scope)
                 case VectorStatusQuery(memories=refs):
-                    return {ref.memory_id: self._vectors.complete(ref.memory_id) for ref in refs}
+                    orgs = self._vectors.routes.org_profiles()  # read once for every Memory asked about
+                    return {ref.memory_id: self._vectors.complete(ref.memory_id, orgs) for ref in refs}
                 case NeighboursQuery():
                     return self._search.neighbours_sync(query)
         raise InvalidInput(f"unknown read query {query!r}")

@@ -150,7 +150,9 @@ class SearchPart:
             depth = candidate_depth(request.limit)
             begun = route = None
             if "vector" in request.channels and request.query_vector is not None:
-                route = self.vectors.search_route(memory_ids, request.query_vector)  # the org's table, or the store's
+                route = self.vectors.search_route(
+                    memory_ids, request.query_vector, request.query_profile
+                )  # the org's table, or the store's
             if "fts" in request.channels and route is not None and request.query_vector is not None:
                 # Hybrid: the vector scan runs while the FTS statement does (both release the GIL).
                 begun = (

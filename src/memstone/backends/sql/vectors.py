@@ -314,9 +314,14 @@ class VectorPart:
         return v
 
     # ---------------------------------------------------------------- the vector channel
-    def search_route(self, memory_ids: Sequence[str], vector: tuple[float, ...]) -> Route:
-        """The one route of the searched Memories, with the query vector checked against its profile."""
+    def search_route(
+        self, memory_ids: Sequence[str], vector: tuple[float, ...], given: EmbeddingProfile | None = None
+    ) -> Route:
+        """The one route of the searched Memories, with the query vector (of the ``given`` model's profile) checked
+        against its profile."""
         route = self.routes.one_route(memory_ids)
+        if given is not None or route.org is not None:
+            self.check_route(route, given or self.p.vector_profile)
         profile = route.profile if route.org is not None else self.p.vector_profile
         if profile is None:
             raise CapabilityNotSupportedError("vector", "no embedding profile is configured for this store")

@@ -25,6 +25,12 @@ class Vectors:
         """The organizations that chose their own embedding profile, and that profile (read now)."""
         return await self._core.backend.org_profiles()
 
+    async def vector_backlog(self) -> int:
+        """How many active entries lack a vector: on the store's profile and on every org's own."""
+        backend = self._core.backend
+        orgs = await backend.org_profiles()
+        return await backend.vector_backlog() + sum([await backend.vector_backlog(org=o) for o in sorted(orgs)])
+
     async def backfill(
         self,
         *,

@@ -181,7 +181,9 @@ class OrgEmbeddingConformance(StoreFixtures):
         assert not await backend.stored_vectors(vids)  # its store-profile vectors are gone with the bind
         fallback = await osvc.search("archive room", scopes=["memstone://orgs/globex/projects/archive"], mode="auto")
         assert fallback.mode == "fts" and "incomplete" in (fallback.fallback_reason or "")
+        assert await osvc.vector_backlog() == 1  # the store's profile and every org's: the gap is globex's
         assert await osvc.backfill(org="globex") == 1
+        assert await osvc.vector_backlog() == 0
         stored = await backend.stored_vectors(vids, org="globex")
         assert {len(w) for chunks in stored.values() for w in chunks} == {48}
         found = await osvc.search("archive room", scopes=["memstone://orgs/globex/projects/archive"], mode="vector")

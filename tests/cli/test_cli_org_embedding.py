@@ -7,37 +7,18 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from memstone.cli.main import cli
 
 Run = Callable[..., dict[str, object]]
 
-
-def runner(url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Run:
-    for name in ("MEMSTONE_URL", "MEMSTONE_SCOPE", "MEMSTONE_AUTHOR", "MEMSTONE_EMBEDDING"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-
-    def invoke(*args: str, code: int = 0) -> dict[str, object]:
-        result = CliRunner().invoke(cli, ["--url", url, *args, "--json"], catch_exceptions=False)
-        assert result.exit_code == code, result.output
-        out = json.loads(result.stdout)
-        assert isinstance(out, dict)
-        return out
-
-    return invoke
-
-
 GLOBEX = "memstone://orgs/globex"
 ACME = "memstone://orgs/acme"
 
 
-def test_reembed_and_backfill_one_org_on_postgres(
-    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    run = runner(postgres_url, tmp_path, monkeypatch)
+def test_reembed_and_backfill_one_org_on_postgres(postgres_url: str, json_cli: Callable[[str], Run]) -> None:
+    run = json_cli(postgres_url)
     base = ("--embedding", "hashing-32")
     run(*base, "--scope", ACME, "remember", "--kind", "fact", "--text", "Backups run nightly at two")
     run(*base, "--scope", GLOBEX, "remember", "--kind", "fact", "--text", "Lunch is served at noon")
@@ -58,8 +39,8 @@ def test_reembed_and_backfill_one_org_on_postgres(
     assert run(*base, "verify")["ok"] is True
 
 
-def test_reembed_org_is_refused_on_sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    run = runner(f"sqlite:///{tmp_path / 'o.db'}", tmp_path, monkeypatch)
+def test_reembed_org_is_refused_on_sqlite(tmp_path: Path, json_cli: Callable[[str], Run]) -> None:
+    run = json_cli(f"sqlite:///{tmp_path / 'o.db'}")
     run("--embedding", "hashing-32", "--scope", GLOBEX, "remember", "--kind", "fact", "--text", "Lunch at noon")
     refused = run("reembed", "--org", "globex", "--profile", "hashing-48", code=5)
     assert refused["error"]["code"] == "capability_not_supported"  # type: ignore[index]

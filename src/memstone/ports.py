@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from .domain.calibration import Calibration
+from .domain.embedding import EmbeddingProfile as EmbeddingProfile  # re-exported: the port names it
 from .domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
 from .domain.model import (
     ArtifactRef,
@@ -33,26 +34,7 @@ if TYPE_CHECKING:  # annotations only: a hook does not load the maintenance type
 
 T = TypeVar("T")
 R_co = TypeVar("R_co", covariant=True)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EmbeddingProfile:
-    """The one fixed embedding configuration of a store: model, dimension, L2 on unit vectors."""
-
-    profile_id: str
-    model: str
-    dimension: int
-    distance: Literal["l2"] = "l2"
-    normalization: str = "unit"
-
-    def canonical(self) -> dict[str, object]:
-        return {
-            "profile_id": self.profile_id,
-            "model": self.model,
-            "dimension": self.dimension,
-            "distance": self.distance,
-            "normalization": self.normalization,
-        }
+VectorBatch = Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]  # every window's vector of each entry version
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,6 +104,7 @@ class Capabilities:
     hybrid: bool = False
     concurrent_processes: bool = False
     persistent: bool = True
+    org_embedding: bool = False  # an organization may keep its own embedding profile (backends/sql/routes.py)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,6 +114,8 @@ class StoreState:
     embedding_profile: EmbeddingProfile | None = None
     schema_version: int = 0
     applied_migrations: tuple[int, ...] = ()  # the schema migrations this open applied (empty: it was current)
+    # The organizations' own profiles, as of the last open, commit or refresh this process saw.
+    org_profiles: Mapping[str, EmbeddingProfile] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,7 +132,8 @@ class WritePlan:
     surface: Surface = "api"
     created_at: str = ""
     bind_scope: str | None = None
-    vectors: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]] = field(default_factory=dict)
+    vectors: VectorBatch = field(default_factory=dict)
+    vector_profile: EmbeddingProfile | None = None  # of ``vectors`` (None: the store's); not the Memory's: refused
     # A replayed history (copy, import) may bring versions that were purged at the source: each arrives with
     # its purge mark and its tombstone, written in the same transaction (issue 12: tombstones travel).
     tombstones: tuple[Tombstone, ...] = ()
@@ -181,6 +167,7 @@ class SearchRequest:
     limit: int
     channels: tuple[Literal["fts", "vector"], ...]
     query_vector: tuple[float, ...] | None = None
+    query_profile: EmbeddingProfile | None = None  # of ``query_vector``; not the searched Memories' route's: refused
     kinds: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     important: bool | None = None
@@ -237,20 +224,24 @@ class MemoryBackend(Protocol):
         self, profile: EmbeddingProfile | None, *, record: bool
     ) -> EmbeddingProfile | None: ...
 
-    async def missing_vectors(self, limit: int) -> list[EntryVersion]: ...
+    # ``org``: that organization's Memories (on its own profile, if it has one); None: those on the store's profile.
+    async def missing_vectors(self, limit: int, *, org: str | None = None) -> list[EntryVersion]: ...
 
-    async def vector_backlog(self) -> int: ...
+    async def vector_backlog(self, *, org: str | None = None) -> int: ...
 
-    async def put_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> int: ...
+    async def put_vectors(self, batch: VectorBatch, *, profile: EmbeddingProfile | None = None) -> int: ...
 
-    # Model migration (memstone reembed): start, stage every unstaged active version, finish (or abort).
-    async def start_migration(self, profile: EmbeddingProfile) -> None: ...
+    async def org_profiles(self) -> dict[str, EmbeddingProfile]: ...  # read now (``state.org_profiles`` follows)
+
+    # Model migration (memstone reembed): start, stage every unstaged active version, finish (or abort); ``org``:
+    # only that organization's Memories move, to its own profile.
+    async def start_migration(self, profile: EmbeddingProfile, *, org: str | None = None) -> None: ...
 
     async def unstaged_versions(self, limit: int) -> list[EntryVersion]: ...
 
     # All or none: a batch naming any version but the current one of an active entry (superseded, forgotten,
     # purged, unknown) is refused with InvalidInput and stages nothing.
-    async def stage_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> None: ...
+    async def stage_vectors(self, batch: VectorBatch) -> None: ...
 
     async def finish_migration(self, profile: EmbeddingProfile) -> None: ...
 
@@ -593,8 +584,6 @@ class StoredVectorsHost(Protocol):
     """A backend that reads its stored vectors back, so ``memstone copy`` carries them to a target with the same
     embedding profile instead of embedding every entry again."""
 
-    async def stored_vectors(
-        self, version_ids: Sequence[EntryVersionId]
-    ) -> Mapping[EntryVersionId, tuple[tuple[float, ...], ...]] | None:
+    async def stored_vectors(self, version_ids: Sequence[EntryVersionId]) -> VectorBatch | None:
         """Every chunk's vector of these versions under the store's recorded profile (whole projections only);
         None when this engine cannot read its vectors back."""

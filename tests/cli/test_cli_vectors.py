@@ -9,26 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from memstone.cli.main import cli
 
 
 @pytest.fixture
-def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    for name in ("MEMSTONE_URL", "MEMSTONE_SCOPE", "MEMSTONE_AUTHOR", "MEMSTONE_EMBEDDING"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    url = f"sqlite:///{tmp_path / 'v.db'}"
-
-    def invoke(*args: str, code: int = 0) -> dict[str, object]:
-        result = CliRunner().invoke(cli, ["--url", url, *args, "--json"], catch_exceptions=False)
-        assert result.exit_code == code, result.output
-        out = json.loads(result.stdout)
-        assert isinstance(out, dict)
-        return out
-
-    return invoke
+def run(tmp_path: Path, json_cli):  # type: ignore[no-untyped-def]
+    return json_cli(f"sqlite:///{tmp_path / 'v.db'}")
 
 
 def test_a_new_store_uses_the_default_model_and_searches_hybrid(run) -> None:  # type: ignore[no-untyped-def]

@@ -268,6 +268,13 @@ def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
                     f"{backlog} entries wait for a vector (hooks write without the model; the MCP server fills "
                     "them in, or run memstone embed --backfill)"
                 )
+            orgs = await svc.org_profiles()
+            report["org_profiles"] = {
+                org: {"profile": p.profile_id, "dimension": p.dimension, "vectors_missing": None}
+                for org, p in sorted(orgs.items())
+            }
+            for org in orgs:
+                report["org_profiles"][org]["vectors_missing"] = await svc.backend.vector_backlog(org=org)
             report["memories"] = len(await svc.memories())
             from ..maintenance.daemon import daemon_records
 
@@ -346,6 +353,10 @@ def _doctor_text(report: dict[str, Any]) -> str:
         f"embedding:        {report.get('embedding_profile') or 'none recorded'}"
         + (f" (model loads: {'yes' if model.get('works') else 'no'})" if model else ""),
         f"vectors missing:  {report.get('vectors_missing', '?')}",
+        *(
+            f"org embedding:    {org}: {o['profile']} ({o['dimension']}-d, {o['vectors_missing']} vectors missing)"
+            for org, o in (report.get("org_profiles") or {}).items()
+        ),
         f"hook log:         {report['hook_log']}",
         _daemon_line(report.get("daemon") or {}),
     ]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..service.routes import canonical_org
 from .main import emit, json_option, run
 
 if TYPE_CHECKING:
@@ -76,6 +77,11 @@ def rebuild_projections(ctx: click.Context, as_json: bool) -> None:
     run(ctx, as_json, body)
 
 
+_ORG = click.option(
+    "--org", default=None, help="Only this organization's Memories (its own embedding profile; PostgreSQL)."
+)
+
+
 def _progress(label: str) -> Callable[[int, int], None]:
     def show(done: int, total: int) -> None:
         click.echo(f"\r{label}: {done}/{total}", nl=False, err=True)
@@ -86,17 +92,26 @@ def _progress(label: str) -> Callable[[int, int], None]:
 @click.command()
 @click.option("--backfill", is_flag=True, required=True, help="Embed every active entry that has no vector yet.")
 @click.option("--batch", default=64, show_default=True, type=int, help="Entries embedded per model call.")
+@_ORG
 @json_option
 @click.pass_context
-def embed(ctx: click.Context, backfill: bool, batch: int, as_json: bool) -> None:
-    """Fill the vector projection (resumable: a rerun after a kill picks up what is missing)."""
+def embed(ctx: click.Context, backfill: bool, batch: int, org: str | None, as_json: bool) -> None:
+    """Fill the vector projection (resumable: a rerun after a kill picks up what is missing).
+
+    Without --org: the Memories on the store's profile, then every organization's that chose its own profile."""
 
     async def body(svc: MemoryService) -> None:
-        done = await svc.backfill(batch=batch, progress=None if as_json else _progress("embedded"))
+        done = await svc.backfill(batch=batch, progress=None if as_json else _progress("embedded"), org=org)
         if not as_json:
             click.echo(err=True)
-        profile = svc.indexer.profile.profile_id if svc.indexer else None
-        emit(as_json, {"embedded": done, "profile": profile}, f"embedded {done} entries with {profile}")
+        own = (await svc.org_profiles()).get(canonical_org(org)) if org else None
+        chosen = own or (svc.backend.state.embedding_profile if org else svc.indexer.profile if svc.indexer else None)
+        profile = chosen.profile_id if chosen else None
+        emit(
+            as_json,
+            {"embedded": done, "profile": profile, "org": canonical_org(org) if org else None},
+            f"embedded {done} entries" + (f" of org {canonical_org(org)}" if org else "") + f" with {profile}",
+        )
 
     run(ctx, as_json, body)
 
@@ -106,20 +121,29 @@ def embed(ctx: click.Context, backfill: bool, batch: int, as_json: bool) -> None
     "--profile", "profile", required=True, help="The embedding profile to migrate to, e.g. use-multilingual-v3."
 )
 @click.option("--batch", default=64, show_default=True, type=int, help="Entries embedded per model call.")
+@_ORG
 @json_option
 @click.pass_context
-def reembed(ctx: click.Context, profile: str, batch: int, as_json: bool) -> None:
-    """Migrate the store to another embedding model; writes pause until every entry is re-embedded."""
+def reembed(ctx: click.Context, profile: str, batch: int, org: str | None, as_json: bool) -> None:
+    """Migrate the store to another embedding model; writes pause until every entry is re-embedded.
+
+    With --org (PostgreSQL): only that organization's Memories move, to a profile of its own; only its writes
+    pause, and every other Memory keeps its vectors."""
     from ..embedding import load_model
 
     ctx.obj.embedding = ctx.obj.embedding or "none"
 
     async def body(svc: MemoryService) -> None:
         model = load_model(profile)
-        done = await svc.reembed(model, batch=batch, progress=None if as_json else _progress("re-embedded"))
+        done = await svc.reembed(model, batch=batch, progress=None if as_json else _progress("re-embedded"), org=org)
         if not as_json:
             click.echo(err=True)
-        emit(as_json, {"embedded": done, "profile": profile}, f"migrated to {profile}: {done} entries embedded")
+        who = f"org {canonical_org(org)}" if org else "the store"
+        emit(
+            as_json,
+            {"embedded": done, "profile": profile, "org": canonical_org(org) if org else None},
+            f"migrated {who} to {profile}: {done} entries embedded",
+        )
 
     run(ctx, as_json, body)
 

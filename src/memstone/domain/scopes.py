@@ -108,6 +108,13 @@ def canonical_scope(value: object) -> str:
     return parse_scope(value).uri
 
 
+def org_of_scope(value: object) -> str | None:
+    """The organization whose embedding profile serves a Memory bound to this scope: the org of an org or project
+    scope; None for a user scope (it uses the store's profile, like a Memory bound to no scope)."""
+    scope = parse_scope(value)
+    return scope.org if scope.tier in ("org", "project") else None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SlugHolder:
     """A live entry holding a (kind, slug) in a scope: the input of precedence."""
@@ -140,4 +147,14 @@ def shadowing(holders: Iterable[SlugHolder]) -> dict[EntryId, SlugHolder]:
     return out
 
 
-__all__ = ["ANONYMOUS", "TIER_RANK", "Scope", "SlugHolder", "Tier", "canonical_scope", "parse_scope", "shadowing"]
+__all__ = [
+    "ANONYMOUS",
+    "TIER_RANK",
+    "Scope",
+    "SlugHolder",
+    "Tier",
+    "canonical_scope",
+    "org_of_scope",
+    "parse_scope",
+    "shadowing",
+]

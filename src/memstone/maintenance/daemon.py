@@ -143,7 +143,7 @@ class Daemon:
     async def check_embedding(self) -> str:
         if self.svc.indexer is None:
             return "no embedding model: nothing to embed"
-        backlog = await self.svc.backend.vector_backlog()
+        backlog = await self.svc.vector_backlog()  # the store's profile and every org's own
         if not backlog:
             return "every entry has its vector"
         done = await self.svc.backfill()

@@ -20,6 +20,7 @@ from ..domain.errors import (
     InvalidCitationError,
     InvalidInput,
     NotFound,
+    ProfileMismatchError,
     RevisionConflictError,
     StaleEntryError,
     StoreMigratingError,
@@ -68,6 +69,7 @@ from ..ports import (
     WritePlan,
 )
 from .policy import Actor, Policy, UserOrg, refuse_secrets, refuse_secrets_in_plan
+from .routes import EmbeddingRoutes
 
 MemoryLike = Revision | ArtifactRef
 EntryLike = EntryVersion | MemoryHit | Record | str
@@ -127,6 +129,7 @@ class ServiceCore:
         self._surface: Surface = surface
         self._closed_kinds = closed_kinds
         self.indexer = VectorIndexer(embedding) if embedding is not None else None
+        self.routes = EmbeddingRoutes()  # the models of organizations with their own embedding profile
         self.migration_wait_s = 600.0
         self._policy = Policy(Actor.local(author=author, surface=surface))
         self._kind_cache: tuple[bool, frozenset[str] | None] | None = None
@@ -413,11 +416,20 @@ class ServiceCore:
                 await self._may(plan.memory_id, "write", hidden=f"no memory {plan.memory_id}")
         plan = await self._with_vectors(plan)
         deadline = time.monotonic() + self.migration_wait_s
-        rebases = 0
+        rebases = refreshed = 0
         while True:
             try:
                 async with self.backend.begin() as uow:
                     return await uow.commit(plan)
+            except ProfileMismatchError:
+                # Trigger: the Memory's org recorded another embedding profile since this process last looked.
+                # Why: the backend refused the vectors (nothing was stored); the write itself is still good.
+                # Outcome: read the orgs' profiles again and embed with the right model, once.
+                if refreshed or not plan.vectors:
+                    raise
+                refreshed += 1
+                await self.backend.org_profiles()
+                plan = await self._with_vectors(replace(plan, vectors={}))
             except RevisionConflictError:
                 if not rebase or plan.base_revision == 0 or rebases >= WRITE_RETRIES:
                     raise
@@ -459,25 +471,8 @@ class ServiceCore:
         return replace(plan, base_revision=head.revision, new_versions=versions)
 
     async def _with_vectors(self, plan: WritePlan) -> WritePlan:
-        """Embed, outside the transaction, every version this write projects (new, revised, reactivated)."""
-        recorded = self.backend.state.embedding_profile
-        if self.indexer is None or recorded is None or recorded.canonical() != self.indexer.profile.canonical():
-            return plan  # no model, or not the store's (it was migrated): commit without vectors, backfill later
-        projected = {v.entry_version_id: v for v in plan.new_versions}
-        missing = tuple(
-            c.to_entry_version_id
-            for c in plan.changes
-            if c.op == "reactivate" and c.to_entry_version_id is not None and c.to_entry_version_id not in projected
-        )
-        if missing:
-            found = await self.backend.read(VersionsQuery(memory_id=plan.memory_id, version_ids=missing))
-            projected.update({v.entry_version_id: v for v in found})
-        wanted = [
-            projected[c.to_entry_version_id]
-            for c in plan.changes
-            if c.op != "deactivate" and c.to_entry_version_id in projected
-        ]
-        return replace(plan, vectors=await self.indexer.vectors_for(wanted))
+        """Embed, outside the transaction, every version this write projects, with its route's model (routes.py)."""
+        return await self.routes.with_vectors(self, plan)
 
     async def verify(self) -> VerifyReport:
         """Recheck every hash, manifest and projection. Reports damage; repairs nothing."""

@@ -184,6 +184,8 @@ class MemoryService:
     # vectors
     backfill = _via(lambda s: s._vectors, Vectors.backfill)
     reembed = _via(lambda s: s._vectors, Vectors.reembed)
+    org_profiles = _via(lambda s: s._vectors, Vectors.org_profiles)
+    vector_backlog = _via(lambda s: s._vectors, Vectors.vector_backlog)
     # purge
     purge = _via(lambda s: s._purges, Purges.purge)
     tombstones = _via(lambda s: s._purges, Purges.tombstones)

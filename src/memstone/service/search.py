@@ -136,6 +136,10 @@ class Search:
             raise InvalidInput("search needs at least one memory or scope", hint="pass memories=[...] or scopes=[...]")
         ordered_refs = tuple(refs[k] for k in sorted(refs))
         precedence = precedence and await self._tiered(ordered_refs)
+        if mode != "fts" and self._core.backend.capabilities.org_embedding:
+            await self._core.backend.org_profiles()  # an org may have chosen its own model since: route by it now
+        route = await self._core.routes.one_route(self._core, [r.memory_id for r in ordered_refs])
+        indexer = self._core.routes.indexer(self._core, route) if route is not None else None
         used_mode, fallback = await self._resolve_mode(mode, ordered_refs)
         channels: tuple[Literal["fts", "vector"], ...] = {
             "fts": ("fts",),
@@ -145,9 +149,9 @@ class Search:
         query_vector = None
         calibration = Calibration()  # the model-free rules of an FTS search
         if "vector" in channels:
-            assert self._core.indexer is not None
-            query_vector = await self._core.indexer.query_vector(query)
-            calibration = self._core.indexer.calibration
+            assert indexer is not None
+            query_vector = await indexer.query_vector(query)  # the model of the searched Memories' profile
+            calibration = indexer.calibration
         request = SearchRequest(
             query=query,
             memories=tuple(r for r in ordered_refs if r.memory_id not in at_head),
@@ -155,6 +159,7 @@ class Search:
             limit=MAX_LIMIT if order == "priority" or include_superseded or precedence else limit,
             channels=channels,
             query_vector=query_vector,
+            query_profile=indexer.profile if indexer is not None and query_vector is not None else None,
             calibration=calibration,
             exact=exact,
             fusion=fusion,
@@ -202,12 +207,20 @@ class Search:
 
     async def _vector_unavailable(self, refs: tuple[ArtifactRef, ...]) -> str | None:
         """Why vector search cannot run on these Memories now (None when it can)."""
-        recorded = self._core.backend.state.embedding_profile
-        if self._core.indexer is None:
+        routes = self._core.routes
+        route = await routes.one_route(self._core, [r.memory_id for r in refs])
+        if route is None:
+            return "the selected Memories belong to organizations with different embedding profiles"
+        recorded = route.profile
+        if route.org is not None:
+            if routes.indexer(self._core, route) is None:
+                name = recorded.profile_id if recorded is not None else "?"
+                return f"no model of organization {route.org}'s embedding profile ({name}) runs here"
+        elif self._core.indexer is None:
             return "no embedding model is configured"
-        if not self._core.backend.capabilities.vector or recorded is None:
+        elif not self._core.backend.capabilities.vector or recorded is None:
             return "this store has no vector projection"
-        if recorded.canonical() != self._core.indexer.profile.canonical():
+        elif recorded.canonical() != self._core.indexer.profile.canonical():
             return f"the loaded model ({self._core.indexer.profile.profile_id}) is not the store's profile"
         status = await self._core.backend.read(VectorStatusQuery(memories=refs))
         incomplete = sorted(m for m, ok in status.items() if not ok)

@@ -1,17 +1,18 @@
-"""The vector projection's upkeep: ``backfill`` of missing vectors and ``reembed`` (the no-loss model migration)."""
+"""The vector projection's upkeep: ``backfill`` of missing vectors and ``reembed`` (the no-loss model migration),
+for the Memories on the store's profile or, with ``org``, for one organization's (its own profile: routes.py)."""
 
 from __future__ import annotations
 
-from ..domain.errors import (
-    CapabilityNotSupportedError,
-)
+import logging
+
+from ..domain.errors import CapabilityNotSupportedError, ProfileMismatchError
+from ..domain.scopes import org_of_scope
 from ..indexing import Progress, VectorIndexer
-from ..ports import (
-    EmbeddingModel,
-)
-from .core import (
-    ServiceCore,
-)
+from ..ports import EmbeddingModel, EmbeddingProfile
+from .core import ServiceCore
+from .routes import Route, canonical_org
+
+log = logging.getLogger("memstone.service")
 
 
 class Vectors:
@@ -20,37 +21,114 @@ class Vectors:
     def __init__(self, core: ServiceCore) -> None:
         self._core = core
 
-    async def backfill(self, *, batch: int = 64, progress: Progress | None = None) -> int:
-        """Embed every active entry that has no vector yet; resumable (a rerun picks up what is missing)."""
-        if self._core.indexer is None:
-            raise CapabilityNotSupportedError("vector", "backfill needs an embedding model")
+    async def org_profiles(self) -> dict[str, EmbeddingProfile]:
+        """The organizations that chose their own embedding profile, and that profile (read now)."""
+        return await self._core.backend.org_profiles()
+
+    async def vector_backlog(self) -> int:
+        """How many active entries lack a vector: on the store's profile and on every org's own."""
+        backend = self._core.backend
+        orgs = await backend.org_profiles()
+        return await backend.vector_backlog() + sum([await backend.vector_backlog(org=o) for o in sorted(orgs)])
+
+    async def backfill(
+        self,
+        *,
+        batch: int = 64,
+        progress: Progress | None = None,
+        org: str | None = None,
+        model: EmbeddingModel | None = None,
+    ) -> int:
+        """Embed every active entry that has no vector yet; resumable (a rerun picks up what is missing).
+
+        ``org``: only that organization's Memories (with its own profile's model, if it chose one). Without it:
+        the Memories on the store's profile, then those of every org with its own profile whose model is installed.
+        ``model``: embed with this model; one whose profile is not the route's is refused (nothing is stored).
+        """
+        profiles = await self._core.backend.org_profiles()
+        if org is not None:
+            org = canonical_org(org)
+            return await self._fill(self._route(org, profiles), model, batch, progress)
+        if model is not None or not profiles:
+            return await self._fill(Route(None, self._core.backend.state.embedding_profile), model, batch, progress)
         done = 0
-        total = await self._core.backend.vector_backlog()
+        if self._core.indexer is not None:
+            done += await self._fill(Route(None, self._core.backend.state.embedding_profile), None, batch, progress)
+        for name, profile in sorted(profiles.items()):
+            if self._core.routes.indexer(self._core, Route(name, profile), load=True) is None:
+                log.warning("backfill: the model of org %s (%s) is not installed; skipped", name, profile.profile_id)
+                continue
+            done += await self._fill(Route(name, profile), None, batch, progress)
+        return done
+
+    def _route(self, org: str, profiles: dict[str, EmbeddingProfile]) -> Route:
+        if org in profiles:
+            return Route(org, profiles[org])
+        return Route(None, self._core.backend.state.embedding_profile)  # an org on the store's profile
+
+    async def _fill(self, route: Route, model: EmbeddingModel | None, batch: int, progress: Progress | None) -> int:
+        routes = self._core.routes
+        indexer = VectorIndexer(model) if model is not None else routes.indexer(self._core, route, load=True)
+        if indexer is None:
+            raise CapabilityNotSupportedError(
+                "vector",
+                "backfill needs an embedding model"
+                + (f" of profile {route.profile.profile_id}" if route.profile is not None else ""),
+            )
+        if route.profile is not None and indexer.profile.canonical() != route.profile.canonical():
+            raise ProfileMismatchError(
+                f"embedding model profile {indexer.profile.profile_id} is not "
+                f"{'organization ' + route.org if route.org else 'the store'}'s profile {route.profile.profile_id}",
+                hint="backfill with that profile's model, or migrate: memstone reembed",
+            )
+        backend = self._core.backend
+        done = 0
+        total = await backend.vector_backlog(org=route.org)
         while True:
-            pending = await self._core.backend.missing_vectors(batch)
+            pending = await backend.missing_vectors(batch, org=route.org)
             if not pending:
                 break
-            vectors = await self._core.indexer.vectors_for(pending)
+            vectors = await indexer.vectors_for(pending)
             if not vectors:
                 raise CapabilityNotSupportedError(
-                    "vector",
-                    f"the embedding model failed: {self._core.indexer.last_error}",
-                    hint="fix the model, rerun",
+                    "vector", f"the embedding model failed: {indexer.last_error}", hint="fix the model, rerun"
                 )
-            done += await self._core.backend.put_vectors(vectors)
+            done += await backend.put_vectors(vectors, profile=indexer.profile)
             if progress is not None:
                 progress(done, max(total, done))
         return done
 
-    async def reembed(self, model: EmbeddingModel, *, batch: int = 64, progress: Progress | None = None) -> int:
+    async def reembed(
+        self,
+        model: EmbeddingModel,
+        *,
+        batch: int = 64,
+        progress: Progress | None = None,
+        org: str | None = None,
+    ) -> int:
         """Migrate the store to another embedding model: writes pause, every active head is re-embedded into
         staging, completeness is checked, then one transaction swaps the projection and the recorded profile.
 
+        ``org``: migrate only that organization's Memories, to its own profile (its vectors move to the table of
+        that profile's dimension); only its writes pause and no other Memory's vectors change. Without it, the
+        Memories on the store's profile move (an org with its own profile keeps it).
         An interrupted migration leaves the store on its old profile. Returns how many entries were embedded.
         """
+        if org is not None:
+            org = canonical_org(org)
+            if not self._core.backend.capabilities.org_embedding:
+                raise CapabilityNotSupportedError(
+                    "org-embedding",
+                    "this engine cannot keep an embedding profile per organization",
+                    hint="use PostgreSQL",
+                )
         indexer = VectorIndexer(model)
-        total = sum(h.active_count for h in await self._core.memories())
-        await self._core.backend.start_migration(model.profile)
+        heads = await self._core.memories()
+        if org is not None:
+            scope_of = await self._core._scopes_of([h.memory_id for h in heads])
+            heads = tuple(h for h in heads if org_of_scope(scope_of.get(h.memory_id) or "memstone://users/x") == org)
+        total = sum(h.active_count for h in heads)
+        await self._core.backend.start_migration(model.profile, org=org)
         done = 0
         try:
             while True:
@@ -70,7 +148,10 @@ class Vectors:
         except BaseException:
             await self._core.backend.abort_migration()
             raise
-        self._core.indexer = indexer
+        if org is None:
+            self._core.indexer = indexer
+        else:
+            self._core.routes.register(indexer)
         return done
 
 

@@ -91,7 +91,7 @@ async def backfill_loop(svc: MemoryService, *, every_s: float = 120.0, first_s: 
     await asyncio.sleep(first_s)
     while True:
         try:
-            if svc.indexer is not None and await svc.backend.vector_backlog() > 0:
+            if svc.indexer is not None and await svc.vector_backlog() > 0:
                 done = await svc.backfill(batch=32)
                 log.info("backfill: embedded %d entries", done)
         except MemstoneError as exc:

@@ -42,9 +42,10 @@ class OceanBaseMemoryBackend(StoreCore):
             await self._run(self.oceanbase.vectors.create, self.oceanbase.db, profile.dimension)
         return await super().configure_embedding(profile, record=record)
 
-    async def start_migration(self, profile: EmbeddingProfile) -> None:
-        await self._run(self.oceanbase.vectors.create, self.oceanbase.db, profile.dimension)
-        await super().start_migration(profile)
+    async def start_migration(self, profile: EmbeddingProfile, *, org: str | None = None) -> None:
+        if org is None:
+            await self._run(self.oceanbase.vectors.create, self.oceanbase.db, profile.dimension)
+        await super().start_migration(profile, org=org)
 
     async def finish_migration(self, profile: EmbeddingProfile) -> None:
         await self._run(self.oceanbase.vectors.create, self.oceanbase.db, profile.dimension)

@@ -121,7 +121,9 @@ class PostgresEngine:
         self.purge = PostgresPurge(self._autocommit)
         self.upkeep = PostgresUpkeep(self._autocommit)
         self.schema_version = schema.LATEST
-        self.capabilities = Capabilities(fts=True, vector=True, hybrid=True, concurrent_processes=True, persistent=True)
+        self.capabilities = Capabilities(
+            fts=True, vector=True, hybrid=True, concurrent_processes=True, persistent=True, org_embedding=True
+        )
 
     @property
     def conn(self) -> PostgresConn:

@@ -305,18 +305,21 @@ def vector_type(dimension: int) -> str:
     return "vector" if dimension <= VECTOR_MAX else "halfvec"
 
 
-def vector_ddl(dimension: int) -> str:
-    """The pgvector table of one dimension and its HNSW index (L2 on unit vectors, like every engine)."""
+def vector_ddl(dimension: int, table: str = "memory_entry_vectors") -> str:
+    """The pgvector table of one dimension and its HNSW index (L2 on unit vectors, like every engine).
+
+    ``memory_entry_vectors`` holds the store profile's vectors; ``memory_entry_vectors_d<dimension>`` those of the
+    organizations whose own profile has that dimension (``backends/sql/routes.py``)."""
     kind = vector_type(dimension)
     return f"""
-CREATE TABLE IF NOT EXISTS memory_entry_vectors (
+CREATE TABLE IF NOT EXISTS {table} (
     vector_rowid bigint PRIMARY KEY,
     memory_artifact_id text NOT NULL,
     embedding {kind}({dimension}) NOT NULL
 );
-CREATE INDEX IF NOT EXISTS idx_memory_entry_vectors_hnsw ON memory_entry_vectors
+CREATE INDEX IF NOT EXISTS idx_{table}_hnsw ON {table}
     USING hnsw (embedding {kind}_l2_ops) WITH (m = 16, ef_construction = 64);
-CREATE INDEX IF NOT EXISTS idx_memory_entry_vectors_memory ON memory_entry_vectors (memory_artifact_id);
+CREATE INDEX IF NOT EXISTS idx_{table}_memory ON {table} (memory_artifact_id);
 """
 
 

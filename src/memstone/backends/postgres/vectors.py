@@ -28,12 +28,23 @@ def vector_text(vector: Sequence[float]) -> str:
 class PgVectors:
     """The ``VectorCodec`` of the PostgreSQL engine."""
 
-    def __init__(self) -> None:
+    def __init__(self, table: str = "memory_entry_vectors") -> None:
+        self.table = table
         self._seen = False  # the vector table exists (once it does, only a migration's swap replaces it, in one txn)
+        self._shards: dict[int, PgVectors] = {}
+
+    def shard(self, dimension: int) -> PgVectors:
+        """The codec of the table of one dimension for the organizations' own profiles (``backends/sql/routes``):
+        ``memory_entry_vectors_d<dimension>``, created by an org's model migration, never by a write."""
+        schema.vector_type(dimension)  # refuse a size HNSW cannot index before any table is named for it
+        found = self._shards.get(dimension)
+        if found is None:
+            found = self._shards[dimension] = PgVectors(f"memory_entry_vectors_d{dimension}")
+        return found
 
     def exists(self, conn: Conn) -> bool:
         if not self._seen:
-            self._seen = bool(conn.q("SELECT to_regclass('memory_entry_vectors') IS NOT NULL")[0][0])
+            self._seen = bool(conn.q(f"SELECT to_regclass('{self.table}') IS NOT NULL")[0][0])
         return self._seen
 
     def check_dimension(self, dimension: int) -> None:
@@ -41,32 +52,38 @@ class PgVectors:
         schema.vector_type(dimension)
 
     def create(self, conn: Conn, dimension: int) -> None:
-        for statement in schema.vector_ddl(dimension).split(";"):
+        for statement in schema.vector_ddl(dimension, self.table).split(";"):
             if statement.strip():
                 conn.x(statement)
 
     def drop(self, conn: Conn) -> None:
-        conn.x("DROP TABLE IF EXISTS memory_entry_vectors")
-        conn.x("DELETE FROM memory_entry_vector_metadata")
+        """Drop this table and the metadata rows of the vectors it held (an org's tables keep theirs)."""
+        if self.exists(conn):
+            conn.x(
+                "DELETE FROM memory_entry_vector_metadata m "
+                f"WHERE EXISTS (SELECT 1 FROM {self.table} v WHERE v.vector_rowid = m.vector_rowid)"
+            )
+        conn.x(f"DROP TABLE IF EXISTS {self.table}")
+        self._seen = False
 
     def put(self, conn: Conn, rowid: int, memory_id: MemoryId, vector: tuple[float, ...]) -> None:
         later(
             conn,
-            "INSERT INTO memory_entry_vectors (vector_rowid, memory_artifact_id, embedding) "
+            f"INSERT INTO {self.table} (vector_rowid, memory_artifact_id, embedding) "
             f"VALUES (?, ?, ?::{schema.vector_type(len(vector))})",
             (rowid, memory_id, vector_text(vector)),
         )
 
     def delete(self, conn: Conn, rowids: Sequence[int]) -> None:
-        conn.x("DELETE FROM memory_entry_vectors WHERE vector_rowid = ANY(?::bigint[])", (list(rowids),))
+        conn.x(f"DELETE FROM {self.table} WHERE vector_rowid = ANY(?::bigint[])", (list(rowids),))
 
     def present(self, conn: Conn) -> set[int]:
-        return {int(r[0]) for r in conn.q("SELECT vector_rowid FROM memory_entry_vectors")}
+        return {int(r[0]) for r in conn.q(f"SELECT vector_rowid FROM {self.table}")}
 
     def read(self, conn: Conn, rowids: Sequence[int]) -> dict[int, tuple[float, ...]]:
         """The stored vectors of these rowids (``memstone copy`` carries them instead of embedding again)."""
         rows = conn.q(
-            "SELECT vector_rowid, embedding::text FROM memory_entry_vectors WHERE vector_rowid = ANY(?::bigint[])",
+            f"SELECT vector_rowid, embedding::text FROM {self.table} WHERE vector_rowid = ANY(?::bigint[])",
             (list(rowids),),
         )
         out: dict[int, tuple[float, ...]] = {}
@@ -87,7 +104,7 @@ class PgVectors:
         if exact:
             # ``+ 0`` makes the ordering an expression no index provides: a scan of every row, the reference.
             rows = conn.q(
-                f"SELECT embedding <-> ?::{kind} AS d, vector_rowid FROM memory_entry_vectors "
+                f"SELECT embedding <-> ?::{kind} AS d, vector_rowid FROM {self.table} "
                 f"WHERE memory_artifact_id = ANY(?::text[]) ORDER BY (embedding <-> ?::{kind}) + 0, vector_rowid "
                 "LIMIT ?",
                 (q, list(memory_ids), q, k),
@@ -101,7 +118,7 @@ class PgVectors:
                 (str(ef),),
             )
             rows = conn.q(
-                f"SELECT embedding <-> ?::{kind} AS d, vector_rowid FROM memory_entry_vectors "
+                f"SELECT embedding <-> ?::{kind} AS d, vector_rowid FROM {self.table} "
                 f"WHERE memory_artifact_id = ANY(?::text[]) ORDER BY embedding <-> ?::{kind} LIMIT ?",
                 (q, list(memory_ids), q, k),
             )

@@ -104,6 +104,7 @@ class StoreCore:
             embedding_profile=self.parts.recorded_profile,
             schema_version=self.engine.schema_version,
             applied_migrations=self.parts.applied_migrations,
+            org_profiles=dict(self.parts.org_profiles),
         )
 
     def principal_store(self, *, read_only: bool = False, owned: bool = False) -> SqlPrincipalStore:
@@ -158,6 +159,7 @@ class StoreCore:
         self.parts.applied_migrations = self.engine.open_sync(self)
         with self.engine.read_txn():
             self.parts.recorded_profile = self._vectors.recorded()
+            self.parts.org_profiles = self._vectors.routes.org_profiles()
 
     def rebuild_archive(self) -> None:
         """A data migration's step: fill the archive projection from authority (inside its write transaction)."""
@@ -193,7 +195,9 @@ class StoreCore:
 
     def _apply_plan_sync(self, plan: WritePlan, after_commit: list[Callable[[], None]]) -> Revision:
         p, memory_id = self.parts, plan.memory_id
-        self._migration.check_not_migrating()
+        routes = self._vectors.routes
+        marker, profiles = routes.with_meta("migration")  # one statement: the migration marker and the org profiles
+        self._migration.check_not_migrating(lambda: routes.org_of(memory_id, plan.bind_scope), marker)
         head = p.rows.head(memory_id)
         if plan.base_revision == 0:
             if head is not None:
@@ -222,8 +226,11 @@ class StoreCore:
         reactivated = [op.entry_version_id for op in applied.projection if op.reactivated and op.entry_version_id]
         loaded = {v.entry_version_id: v for v in p.rows.versions(memory_id, reactivated)} if reactivated else {}
         vectors_complete = True
-        moved_to = self._vectors.moved() if plan.vectors else None
+        route = routes.route(memory_id, plan.bind_scope, profiles)  # the org's own profile and table, or the store's
+        moved_to = self._vectors.moved() if plan.vectors and route.org is None else None
         profile_moved = moved_to is not None
+        if plan.vectors and not profile_moved and (route.org is not None or plan.vector_profile is not None):
+            self._vectors.check_route(route, plan.vector_profile or p.vector_profile)  # refused: nothing is stored
         for op in applied.projection:
             if op.op == "put":
                 assert op.entry_version_id is not None
@@ -234,15 +241,17 @@ class StoreCore:
                     version = new_versions[op.entry_version_id]
                 p.proj.put_head(new_revision, version, projection_text(version))
                 # A revised entry's old vectors are stale: they are removed in this same transaction.
-                self._vectors.drop(memory_id, op.entry_id)
+                self._vectors.drop(memory_id, op.entry_id, route)
                 vectors = None if profile_moved else plan.vectors.get(version.entry_version_id)
-                if vectors and p.vector_profile is not None:
+                if vectors and route.org is not None:
+                    self._vectors.store(version, vectors, route)
+                elif vectors and p.vector_profile is not None:
                     self._vectors.store(version, vectors)
                 else:
                     vectors_complete = False
             else:
                 p.proj.drop_head(memory_id, op.entry_id)
-                self._vectors.drop(memory_id, op.entry_id)
+                self._vectors.drop(memory_id, op.entry_id, route)
         if profile_moved:
             # Trigger: another process migrated the store to a new embedding profile after this one opened it.
             # Why: this write's vectors come from the old model; storing them would fail (or mix profiles) and
@@ -293,6 +302,13 @@ class StoreCore:
         for ref in sorted(refs):
             if self.parts.rows.revision(ref.memory_id, ref.revision) is None:
                 raise InvalidInput(f"artifact {ref} does not exist")
+
+    def _bind_sync(self, scope: str, memory_id: MemoryId, created_at: str) -> bool:
+        with self.engine.write_txn():
+            bound = self._records.bind_sync(scope, memory_id, created_at)
+            if bound:
+                self._vectors.bound(memory_id, scope)
+            return bound
 
     def _head_matches_sync(self, cand: VectorCandidate, request: SearchRequest) -> bool:
         """Whether a vector candidate's head projection row passes the request's kind, tag and flag filters."""
@@ -347,7 +363,8 @@ class StoreCore:
                 case ScopeQuery(scope=scope):
                     return p.rows.scopes(scope)
                 case VectorStatusQuery(memories=refs):
-                    return {ref.memory_id: self._vectors.complete(ref.memory_id) for ref in refs}
+                    orgs = self._vectors.routes.org_profiles()  # read once for every Memory asked about
+                    return {ref.memory_id: self._vectors.complete(ref.memory_id, orgs) for ref in refs}
                 case NeighboursQuery():
                     return self._search.neighbours_sync(query)
         raise InvalidInput(f"unknown read query {query!r}")
@@ -442,27 +459,46 @@ class StoreCore:
         """
         return await self._run(self._vectors.configure_sync, profile, record)
 
-    async def missing_vectors(self, limit: int) -> list[EntryVersion]:
-        """Current versions of active entries (across Memories) that lack a vector for the store's profile."""
-        return await self._run(self._vectors.missing_sync, limit)
+    async def missing_vectors(self, limit: int, *, org: str | None = None) -> list[EntryVersion]:
+        """Current versions of active entries that lack a vector for their profile: of ``org``'s Memories, or
+        (None) of the Memories on the store's profile."""
+        return await self._run(self._vectors.missing_sync, limit, org)
 
-    async def vector_backlog(self) -> int:
-        """How many active entries (across Memories) lack a vector for the store's profile."""
-        return await self._run(self._vectors.backlog_sync)
+    async def vector_backlog(self, *, org: str | None = None) -> int:
+        """How many active entries of that selection (see ``missing_vectors``) lack a vector."""
+        return await self._run(self._vectors.backlog_sync, org)
 
-    async def put_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> int:
-        """Store vectors for entry versions that are still current and active; returns how many were stored."""
-        return await self._run(self._vectors.put_sync, batch, self._migration.check_not_migrating)
+    async def put_vectors(
+        self,
+        batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]],
+        *,
+        profile: EmbeddingProfile | None = None,
+    ) -> int:
+        """Store vectors of ``profile`` (None: the store's) for entry versions that are still current and active;
+        returns how many were stored. Refused (ProfileMismatchError) for a Memory whose org has another profile."""
+        return await self._run(self._vectors.put_sync, batch, self._migration.check_not_migrating, profile)
+
+    async def org_profiles(self) -> dict[str, EmbeddingProfile]:
+        """The organizations' own embedding profiles, read now (``state.org_profiles`` follows)."""
+
+        def read() -> dict[str, EmbeddingProfile]:
+            with self.engine.read_txn():
+                found = self._vectors.routes.org_profiles()
+            self.parts.org_profiles = found
+            return dict(found)
+
+        return await self._run(read)
 
     async def stored_vectors(
-        self, version_ids: Sequence[EntryVersionId]
+        self, version_ids: Sequence[EntryVersionId], *, org: str | None = None
     ) -> dict[EntryVersionId, tuple[tuple[float, ...], ...]] | None:
-        """Stored vectors of these versions under the recorded profile (``memstone copy``; None: unreadable)."""
-        return await self._run(self._vectors.stored_sync, tuple(version_ids))
+        """Stored vectors of these versions under the recorded profile, or ``org``'s own (``memstone copy``;
+        None: unreadable)."""
+        return await self._run(self._vectors.stored_sync, tuple(version_ids), org)
 
-    async def start_migration(self, profile: EmbeddingProfile) -> None:
-        """Pause writes and begin staging vectors of ``profile`` (refused while another migration runs)."""
-        await self._run(self._migration.start_sync, profile)
+    async def start_migration(self, profile: EmbeddingProfile, *, org: str | None = None) -> None:
+        """Pause writes (of ``org``'s Memories only, with an org) and begin staging vectors of ``profile``."""
+        await self._run(self._migration.start_sync, profile, org)
 
     async def unstaged_versions(self, limit: int) -> list[EntryVersion]:
         """Up to ``limit`` current active versions that have no staged vector yet."""
@@ -549,7 +585,7 @@ class _UnitOfWork:
         return await self._core._run(self._core._commit_sync, plan)
 
     async def bind(self, scope: str, memory_id: MemoryId, created_at: str) -> bool:
-        return await self._core._run(self._core._records.bind_sync, scope, memory_id, created_at)
+        return await self._core._run(self._core._bind_sync, scope, memory_id, created_at)
 
     async def record_kinds(self, kinds: tuple[str, ...] | None) -> tuple[str, ...] | None:
         return await self._core._run(self._core._records.record_kinds_sync, kinds)

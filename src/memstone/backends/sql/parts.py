@@ -24,6 +24,7 @@ class StoreParts:
         self.manifests = ManifestReader(self.rows.load_node, load_many=self.rows.load_nodes)
         self.vector_profile: EmbeddingProfile | None = None  # the profile writes and searches use now
         self.recorded_profile: EmbeddingProfile | None = None  # the store's, as of the last COMMIT seen
+        self.org_profiles: dict[str, EmbeddingProfile] = {}  # the organizations' own, as of the last read seen
         self.applied_migrations: tuple[int, ...] = ()  # the schema migrations the last open applied
         self.complete_cache: dict[tuple[str, int], bool] = {}
         self.complete_generation = ""

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
 from ...ports import SearchRequest
-from .engine import ArchiveRow, Engine, VectorMeta
+from .engine import ArchiveRow, Engine, VectorCodec, VectorMeta
 from .rows import dumps_json, json_list
 
 
@@ -279,8 +279,8 @@ class ProjectionRows:
         codec = self.engine.vectors
         return codec is not None and codec.exists(self.engine.conn)
 
-    def put_vector(self, meta: VectorMeta, vector: tuple[float, ...]) -> None:
-        codec = self.engine.vectors
+    def put_vector(self, meta: VectorMeta, vector: tuple[float, ...], codec: VectorCodec | None = None) -> None:
+        codec = codec or self.engine.vectors
         assert codec is not None
         conn = self.engine.conn
         rowid = conn.insert_id(
@@ -299,21 +299,24 @@ class ProjectionRows:
         )
         codec.put(conn, rowid, meta.memory_id, vector)
 
-    def drop_vectors(self, memory_id: MemoryId, entry_id: EntryId) -> None:
-        codec = self.engine.vectors
+    def drop_vectors(self, memory_id: MemoryId, entry_id: EntryId | None, codec: VectorCodec | None = None) -> None:
+        """Delete the vectors of one entry (every entry with ``entry_id=None``) from ``codec``'s table."""
+        codec = codec or self.engine.vectors
         if codec is None:
             return
         conn = self.engine.conn
-        rows = self.q(
-            "SELECT vector_rowid FROM memory_entry_vector_metadata WHERE memory_artifact_id = ? AND entry_id = ?",
-            (memory_id, entry_id),
-        )
-        if rows:
-            codec.delete(conn, [int(r[0]) for r in rows])
-            conn.x(
-                "DELETE FROM memory_entry_vector_metadata WHERE memory_artifact_id = ? AND entry_id = ?",
+        where, args = (
+            ("memory_artifact_id = ?", (memory_id,))
+            if entry_id is None
+            else (
+                "memory_artifact_id = ? AND entry_id = ?",
                 (memory_id, entry_id),
             )
+        )
+        rows = self.q(f"SELECT vector_rowid FROM memory_entry_vector_metadata WHERE {where}", args)
+        if rows:
+            codec.delete(conn, [int(r[0]) for r in rows])
+            conn.x(f"DELETE FROM memory_entry_vector_metadata WHERE {where}", args)
 
     def windows(self, rowids: Sequence[int]) -> dict[int, tuple[MemoryId, EntryId, EntryVersionId]]:
         if not rowids:
@@ -325,9 +328,12 @@ class ProjectionRows:
         )
         return {int(r[0]): (MemoryId(r[1]), EntryId(r[2]), EntryVersionId(r[3])) for r in rows}
 
-    def incomplete(self, memory_id: MemoryId, profile_id: str, limit: int) -> list[HeadRow]:
+    def incomplete(
+        self, memory_id: MemoryId, profile_id: str, limit: int, codec: VectorCodec | None = None
+    ) -> list[HeadRow]:
         """Active head rows of a Memory with no complete vector projection for ``profile_id``."""
-        if not self.vector_tables():
+        codec = codec or self.engine.vectors
+        if codec is None or not codec.exists(self.engine.conn):
             return list(self.head_rows(memory_id))[:limit]
         rows = self.q(
             "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash "
@@ -340,12 +346,14 @@ class ProjectionRows:
         )
         return [HeadRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], "") for r in rows]
 
-    def vector_rows(self) -> Iterator[VectorMeta]:
-        """Every metadata row; one whose vector is missing comes with an empty embedding hash (never valid)."""
-        codec = self.engine.vectors
-        if codec is None or not codec.exists(self.engine.conn):
+    def vector_rows(self, codecs: Sequence[VectorCodec] = ()) -> Iterator[VectorMeta]:
+        """Every metadata row; one whose vector is missing (in every table of ``codecs``, default the store's)
+        comes with an empty embedding hash (never valid)."""
+        every = list(codecs) if codecs else [c for c in (self.engine.vectors,) if c is not None]
+        codecs = [c for c in every if c.exists(self.engine.conn)]
+        if not codecs:
             return
-        present = codec.present(self.engine.conn)
+        present = set().union(*(c.present(self.engine.conn) for c in codecs))
         for r in self.q(
             f"SELECT {_META_COLUMNS}, vector_rowid FROM memory_entry_vector_metadata ORDER BY vector_rowid"
         ):
@@ -355,12 +363,25 @@ class ProjectionRows:
             )
 
     # ---------------------------------------------------------------- model migration staging
-    def unstaged(self, limit: int) -> list[tuple[MemoryId, EntryVersionId]]:
+    def unstaged(
+        self, limit: int, only: Sequence[str] | None = None, but: Sequence[str] = ()
+    ) -> list[tuple[MemoryId, EntryVersionId]]:
+        """Active head rows with no staged vector: of the Memories ``only`` names (None: every Memory) that
+        ``but`` does not."""
+        if only is not None and not only:
+            return []
+        where, args = "", []
+        if only is not None:
+            where += f" AND h.memory_artifact_id IN ({self.dialect.marks(len(only))})"
+            args += list(only)
+        if but:
+            where += f" AND h.memory_artifact_id NOT IN ({self.dialect.marks(len(but))})"
+            args += list(but)
         rows = self.q(
             "SELECT h.memory_artifact_id, h.entry_version_id FROM memory_entry_heads h WHERE NOT EXISTS "
-            "(SELECT 1 FROM memory_vector_staging s WHERE s.entry_version_id = h.entry_version_id) "
+            f"(SELECT 1 FROM memory_vector_staging s WHERE s.entry_version_id = h.entry_version_id){where} "
             "ORDER BY h.projection_id LIMIT ?",
-            (limit,),
+            (*args, limit),
         )
         return [(MemoryId(r[0]), EntryVersionId(r[1])) for r in rows]
 

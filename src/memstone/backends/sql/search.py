@@ -148,12 +148,17 @@ class SearchPart:
             heads = self.heads(request)
             memory_ids = sorted(heads)
             depth = candidate_depth(request.limit)
-            begun = None
-            if "fts" in request.channels and "vector" in request.channels and request.query_vector is not None:
+            begun = route = None
+            if "vector" in request.channels and request.query_vector is not None:
+                route = self.vectors.search_route(
+                    memory_ids, request.query_vector, request.query_profile
+                )  # the org's table, or the store's
+            if "fts" in request.channels and route is not None and request.query_vector is not None:
                 # Hybrid: the vector scan runs while the FTS statement does (both release the GIL).
-                self.vectors.checked_vector(request.query_vector)
                 begun = (
-                    None if request.exact else self.vectors.begin(memory_ids, request.query_vector, window_depth(depth))
+                    None
+                    if request.exact
+                    else self.vectors.begin(memory_ids, request.query_vector, window_depth(depth), route)
                 )
             fts: list[tuple[Candidate, float, float]] | None = None
             if "fts" in request.channels:
@@ -180,7 +185,9 @@ class SearchPart:
                 vec = admit_dense(
                     [
                         (Candidate(vc.memory_id, vc.entry_id, vc.entry_version_id), l2_to_cosine(vc.distance))
-                        for vc in self.vectors.candidates(memory_ids, request.query_vector, depth, request, begun)
+                        for vc in self.vectors.candidates(
+                            memory_ids, request.query_vector, depth, request, begun, route
+                        )
                     ],
                     floor=floor,
                     min_top=dense_bar(query_terms(request.query), cal.vector_min_top, cal.prose_bar),

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from ...domain.canonical import EMBEDDING_CONTENT_TAG, canonical_bytes, canonical_json, tagged_sha256
 from ...domain.errors import CapabilityNotSupportedError, InvalidInput, ProfileMismatchError
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
-from ...domain.model import EntryVersion
+from ...domain.model import EntryVersion, Revision
 from ...domain.plan import check_version_hash
 from ...domain.rules import check_vector
 from ...ports import EmbeddingProfile, SearchRequest
 from .engine import Nearest, VectorMeta
 from .parts import StoreParts
-from .rows import loads_json
+from .routes import ORG_KEY, Route, Routes, profile_from_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,22 +38,13 @@ class VectorPart:
     def __init__(self, parts: StoreParts, head_matches: HeadMatches) -> None:
         self.p = parts
         self._head_matches = head_matches
+        self.routes = Routes(parts)
 
     # ---------------------------------------------------------------- the profile
     def recorded(self) -> EmbeddingProfile | None:
         """The embedding profile recorded in the store, if any."""
         raw = self.p.rows.meta("embedding_profile")
-        if raw is None:
-            return None
-        data = loads_json(raw)
-        assert isinstance(data, dict)
-        return EmbeddingProfile(
-            profile_id=data["profile_id"],
-            model=data["model"],
-            dimension=int(data["dimension"]),
-            distance=data["distance"],
-            normalization=data["normalization"],
-        )
+        return None if raw is None else profile_from_json(raw)
 
     def record(self, profile: EmbeddingProfile) -> None:
         """Create the vector tables for ``profile`` and record it (configuration or the migration's swap)."""
@@ -114,11 +105,11 @@ class VectorPart:
         payload = canonical_bytes(profile.canonical()) + b"\0" + entry_content_hash.encode("ascii")
         return tagged_sha256(EMBEDDING_CONTENT_TAG, payload)
 
-    def store(
-        self, version: EntryVersion, vectors: tuple[tuple[float, ...], ...], profile: EmbeddingProfile | None = None
-    ) -> None:
-        """Validate vectors against the fixed profile (inside the transaction) and store them."""
-        profile = profile or self.p.vector_profile
+    def store(self, version: EntryVersion, vectors: tuple[tuple[float, ...], ...], route: Route | None = None) -> None:
+        """Validate vectors against the route's profile (the store's by default), inside the transaction, and store
+        them in the route's table."""
+        profile = route.profile if route is not None else self.p.vector_profile
+        codec = route.codec if route is not None else None
         assert profile is not None
         if not vectors:
             raise InvalidInput("an entry's vector projection needs at least one vector")
@@ -135,12 +126,45 @@ class VectorPart:
                 embedding_content_hash=self.embedding_hash(version.entry_content_hash, profile),
                 profile_id=profile.profile_id,
             )
-            self.p.proj.put_vector(meta, vec)
+            self.p.proj.put_vector(meta, vec, codec)
 
-    def drop(self, memory_id: MemoryId, entry_id: EntryId) -> None:
+    def drop(self, memory_id: MemoryId, entry_id: EntryId | None, route: Route | None = None) -> None:
+        """Delete an entry's vectors (every entry's with ``entry_id=None``) from the route's table."""
+        if route is not None and route.org is not None:
+            self.p.proj.drop_vectors(memory_id, entry_id, route.codec)
+            return
         if self.p.vector_profile is None and not self.p.proj.vector_tables():
             return
         self.p.proj.drop_vectors(memory_id, entry_id)
+
+    def bound(self, memory_id: MemoryId, scope: str) -> None:
+        """After a bind, in its transaction: a Memory that joins an org with its own profile leaves the store's
+        table (backfill embeds it with the org's model)."""
+        if self.routes.route(memory_id, scope).org is not None:
+            self.drop(memory_id, None)
+            self.bump_generation()
+
+    def check_route(self, route: Route, given: EmbeddingProfile | None) -> None:
+        """Refuse vectors of ``given`` for a Memory whose org records another profile (nothing is stored)."""
+        expected = route.profile
+        if expected is not None and given is not None and expected.canonical() == given.canonical():
+            return
+        whose = f"organization {route.org}'s" if route.org is not None else "the store's"
+        raise ProfileMismatchError(
+            f"vectors of embedding profile {given.profile_id if given else 'none'} cannot be stored for this "
+            f"Memory: {whose} profile is {expected.profile_id if expected else 'none'}",
+            hint="embed with that profile's model (a service does so by itself once it sees the org's profile), or "
+            f"migrate the org: memstone reembed --org {route.org or 'ORG'} --profile NAME",
+        )
+
+    def record_org(self, org: str, profile: EmbeddingProfile) -> Route:
+        """Create the table of ``profile``'s dimension and record it as ``org``'s own (an org's model migration)."""
+        route = self.routes.of_org(org, profile)
+        assert route.codec is not None
+        self.p.engine.lock("meta:embedding_profile")
+        route.codec.create(self.p.engine.conn, profile.dimension)
+        self.p.rows.set_meta(ORG_KEY + org, canonical_json(profile.canonical()))
+        return route
 
     def generation(self) -> str:
         """A token that changes whenever vectors change outside ordinary writes (backfill, migration, rebuild)."""
@@ -151,17 +175,20 @@ class VectorPart:
         self.p.rows.set_meta("vector_generation", str(int(self.generation()) + 1))
 
     def stored_sync(
-        self, version_ids: Sequence[EntryVersionId]
+        self, version_ids: Sequence[EntryVersionId], org: str | None = None
     ) -> dict[EntryVersionId, tuple[tuple[float, ...], ...]] | None:
-        """The stored vectors (every chunk) of these versions under the store's recorded profile, for ``memstone
-        copy``; None when the engine cannot read its vectors back."""
+        """The stored vectors (every chunk) of these versions under the store's recorded profile (``org``: under
+        that organization's own profile, from its table), for ``memstone copy``; None when the engine cannot read
+        its vectors back."""
         p = self.p
-        codec, profile = p.engine.vectors, p.recorded_profile
-        read = getattr(codec, "read", None)
-        if codec is None or profile is None or read is None:
-            return None
         out: dict[EntryVersionId, tuple[tuple[float, ...], ...]] = {}
         with p.engine.read_txn():
+            profiles = self.routes.org_profiles() if org is not None else {}
+            route = self.routes.of_org(org, profiles[org]) if org in profiles else self.routes.default()
+            codec, profile = route.codec, route.profile if route.org is not None else p.recorded_profile
+            read = getattr(codec, "read", None)
+            if codec is None or profile is None or read is None:
+                return None
             conn = p.engine.conn
             if not version_ids or not codec.exists(conn):
                 return out
@@ -184,10 +211,11 @@ class VectorPart:
         return out
 
     # ---------------------------------------------------------------- completeness and backfill
-    def complete(self, memory_id: MemoryId) -> bool:
-        """Whether every active head entry has a vector projection for the store's profile (cached by head)."""
+    def complete(self, memory_id: MemoryId, profiles: Mapping[str, EmbeddingProfile] | None = None) -> bool:
+        """Whether every active head entry has a vector projection for its route's profile (cached by head)."""
         p = self.p
-        profile = p.vector_profile
+        route = self.routes.route(memory_id, profiles=profiles)
+        profile = route.profile if route.org is not None else p.vector_profile
         if profile is None:
             return False
         head = p.rows.head(memory_id)
@@ -200,48 +228,71 @@ class VectorPart:
             p.complete_generation = generation
         cached = p.complete_cache.get(key)
         if cached is None:
-            cached = not p.proj.incomplete(memory_id, profile.profile_id, 1)
+            cached = not p.proj.incomplete(memory_id, profile.profile_id, 1, route.codec)
             if len(p.complete_cache) > 4096:
                 p.complete_cache.clear()
             p.complete_cache[key] = cached
         return cached
 
-    def missing_sync(self, limit: int) -> list[EntryVersion]:
+    def _selection(self, org: str | None) -> tuple[list[Revision], Route]:
+        """The heads of ``org``'s Memories (None: of the Memories on the store's profile) and their route."""
         p = self.p
-        profile = p.vector_profile
-        if profile is None:
-            raise CapabilityNotSupportedError("vector", "no embedding profile is configured for this store")
+        profiles = self.routes.org_profiles()
+        if org is not None:
+            members = set(self.routes.members(org))
+            route = self.routes.of_org(org, profiles[org]) if org in profiles else self.routes.default()
+            return [h for h in p.rows.heads() if h.memory_id in members], route
+        routed = self.routes.routed(profiles)
+        return [h for h in p.rows.heads() if h.memory_id not in routed], self.routes.default()
+
+    def missing_sync(self, limit: int, org: str | None = None) -> list[EntryVersion]:
+        p = self.p
         out: list[EntryVersion] = []
         with p.engine.read_txn():
-            for head in p.rows.heads():
-                rows = p.proj.incomplete(head.memory_id, profile.profile_id, limit - len(out))
+            heads, route = self._selection(org)
+            profile = route.profile if route.org is not None else p.vector_profile
+            if profile is None:
+                raise CapabilityNotSupportedError("vector", "no embedding profile is configured for this store")
+            for head in heads:
+                rows = p.proj.incomplete(head.memory_id, profile.profile_id, limit - len(out), route.codec)
                 if rows:
                     out.extend(p.rows.versions(head.memory_id, [r.entry_version_id for r in rows]))
                 if len(out) >= limit:
                     break
         return out
 
-    def backlog_sync(self) -> int:
+    def backlog_sync(self, org: str | None = None) -> int:
         p = self.p
-        profile = p.vector_profile
-        if profile is None:
-            return 0
         with p.engine.read_txn():
-            return sum(len(p.proj.incomplete(h.memory_id, profile.profile_id, 10**9)) for h in p.rows.heads())
+            heads, route = self._selection(org)
+            profile = route.profile if route.org is not None else p.vector_profile
+            if profile is None:
+                return 0
+            return sum(len(p.proj.incomplete(h.memory_id, profile.profile_id, 10**9, route.codec)) for h in heads)
 
-    def put_sync(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]], check: Callable[[], None]) -> int:
-        """Store vectors for entry versions that are still current and active; returns how many were stored."""
+    def put_sync(
+        self,
+        batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]],
+        check: Callable[[], None],
+        profile: EmbeddingProfile | None = None,
+    ) -> int:
+        """Store vectors of ``profile`` (None: the store's) for entry versions that are still current and active;
+        returns how many were stored. Vectors for a Memory whose route has another profile refuse the batch."""
         p = self.p
         stored = 0
         with p.engine.write_txn():
             p.engine.lock("meta:migration", shared=True)
             check()
+            profiles = self.routes.org_profiles()
             for vid, vectors in sorted(batch.items()):
                 v = self.current(vid)
                 if v is None:
                     continue  # superseded while it was being embedded: never write a stale vector
-                self.drop(v.memory_id, v.entry_id)
-                self.store(v, vectors)
+                route = self.routes.route(v.memory_id, profiles=profiles)
+                if route.org is not None or profile is not None:
+                    self.check_route(route, profile or p.vector_profile)
+                self.drop(v.memory_id, v.entry_id, route)
+                self.store(v, vectors, route if route.org is not None else None)
                 stored += 1
             self.bump_generation()
         return stored
@@ -263,17 +314,25 @@ class VectorPart:
         return v
 
     # ---------------------------------------------------------------- the vector channel
-    def checked_vector(self, vector: tuple[float, ...]) -> None:
-        profile = self.p.vector_profile
+    def search_route(
+        self, memory_ids: Sequence[str], vector: tuple[float, ...], given: EmbeddingProfile | None = None
+    ) -> Route:
+        """The one route of the searched Memories, with the query vector (of the ``given`` model's profile) checked
+        against its profile."""
+        route = self.routes.one_route(memory_ids)
+        if given is not None or route.org is not None:
+            self.check_route(route, given or self.p.vector_profile)
+        profile = route.profile if route.org is not None else self.p.vector_profile
         if profile is None:
             raise CapabilityNotSupportedError("vector", "no embedding profile is configured for this store")
         check_vector(vector, dimension=profile.dimension)
+        return route
 
     def begin(
-        self, memory_ids: Sequence[str], vector: tuple[float, ...], k: int
+        self, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, route: Route
     ) -> Callable[[], list[VectorCandidate]] | None:
         """Start the scan of a hybrid search so it overlaps the FTS statement; None runs it later."""
-        codec = self.p.engine.vectors
+        codec = route.codec
         if codec is None:
             return None
         started = codec.begin(self.p.engine.conn, Nearest(memory_ids, vector, k, self.generation()))
@@ -282,10 +341,10 @@ class VectorPart:
         return lambda: self.resolve(started(), k)
 
     def knn(
-        self, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, *, exact: bool
+        self, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, *, exact: bool, route: Route | None = None
     ) -> list[VectorCandidate]:
-        """Nearest vector windows (one row per window), nearest first."""
-        codec = self.p.engine.vectors
+        """Nearest vector windows (one row per window), nearest first, in the route's table (default the store's)."""
+        codec = route.codec if route is not None else self.p.engine.vectors
         if codec is None:
             raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
         scored = codec.knn(self.p.engine.conn, Nearest(memory_ids, vector, k, self.generation(), exact))
@@ -309,11 +368,14 @@ class VectorPart:
         depth: int,
         request: SearchRequest,
         begun: Callable[[], list[VectorCandidate]] | None = None,
+        route: Route | None = None,
     ) -> list[VectorCandidate]:
         """Per-entry nearest candidates (max similarity over an entry's windows), nearest first."""
-        self.checked_vector(vector)
+        route = route or self.search_route(memory_ids, vector)
         windows = (
-            begun() if begun is not None else self.knn(memory_ids, vector, window_depth(depth), exact=request.exact)
+            begun()
+            if begun is not None
+            else self.knn(memory_ids, vector, window_depth(depth), exact=request.exact, route=route)
         )
         best: dict[tuple[str, str], VectorCandidate] = {}
         for w in windows:

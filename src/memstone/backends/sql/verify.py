@@ -10,8 +10,10 @@ from ...domain.errors import IntegrityError
 from ...domain.ids import EntryId, MemoryId
 from ...domain.model import EntryVersion, Revision, VerifyReport, revision_content
 from ...domain.plan import projection_text
+from .engine import VectorMeta
 from .parts import StoreParts
 from .records import RecordsPart
+from .routes import Route
 from .vectors import VectorPart
 
 
@@ -123,14 +125,27 @@ class Maintenance:
 
     def _vector_check(self, heads: list[Revision]) -> list[str]:
         """Stale, orphaned or mis-hashed vectors are projection damage (missing ones only make it incomplete)."""
-        damage: list[str] = []
-        profile = self.p.vector_profile or self.vectors.recorded()
-        if profile is None:
-            return damage
-        for row in self.p.proj.vector_rows():
-            if not self.vectors.row_valid(row, profile):
-                damage.append(f"vector window {row.chunk} of {row.entry_id} is stale, orphaned or mis-hashed")
-        return damage
+        return [
+            f"vector window {row.chunk} of {row.entry_id} is stale, orphaned or mis-hashed"
+            for row, _ in self._invalid_vectors()
+        ]
+
+    def _invalid_vectors(self) -> list[tuple[VectorMeta, Route]]:
+        """Vector rows that do not hold their Memory's current version under its route's profile."""
+        routes = self.vectors.routes
+        default = self.p.vector_profile or self.vectors.recorded()
+        profiles = routes.org_profiles()
+        if default is None and not profiles:
+            return []
+        routed = routes.routed(profiles)
+        out = []
+        for row in list(self.p.proj.vector_rows(routes.codecs())):
+            org = routed.get(row.memory_id)
+            route = routes.of_org(org, profiles[org]) if org is not None else routes.default()
+            want = route.profile if org is not None else default
+            if want is None or not self.vectors.row_valid(row, want):
+                out.append((row, route))
+        return out
 
     def rebuild_sync(self) -> VerifyReport:
         with self.p.engine.write_txn():
@@ -149,11 +164,9 @@ class Maintenance:
                 for i in range(0, len(ids), 500):
                     for v in self.p.rows.versions(head.memory_id, ids[i : i + 500]):
                         self.p.proj.put_head(head.revision, v, projection_text(v))
-            profile = self.p.vector_profile or self.vectors.recorded()
-            if profile is not None:
-                for row in list(self.p.proj.vector_rows()):
-                    if not self.vectors.row_valid(row, profile):
-                        self.p.proj.drop_vectors(row.memory_id, row.entry_id)  # backfill re-embeds it
+            if self.p.vector_profile or self.vectors.recorded() or self.vectors.routes.org_profiles():
+                for row, route in self._invalid_vectors():
+                    self.vectors.drop(row.memory_id, row.entry_id, route)  # backfill re-embeds it
                 self.vectors.bump_generation()
             self.records.rebuild()
         return self.verify_sync()

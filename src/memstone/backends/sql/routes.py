@@ -1,0 +1,140 @@
+"""Embedding profiles per organization (Xema "Embeddings"): which profile, and which vector table, serves a Memory.
+
+The store's recorded profile stays the default. An organization may record its own profile (a ``store_meta`` row
+keyed ``embedding_profile@org:<org>``, written only by that org's model migration); the Memories bound to its
+scopes (``memstone://orgs/<org>`` and its projects) then keep their vectors in the engine's table of that profile's
+dimension (the codec's ``shard(dimension)``), and every write, backfill and search of them uses that profile.
+Memories bound to no scope or to a user scope, and the Memories of an org with no profile of its own, use the
+store's profile and its table. The rule that maps a scope to its org is the domain's (``org_of_scope``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
+
+from ...domain.errors import CapabilityNotSupportedError, InvalidInput
+from ...domain.ids import MemoryId
+from ...domain.scopes import org_of_scope
+from ...ports import EmbeddingProfile
+from .engine import VectorCodec
+from .parts import StoreParts
+from .rows import loads_json
+
+ORG_KEY = "embedding_profile@org:"
+
+
+def profile_from_json(raw: str) -> EmbeddingProfile:
+    data = loads_json(raw)
+    assert isinstance(data, dict)
+    return EmbeddingProfile(
+        profile_id=data["profile_id"],
+        model=data["model"],
+        dimension=int(data["dimension"]),
+        distance=data["distance"],
+        normalization=data["normalization"],
+    )
+
+
+class Route(NamedTuple):
+    """Where a Memory's vectors live: the profile they must have (None: the store has none), the codec of their
+    table, and the org whose own profile it is (None: the store's default)."""
+
+    profile: EmbeddingProfile | None
+    codec: VectorCodec | None
+    org: str | None
+
+
+def sharded(codec: VectorCodec | None, dimension: int) -> VectorCodec:
+    """The codec of the engine's vector table for ``dimension`` (refused by an engine without per-org tables)."""
+    shard = getattr(codec, "shard", None)
+    if codec is None or shard is None:
+        raise CapabilityNotSupportedError(
+            "org-embedding", "this engine cannot keep an embedding profile per organization", hint="use PostgreSQL"
+        )
+    found: VectorCodec = shard(dimension)
+    return found
+
+
+class Routes:
+    """Reads of the per-org profiles and the route of each Memory, inside the caller's transaction."""
+
+    def __init__(self, parts: StoreParts) -> None:
+        self.p = parts
+
+    def org_profiles(self) -> dict[str, EmbeddingProfile]:
+        """Every organization's own profile (none: every Memory uses the store's)."""
+        return self.with_meta("")[1]
+
+    def with_meta(self, key: str) -> tuple[str | None, dict[str, EmbeddingProfile]]:
+        """The ``store_meta`` value of ``key`` and every org's own profile, in one statement (a commit reads the
+        migration marker and the org profiles this way: one round trip on a server engine)."""
+        rows = self.p.rows.q(
+            "SELECT key, value FROM store_meta WHERE key = ? OR substr(key, 1, ?) = ? ORDER BY key",
+            (key, len(ORG_KEY), ORG_KEY),
+        )
+        value = next((str(v) for k, v in rows if k == key), None)
+        return value, {str(k)[len(ORG_KEY) :]: profile_from_json(str(v)) for k, v in rows if k != key}
+
+    def org_of(self, memory_id: MemoryId, bind_scope: str | None = None) -> str | None:
+        if bind_scope is not None:
+            return org_of_scope(bind_scope)
+        found = self.p.rows.q("SELECT scope FROM scope_bindings WHERE memory_id = ?", (memory_id,))
+        return org_of_scope(str(found[0][0])) if found else None
+
+    def members(self, org: str) -> list[MemoryId]:
+        """The Memories bound to the scopes of ``org``."""
+        return [b.memory_id for b in self.p.rows.scopes(None) if org_of_scope(b.scope) == org]
+
+    def routed(self, profiles: Mapping[str, EmbeddingProfile] | None = None) -> dict[MemoryId, str]:
+        """The Memories whose org has its own profile, with that org."""
+        profiles = self.org_profiles() if profiles is None else profiles
+        if not profiles:
+            return {}
+        out: dict[MemoryId, str] = {}
+        for b in self.p.rows.scopes(None):
+            org = org_of_scope(b.scope)
+            if org is not None and org in profiles:
+                out[b.memory_id] = org
+        return out
+
+    def default(self) -> Route:
+        return Route(self.p.vector_profile or self.p.recorded_profile, self.p.engine.vectors, None)
+
+    def of_org(self, org: str, profile: EmbeddingProfile) -> Route:
+        return Route(profile, sharded(self.p.engine.vectors, profile.dimension), org)
+
+    def route(
+        self,
+        memory_id: MemoryId,
+        bind_scope: str | None = None,
+        profiles: Mapping[str, EmbeddingProfile] | None = None,
+    ) -> Route:
+        profiles = self.org_profiles() if profiles is None else profiles
+        if profiles:
+            org = self.org_of(memory_id, bind_scope)
+            if org is not None and org in profiles:
+                return self.of_org(org, profiles[org])
+        return self.default()
+
+    def one_route(self, memory_ids: Iterable[str]) -> Route:
+        """The one route of the Memories a search selects (refused when they span profiles)."""
+        profiles = self.org_profiles()
+        routes = {self.route(MemoryId(m), profiles=profiles) for m in memory_ids}
+        if len(routes) > 1:
+            raise InvalidInput(
+                "the selected Memories use different embedding profiles (their organizations chose their own)",
+                hint="search one organization's Memories at a time, or use mode='fts'",
+            )
+        return routes.pop() if routes else self.default()
+
+    def codecs(self) -> list[VectorCodec]:
+        """The codec of every vector table in use: the store's and one per dimension of an org profile."""
+        codec = self.p.engine.vectors
+        if codec is None:
+            return []
+        dims = sorted({p.dimension for p in self.org_profiles().values()})
+        return [codec, *(sharded(codec, d) for d in dims)]
+
+
+__all__ = ["ORG_KEY", "Route", "Routes", "profile_from_json", "sharded"]

@@ -405,7 +405,7 @@ async def maintain(
     state = _Run(svc, store, replace(run, status="RUNNING", started_at=utc_now()), cfg, judge_model, say)
     state.resume = resume
     say(f"run {run.run_id} started on {uri} ({run_mode})")
-    renew = asyncio.create_task(_renew(store, uri, run.run_id, holder, cfg.lease_ttl_s))
+    renew = asyncio.create_task(renew_lease(store, uri, run.run_id, holder, cfg.lease_ttl_s))
     try:
         await store.save_maintenance(state.run)
         try:
@@ -467,8 +467,9 @@ def _dead_here(holder: str) -> bool:
     return False
 
 
-async def _renew(store: MaintenanceStore, scope: str, run_id: str, holder: str, ttl_s: float) -> None:
-    """Keep the lease while the run works (a run that dies stops renewing; its lease runs out)."""
+async def renew_lease(store: MaintenanceStore, scope: str, run_id: str, holder: str, ttl_s: float) -> None:
+    """Keep the lease while the run (or a daemon's embedding check) works; one that dies stops renewing, and its
+    lease runs out."""
     while True:
         await asyncio.sleep(ttl_s / 3)
         await store.lease_maintenance(scope, run_id, holder, ttl_s)
@@ -479,6 +480,7 @@ __all__ = [
     "Progress",
     "RunReport",
     "maintain",
+    "renew_lease",
     "repo_for",
     "scope_for",
     "store_of",

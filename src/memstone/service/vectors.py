@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..domain.errors import (
     CapabilityNotSupportedError,
 )
+from ..domain.ids import MemoryId
 from ..indexing import Progress, VectorIndexer
 from ..ports import (
     EmbeddingModel,
@@ -20,14 +21,17 @@ class Vectors:
     def __init__(self, core: ServiceCore) -> None:
         self._core = core
 
-    async def backfill(self, *, batch: int = 64, progress: Progress | None = None) -> int:
-        """Embed every active entry that has no vector yet; resumable (a rerun picks up what is missing)."""
+    async def backfill(
+        self, *, batch: int = 64, progress: Progress | None = None, memory: MemoryId | None = None
+    ) -> int:
+        """Embed every active entry (of one Memory, when given) that has no vector yet; resumable (a rerun picks
+        up what is missing)."""
         if self._core.indexer is None:
             raise CapabilityNotSupportedError("vector", "backfill needs an embedding model")
         done = 0
-        total = await self._core.backend.vector_backlog()
+        total = await self._core.backend.vector_backlog(memory)
         while True:
-            pending = await self._core.backend.missing_vectors(batch)
+            pending = await self._core.backend.missing_vectors(batch, memory)
             if not pending:
                 break
             vectors = await self._core.indexer.vectors_for(pending)

@@ -443,13 +443,13 @@ class StoreCore:
         """
         return await self._run(self._vectors.configure_sync, profile, record)
 
-    async def missing_vectors(self, limit: int) -> list[EntryVersion]:
-        """Current versions of active entries (across Memories) that lack a vector for the store's profile."""
-        return await self._run(self._vectors.missing_sync, limit)
+    async def missing_vectors(self, limit: int, memory_id: MemoryId | None = None) -> list[EntryVersion]:
+        """Current versions of active entries (across Memories, or of one) that lack a vector for the profile."""
+        return await self._run(self._vectors.missing_sync, limit, memory_id)
 
-    async def vector_backlog(self) -> int:
-        """How many active entries (across Memories) lack a vector for the store's profile."""
-        return await self._run(self._vectors.backlog_sync)
+    async def vector_backlog(self, memory_id: MemoryId | None = None) -> int:
+        """How many active entries (across Memories, or of one) lack a vector for the store's profile."""
+        return await self._run(self._vectors.backlog_sync, memory_id)
 
     async def put_vectors(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]]) -> int:
         """Store vectors for entry versions that are still current and active; returns how many were stored."""

@@ -206,7 +206,7 @@ class VectorPart:
             p.complete_cache[key] = cached
         return cached
 
-    def missing_sync(self, limit: int) -> list[EntryVersion]:
+    def missing_sync(self, limit: int, memory_id: MemoryId | None = None) -> list[EntryVersion]:
         p = self.p
         profile = p.vector_profile
         if profile is None:
@@ -214,6 +214,8 @@ class VectorPart:
         out: list[EntryVersion] = []
         with p.engine.read_txn():
             for head in p.rows.heads():
+                if memory_id is not None and head.memory_id != memory_id:
+                    continue
                 rows = p.proj.incomplete(head.memory_id, profile.profile_id, limit - len(out))
                 if rows:
                     out.extend(p.rows.versions(head.memory_id, [r.entry_version_id for r in rows]))
@@ -221,13 +223,14 @@ class VectorPart:
                     break
         return out
 
-    def backlog_sync(self) -> int:
+    def backlog_sync(self, memory_id: MemoryId | None = None) -> int:
         p = self.p
         profile = p.vector_profile
         if profile is None:
             return 0
         with p.engine.read_txn():
-            return sum(len(p.proj.incomplete(h.memory_id, profile.profile_id, 10**9)) for h in p.rows.heads())
+            heads = [h.memory_id for h in p.rows.heads() if memory_id is None or h.memory_id == memory_id]
+            return sum(len(p.proj.incomplete(m, profile.profile_id, 10**9)) for m in heads)
 
     def put_sync(self, batch: Mapping[EntryVersionId, tuple[tuple[float, ...], ...]], check: Callable[[], None]) -> int:
         """Store vectors for entry versions that are still current and active; returns how many were stored."""

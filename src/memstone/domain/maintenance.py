@@ -170,6 +170,7 @@ class MaintenanceRun:
     started_at: str | None = None
     finished_at: str | None = None
     queued_behind: str | None = None  # the run that held the lease when this one was started
+    repo: str | None = None  # the git work tree code evidence is checked in (a queued request carries its caller's)
     head_revision: int = 0  # the scope's head when the run listed it
     end_revision: int = 0  # the scope's head when the run ended (after its own writes): writes are counted from it
     listed: int = 0  # entries whose content changed since the ledger last saw them
@@ -194,6 +195,7 @@ class MaintenanceRun:
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "queued_behind": self.queued_behind,
+            "repo": self.repo,
             "head_revision": self.head_revision,
             "end_revision": self.end_revision,
             "listed": self.listed,
@@ -224,6 +226,7 @@ class MaintenanceRun:
             started_at=_opt(data.get("started_at")),
             finished_at=_opt(data.get("finished_at")),
             queued_behind=_opt(data.get("queued_behind")),
+            repo=_opt(data.get("repo")),
             head_revision=_int(data.get("head_revision")),
             end_revision=_int(data.get("end_revision")),
             listed=_int(data.get("listed")),

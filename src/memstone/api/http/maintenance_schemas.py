@@ -45,6 +45,7 @@ class MaintenanceRunOut(Open):
     mode: Literal["DRY_RUN", "APPLY"]
     status: Literal["QUEUED", "RUNNING", "COMPLETED", "FAILED", "TIMED_OUT"]
     queued_behind: str | None
+    repo: str | None = Field(default=None, description="The git work tree code evidence is checked in, if any.")
     listed: int
     retries: int
     model_calls: int

@@ -59,7 +59,7 @@ class MaintenanceProposalOut(Open):
     proposal_id: str
     run_id: str
     scope: str
-    kind: Literal["duplicate", "prune", "slug", "stale", "empty", "mandatory"]
+    kind: Literal["duplicate", "prune", "slug", "stale", "summary", "empty", "mandatory"]
     action: str
     entries: list[str]
     hashes: dict[str, str]

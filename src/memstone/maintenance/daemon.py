@@ -19,9 +19,9 @@ Each check is a due-time gate that decides what to do, and does only that:
   (``storage.py``), on the maintenance interval.
 
 Scopes are found at every maintenance interval; a scope with no live entry gets no loops (one that empties
-later is skipped by its loops). A check that raises is recorded on its loop (its error
-and the count of consecutive failures) and retried at the next interval; a loop that fails ``max_failures``
-times in a row cannot continue: the daemon stops and exits non-zero. Health is what the supervisor reads: the
+later is skipped by its loops). A check that raises is recorded on its loop (its error and the count of
+consecutive failures) and retried at the next interval; a loop that fails ``max_failures`` times in a row
+cannot continue: the daemon stops and exits non-zero. Health is what the supervisor reads: the
 JSON at ``GET /health`` (200 while every loop is healthy, 503 otherwise), and the same record kept in the store
 itself (:class:`memstone.ports.DaemonHealthStore`: ``store_meta`` rows on every SQL engine), rewritten after
 every check, which ``memstone doctor`` and ``memstone maintenance status`` read on any machine sharing the

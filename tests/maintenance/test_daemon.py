@@ -54,14 +54,74 @@ async def test_one_pass_dry_runs_a_scope_over_its_threshold_carries_out_requests
     assert await runs(svc, scope=GONE) == []
     (record,) = await daemon_records(svc)  # the health record lives in the store itself
     assert record["status"] == "stopped" and record["daemon_id"] == daemon.daemon_id
-    loops = {x["scope"]: x for x in record["loops"]}  # type: ignore[attr-defined]
-    assert loops[GONE]["last_action"] == "empty scope: skipped"
-    assert "queued run" in loops[API]["last_action"] and "dry run" in loops[WEB]["last_action"]
+    loops = {x["name"]: x for x in record["loops"]}  # type: ignore[attr-defined]
+    pairs = [f"{kind} {scope}" for scope in (WEB, API) for kind in ("embedding", "maintenance")]
+    # a pair per non-empty scope (GONE, emptied, has none), the storage loop and the Memories outside a scope
+    assert sorted(loops) == sorted(["storage", "embedding (no scope)", *pairs])
+    assert loops[f"embedding {WEB}"]["last_action"] == "no embedding model: nothing to embed"
+    assert "queued run" in loops[f"maintenance {API}"]["last_action"]
+    assert "dry run" in loops[f"maintenance {WEB}"]["last_action"]
     again = Daemon(svc, DaemonSettings(threshold=3, once=True))
     assert await again.run(asyncio.Event()) == 0
     assert len(await runs(svc, scope=WEB)) == 1  # the dry run reset the counter: nothing is due now
     latest = next(r for r in await daemon_records(svc) if r["daemon_id"] == again.daemon_id)
-    assert {x["scope"]: x["last_action"] for x in latest["loops"]}[WEB] == "nothing due"  # type: ignore[attr-defined]
+    actions = {x["name"]: x["last_action"] for x in latest["loops"]}  # type: ignore[attr-defined]
+    assert actions[f"maintenance {WEB}"] == "nothing due"
+
+
+async def test_two_daemons_on_one_store_embed_each_scope_once_and_the_second_finds_the_lease_held(
+    db_url: str,
+) -> None:
+    async with memstone.open_service(db_url, embedding=None) as plain:  # the hooks write without a model
+        await write(plain, WEB, "Deploy with uv.", "Lint with ruff.", "Pin every dependency.")
+        await write(plain, API, "Serve with uvicorn.", "Log as JSON.")
+        await write(plain, GONE, "Temporary note.")
+        head = await plain.resolve(GONE)
+        assert head is not None
+        await plain.forget(head, entries=[v.entry_id for v in await plain.entries(head)])
+    with fake_model_server(hold=True) as fake:  # the first daemon's embedding waits at the model
+        model = OpenAICompatibleEmbedder(fake.url, "fake", DIM)
+        cfg = DaemonSettings(once=True, threshold=10**6)
+        async with (
+            memstone.open_service(db_url, embedding=model) as one,
+            memstone.open_service(db_url, embedding=model) as two,
+        ):
+            first = Daemon(one, cfg)
+            running = asyncio.create_task(first.run(asyncio.Event()))
+            deadline = time.monotonic() + 30
+            while fake.requests < 2 and time.monotonic() < deadline:  # both scopes' embeddings are at the model
+                await asyncio.sleep(0.05)
+            second = Daemon(two, cfg)
+            assert await asyncio.wait_for(second.run(asyncio.Event()), timeout=30) == 0
+            fake.release.set()
+            assert await asyncio.wait_for(running, timeout=30) == 0
+            for scope in (WEB, API):
+                held = second.loops[f"embedding {scope}"].last_action
+                assert held == f"held by embed_{first.daemon_id}: its daemon embeds this scope", held
+            assert first.loops[f"embedding {WEB}"].last_action == "embedded 3 of 3 entries without a vector"
+            assert first.loops[f"embedding {API}"].last_action == "embedded 2 of 2 entries without a vector"
+            assert not [name for name in {*first.loops, *second.loops} if GONE in name]  # an empty scope: no loops
+            assert fake.texts == 5  # each entry embedded once, by one daemon
+            assert await one.backend.vector_backlog() == 0
+            third = Daemon(two, cfg)  # the lease was released: the next check finds nothing left to do
+            assert await third.run(asyncio.Event()) == 0
+            assert third.loops[f"embedding {WEB}"].last_action == "every entry has its vector"
+            assert fake.texts == 5
+
+
+async def test_a_memory_bound_to_no_scope_is_embedded_by_the_daemon_too(db_url: str) -> None:
+    async with memstone.open_service(db_url, embedding=None) as plain:  # the library, no scope, no model
+        await plain.remember(None, entries=[EntryInput(kind="fact", text="Unscoped note about uv.")])
+        await write(plain, WEB, "Deploy with uv.")
+    with fake_model_server() as fake:
+        model = OpenAICompatibleEmbedder(fake.url, "fake", DIM)
+        async with memstone.open_service(db_url, embedding=model) as svc:
+            daemon = Daemon(svc, DaemonSettings(once=True, threshold=10**6))
+            assert await daemon.run(asyncio.Event()) == 0
+            actions = {name: loop.last_action for name, loop in daemon.loops.items()}
+            assert actions["embedding (no scope)"] == "embedded 1 of 1 entries without a vector", actions
+            assert actions[f"embedding {WEB}"] == "embedded 1 of 1 entries without a vector", actions
+            assert await svc.vector_backlog() == 0 and fake.texts == 2
 
 
 async def test_a_loop_that_cannot_continue_stops_the_daemon_with_a_failure(db_url: str, tmp_path: Path) -> None:
@@ -74,7 +134,7 @@ async def test_a_loop_that_cannot_continue_stops_the_daemon_with_a_failure(db_ur
             code = await asyncio.wait_for(Daemon(svc, cfg).run(asyncio.Event()), timeout=30)
             (report,) = await daemon_records(svc)
     assert code == 1 and fake.requests == 2
-    assert report["status"] == "failed" and "embedding failed 2 times" in str(report["fatal"])
+    assert report["status"] == "failed" and f"embedding {WEB} failed 2 times" in str(report["fatal"])
 
 
 def free_port() -> int:

@@ -1,6 +1,7 @@
 """The optional model judge (issue #14, item 5): a chat model behind an OpenAI-compatible endpoint proposes
-merges; its output is validated, never applied by itself, and every call is counted. The model is a fake HTTP
-server at the process edge (maintenance_support.fake_chat_server); the store and the service are real."""
+merges, supersedes, stale items and summaries; its output is validated, never applied by itself, and every call
+is counted. The model is a fake HTTP server at the process edge (maintenance_support.fake_chat_server); the
+store and the service are real."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from maintenance_support import COMPLETION_TOKENS, PROMPT_TOKENS, fake_chat_serv
 
 from memstone import EntryInput, MemoryService
 from memstone.chat import OpenAICompatibleChat
+from memstone.domain.model import EntryPatch
 from memstone.maintenance import MaintenanceSettings, decide, maintain
 
 WEB = "memstone://orgs/acme/projects/web"
@@ -137,3 +139,67 @@ async def test_the_model_proposes_a_supersede_and_a_contradiction_with_its_evide
     live = {v.entry_id: v for v in await svc.entries(await svc.resolve(WEB))}  # type: ignore[arg-type]
     assert friday not in live and live[newer].text == monday  # retired into the newer; the newer's text stays
     assert "stale" in live[week_end].content.tags
+
+
+SUMMARY = "Releases: deploy at the end of the week, on Fridays."
+
+
+def summary(*entries: str, text: object = SUMMARY) -> dict[str, object]:
+    return {"entries": list(entries), "text": text, "why": "both are about the release day"}
+
+
+async def test_the_model_proposes_a_summary_that_on_accept_is_a_new_entry_summarizing_them(svc: MemoryService) -> None:
+    friday, week_end, lint = await seed(svc)
+    with fake_chat_server() as fake:
+        fake.reply = json.dumps({"summaries": [summary(friday, week_end)]})
+        cfg = MaintenanceSettings(chat=OpenAICompatibleChat(fake.url, "fake-chat"))
+        head = await svc.resolve(WEB)
+        report = await maintain(svc, scope=WEB, mode="apply", settings=cfg)
+        (p,) = report.proposals
+        assert (p.kind, p.action, p.entries, p.text) == ("summary", "summarize", (friday, week_end), SUMMARY)
+        assert p.judge == "model" and p.status == "PROPOSED" and await svc.resolve(WEB) == head  # awaits a decision
+        assert p.evidence == "model judge (fake-chat): both are about the release day"
+        usage = report.run.usage
+        assert (usage.model_calls, usage.input_tokens, usage.output_tokens) == (1, PROMPT_TOKENS, COMPLETION_TOKENS)
+        assert report.run.totals["kind:summary"] == 1
+        done = await decide(svc, p.proposal_id, accept=True)
+        assert done.status == "APPLIED"
+        live = await svc.entries(await svc.resolve(WEB))  # type: ignore[arg-type]
+        (written,) = [v for v in live if v.text == SUMMARY]
+        assert written.kind == "convention"  # the partition's kind
+        assert sorted((r.kind, r.target) for r in written.content.relations) == sorted(
+            [("summarizes", friday), ("summarizes", week_end)]
+        )
+        assert {v.entry_id for v in live} == {friday, week_end, lint, written.entry_id}  # the summarized are kept
+        again = await maintain(svc, scope=WEB, mode="apply", settings=cfg)
+        assert fake.requests == 1 and again.run.listed == 0  # the accepted summary was seen as written: no call
+    await svc.update(friday, EntryPatch(text="Deploy on Fridays, before noon."))
+    flagged = await maintain(svc, scope=WEB, mode="apply")  # a summarized entry changed: the summary is stale
+    (stale,) = [q for q in flagged.proposals if q.kind == "stale"]
+    assert stale.entries == (written.entry_id,) and stale.status == "APPLIED" and friday in stale.evidence
+
+
+async def test_a_malformed_summary_is_dropped_and_a_valid_one_beside_it_is_kept(svc: MemoryService) -> None:
+    friday, week_end, lint = await seed(svc)
+    bad = [
+        summary(friday),  # one entry is not a summary
+        summary(friday, friday),  # named twice
+        summary(friday, "ent_01NOTANENTRY0000000000000"),  # not an entry of the partition
+        summary(friday, week_end, text="   "),  # blank
+        summary(friday, week_end, text=None),  # no text
+        summary(friday, week_end, text="x" * 9000),  # over the entry size limit
+        summary(friday, week_end, text="Deploy with password=hunter2 on Fridays."),  # a secret
+        {"entries": friday, "text": SUMMARY},  # not a list
+        "summarize everything",
+    ]
+    said: list[str] = []
+    with fake_chat_server() as fake:
+        fake.reply = json.dumps({"summaries": [*bad, summary(week_end, lint, text="Release on Fridays, linted.")]})
+        cfg = MaintenanceSettings(chat=OpenAICompatibleChat(fake.url, "m"))
+        report = await maintain(svc, scope=WEB, settings=cfg, progress=said.append)
+    assert report.run.status == "COMPLETED" and fake.requests == 1 and report.run.usage.model_calls == 1
+    (kept,) = report.proposals
+    assert kept.kind == "summary" and kept.entries == (week_end, lint) and kept.text == "Release on Fridays, linted."
+    refused = [line for line in said if "refused summary" in line]
+    assert len(refused) == len(bad), refused
+    assert any("secret" in line for line in refused) and any("8192 bytes" in line for line in refused)

@@ -68,7 +68,7 @@ async def test_serve_runs_the_daemon_by_default_and_records_its_health_in_the_st
             assert done and done[0].status == "COMPLETED"  # the server's loops carried out the queued run
         (record,) = found
         assert record["status"] == "ok" and record["pid"] == proc.pid
-        assert {x["name"] for x in record["loops"]} >= {"embedding", "storage", f"maintenance {WEB}"}  # type: ignore[attr-defined]
+        assert {x["name"] for x in record["loops"]} >= {f"embedding {WEB}", "storage", f"maintenance {WEB}"}  # type: ignore[attr-defined]
         with urllib.request.urlopen(f"{base}/api/openapi.json", timeout=10) as r:
             assert r.status == 200  # the API answers meanwhile
         status = subprocess.run([*cli, "maintenance", "status", "--scope", WEB, "--json"], env=env,

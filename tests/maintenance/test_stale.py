@@ -6,16 +6,21 @@ A real git repository in a temporary directory and a real store; no model.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+import memstone
 from memstone import EntryInput, MemoryService
 from memstone.domain.errors import InvalidInput
 from memstone.domain.model import EntryPatch, Relation
-from memstone.maintenance import JudgeSettings, MaintenanceSettings, decide, maintain
+from memstone.maintenance import JudgeSettings, MaintenanceSettings, decide, maintain, proposals, runs
+from memstone.maintenance.daemon import Daemon, DaemonSettings
+from memstone.maintenance.queue import enqueue
 
 WEB = "memstone://orgs/acme/projects/web"
 APP = "import os\n\ndef port() -> int:\n    return int(os.environ.get('PORT', '8080'))\n\nDEBUG = False\n"
@@ -138,3 +143,38 @@ async def test_a_stale_entry_is_shown_stale_in_search_hits_recall_and_records(sv
     assert {h.entry_id: h.stale for h in bundle.contextual}[eid] is True
     (record,) = [r for r in await svc.list(scopes=[WEB]) if r.entry_id == eid]
     assert record.stale and record.to_dict()["stale"] is True
+
+
+async def test_a_queued_request_keeps_its_callers_repository_for_the_daemon_that_carries_it_out(
+    db_url: str, repo: Path
+) -> None:
+    async with memstone.open_service(db_url, embedding=None) as caller:
+        eid = await cite(caller, "Debug is off in production.", "file://app.py#L6", "DEBUG = False")
+        await maintain(caller, scope=WEB, mode="apply", settings=settings(repo))  # seen, not stale
+        (repo / "app.py").write_text(APP.replace("DEBUG = False", "DEBUG = True"))
+        (repo / "docs").mkdir()
+        request = await enqueue(caller, scope=WEB, repo=str(repo / "docs"))  # any directory of the work tree
+        assert request.repo == str(repo.resolve())
+        with pytest.raises(InvalidInput, match="not inside a git work tree"):
+            await enqueue(caller, scope=WEB, repo=str(repo.parent))  # refused when asked, nothing queued
+    async with memstone.open_service(db_url, embedding=None) as worker:  # another service, knowing no repository
+        daemon = Daemon(worker, DaemonSettings(once=True))
+        assert await daemon.run(asyncio.Event()) == 0
+        (run,) = [r for r in await runs(worker, scope=WEB) if r.run_id == request.run_id]
+        assert run.status == "COMPLETED" and run.repo == str(repo.resolve())
+        (flag,) = await proposals(worker, run_id=run.run_id)
+        assert flag.kind == "stale" and flag.entries == (eid,) and "app.py#L6" in flag.evidence
+
+
+async def test_a_queued_request_whose_repository_is_gone_is_recorded_failed_with_the_reason(
+    db_url: str, repo: Path
+) -> None:
+    async with memstone.open_service(db_url, embedding=None) as svc:
+        await cite(svc, "Debug is off in production.", "file://app.py#L6", "DEBUG = False")
+        request = await enqueue(svc, scope=WEB, repo=str(repo))
+        shutil.rmtree(repo)  # removed before the daemon got to it (or the request came from another machine)
+        daemon = Daemon(svc, DaemonSettings(once=True))
+        assert await daemon.run(asyncio.Event()) == 0  # the loop is not failing: the request is
+        (run,) = [r for r in await runs(svc, scope=WEB) if r.run_id == request.run_id]
+        assert run.status == "FAILED" and "not inside a git work tree" in (run.error or "")
+        assert (await maintain(svc, scope=WEB)).run.status == "COMPLETED"  # its lease was released

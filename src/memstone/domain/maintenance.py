@@ -23,9 +23,10 @@ from .model import STALE_TAG
 MaintenanceMode = Literal["DRY_RUN", "APPLY"]
 RunStatus = Literal["QUEUED", "RUNNING", "COMPLETED", "FAILED", "TIMED_OUT"]
 # The partition order of the seed (Xema "The maintenance workflow"), then the mandatory-tier audit.
-ProposalKind = Literal["duplicate", "prune", "slug", "stale", "empty", "mandatory"]
+# ``summary``: a new entry that summarizes live ones (only the optional model judge writes summaries).
+ProposalKind = Literal["duplicate", "prune", "slug", "stale", "summary", "empty", "mandatory"]
 PROPOSAL_ORDER: tuple[ProposalKind, ...] = get_args(ProposalKind)
-ProposalAction = Literal["merge", "retire", "rename", "flag_stale", "demote", "inform"]
+ProposalAction = Literal["merge", "retire", "rename", "flag_stale", "summarize", "demote", "inform"]
 JudgeName = Literal["rules", "model"]  # who made a proposal: the deterministic judges or the optional model judge
 ProposalStatus = Literal["PROPOSED", "APPLIED", "REJECTED", "SKIPPED_HASH_MISMATCH", "FAILED", "INFORMATIONAL"]
 ACTIONS: tuple[ProposalAction, ...] = get_args(ProposalAction)
@@ -57,7 +58,8 @@ class Proposal:
 
     ``entries`` lists the entries it is about; for a merge the first is the survivor and the rest are absorbed.
     ``hashes`` holds each entry's content hash when the proposal was made (what apply re-checks). ``text`` is
-    a merge's survivor text (None keeps it), ``slug`` a rename's new slug.
+    a merge's survivor text (None keeps it) or a summary's text (a ``summarize`` writes it as a new entry that
+    ``summarizes`` each of ``entries``), ``slug`` a rename's new slug.
     """
 
     proposal_id: str
@@ -170,6 +172,7 @@ class MaintenanceRun:
     started_at: str | None = None
     finished_at: str | None = None
     queued_behind: str | None = None  # the run that held the lease when this one was started
+    repo: str | None = None  # the git work tree code evidence is checked in (a queued request carries its caller's)
     head_revision: int = 0  # the scope's head when the run listed it
     end_revision: int = 0  # the scope's head when the run ended (after its own writes): writes are counted from it
     listed: int = 0  # entries whose content changed since the ledger last saw them
@@ -194,6 +197,7 @@ class MaintenanceRun:
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "queued_behind": self.queued_behind,
+            "repo": self.repo,
             "head_revision": self.head_revision,
             "end_revision": self.end_revision,
             "listed": self.listed,
@@ -224,6 +228,7 @@ class MaintenanceRun:
             started_at=_opt(data.get("started_at")),
             finished_at=_opt(data.get("finished_at")),
             queued_behind=_opt(data.get("queued_behind")),
+            repo=_opt(data.get("repo")),
             head_revision=_int(data.get("head_revision")),
             end_revision=_int(data.get("end_revision")),
             listed=_int(data.get("listed")),

@@ -1,6 +1,7 @@
 """Applying one proposal through the service's normal write path (the path agents write through).
 
-Each proposal is one Revision (``merge``, ``forget``, ``rename`` or ``flag``), so the service's validation,
+Each proposal is one Revision (``merge``, ``forget``, ``rename``, ``flag``, an update, or for a summary a new
+entry written by ``remember``), so the service's validation,
 secret refusal, grants, hashes, embeddings and audit apply unchanged, and a crash leaves a proposal either
 wholly applied or not at all. Before it writes, the proposal's content hashes are compared with the entries'
 current ones: any difference is ``SKIPPED_HASH_MISMATCH``, final for that proposal (the next run lists the
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING
 
 from ..domain.ids import EntryId
 from ..domain.maintenance import STALE_TAG, Proposal
-from ..domain.model import EntryPatch, ManifestEntry, Revision
+from ..domain.model import EntryInput, EntryPatch, ManifestEntry, Relation, Revision
+from .evidence import SUMMARIZES
 
 if TYPE_CHECKING:
     from ..service import MemoryService
@@ -51,6 +53,11 @@ async def apply_proposal(
                 why = "inactive" if m is not None and m.state != "active" else "changed"
                 result = f"{entry_id} {why} since the proposal was made"
                 return proposal.decided("SKIPPED_HASH_MISMATCH", result=result, at=at), {}
+        if proposal.action == "summarize" and (found := await _summary_of(svc, proposal, head)) is not None:
+            # Trigger: the summary is live already (an accept whose Revision committed before it was recorded).
+            # Why: a second accept must not write it twice. Outcome: recorded APPLIED at the head, nothing written.
+            seen = {e: manifest[e].entry_content_hash for e in (*proposal.entries, found)}
+            return proposal.decided("APPLIED", result=f"{head.memory_id}@{head.revision} ({found})", at=at), seen
         reason = f"maintenance: {proposal.kind}"
         rev: Revision
         match proposal.action:
@@ -71,13 +78,34 @@ async def apply_proposal(
                 tags = (*current.content.tags, STALE_TAG)
                 patch = EntryPatch(tags=tags, reason=reason)
                 rev = (await svc.update(current.entry_id, patch, expected_version=current.version)).revision
+            case "summarize":
+                links = tuple(Relation(kind=SUMMARIZES, target=e) for e in proposal.entries)
+                summary = EntryInput(kind=proposal.partition, text=proposal.text or "", relations=links)
+                done = await svc.remember_outcome(head, entries=[summary])
+                if done.status == "unchanged" or done.revision is None:  # a live entry says it already
+                    result = f"an entry already says it: {', '.join(done.existing)}"
+                    return proposal.decided("REJECTED", result=result, at=at), {}
+                rev = done.revision
             case "inform":
                 return proposal, {}
         after = await svc.manifest(rev)
-        seen = {e: after[e].entry_content_hash for e in proposal.entries if e in after and after[e].state == "active"}
+        fresh = [e for e in after if e not in manifest]  # a summary's new entry: seen by this pass, as written
+        seen = {
+            e: after[e].entry_content_hash
+            for e in (*proposal.entries, *fresh)
+            if e in after and after[e].state == "active"
+        }
         return proposal.decided("APPLIED", result=f"{rev.memory_id}@{rev.revision}", at=at), seen
 
     return await svc.retrying(attempt)
+
+
+async def _summary_of(svc: MemoryService, p: Proposal, head: Revision) -> EntryId | None:
+    """A live entry at ``head`` with the summary's text that summarizes exactly ``p.entries``, if one exists."""
+    for v in await svc.entries(head):
+        if v.text == p.text and {r.target for r in v.content.relations if r.kind == SUMMARIZES} == set(p.entries):
+            return v.entry_id
+    return None
 
 
 async def _effect_present(
@@ -95,6 +123,8 @@ async def _effect_present(
             return active(first) and not any(active(e) for e in p.entries[1:])
         case "retire":
             return not any(active(e) for e in p.entries)
+        case "summarize":
+            return await _summary_of(svc, p, head) is not None
         case "rename" | "demote" | "flag_stale":
             if not active(first):
                 return False

@@ -1,10 +1,15 @@
-"""The maintenance daemon (``memstone daemon``, and inside ``memstone serve``): an embedding loop, a storage loop
-and a maintenance loop per non-empty scope, each checking at once and then on its interval (embedding every 2
-minutes, storage and maintenance every 15 by default).
+"""The maintenance daemon (``memstone daemon``, and inside ``memstone serve``): a storage loop for the store, and
+an embedding loop and a maintenance loop per non-empty scope (a project's, or a user's), each checking at once
+and then on its interval (embedding every 2 minutes, storage and maintenance every 15 by default).
 
 Each check is a due-time gate that decides what to do, and does only that:
 
-- embedding: entries without a vector (the hooks write without a model) are embedded; nothing else;
+- embedding, per scope: the scope's entries without a vector (the hooks write without a model) are embedded;
+  nothing else. Only one embedding of a scope runs at a time across processes and machines: the check holds the
+  scope's embedding lease in the store (the maintenance lease rows, keyed ``embedding:<scope>``; renewed while
+  it works, released when done); a daemon that finds it held says ``held by …`` and leaves the backlog to it.
+  One more loop, ``embedding (no scope)``, does the same for the Memories bound to no scope (lease
+  ``embedding:``), so an entry written through the library without a scope gets its vector too;
 - storage: at most once per ``upkeep_every_s`` (an hour), and only when something was written since the last
   upkeep of any daemon on this store, the engine's upkeep runs: FTS optimize, WAL checkpoint and, when a quarter
   of the file is free, VACUUM on SQLite; ``VACUUM (ANALYZE)`` on PostgreSQL (``backends/sql/upkeep.py``);
@@ -15,9 +20,10 @@ Each check is a due-time gate that decides what to do, and does only that:
 - storage, when the engine has its own upkeep (LanceDB: ``storage_due`` / ``maintain_storage``): run when due
   (``storage.py``), on the maintenance interval.
 
-New scopes are found at every maintenance interval. A check that raises is recorded on its loop (its error
-and the count of consecutive failures) and retried at the next interval; a loop that fails ``max_failures``
-times in a row cannot continue: the daemon stops and exits non-zero. Health is what the supervisor reads: the
+Scopes are found at every maintenance interval; a scope with no live entry gets no loops (one that empties
+later is skipped by its loops). A check that raises is recorded on its loop (its error and the count of
+consecutive failures) and retried at the next interval; a loop that fails ``max_failures`` times in a row
+cannot continue: the daemon stops and exits non-zero. Health is what the supervisor reads: the
 JSON at ``GET /health`` (200 while every loop is healthy, 503 otherwise), and the same record kept in the store
 itself (:class:`memstone.ports.DaemonHealthStore`: ``store_meta`` rows on every SQL engine), rewritten after
 every check, which ``memstone doctor`` and ``memstone maintenance status`` read on any machine sharing the
@@ -42,9 +48,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..domain.ids import MemoryId
 from ..ports import DaemonHealthStore
 from .queue import carry_out, pending
-from .runner import MaintenanceSettings, Progress, maintain
+from .runner import MaintenanceSettings, Progress, maintain, renew_lease, store_of, take_lease
 from .storage import check_storage as check_engine_gate
 from .storage import storage_upkeep
 from .trigger import DEFAULT_THRESHOLD, scope_status
@@ -104,6 +111,7 @@ class Daemon:
         self.started_at = utc_now()
         self.host = socket.gethostname()
         self.daemon_id = hashlib.sha256(f"{self.host}:{os.getpid()}:{self.started_at}".encode()).hexdigest()[:24]
+        self.holder = f"{self.host}:{os.getpid()}"
         self.stopped = False
         self.upkeep: dict[str, object] | None = None  # the last storage upkeep this store saw (any daemon's)
         self._tasks: dict[str, asyncio.Task[None]] = {}
@@ -140,13 +148,43 @@ class Daemon:
             self.say(f"could not record health in the store: {type(exc).__name__}: {exc}")
 
     # ---------------------------------------------------------------------------------- checks
-    async def check_embedding(self) -> str:
+    async def check_embedding(self, scope: str) -> str:
         if self.svc.indexer is None:
             return "no embedding model: nothing to embed"
-        backlog = await self.svc.vector_backlog()  # the store's profile and every org's own
-        if not backlog:
+        head = await self.svc.resolve(scope)
+        if head is None or head.active_count == 0:
+            return "empty scope: skipped"
+        return await self._embed(f"embedding:{scope}", [head.memory_id], "this scope")
+
+    async def check_unbound_embedding(self) -> str:
+        """The Memories bound to no scope (written through the library without one) get their vectors too."""
+        if self.svc.indexer is None:
+            return "no embedding model: nothing to embed"
+        bound = {memory for _, memory in await self.svc.scopes()}
+        unbound = [h.memory_id for h in await self.svc.memories() if h.active_count and h.memory_id not in bound]
+        if not unbound:
+            return "no Memory outside a scope"
+        return await self._embed("embedding:", unbound, "the Memories outside a scope")
+
+    async def _embed(self, key: str, memories: list[MemoryId], what: str) -> str:
+        """Backfill these Memories (each on its route: its org's own profile) under the lease ``key``, so two
+        daemons on one store never embed the same entries at once."""
+        if not sum([await self.svc.vector_backlog(memory=m) for m in memories]):
             return "every entry has its vector"
-        done = await self.svc.backfill()
+        store, ttl = store_of(self.svc), self.settings.run.lease_ttl_s
+        lease = f"embed_{self.daemon_id}"  # the lease row's holder id
+        other = await take_lease(store, key, lease, self.holder, ttl)
+        if other is not None:
+            return f"held by {other}: its daemon embeds {what}"
+        renew = asyncio.create_task(renew_lease(store, key, lease, self.holder, ttl))
+        try:
+            backlog = sum([await self.svc.vector_backlog(memory=m) for m in memories])  # left now the lease is ours
+            done = sum([await self.svc.backfill(memory=m) for m in memories]) if backlog else 0
+        finally:
+            renew.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renew
+            await store.release_maintenance(key, lease)
         return f"embedded {done} of {backlog} entries without a vector"
 
     async def check_storage(self) -> str:
@@ -232,17 +270,22 @@ class Daemon:
         self._tasks[name] = asyncio.create_task(self._loop(state, every, fn, stop), name=name)
 
     async def _scopes(self) -> list[str]:
-        return sorted({scope for scope, _ in await self.svc.scopes()})
+        """The scopes bound to a Memory with at least one live entry (an empty scope gets no loops)."""
+        live = {head.memory_id for head in await self.svc.memories() if head.active_count}
+        return sorted({scope for scope, memory in await self.svc.scopes() if memory in live})
 
     async def run(self, stop: asyncio.Event) -> int:
         cfg = self.settings
-        self._start("embedding", None, cfg.embed_every_s, self.check_embedding, stop)
         self._start("storage", None, cfg.maintain_every_s, self.check_storage, stop)
+        self._start("embedding (no scope)", None, cfg.embed_every_s, self.check_unbound_embedding, stop)
         while not stop.is_set():
             for scope in await self._scopes():
-                name = f"maintenance {scope}"
-                if name not in self._tasks:
-                    self._start(name, scope, cfg.maintain_every_s, functools.partial(self.check_scope, scope), stop)
+                if f"maintenance {scope}" in self._tasks:
+                    continue
+                embed = functools.partial(self.check_embedding, scope)
+                self._start(f"embedding {scope}", scope, cfg.embed_every_s, embed, stop)
+                check = functools.partial(self.check_scope, scope)
+                self._start(f"maintenance {scope}", scope, cfg.maintain_every_s, check, stop)
             if cfg.once:
                 break
             with contextlib.suppress(TimeoutError):

@@ -1,21 +1,25 @@
 """The optional model judge: a chat model (an OpenAI-compatible endpoint, :class:`memstone.chat.OpenAICompatibleChat`)
-proposes what the deterministic judges cannot see in wording alone. Off by default. Three kinds:
+proposes what the deterministic judges cannot see in wording alone. Off by default. Four kinds:
 
 - ``merges``: restatements (a ``duplicate`` merge, the survivor first, optionally with a merged text);
 - ``supersedes``: a newer entry replaces an older one that says something else now (a ``prune`` merge of the
   older into the newer: the newer's text stays, the older's flags, tags and sources are kept on it);
 - ``stale``: an entry contradicted by another (``contradicts``: the entry that says otherwise) or otherwise
-  out of date; proposed ``flag_stale`` (tagged stale on accept, never deleted).
+  out of date; proposed ``flag_stale`` (tagged stale on accept, never deleted);
+- ``summaries``: a text that summarizes two or more entries of the partition; proposed ``summarize`` (on
+  accept, one new entry of the partition's kind that ``summarizes`` each of them: it reads stale once one of
+  them changes, :func:`memstone.maintenance.evidence.summary_stale`).
 
 Its answer is an untrusted candidate. It is parsed as JSON and validated here: every id must be a live entry of
 the partition that no other proposal of the run holds, at least one of them changed since the last pass (the
 digest gate: a partition with no changed entry is never sent), the survivor is not absorbed, a merged text is
-a non-blank string within the entry size limit; a supersede's two entries differ; a stale entry's ``contradicts``
-(when given) is another live entry. What survives becomes a proposal marked ``judge="model"`` whose evidence is
-the model's own one-sentence reason (and, for a contradiction, the entry that contradicts); it never decides
-anything by itself: an APPLY run leaves it PROPOSED for a person (or an
-agent acting for one) to accept, and accepting writes it through the service's normal path like any other.
-Each call's tokens are counted in the run record.
+a non-blank string within the entry size limit that holds no secret; a supersede's two entries differ; a stale
+entry's ``contradicts`` (when given) is another live entry; a summary names two or more distinct entries and
+its text is non-blank, within the size limit and holds no secret (the write path refuses one anyway). What
+survives becomes a proposal marked ``judge="model"`` whose evidence is the model's own one-sentence reason
+(and, for a contradiction, the entry that contradicts); it never decides anything by itself: an APPLY run
+leaves it PROPOSED for a person (or an agent acting for one) to accept, and accepting writes it through the
+service's normal path like any other. Each call's tokens are counted in the run record.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any
 
 from ..domain.ids import EntryId
 from ..domain.model import EntryVersion
+from ..domain.secrets import contains_secret
 from ..ports import ChatModel, ChatResult
 from .judges import Draft
 
@@ -36,13 +41,16 @@ SYSTEM = (
     '{"merges": [{"survivor": "<entry id>", "absorbed": ["<entry id>"], "text": "<merged text, or null to keep '
     'the survivor\'s>", "why": "<one sentence>"}], '
     '"supersedes": [{"newer": "<entry id>", "older": "<entry id>", "why": "<one sentence>"}], '
-    '"stale": [{"entry": "<entry id>", "contradicts": "<entry id, or null>", "why": "<one sentence>"}]}. '
+    '"stale": [{"entry": "<entry id>", "contradicts": "<entry id, or null>", "why": "<one sentence>"}], '
+    '"summaries": [{"entries": ["<entry id>", "<entry id>"], "text": "<the summary>", "why": "<one sentence>"}]}. '
     "merges: entries that state the same rule, fact or preference in other words; never merge two different "
     "rules, even on the same subject. supersedes: a newer entry that replaces an older one on the same point (the "
     "older is then retired into it). stale: an entry another one contradicts, or that is plainly out of date. "
+    "summaries: one short text that says what several related entries say together (they are kept). "
     "Each item must involve an entry marked changed. When unsure, propose nothing: "
-    '{"merges": [], "supersedes": [], "stale": []}.'
+    '{"merges": [], "supersedes": [], "stale": [], "summaries": []}.'
 )
+LISTS = ("supersedes", "stale", "summaries")
 
 
 _Check = Callable[[object, set[EntryId], set[EntryId], set[EntryId]], str | None]
@@ -77,10 +85,10 @@ def judge(
     if not isinstance(data, dict):
         return [], ["the answer is not a JSON object"]
     merges = data.get("merges", [])
-    if not isinstance(merges, list) or not all(isinstance(data.get(k, []), list) for k in ("supersedes", "stale")):
-        return [], ["'merges', 'supersedes' and 'stale' must be lists"]
-    if not any(k in data for k in ("merges", "supersedes", "stale")):
-        return [], ["the answer has none of 'merges', 'supersedes', 'stale'"]
+    if not isinstance(merges, list) or not all(isinstance(data.get(k, []), list) for k in LISTS):
+        return [], ["'merges', 'supersedes', 'stale' and 'summaries' must be lists"]
+    if not any(k in data for k in ("merges", *LISTS)):
+        return [], ["the answer has none of 'merges', 'supersedes', 'stale', 'summaries'"]
     out: list[Draft] = []
 
     def passing(label: str, items: list[Any], check: _Check) -> Iterator[dict[str, Any]]:
@@ -132,6 +140,16 @@ def judge(
                 evidence=f"model judge ({model}): {said}", judge="model",
             )
         )  # fmt: skip
+    for m in passing("summary", data.get("summaries", []), _check_summary):
+        summarized = tuple(EntryId(e) for e in m["entries"])
+        taken.update(summarized)
+        out.append(
+            Draft(
+                kind="summary", partition=partition, action="summarize", entries=summarized,
+                evidence=f"model judge ({model}): {_why(m, 'they belong together')}", text=m["text"].strip(),
+                judge="model",
+            )
+        )  # fmt: skip
     return out, refused
 
 
@@ -162,6 +180,30 @@ def _check_stale(m: object, ids: set[EntryId], changed: set[EntryId], taken: set
     return _known([entry], ids, changed, taken, also_changed=[against] if isinstance(against, str) else [])
 
 
+def _check_summary(m: object, ids: set[EntryId], changed: set[EntryId], taken: set[EntryId]) -> str | None:
+    if not isinstance(m, dict):
+        return "not an object"
+    entries, text = m.get("entries"), m.get("text")
+    if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+        return "needs an entries list of entry ids"
+    if len(set(entries)) < 2 or len(set(entries)) != len(entries):
+        return "a summary names two or more distinct entries"
+    known = _known(entries, ids, changed, taken)
+    if known is not None:
+        return known
+    return _text_refused(text, "the summary")
+
+
+def _text_refused(text: object, what: str) -> str | None:
+    if not isinstance(text, str) or not text.strip():
+        return f"{what} is blank or not a string"
+    if len(text.encode("utf-8")) > MAX_TEXT_BYTES:
+        return f"{what} is over {MAX_TEXT_BYTES} bytes"
+    if contains_secret(text):
+        return f"{what} holds what looks like a secret"
+    return None
+
+
 def _known(
     every: list[str], ids: set[EntryId], changed: set[EntryId], taken: set[EntryId], also_changed: Sequence[str] = ()
 ) -> str | None:
@@ -190,11 +232,7 @@ def _check(m: object, ids: set[EntryId], changed: set[EntryId], taken: set[Entry
     known = _known(every, ids, changed, taken)
     if known is not None:
         return known
-    if text is not None and (not isinstance(text, str) or not text.strip()):
-        return "the merged text is blank or not a string"
-    if isinstance(text, str) and len(text.encode("utf-8")) > MAX_TEXT_BYTES:
-        return f"the merged text is over {MAX_TEXT_BYTES} bytes"
-    return None
+    return None if text is None else _text_refused(text, "the merged text")
 
 
 async def ask(chat: ChatModel, user: str) -> ChatResult:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ..domain.errors import NotFound
 from ..domain.ids import new_ulid
 from ..domain.maintenance import MaintenanceMode, MaintenanceRun, parse_mode
+from .evidence import GitEvidence
 from .runner import MaintenanceSettings, Progress, RunReport, maintain, scope_for, store_of, take_lease
 
 if TYPE_CHECKING:
@@ -23,9 +24,11 @@ if TYPE_CHECKING:
 
 
 async def enqueue(
-    svc: MemoryService, *, scope: str | None = None, mode: MaintenanceMode | str = "DRY_RUN"
+    svc: MemoryService, *, scope: str | None = None, mode: MaintenanceMode | str = "DRY_RUN", repo: str | None = None
 ) -> MaintenanceRun:
-    """Record a run request (QUEUED, unclaimed) for the caller's scope; returns it. Nothing runs yet.
+    """Record a run request (QUEUED, unclaimed) for the caller's scope; returns it. Nothing runs yet. ``repo``:
+    the git work tree code evidence is checked in, as the caller's direct run would use it (checked now; whoever
+    carries the request out uses it, see :func:`~memstone.maintenance.maintain`).
 
     >>> req = await enqueue(svc, scope="memstone://orgs/acme/projects/web", mode="apply")   # doctest: +SKIP
     >>> (await run_record(svc, req.run_id)).status                                         # doctest: +SKIP
@@ -36,8 +39,9 @@ async def enqueue(
     run_mode = parse_mode(mode)
     store = store_of(svc)
     uri = await scope_for(svc, scope)
+    top = str(GitEvidence(repo).root) if repo is not None else None  # not a work tree: InvalidInput, nothing queued
     run = MaintenanceRun(
-        run_id=new_ulid("mrun_"), scope=uri, mode=run_mode, status="QUEUED", created_at=utc_now(), holder=""
+        run_id=new_ulid("mrun_"), scope=uri, mode=run_mode, status="QUEUED", created_at=utc_now(), holder="", repo=top
     )
     await store.save_maintenance(run)
     return run

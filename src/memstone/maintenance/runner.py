@@ -344,7 +344,8 @@ async def maintain(
     The judges are deterministic and need no model. ``model`` adds capture's paraphrase rule (vectors of the
     changed entries' partitions): an embedding model, or True for the service's own; False/None (the default)
     none. A run over unchanged memory calls no model at all. ``request``: a queued run record
-    (:func:`memstone.maintenance.queue.enqueue`) to carry out; its scope and mode replace ``scope``/``mode``.
+    (:func:`memstone.maintenance.queue.enqueue`) to carry out; its scope and mode replace ``scope``/``mode``, and
+    its repository (the requester's work tree, when it named one) replaces ``settings.judges.repo``.
 
     >>> report = await maintain(svc, scope="memstone://orgs/acme/projects/web", mode="apply")   # doctest: +SKIP
     >>> report.run.status, report.run.totals["proposals"]                             # doctest: +SKIP
@@ -357,19 +358,33 @@ async def maintain(
     run_mode = parse_mode(request.mode if request is not None else mode)
     store = store_of(svc)
     uri = await scope_for(svc, request.scope if request is not None else scope)
+    holder = f"{socket.gethostname()}:{os.getpid()}"
+    if request is not None and request.repo is not None:  # the requester's work tree, as its direct run used it
+        cfg = replace(cfg, judges=replace(cfg.judges, repo=request.repo))
     if cfg.judges.repo is not None:
-        evidence.GitEvidence(cfg.judges.repo)  # a repository that is not one is refused before the run starts
+        try:
+            evidence.GitEvidence(cfg.judges.repo)  # a repository that is not one is refused before the run starts
+        except InvalidInput as exc:
+            if request is None:
+                raise
+            # Trigger: a queued request whose work tree is not one where it is carried out (another machine, or
+            # removed since). Why: a run without it would miss the stale evidence its caller asked for. Outcome:
+            # the request is recorded FAILED with the reason (carry_out took its lease: released here).
+            failed = replace(request, status="FAILED", holder=holder, finished_at=utc_now(), error=str(exc))
+            await store.save_maintenance(failed)
+            await store.release_maintenance(uri, request.run_id)
+            return RunReport(run=failed, proposals=())
     judge_model: EmbeddingModel | None
     if isinstance(model, bool):
         judge_model = (svc.indexer.model if svc.indexer is not None else None) if model else None
     else:
         judge_model = model
-    holder = f"{socket.gethostname()}:{os.getpid()}"
     run = MaintenanceRun(
         run_id=new_ulid("mrun_"), scope=uri, mode=run_mode, status="QUEUED", created_at=utc_now(), holder=holder
     )
     if request is not None:
         run = replace(request, scope=uri, mode=run_mode, status="QUEUED", holder=holder)
+    run = replace(run, repo=cfg.judges.repo)
     deadline = time.monotonic() + cfg.timeout_s
     other = await take_lease(store, uri, run.run_id, holder, cfg.lease_ttl_s)
     if other is not None:
@@ -405,7 +420,7 @@ async def maintain(
     state = _Run(svc, store, replace(run, status="RUNNING", started_at=utc_now()), cfg, judge_model, say)
     state.resume = resume
     say(f"run {run.run_id} started on {uri} ({run_mode})")
-    renew = asyncio.create_task(_renew(store, uri, run.run_id, holder, cfg.lease_ttl_s))
+    renew = asyncio.create_task(renew_lease(store, uri, run.run_id, holder, cfg.lease_ttl_s))
     try:
         await store.save_maintenance(state.run)
         try:
@@ -467,8 +482,9 @@ def _dead_here(holder: str) -> bool:
     return False
 
 
-async def _renew(store: MaintenanceStore, scope: str, run_id: str, holder: str, ttl_s: float) -> None:
-    """Keep the lease while the run works (a run that dies stops renewing; its lease runs out)."""
+async def renew_lease(store: MaintenanceStore, scope: str, run_id: str, holder: str, ttl_s: float) -> None:
+    """Keep the lease while the run (or a daemon's embedding check) works; one that dies stops renewing, and its
+    lease runs out."""
     while True:
         await asyncio.sleep(ttl_s / 3)
         await store.lease_maintenance(scope, run_id, holder, ttl_s)
@@ -479,6 +495,7 @@ __all__ = [
     "Progress",
     "RunReport",
     "maintain",
+    "renew_lease",
     "repo_for",
     "scope_for",
     "store_of",

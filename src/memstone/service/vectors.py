@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 from ..domain.errors import CapabilityNotSupportedError, ProfileMismatchError
+from ..domain.ids import MemoryId
 from ..domain.scopes import org_of_scope
 from ..indexing import Progress, VectorIndexer
 from ..ports import EmbeddingModel, EmbeddingProfile
@@ -25,11 +26,22 @@ class Vectors:
         """The organizations that chose their own embedding profile, and that profile (read now)."""
         return await self._core.backend.org_profiles()
 
-    async def vector_backlog(self) -> int:
-        """How many active entries lack a vector: on the store's profile and on every org's own."""
+    async def vector_backlog(self, *, memory: MemoryId | None = None) -> int:
+        """How many active entries lack a vector: on the store's profile and on every org's own (of one Memory,
+        on its route, when ``memory`` is given)."""
         backend = self._core.backend
         orgs = await backend.org_profiles()
+        if memory is not None:
+            return await backend.vector_backlog(org=(await self._route_of(memory, orgs)).org, memory_id=memory)
         return await backend.vector_backlog() + sum([await backend.vector_backlog(org=o) for o in sorted(orgs)])
+
+    async def _route_of(self, memory: MemoryId, profiles: dict[str, EmbeddingProfile]) -> Route:
+        """The route of one Memory: its org's own profile when the org chose one, else the store's."""
+        scope = await self._core.scope_of(memory)
+        org = org_of_scope(scope) if scope is not None else None
+        return (
+            self._route(org, profiles) if org is not None else Route(None, self._core.backend.state.embedding_profile)
+        )
 
     async def backfill(
         self,
@@ -38,14 +50,18 @@ class Vectors:
         progress: Progress | None = None,
         org: str | None = None,
         model: EmbeddingModel | None = None,
+        memory: MemoryId | None = None,
     ) -> int:
         """Embed every active entry that has no vector yet; resumable (a rerun picks up what is missing).
 
         ``org``: only that organization's Memories (with its own profile's model, if it chose one). Without it:
         the Memories on the store's profile, then those of every org with its own profile whose model is installed.
+        ``memory``: only that Memory's entries, on its route (the daemon's per-scope loop).
         ``model``: embed with this model; one whose profile is not the route's is refused (nothing is stored).
         """
         profiles = await self._core.backend.org_profiles()
+        if memory is not None:
+            return await self._fill(await self._route_of(memory, profiles), model, batch, progress, memory)
         if org is not None:
             org = canonical_org(org)
             return await self._fill(self._route(org, profiles), model, batch, progress)
@@ -66,7 +82,14 @@ class Vectors:
             return Route(org, profiles[org])
         return Route(None, self._core.backend.state.embedding_profile)  # an org on the store's profile
 
-    async def _fill(self, route: Route, model: EmbeddingModel | None, batch: int, progress: Progress | None) -> int:
+    async def _fill(
+        self,
+        route: Route,
+        model: EmbeddingModel | None,
+        batch: int,
+        progress: Progress | None,
+        memory: MemoryId | None = None,
+    ) -> int:
         routes = self._core.routes
         indexer = VectorIndexer(model) if model is not None else routes.indexer(self._core, route, load=True)
         if indexer is None:
@@ -83,9 +106,9 @@ class Vectors:
             )
         backend = self._core.backend
         done = 0
-        total = await backend.vector_backlog(org=route.org)
+        total = await backend.vector_backlog(org=route.org, memory_id=memory)
         while True:
-            pending = await backend.missing_vectors(batch, org=route.org)
+            pending = await backend.missing_vectors(batch, org=route.org, memory_id=memory)
             if not pending:
                 break
             vectors = await indexer.vectors_for(pending)

@@ -45,7 +45,7 @@ async def start_run(call: Call) -> Response:
     if body.background:
         # The request is a QUEUED record in the store first: were this server to stop before the run starts,
         # the request stays queued for `memstone daemon` (or the next async start's worker) to carry out.
-        request = await enqueue(call.gate.service, scope=scope, mode=body.mode)
+        request = await enqueue(call.gate.service, scope=scope, mode=body.mode, repo=judged.repo)
         task: asyncio.Task[object] = asyncio.create_task(_carry(call.gate.service, request, settings))
         _BACKGROUND.add(task)
         task.add_done_callback(_BACKGROUND.discard)

@@ -45,6 +45,7 @@ class MaintenanceRunOut(Open):
     mode: Literal["DRY_RUN", "APPLY"]
     status: Literal["QUEUED", "RUNNING", "COMPLETED", "FAILED", "TIMED_OUT"]
     queued_behind: str | None
+    repo: str | None = Field(default=None, description="The git work tree code evidence is checked in, if any.")
     listed: int
     retries: int
     model_calls: int
@@ -58,7 +59,7 @@ class MaintenanceProposalOut(Open):
     proposal_id: str
     run_id: str
     scope: str
-    kind: Literal["duplicate", "prune", "slug", "stale", "empty", "mandatory"]
+    kind: Literal["duplicate", "prune", "slug", "stale", "summary", "empty", "mandatory"]
     action: str
     entries: list[str]
     hashes: dict[str, str]

@@ -359,7 +359,7 @@ class ProposalOut(Out):
 
     id: str
     run: str
-    kind: Literal["duplicate", "prune", "slug", "stale", "empty", "mandatory"]
+    kind: Literal["duplicate", "prune", "slug", "stale", "summary", "empty", "mandatory"]
     action: str
     entries: list[str]
     evidence: str

@@ -459,14 +459,16 @@ class StoreCore:
         """
         return await self._run(self._vectors.configure_sync, profile, record)
 
-    async def missing_vectors(self, limit: int, *, org: str | None = None) -> list[EntryVersion]:
+    async def missing_vectors(
+        self, limit: int, *, org: str | None = None, memory_id: MemoryId | None = None
+    ) -> list[EntryVersion]:
         """Current versions of active entries that lack a vector for their profile: of ``org``'s Memories, or
-        (None) of the Memories on the store's profile."""
-        return await self._run(self._vectors.missing_sync, limit, org)
+        (None) of the Memories on the store's profile; of that selection, only ``memory_id``'s when given."""
+        return await self._run(self._vectors.missing_sync, limit, org, memory_id)
 
-    async def vector_backlog(self, *, org: str | None = None) -> int:
+    async def vector_backlog(self, *, org: str | None = None, memory_id: MemoryId | None = None) -> int:
         """How many active entries of that selection (see ``missing_vectors``) lack a vector."""
-        return await self._run(self._vectors.backlog_sync, org)
+        return await self._run(self._vectors.backlog_sync, org, memory_id)
 
     async def put_vectors(
         self,

@@ -234,22 +234,24 @@ class VectorPart:
             p.complete_cache[key] = cached
         return cached
 
-    def _selection(self, org: str | None) -> tuple[list[Revision], Route]:
-        """The heads of ``org``'s Memories (None: of the Memories on the store's profile) and their route."""
+    def _selection(self, org: str | None, memory_id: MemoryId | None = None) -> tuple[list[Revision], Route]:
+        """The heads of ``org``'s Memories (None: of the Memories on the store's profile), only ``memory_id``'s
+        when given, and their route."""
         p = self.p
         profiles = self.routes.org_profiles()
+        heads = [h for h in p.rows.heads() if memory_id is None or h.memory_id == memory_id]
         if org is not None:
             members = set(self.routes.members(org))
             route = self.routes.of_org(org, profiles[org]) if org in profiles else self.routes.default()
-            return [h for h in p.rows.heads() if h.memory_id in members], route
+            return [h for h in heads if h.memory_id in members], route
         routed = self.routes.routed(profiles)
-        return [h for h in p.rows.heads() if h.memory_id not in routed], self.routes.default()
+        return [h for h in heads if h.memory_id not in routed], self.routes.default()
 
-    def missing_sync(self, limit: int, org: str | None = None) -> list[EntryVersion]:
+    def missing_sync(self, limit: int, org: str | None = None, memory_id: MemoryId | None = None) -> list[EntryVersion]:
         p = self.p
         out: list[EntryVersion] = []
         with p.engine.read_txn():
-            heads, route = self._selection(org)
+            heads, route = self._selection(org, memory_id)
             profile = route.profile if route.org is not None else p.vector_profile
             if profile is None:
                 raise CapabilityNotSupportedError("vector", "no embedding profile is configured for this store")
@@ -261,10 +263,10 @@ class VectorPart:
                     break
         return out
 
-    def backlog_sync(self, org: str | None = None) -> int:
+    def backlog_sync(self, org: str | None = None, memory_id: MemoryId | None = None) -> int:
         p = self.p
         with p.engine.read_txn():
-            heads, route = self._selection(org)
+            heads, route = self._selection(org, memory_id)
             profile = route.profile if route.org is not None else p.vector_profile
             if profile is None:
                 return 0

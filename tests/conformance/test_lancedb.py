@@ -53,3 +53,25 @@ class TestLanceLocalVectors(LocalStores, VectorConformance):
 
 class TestLanceS3(S3Stores, MemoryBackendConformance):
     embedding = "hashing-64"
+
+
+class IndexedStores:
+    """Stores whose every write also feeds LanceDB's search tables (``?search=eager``): every search of the suite
+    then takes its candidates from LanceDB's FTS index and vector table (docs/engines/lancedb.md, "Search")."""
+
+    @pytest.fixture
+    def store_url(self, tmp_path: Path) -> str:
+        return f"lancedb:///{tmp_path / 'store'}?search=eager"
+
+    @pytest.fixture
+    def empty_stores(self, tmp_path: Path) -> Callable[[str], str]:
+        return lambda name: f"lancedb:///{tmp_path / ('other-' + name)}?search=eager"
+
+
+class TestLanceLocalIndexed(IndexedStores, MemoryBackendConformance):
+    embedding = "hashing-64"
+
+
+class TestLanceLocalIndexedVectors(IndexedStores, VectorConformance):
+    model_name = "hashing-64"
+    semantic = False

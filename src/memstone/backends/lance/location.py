@@ -24,6 +24,7 @@ class LanceLocation:
     uri: str  # what lancedb.connect takes: a local path or s3://bucket/prefix
     where: str  # what messages name (no credentials)
     storage_options: Mapping[str, str] = field(default_factory=dict, repr=False)
+    eager_feed: bool = False  # ``?search=eager``: every write also feeds LanceDB's search tables
 
 
 def s3_options(env: Mapping[str, str]) -> dict[str, str]:
@@ -47,9 +48,15 @@ def s3_options(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def parse_location(url: StoreURL, env: Mapping[str, str] | None = None) -> LanceLocation:
-    location = url.location
-    if "?" in location:
-        raise InvalidInput(f"{url.url!r}: the LanceDB engine takes no options", hint="drop the ?… part")
+    location, _, query = url.location.partition("?")
+    eager = False
+    if query:
+        if query not in ("search=eager", "search=gated"):
+            raise InvalidInput(
+                f"{url.url!r}: the LanceDB engine takes one option, search=eager or search=gated",
+                hint="drop the ?… part, or write ?search=eager to feed the search indexes on every write",
+            )
+        eager = query == "search=eager"
     if url.scheme == "lancedb":
         rest = location[1:] if location.startswith("/") else ""
         if not location.startswith("/") or not rest.strip("/"):
@@ -58,7 +65,7 @@ def parse_location(url: StoreURL, env: Mapping[str, str] | None = None) -> Lance
                 hint="write lancedb:///relative/folder or lancedb:////absolute/folder",
             )
         path = os.path.abspath(os.path.expanduser(rest))
-        return LanceLocation(uri=path, where=path)
+        return LanceLocation(uri=path, where=path, eager_feed=eager)
     if url.scheme == "lancedb+s3":
         bucket, _, prefix = location.partition("/")
         if not bucket or "@" in bucket:
@@ -67,7 +74,8 @@ def parse_location(url: StoreURL, env: Mapping[str, str] | None = None) -> Lance
                 hint="write lancedb+s3://BUCKET/PREFIX; credentials come from AWS_* environment variables",
             )
         uri = f"s3://{bucket}/{prefix.strip('/')}" if prefix.strip("/") else f"s3://{bucket}"
-        return LanceLocation(uri=uri, where=uri, storage_options=s3_options(os.environ if env is None else env))
+        options = s3_options(os.environ if env is None else env)
+        return LanceLocation(uri=uri, where=uri, storage_options=options, eager_feed=eager)
     raise InvalidInput(f"{url.url!r} is not a LanceDB store URL", hint="write lancedb:///folder")
 
 

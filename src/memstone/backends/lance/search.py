@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +63,22 @@ class SearchState:
     vector_table: str
     vector_mark: int
     generation: str
+
+
+def _preempted(exc: Exception) -> bool:
+    """LanceDB refused a commit because another process committed a conflicting one first."""
+    text = str(exc).lower()
+    return "conflict" in text or "preempted" in text
+
+
+def _unless_preempted(fn: Callable[[Any], None], table: Any) -> None:
+    """Run an index build or update, skipped when a concurrent feeder preempted it: the rows it would index are
+    searched exactly by LanceDB meanwhile, and the next feed updates the index."""
+    try:
+        fn(table)
+    except Exception as exc:
+        if not _preempted(exc):
+            raise
 
 
 def _in(column: str, values: Sequence[str]) -> str:
@@ -123,7 +139,7 @@ class LanceSearchTables:
             self._open(TEXT_TABLE)
             .search(query, query_type="fts")
             .where(_in("memory_id", memory_ids), prefilter=True)
-            .select(["memory_id", "entry_id", "entry_version_id"])
+            .select(["memory_id", "entry_id", "entry_version_id", "_score"])
             .limit(limit)
             .to_arrow()
             .to_pylist()
@@ -179,7 +195,7 @@ class LanceSearchTables:
             marks[str(mid)] = int(revision)
         text = self._append(TEXT_TABLE, _TEXT_SCHEMA, texts)
         if texts or not text.list_indices():
-            self._index_text(text)
+            _unless_preempted(self._index_text, text)
         vector_table, vector_mark, fed_vectors = "", 0, 0
         if dimension is not None:
             vector_table, vector_mark, fed_vectors = self._feed_vectors(conn, old, generation, dimension)
@@ -268,13 +284,16 @@ class LanceSearchTables:
         table = self._append(name, schema, [])
         if rows:
             mark = int(rows[-1][0])
-            if table.list_indices():
-                table.optimize()
-            elif table.count_rows() >= self.vector_index_rows:
-                from lancedb.index import HnswSq
-
-                table.create_index("vector", config=HnswSq(distance_type="l2"))
+            _unless_preempted(self._index_vectors, table)
         return name, mark, len(rows)
+
+    def _index_vectors(self, table: Any) -> None:
+        if table.list_indices():
+            table.optimize()  # the windows added since the last build join the index
+        elif table.count_rows() >= self.vector_index_rows:
+            from lancedb.index import HnswSq
+
+            table.create_index("vector", config=HnswSq(distance_type="l2"))
 
     def _write_state(self, data: pa.Table) -> None:
         try:
@@ -283,7 +302,13 @@ class LanceSearchTables:
             self.log.db.create_table(STATE_TABLE, data=data, exist_ok=True)
             self._tables.pop(STATE_TABLE, None)
             table = self._open(STATE_TABLE)
-        table.merge_insert("key").when_matched_update_all().when_not_matched_insert_all().execute(data)
+        for attempt in range(5):  # another feeder's state write preempted this one: the last one wins
+            try:
+                table.merge_insert("key").when_matched_update_all().when_not_matched_insert_all().execute(data)
+                return
+            except Exception as exc:
+                if not _preempted(exc) or attempt == 4:
+                    raise
 
     def _drop(self, name: str) -> None:
         self._tables.pop(name, None)

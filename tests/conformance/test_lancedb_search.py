@@ -35,9 +35,10 @@ def texts(n: int, salt: str = "") -> list[EntryInput]:
     ]
 
 
-async def hit_ids(svc: MemoryService, rev: Revision, query: str, mode: str) -> list[tuple[str, str]]:
+async def hit_ids(svc: MemoryService, rev: Revision, query: str, mode: str) -> list[tuple[str, str, float]]:
+    """The hits of a search: entry, version and score (scores equal to the last bit on both paths)."""
     found = await svc.search(query, memories=[rev.memory_id], mode=mode, limit=20)  # type: ignore[arg-type]
-    return [(h.entry_id, h.entry_version_id) for h in found.hits]
+    return [(h.entry_id, h.entry_version_id, h.score) for h in found.hits]
 
 
 async def test_fts_candidates_come_from_lancedb_after_the_feed_and_a_later_write_is_found(tmp_path: Path) -> None:
@@ -55,7 +56,7 @@ async def test_fts_candidates_come_from_lancedb_after_the_feed_and_a_later_write
         assert engine.search_tables.indexes()[TEXT_TABLE] == ["FTS"]
         replica_before = engine.stats["text_replica"]
         after = [await hit_ids(svc, rev, q, "fts") for q in queries]
-        assert after == before  # the same hits, in the same order, as the replica's own search
+        assert after == before  # the same hits, order and scores as the replica's own search
         assert engine.stats["text_index"] >= 3 and engine.stats["text_replica"] == replica_before
 
         # Above the watermark: a write after the feed is found at once, though LanceDB's table does not hold it.
@@ -123,7 +124,7 @@ async def test_a_replica_behind_the_feed_searches_itself(tmp_path: Path) -> None
         assert engine.search_tables.state() is not None
         # The reader catches up before it reads, so it stands at the feed and takes LanceDB's candidates.
         used = engine.stats["text_index"]
-        assert first.entry_id not in {e for e, _ in await hit_ids(reader, rev, "kafka", "fts")}
+        assert first.entry_id not in {e for e, _, _ in await hit_ids(reader, rev, "kafka", "fts")}
         assert engine.stats["text_index"] == used + 1
 
 

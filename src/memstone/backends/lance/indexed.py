@@ -10,6 +10,8 @@ search answers what the replica path answers, with LanceDB's indexes choosing th
 
 from __future__ import annotations
 
+import math
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +30,71 @@ TAIL_MAX = 20_000  # rows above a watermark searched exactly; beyond this the re
 
 def _marks(n: int) -> str:
     return ",".join("?" * n)
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """One SQLite varint (what FTS5 writes) at ``at``: (value, next offset)."""
+    value = 0
+    for i in range(8):
+        byte = data[at + i]
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value, at + i + 1
+    return (value << 8) | data[at + 8], at + 9
+
+
+def _bm25(conn: Conn, terms: Sequence[str], rows: dict[int, Any]) -> list[tuple[float, int, Any]]:
+    """FTS5's ``bm25()`` of the replica's index for these head rows (``filtered_heads``: their text is column 5),
+    best first with ties by key, the rows no term matches left out: the score and order the replica's own
+    search gives them, computed for these rows only.
+
+    Calling ``bm25()`` with ``rowid IN (…)`` would cost a full count of every term's matches per row (FTS5
+    recounts its statistics per lookup), so the same formula runs here, in the same double arithmetic, on the
+    same statistics: the row count and total size from the index's averages record, each term's matching-row
+    count, and each row's tokens (Analyzer v1's, which FTS5 keeps whole: one token per space-separated term).
+    """
+    if not rows:
+        return []
+    block = conn.q("SELECT block FROM memory_entry_search_fts_data WHERE id = 1")  # FTS5's averages record
+    n_row, at = _varint(bytes(block[0][0]), 0)
+    n_token, _ = _varint(bytes(block[0][0]), at)
+    avgdl = n_token / n_row
+    idf = []
+    for term in terms:
+        n_hit = int(
+            conn.q(
+                "SELECT count(*) FROM memory_entry_search_fts WHERE memory_entry_search_fts MATCH ?",
+                [match_expression([term])],
+            )[0][0]
+        )
+        value = math.log((n_row - n_hit + 0.5) / (n_hit + 0.5))
+        idf.append(value if value > 0.0 else 1e-6)
+    k1, b = 1.2, 0.75
+    out = []
+    for key, row in rows.items():
+        tokens = str(row[5]).split()
+        counts = {t: 0 for t in terms}
+        for t in tokens:
+            if t in counts:
+                counts[t] += 1
+        if not any(counts.values()):
+            continue
+        d = float(len(tokens))
+        score = 0.0
+        for term, weight in zip(terms, idf, strict=True):
+            freq = float(counts[term])
+            score += weight * ((freq * (k1 + 1.0)) / (freq + k1 * (1 - b + b * d / avgdl)))
+        out.append((-1.0 * score, key, row))
+    out.sort(key=lambda r: (r[0], r[1]))  # as ``ORDER BY bm25(…), rowid``
+    return [(-bm25, key, row) for bm25, key, row in out]
+
+
+def _plain(terms: Sequence[str]) -> bool:
+    """Whether every term is one FTS5 token (letters, digits, marks, ``_``), as Analyzer v1's terms are."""
+    return all(
+        t and all(c == "_" or unicodedata.category(c)[0] in "LNM" or unicodedata.category(c) == "Co" for c in t)
+        for t in terms
+    )
 
 
 class IndexedSearch:
@@ -53,7 +120,7 @@ class IndexedSearch:
 
     def _head_candidates(self, conn: Conn, ask: Candidates, inner: SQLiteFullText) -> list[FtsRow] | None:
         state = self._usable()
-        if state is None:
+        if state is None or not _plain(ask.terms):
             return None
         mids = list(ask.memory_ids)
         heads = dict(
@@ -91,26 +158,12 @@ class IndexedSearch:
             )
         if not keys:
             return [] if len(found) < wide else None
-        ranked: list[Any] = []
-        ordered = sorted(keys)
-        for i in range(0, len(ordered), 30_000):
-            part = ordered[i : i + 30_000]
-            ranked += conn.q(
-                "SELECT rowid, bm25(memory_entry_search_fts) FROM memory_entry_search_fts "
-                f"WHERE memory_entry_search_fts MATCH ? AND rowid IN ({_marks(len(part))})",
-                [match_expression(ask.terms), *part],
-            )
-        ranked.sort(key=lambda r: (float(r[1]), int(r[0])))  # bm25() is negated: lower is better
-        passing = inner.filtered_heads(conn, [int(r[0]) for r in ranked], ask.where, ask.args)
+        ranked = _bm25(conn, ask.terms, inner.filtered_heads(conn, sorted(keys), ask.where, ask.args))
         out: list[FtsRow] = []
-        for key, score in ranked:
-            h = passing.get(int(key))
-            if h is not None:
-                out.append(
-                    FtsRow(MemoryId(h[1]), EntryId(h[2]), EntryVersionId(h[3]), h[4], int(key), -float(score), h[5])
-                )
-                if len(out) == ask.depth:
-                    return out
+        for score, key, h in ranked:
+            out.append(FtsRow(MemoryId(h[1]), EntryId(h[2]), EntryVersionId(h[3]), h[4], key, score, h[5]))
+            if len(out) == ask.depth:
+                return out
         # Fewer than asked: exact only if LanceDB listed every match it has (else a row past its cut may pass).
         return out if len(found) < wide else None
 

@@ -17,14 +17,16 @@ pytest.importorskip("lancedb")
 
 
 class LocalStores:
+    options = ""  # the URL's ?… part
+
     @pytest.fixture
     def store_url(self, tmp_path: Path) -> str:
-        return f"lancedb:///{tmp_path / 'store'}"
+        return f"lancedb:///{tmp_path / 'store'}{self.options}"
 
     @pytest.fixture
     def empty_stores(self, tmp_path: Path) -> Callable[[str], str]:
         """Further fresh stores, one folder per name."""
-        return lambda name: f"lancedb:///{tmp_path / ('other-' + name)}"
+        return lambda name: f"lancedb:///{tmp_path / ('other-' + name)}{self.options}"
 
 
 class S3Stores:
@@ -55,17 +57,11 @@ class TestLanceS3(S3Stores, MemoryBackendConformance):
     embedding = "hashing-64"
 
 
-class IndexedStores:
+class IndexedStores(LocalStores):
     """Stores whose every write also feeds LanceDB's search tables (``?search=eager``): every search of the suite
     then takes its candidates from LanceDB's FTS index and vector table (docs/engines/lancedb.md, "Search")."""
 
-    @pytest.fixture
-    def store_url(self, tmp_path: Path) -> str:
-        return f"lancedb:///{tmp_path / 'store'}?search=eager"
-
-    @pytest.fixture
-    def empty_stores(self, tmp_path: Path) -> Callable[[str], str]:
-        return lambda name: f"lancedb:///{tmp_path / ('other-' + name)}?search=eager"
+    options = "?search=eager"
 
 
 class TestLanceLocalIndexed(IndexedStores, MemoryBackendConformance):

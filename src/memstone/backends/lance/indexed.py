@@ -13,16 +13,14 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ..sql.engine import Candidates, Conn, FtsRow, Nearest
 from ..sqlite.fts import SQLiteFullText, match_expression
 from ..sqlite.vectors import SQLiteVectors
-
-if TYPE_CHECKING:
-    from .engine import LanceEngine
-    from .search import SearchState
+from .log import Position
+from .search import LanceSearchTables, SearchState
 
 WIDEN = 2  # LanceDB is asked for this many times the candidates the replica path would rank
 TAIL_MAX = 20_000  # rows above a watermark searched exactly; beyond this the replica path is as cheap
@@ -97,10 +95,19 @@ def _plain(terms: Sequence[str]) -> bool:
     )
 
 
+class Owner(Protocol):
+    """What the search reads of its engine (``LanceEngine``; a Protocol, so no import cycle)."""
+
+    search_tables: LanceSearchTables
+    applied: Position
+
+    def count(self, name: str) -> None: ...
+
+
 class IndexedSearch:
     """Candidate generation for one engine (``LanceEngine``): ``head_candidates`` and ``knn``."""
 
-    def __init__(self, engine: LanceEngine) -> None:
+    def __init__(self, engine: Owner) -> None:
         self.engine = engine
 
     def _usable(self) -> SearchState | None:

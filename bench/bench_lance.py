@@ -9,7 +9,8 @@ first answer (a fresh service: on LanceDB that replays the log into a new replic
 On LanceDB it then runs the daemon's maintenance (``maintain_storage``: a checkpoint, and feeding the search tables,
 which builds LanceDB's FTS index and, from 10k vectors, its vector index) and measures the same queries again, now
 with candidates from LanceDB's indexes (``idx`` columns), with the share of queries whose hits are identical to the
-replica's own search, and the cold open after that checkpoint. Prints a markdown table.
+replica's own search (``idx_same_*``: the same hits in the same order), and the cold open after that checkpoint.
+Prints a markdown table.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -33,6 +35,7 @@ from memstone import EntryInput
 from memstone.backends.lance.store import LanceMemoryBackend
 
 MODEL = "hashing-64"
+MODES: tuple[Literal["fts", "vector", "hybrid"], ...] = ("fts", "vector", "hybrid")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -76,7 +79,9 @@ async def run(name: str, url: str, n: int, batch: int, writes: int, queries: int
             indexed = await measure(svc, head, qs, out, "idx_")
             used = {k: backend.lance.stats[k] - before[k] for k in ("text_index", "vector_index")}
             assert used["text_index"] > 0 and used["vector_index"] > 0, used
-            out["idx_same_hits"] = sum(a == b for a, b in zip(replica, indexed, strict=True)) / len(replica)
+            for mode in MODES:
+                pairs = list(zip(replica[mode], indexed[mode], strict=True))
+                out[f"idx_same_{mode}"] = sum(a == b for a, b in pairs) / len(pairs)
     t = time.perf_counter()
     async with memstone.open_service(url, embedding=MODEL) as svc:
         page = await svc.search(qs[0], memories=[memory_id], mode="fts")
@@ -87,16 +92,16 @@ async def run(name: str, url: str, n: int, batch: int, writes: int, queries: int
 
 async def measure(
     svc: memstone.MemoryService, head: memstone.Revision, qs: list[str], out: dict[str, float | str], prefix: str
-) -> list[list[str]]:
-    """p50 of each search mode over ``qs`` into ``out``; the hits (entry version ids) of every query and mode."""
-    hits = []
-    for mode in ("fts", "vector", "hybrid"):
+) -> dict[str, list[list[str]]]:
+    """p50 of each search mode over ``qs`` into ``out``; the hits (entry version ids) of every query, by mode."""
+    hits: dict[str, list[list[str]]] = {}
+    for mode in MODES:
         lat = []
         for q in qs:
             t = time.perf_counter()
             page = await svc.search(q, memories=[head], mode=mode)
             lat.append((time.perf_counter() - t) * 1e3)
-            hits.append([str(h.entry_version_id) for h in page.hits])
+            hits.setdefault(mode, []).append([str(h.entry_version_id) for h in page.hits])
         out[f"{prefix}{mode}_p50_ms"] = statistics.median(lat)
     return hits
 
@@ -141,7 +146,9 @@ def main() -> None:
         ("idx_fts_p50_ms", "{:.1f}"),
         ("idx_vector_p50_ms", "{:.1f}"),
         ("idx_hybrid_p50_ms", "{:.1f}"),
-        ("idx_same_hits", "{:.2f}"),
+        ("idx_same_fts", "{:.2f}"),
+        ("idx_same_vector", "{:.2f}"),
+        ("idx_same_hybrid", "{:.2f}"),
     ]
     print(f"entries {args.entries} (batches of {args.batch}), {args.writes} writes, {args.queries} queries per mode")
     print("| " + " | ".join(c for c, _ in cols) + " |")

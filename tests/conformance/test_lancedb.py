@@ -30,16 +30,19 @@ class LocalStores:
 
 
 class S3Stores:
+    options = ""  # the URL's ?… part
+
     @pytest.fixture
     def store_url(self, s3_env: S3Server) -> str:
-        return s3_env.url("lancedb+s3", f"t-{secrets.token_hex(6)}")
+        return s3_env.url("lancedb+s3", f"t-{secrets.token_hex(6)}") + self.options
 
     @pytest.fixture
     def empty_stores(self, s3_env: S3Server) -> Callable[[str], str]:
         made: dict[str, str] = {}
 
         def make(name: str) -> str:
-            return made.setdefault(name, s3_env.url("lancedb+s3", f"t-{secrets.token_hex(6)}-{name}"))
+            url = s3_env.url("lancedb+s3", f"t-{secrets.token_hex(6)}-{name}") + self.options
+            return made.setdefault(name, url)
 
         return make
 
@@ -71,3 +74,10 @@ class TestLanceLocalIndexed(IndexedStores, MemoryBackendConformance):
 class TestLanceLocalIndexedVectors(IndexedStores, VectorConformance):
     model_name = "hashing-64"
     semantic = False
+
+
+class TestLanceS3Indexed(S3Stores, MemoryBackendConformance):
+    """The suite on S3 with the search tables fed on every write (``?search=eager``)."""
+
+    embedding = "hashing-64"
+    options = "?search=eager"

@@ -154,6 +154,7 @@ class LanceSearchTables:
             self._open(table)
             .search(list(vector), vector_column_name="vector")
             .distance_type("l2")
+            .ef(max(4 * limit, 1000))  # HNSW's search breadth (ignored by an exact scan): 0.92 → 0.98 same hits at 10k
             .where(_in("memory_id", memory_ids), prefilter=True)
             .select(["rowid", "entry_version_id", "_distance"])
             .limit(limit)

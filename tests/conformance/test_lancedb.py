@@ -17,27 +17,32 @@ pytest.importorskip("lancedb")
 
 
 class LocalStores:
+    options = ""  # the URL's ?… part
+
     @pytest.fixture
     def store_url(self, tmp_path: Path) -> str:
-        return f"lancedb:///{tmp_path / 'store'}"
+        return f"lancedb:///{tmp_path / 'store'}{self.options}"
 
     @pytest.fixture
     def empty_stores(self, tmp_path: Path) -> Callable[[str], str]:
         """Further fresh stores, one folder per name."""
-        return lambda name: f"lancedb:///{tmp_path / ('other-' + name)}"
+        return lambda name: f"lancedb:///{tmp_path / ('other-' + name)}{self.options}"
 
 
 class S3Stores:
+    options = ""  # the URL's ?… part
+
     @pytest.fixture
     def store_url(self, s3_env: S3Server) -> str:
-        return s3_env.url("lancedb+s3", f"t-{secrets.token_hex(6)}")
+        return s3_env.url("lancedb+s3", f"t-{secrets.token_hex(6)}") + self.options
 
     @pytest.fixture
     def empty_stores(self, s3_env: S3Server) -> Callable[[str], str]:
         made: dict[str, str] = {}
 
         def make(name: str) -> str:
-            return made.setdefault(name, s3_env.url("lancedb+s3", f"t-{secrets.token_hex(6)}-{name}"))
+            url = s3_env.url("lancedb+s3", f"t-{secrets.token_hex(6)}-{name}") + self.options
+            return made.setdefault(name, url)
 
         return make
 
@@ -53,3 +58,26 @@ class TestLanceLocalVectors(LocalStores, VectorConformance):
 
 class TestLanceS3(S3Stores, MemoryBackendConformance):
     embedding = "hashing-64"
+
+
+class IndexedStores(LocalStores):
+    """Stores whose every write also feeds LanceDB's search tables (``?search=eager``): every search of the suite
+    then takes its candidates from LanceDB's FTS index and vector table (docs/engines/lancedb.md, "Search")."""
+
+    options = "?search=eager"
+
+
+class TestLanceLocalIndexed(IndexedStores, MemoryBackendConformance):
+    embedding = "hashing-64"
+
+
+class TestLanceLocalIndexedVectors(IndexedStores, VectorConformance):
+    model_name = "hashing-64"
+    semantic = False
+
+
+class TestLanceS3Indexed(S3Stores, MemoryBackendConformance):
+    """The suite on S3 with the search tables fed on every write (``?search=eager``)."""
+
+    embedding = "hashing-64"
+    options = "?search=eager"

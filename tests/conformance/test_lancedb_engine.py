@@ -143,7 +143,14 @@ def test_urls() -> None:
     assert s3.uri == "s3://bucket/a/b"
     assert s3.storage_options["allow_http"] == "true"
     assert "s3cret" not in repr(s3) and "s3cret" not in s3.where
-    for bad in ("lancedb:///", "lancedb+s3:///prefix", "lancedb:////srv/m?x=1"):
+    assert not local.eager_feed and not local.use_index  # the default searches the replica alone
+    gated = parse_location(parse_store_url("lancedb:////srv/m?search=gated"))
+    assert gated.use_index and not gated.eager_feed
+    assert not parse_location(parse_store_url("lancedb:////srv/m?search=replica")).use_index
+    eager = parse_location(parse_store_url("lancedb:////srv/m?search=eager"))
+    assert eager.uri == "/srv/m" and eager.eager_feed
+    assert parse_location(parse_store_url("lancedb+s3://bucket/a?search=eager"), env={}).uri == "s3://bucket/a"
+    for bad in ("lancedb:///", "lancedb+s3:///prefix", "lancedb:////srv/m?x=1", "lancedb:////srv/m?search=fast"):
         with pytest.raises(InvalidInput):
             parse_location(parse_store_url(bad))
     assert s3_options({})["aws_region"] == "us-east-1"

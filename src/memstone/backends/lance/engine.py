@@ -20,6 +20,7 @@ A write (``write_txn``):
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -37,7 +38,9 @@ from ..sqlite.fts import SQLiteFullText
 from ..sqlite.purge import SQLitePurge
 from ..sqlite.vectors import SQLiteVectors
 from . import ops as logops
+from .indexed import IndexedSearch, IndexedVectors
 from .log import GENESIS, UNFINISHED_PURGE, LanceLog, Position, Rebased
+from .search import LanceSearchTables
 
 T = TypeVar("T")
 MAX_ATTEMPTS = 64  # re-runs of one job after the log moved under it
@@ -64,7 +67,7 @@ class LoggedFullText:
         self.inner.put_archive(conn, version, text)
 
     def head_candidates(self, conn: Conn, ask: Candidates) -> list[FtsRow]:
-        return self.inner.head_candidates(conn, ask)
+        return self._engine.indexed.head_candidates(conn, ask, self.inner)  # LanceDB's FTS index chooses
 
     def head_any(
         self, conn: Conn, terms: Sequence[str], prefixes: Sequence[str], where: Sequence[str], args: Sequence[object]
@@ -114,6 +117,7 @@ class LoggedPurge:
 
     def compact(self, engine: object) -> bool:
         try:
+            self._engine.search_tables.drop_all()  # they may hold the purged tokens; the next feed rebuilds them
             self._engine.rebase()
         finally:
             self.inner.compact(self._engine.replica)  # an in-memory replica: only resets secure_delete
@@ -123,18 +127,41 @@ class LoggedPurge:
 class LanceEngine:
     """The engine parts over one LanceDB log and this process's replica of it."""
 
-    def __init__(self, log: LanceLog, *, create: bool = True) -> None:
+    def __init__(
+        self,
+        log: LanceLog,
+        *,
+        create: bool = True,
+        eager_feed: bool = False,
+        use_index: bool = False,
+        vector_index_rows: int = 10_000,
+    ) -> None:
         self.log = log
         self._create = create
+        # Search candidates from LanceDB's own indexes (``?search=gated|eager``); off, the replica answers alone.
+        self.use_index = use_index or eager_feed
+        self.eager_feed = eager_feed  # feed the search tables after every write (else maintenance feeds them)
         self.replica = SQLiteEngine(":memory:", create=True)
         self.dialect: Dialect = self.replica.dialect
         self.fts = LoggedFullText(self, self.replica.fts)
-        self.vectors: SQLiteVectors | None = self.replica.vectors
+        self.search_tables = LanceSearchTables(log, vector_index_rows=vector_index_rows)
+        self.indexed = IndexedSearch(self)
+        inner_vectors: SQLiteVectors | None = self.replica.vectors
+        self.vectors = IndexedVectors(self.indexed, inner_vectors) if inner_vectors is not None else None
         self.purge = LoggedPurge(self, self.replica.purge)
         self._rec: logops.RecordingConn | None = None
         self.applied = Position(0, GENESIS)
         self._stats_lock = threading.Lock()
-        self.stats = {"commits": 0, "lost_races": 0, "applied": 0}
+        self.stats = {
+            "commits": 0,
+            "lost_races": 0,
+            "applied": 0,
+            "text_index": 0,  # full-text candidate lists chosen by LanceDB's FTS index (``indexed.py``)
+            "text_replica": 0,  # … by the replica's exact search (no usable search tables)
+            "vector_index": 0,
+            "vector_replica": 0,
+            "feed_failed": 0,
+        }
         self._caps = Capabilities(fts=True, vector=True, hybrid=True, concurrent_processes=True, persistent=True)
 
     @property
@@ -151,6 +178,10 @@ class LanceEngine:
         if self._rec is None or self._rec.inner is not inner:
             self._rec = logops.RecordingConn(inner)
         return self._rec
+
+    def count(self, name: str) -> None:
+        with self._stats_lock:
+            self.stats[name] += 1
 
     def record_call(self, name: str) -> None:
         rec = self.conn
@@ -243,6 +274,11 @@ class LanceEngine:
             self.applied = moved_to
             with self._stats_lock:
                 self.stats["commits"] += 1
+            if self.eager_feed:
+                try:
+                    self.feed_search()
+                except Exception:  # a projection: the write is committed; the next feed catches up
+                    self.count("feed_failed")
 
     def write_txn(self) -> AbstractContextManager[None]:
         return self._write()
@@ -288,6 +324,26 @@ class LanceEngine:
         self.replica.raw.execute("PRAGMA foreign_keys = ON")
         self.applied = at
         return True
+
+    def feed_search(self) -> dict[str, int]:
+        """Bring LanceDB's search tables up to this replica and build or update their indexes (``search.py``);
+        nothing when this store searches its replica only."""
+        if not self.use_index:
+            return {"search_text_fed": 0, "search_vectors_fed": 0}
+        self.catch_up()
+        base = self.log.base()
+        with self.replica.read_txn():
+            conn = self.replica.conn
+            meta = dict(
+                conn.q("SELECT key, value FROM store_meta WHERE key IN ('vector_generation', 'embedding_profile')")
+            )
+            dimension = None
+            if self.vectors is not None and self.vectors.exists(conn) and "embedding_profile" in meta:
+                dimension = int(json.loads(meta["embedding_profile"])["dimension"])
+            done = self.search_tables.feed(conn, self.applied.seq, str(meta.get("vector_generation") or "0"), dimension)
+        if self.log.base() != base:
+            self.search_tables.drop_all()  # a purge rebased the log meanwhile: what was fed may hold its bytes
+        return done
 
     def checkpoint(self) -> Position | None:
         """Write a snapshot of the replica at the position it stands at (None: nothing new since the last one)."""

@@ -24,6 +24,17 @@ class LanceLocation:
     uri: str  # what lancedb.connect takes: a local path or s3://bucket/prefix
     where: str  # what messages name (no credentials)
     storage_options: Mapping[str, str] = field(default_factory=dict, repr=False)
+    # ``?search=``: ``replica`` (the default) searches this process's replica only; ``gated``: candidates from
+    # LanceDB's own indexes, fed by maintenance; ``eager``: the same, fed on every write (docs/engines/lancedb.md).
+    search: str = "replica"
+
+    @property
+    def eager_feed(self) -> bool:
+        return self.search == "eager"
+
+    @property
+    def use_index(self) -> bool:
+        return self.search != "replica"
 
 
 def s3_options(env: Mapping[str, str]) -> dict[str, str]:
@@ -47,9 +58,15 @@ def s3_options(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def parse_location(url: StoreURL, env: Mapping[str, str] | None = None) -> LanceLocation:
-    location = url.location
-    if "?" in location:
-        raise InvalidInput(f"{url.url!r}: the LanceDB engine takes no options", hint="drop the ?… part")
+    location, _, query = url.location.partition("?")
+    search = "replica"
+    if query:
+        if query not in ("search=replica", "search=gated", "search=eager"):
+            raise InvalidInput(
+                f"{url.url!r}: the LanceDB engine takes one option, search=replica, search=gated or search=eager",
+                hint="drop the ?… part (search=replica), or write ?search=gated to search LanceDB's own indexes",
+            )
+        search = query.removeprefix("search=")
     if url.scheme == "lancedb":
         rest = location[1:] if location.startswith("/") else ""
         if not location.startswith("/") or not rest.strip("/"):
@@ -58,7 +75,7 @@ def parse_location(url: StoreURL, env: Mapping[str, str] | None = None) -> Lance
                 hint="write lancedb:///relative/folder or lancedb:////absolute/folder",
             )
         path = os.path.abspath(os.path.expanduser(rest))
-        return LanceLocation(uri=path, where=path)
+        return LanceLocation(uri=path, where=path, search=search)
     if url.scheme == "lancedb+s3":
         bucket, _, prefix = location.partition("/")
         if not bucket or "@" in bucket:
@@ -67,7 +84,8 @@ def parse_location(url: StoreURL, env: Mapping[str, str] | None = None) -> Lance
                 hint="write lancedb+s3://BUCKET/PREFIX; credentials come from AWS_* environment variables",
             )
         uri = f"s3://{bucket}/{prefix.strip('/')}" if prefix.strip("/") else f"s3://{bucket}"
-        return LanceLocation(uri=uri, where=uri, storage_options=s3_options(os.environ if env is None else env))
+        options = s3_options(os.environ if env is None else env)
+        return LanceLocation(uri=uri, where=uri, storage_options=options, search=search)
     raise InvalidInput(f"{url.url!r} is not a LanceDB store URL", hint="write lancedb:///folder")
 
 

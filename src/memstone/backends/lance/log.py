@@ -92,7 +92,8 @@ class Rebased(Exception):
     """The transactions a replica needs were deleted by a rebase (a purge): start from a checkpoint instead."""
 
 
-def _quote(text: str) -> str:
+def sql_quote(text: str) -> str:
+    """A string literal for a LanceDB filter."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -116,7 +117,7 @@ class LanceLog:
             self._db = lancedb.connect(
                 self.uri, storage_options=self._options or None, read_consistency_interval=timedelta(0)
             )
-            names = set(self._table_names())
+            names = set(self.table_names())
             if HEAD_TABLE not in names:
                 if not create:
                     raise NotFound(
@@ -135,7 +136,12 @@ class LanceLog:
                 hint="check the URL, and for S3 the AWS_* credentials and AWS_ENDPOINT_URL in the environment",
             ) from exc
 
-    def _table_names(self) -> list[str]:
+    @property
+    def db(self) -> Any:
+        """The LanceDB connection (the search tables live beside the log)."""
+        return self._db
+
+    def table_names(self) -> list[str]:
         listed = self._db.list_tables()
         tables = getattr(listed, "tables", listed)
         return [str(t) for t in tables]
@@ -145,7 +151,7 @@ class LanceLog:
         try:
             self._db.create_table(TXN_TABLE, schema=_TXN_SCHEMA, exist_ok=True)
         except Exception:
-            if TXN_TABLE not in self._table_names():
+            if TXN_TABLE not in self.table_names():
                 raise
         # The head is created with its genesis row in ONE commit (version 1): two processes creating the store
         # at once cannot both add a row. The loser of the create race opens the winner's table.
@@ -153,7 +159,7 @@ class LanceLog:
         try:
             self._db.create_table(HEAD_TABLE, data=genesis)
         except Exception:
-            if HEAD_TABLE not in self._table_names():
+            if HEAD_TABLE not in self.table_names():
                 raise
 
     # ---------------------------------------------------------------- reading
@@ -246,7 +252,7 @@ class LanceLog:
         try:
             moved = (
                 self._head.merge_insert("key")
-                .when_matched_update_all(where=f"target.seq = {parent.seq} AND target.txn = {_quote(parent.txn)}")
+                .when_matched_update_all(where=f"target.seq = {parent.seq} AND target.txn = {sql_quote(parent.txn)}")
                 .execute(
                     pa.table({"key": ["head"], "seq": [seq], "txn": [txn], "format": [LOG_FORMAT]}, schema=_HEAD_SCHEMA)
                 )
@@ -268,7 +274,7 @@ class LanceLog:
 
     # ---------------------------------------------------------------- checkpoints (a replica's snapshot)
     def _checkpoints(self) -> Any:
-        if CHECKPOINT_TABLE not in self._table_names():
+        if CHECKPOINT_TABLE not in self.table_names():
             return None
         return self._db.open_table(CHECKPOINT_TABLE)
 
@@ -282,7 +288,7 @@ class LanceLog:
         for cand in candidates:
             found = (
                 table.search()
-                .where(f"seq = {int(cand['seq'])} AND txn = {_quote(cand['txn'])}")
+                .where(f"seq = {int(cand['seq'])} AND txn = {sql_quote(cand['txn'])}")
                 .limit(1)
                 .to_arrow()
                 .to_pylist()
@@ -331,7 +337,7 @@ class LanceLog:
     def _is_base(self, at: Position) -> bool:
         """Whether a checkpoint stands at ``at`` (where a walk down the chain found no transaction row)."""
         table = self._checkpoints()
-        return table is not None and int(table.count_rows(f"seq = {at.seq} AND txn = {_quote(at.txn)}")) > 0
+        return table is not None and int(table.count_rows(f"seq = {at.seq} AND txn = {sql_quote(at.txn)}")) > 0
 
     def base(self) -> Position | None:
         """The checkpoint a rebased log starts at (its own transaction row is gone), or None: the log starts at
@@ -341,7 +347,7 @@ class LanceLog:
             return None
         rows = table.search().select(["seq", "txn"]).limit(None).to_arrow().to_pylist()
         for r in sorted(rows, key=lambda r: int(r["seq"])):
-            if int(self._txns.count_rows(f"txn = {_quote(str(r['txn']))}")) == 0:
+            if int(self._txns.count_rows(f"txn = {sql_quote(str(r['txn']))}")) == 0:
                 return Position(int(r["seq"]), str(r["txn"]))
         return None
 
@@ -385,7 +391,7 @@ class LanceLog:
         ]
         for i in range(0, len(orphans), 200):
             batch = orphans[i : i + 200]
-            self._txns.delete("txn IN (" + ", ".join(_quote(t) for t in batch) + ")")
+            self._txns.delete("txn IN (" + ", ".join(sql_quote(t) for t in batch) + ")")
         return len(orphans)
 
     def optimize(self, *, keep_versions_s: float) -> None:
@@ -412,4 +418,4 @@ class LanceLog:
         }
 
 
-__all__ = ["GENESIS", "LOG_FORMAT", "UNFINISHED_PURGE", "LanceLog", "LogEntry", "Position", "Rebased"]
+__all__ = ["GENESIS", "LOG_FORMAT", "UNFINISHED_PURGE", "LanceLog", "LogEntry", "Position", "Rebased", "sql_quote"]

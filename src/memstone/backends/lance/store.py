@@ -19,7 +19,8 @@ class LanceMemoryBackend(StoreCore):
 
     def __init__(self, location: LanceLocation, *, create: bool = True) -> None:
         self.location = location
-        self.lance = LanceEngine(LanceLog(location.uri, location.storage_options, where=location.where), create=create)
+        log = LanceLog(location.uri, location.storage_options, where=location.where)
+        self.lance = LanceEngine(log, create=create, eager_feed=location.eager_feed, use_index=location.use_index)
         super().__init__(self.lance)
 
     async def open(self) -> LanceMemoryBackend:
@@ -49,7 +50,8 @@ class LanceMemoryBackend(StoreCore):
         self, *, orphan_grace_s: float = 600.0, keep_versions_s: float = 3600.0
     ) -> dict[str, int]:
         """The due-time gate's work on LanceDB: sweep orphaned transactions, write a checkpoint of the replica (a
-        cold open then replays only what came after it), compact fragments, drop old table versions.
+        cold open then replays only what came after it), compact fragments, drop old table versions, and feed the
+        search tables (building the FTS index, and the vector index once enough vectors exist).
 
         Returns what it did and the log's size afterwards. Committed transactions are rows of the latest table
         version and are never touched; old versions are kept ``keep_versions_s`` for readers that opened one.
@@ -59,6 +61,7 @@ class LanceMemoryBackend(StoreCore):
             try:
                 swept = self.lance.log.sweep(grace_s=orphan_grace_s)
                 written = self.lance.checkpoint()
+                fed = self.lance.feed_search()
             except MemstoneError:
                 raise
             except Exception as exc:  # a race with another process's maintenance: it commits nothing
@@ -68,6 +71,7 @@ class LanceMemoryBackend(StoreCore):
             self.lance.log.optimize(keep_versions_s=keep_versions_s)
             return {
                 "orphans_swept": swept,
+                **fed,
                 "checkpoint_seq": written.seq if written is not None else self.lance.log.checkpoint_seq(),
                 **self.lance.log.stats(),
             }

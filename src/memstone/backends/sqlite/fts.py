@@ -71,9 +71,9 @@ class SQLiteFullText:
             return []
         # The head rows of the best ``depth`` first (with their text, which the core reads for coverage); the next
         # ones only when some of those did not pass.
-        heads = self._heads(conn, [r[0] for r in ranked[:depth]], where, args)
+        heads = self.filtered_heads(conn, [r[0] for r in ranked[:depth]], where, args)
         if len(heads) < depth and len(ranked) > depth:
-            heads.update(self._heads(conn, [r[0] for r in ranked[depth:]], where, args))
+            heads.update(self.filtered_heads(conn, [r[0] for r in ranked[depth:]], where, args))
         if len(heads) >= depth or len(ranked) < wide:
             out = []
             for key, score in ranked:
@@ -98,7 +98,7 @@ class SQLiteFullText:
         ]
 
     @staticmethod
-    def _heads(conn: Conn, keys: Sequence[int], where: Sequence[str], args: Sequence[object]) -> dict[int, Row]:
+    def filtered_heads(conn: Conn, keys: Sequence[int], where: Sequence[str], args: Sequence[object]) -> dict[int, Row]:
         """The head rows among ``keys`` that pass the filters, by projection id."""
         rows = conn.q(
             "SELECT h.projection_id, h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, "

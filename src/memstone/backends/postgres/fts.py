@@ -2,12 +2,12 @@
 
 PostgreSQL has no BM25 (``ts_rank_cd`` is a cover-density rank, and a ``tsvector`` would re-parse the analyzer's
 ``u_XXXX`` / ``b_XXXX_YYYY`` tokens at the underscore). So the engine indexes exactly the tokens the analyzer
-produced: one posting row per (head row, token) with its term frequency and the row's token count, plus per-Memory
-totals. A query scores the candidates with FTS5's own formula (``k1 = 1.2``, ``b = 0.75``,
-``idf = ln((N - df + 0.5) / (df + 0.5))``, floored at 1e-6), N, df and the average length taken over the whole store
-as FTS5 does, so rankings match SQLite's up to ties. The archive projection's candidates are the versions matching
-the most terms (the core re-admits them anyway), each with its BM25 for the score. Raw user input never reaches SQL
-text: the terms are bound parameters.
+produced: one posting row per (head row, token) with its term frequency and the row's token count, keyed by the head
+row's ``projection_id`` (kept by the head's upsert), plus per-Memory totals. A query scores the candidates with
+FTS5's own formula (``k1 = 1.2``, ``b = 0.75``, ``idf = ln((N - df + 0.5) / (df + 0.5))``, floored at 1e-6), N, df
+and the average length taken over the whole store as FTS5 does, so rankings match SQLite's up to ties. The archive
+projection's candidates are the versions matching the most terms (the core re-admits them anyway), each with its
+BM25 for the score. Raw user input never reaches SQL text: the terms are bound parameters.
 """
 
 from __future__ import annotations
@@ -44,21 +44,23 @@ class PostgresFullText:
     def put_head(self, conn: Conn, version: EntryVersion, text: str) -> None:
         self.drop_head(conn, version.memory_id, version.entry_id)
         terms, tfs, length = _postings(text)
-        later(
+        later(  # the head row is written (its upsert ran before): its projection_id keys the postings
             conn,
-            "WITH ins AS (INSERT INTO memory_entry_postings (memory_artifact_id, entry_id, term, tf, dl) "
-            "SELECT ?, ?, t, f, ? FROM unnest(?::text[], ?::int[]) AS u(t, f)) "
+            "WITH ins AS (INSERT INTO memory_entry_postings (projection_id, term, tf, dl) "
+            "SELECT h.projection_id, u.t, u.f, ? FROM memory_entry_heads h, unnest(?::text[], ?::int[]) AS u(t, f) "
+            "WHERE h.memory_artifact_id = ? AND h.entry_id = ?) "
             "INSERT INTO memory_fts_stats AS s (memory_artifact_id, docs, total_len) VALUES (?, 1, ?) "
             "ON CONFLICT (memory_artifact_id) DO UPDATE SET docs = s.docs + 1, "
             "total_len = s.total_len + excluded.total_len",
-            (version.memory_id, version.entry_id, length, terms, tfs, version.memory_id, length),
+            (length, terms, tfs, version.memory_id, version.entry_id, version.memory_id, length),
         )
 
     def drop_head(self, conn: Conn, memory_id: MemoryId, entry_id: EntryId) -> None:
         later(
             conn,
-            "WITH old AS (DELETE FROM memory_entry_postings WHERE memory_artifact_id = ? AND entry_id = ? "
-            "RETURNING term, dl) "
+            "WITH old AS (DELETE FROM memory_entry_postings p USING memory_entry_heads h "
+            "WHERE h.memory_artifact_id = ? AND h.entry_id = ? AND p.projection_id = h.projection_id "
+            "RETURNING p.term, p.dl) "
             "UPDATE memory_fts_stats s SET docs = s.docs - 1, total_len = s.total_len - o.dl "
             "FROM (SELECT dl FROM old WHERE term = '') AS o WHERE s.memory_artifact_id = ?",
             (memory_id, entry_id, memory_id),
@@ -67,7 +69,7 @@ class PostgresFullText:
     def head_candidates(self, conn: Conn, ask: Candidates) -> list[FtsRow]:
         terms, depth, where, args = ask.terms, ask.depth, ask.where, ask.args
         # Postings of the query's terms first (an index-only scan of the term index), scored, then each looked up
-        # in the head rows that pass the filters (LATERAL: by the unique key, whatever the table statistics say),
+        # in the head rows that pass the filters (LATERAL: by the primary key, whatever the table statistics say),
         # so the cost follows the matching postings, never the size of the searched Memories.
         rows = conn.q(
             "WITH st AS (SELECT coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_len), 0)::float8 AS len "
@@ -76,14 +78,14 @@ class PostgresFullText:
             "WHERE term = ANY(?::text[]) GROUP BY term), "
             "q AS (SELECT df.term, greatest(ln((st.n - df.df + 0.5) / (df.df + 0.5)), 1e-6) AS idf, "
             "CASE WHEN st.n > 0 THEN greatest(st.len / st.n, 1) ELSE 1 END AS avgdl FROM df, st), "
-            "m AS MATERIALIZED (SELECT p.memory_artifact_id, p.entry_id, "
+            "m AS MATERIALIZED (SELECT p.projection_id, "
             f"sum(q.idf * (p.tf * {K1 + 1}) / (p.tf + {K1} * ({1 - B} + {B} * p.dl / q.avgdl))) AS score "
             "FROM memory_entry_postings p JOIN q ON q.term = p.term WHERE p.term = ANY(?::text[]) "
-            "GROUP BY p.memory_artifact_id, p.entry_id) "
+            "GROUP BY p.projection_id) "
             "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, h.projection_id, "
             "m.score FROM m CROSS JOIN LATERAL (SELECT * FROM memory_entry_heads h "
-            "WHERE h.memory_artifact_id = m.memory_artifact_id AND h.entry_id = m.entry_id "
-            f"AND {' AND '.join(where)}) AS h ORDER BY m.score DESC, h.projection_id LIMIT ?",
+            f"WHERE h.projection_id = m.projection_id AND {' AND '.join(where)}) AS h "
+            "ORDER BY m.score DESC, h.projection_id LIMIT ?",
             [list(terms), list(terms), *args, depth],
         )
         return [FtsRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], int(r[4]), float(r[5])) for r in rows]
@@ -115,8 +117,8 @@ class PostgresFullText:
             return False
         rows = conn.q(
             "SELECT 1 FROM memory_entry_postings p CROSS JOIN LATERAL (SELECT 1 FROM memory_entry_heads h "
-            "WHERE h.memory_artifact_id = p.memory_artifact_id AND h.entry_id = p.entry_id "
-            f"AND {' AND '.join(where)}) AS h WHERE ({' OR '.join(conds)}) LIMIT 1",
+            f"WHERE h.projection_id = p.projection_id AND {' AND '.join(where)}) AS h WHERE ({' OR '.join(conds)}) "
+            "LIMIT 1",
             [*args, *qargs],
         )
         return bool(rows)
@@ -163,19 +165,20 @@ class PostgresFullText:
         damage: list[str] = []
         unindexed = conn.q(
             "SELECT count(*) FROM memory_entry_heads h WHERE NOT EXISTS (SELECT 1 FROM memory_entry_postings p "
-            "WHERE p.memory_artifact_id = h.memory_artifact_id AND p.entry_id = h.entry_id AND p.term = '')"
+            "WHERE p.projection_id = h.projection_id AND p.term = '')"
         )[0][0]
         if unindexed:
             damage.append(f"full-text index is missing {unindexed} head projection row(s)")
         orphans = conn.q(
             "SELECT count(*) FROM memory_entry_postings p WHERE NOT EXISTS (SELECT 1 FROM memory_entry_heads h "
-            "WHERE h.memory_artifact_id = p.memory_artifact_id AND h.entry_id = p.entry_id)"
+            "WHERE h.projection_id = p.projection_id)"
         )[0][0]
         if orphans:
             damage.append(f"full-text index has {orphans} posting(s) of rows not in the head projection")
         wrong = conn.q(
-            "SELECT count(*) FROM (SELECT memory_artifact_id, count(*) AS docs, sum(dl) AS len "
-            "FROM memory_entry_postings WHERE term = '' GROUP BY memory_artifact_id) a "
+            "SELECT count(*) FROM (SELECT h.memory_artifact_id, count(*) AS docs, sum(p.dl) AS len "
+            "FROM memory_entry_postings p JOIN memory_entry_heads h ON h.projection_id = p.projection_id "
+            "WHERE p.term = '' GROUP BY h.memory_artifact_id) a "
             "FULL JOIN memory_fts_stats s USING (memory_artifact_id) "
             "WHERE coalesce(a.docs, 0) <> coalesce(s.docs, 0) OR coalesce(a.len, 0) <> coalesce(s.total_len, 0)"
         )[0][0]

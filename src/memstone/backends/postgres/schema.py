@@ -13,6 +13,8 @@ under an advisory lock so that two processes opening one new database never race
 3. Governed maintenance: the scope lease, the digest ledger, run, proposal and event records (``seq`` orders them).
 4. Capture: the review queue and the store's settings.
 5. Purge tombstones (``memory_purges``) and the append-only trigger that lets a purge's UPDATE through.
+6. Postings keyed by the head row's ``projection_id`` (a bigint) instead of its two text ids: the posting heap and
+   its term index are what a write touches at random, and at 100k entries they outgrew a 1 GB buffer pool.
 """
 
 from __future__ import annotations
@@ -323,6 +325,29 @@ CREATE INDEX IF NOT EXISTS idx_{table}_memory ON {table} (memory_artifact_id);
 """
 
 
+# The posting table of migration 1 rebuilt keyed by the head row's projection_id (which an upsert of the head row
+# keeps): 8 bytes instead of ~60 of two text ids in the heap and in both indexes; the row index is on projection_id
+# alone (deduplicated by the B-tree: a row's postings share one key). Postings of no head row are not carried.
+POSTINGS_BY_PROJECTION = """
+CREATE TABLE memory_entry_postings_v6 (
+    projection_id bigint NOT NULL,
+    term text NOT NULL,
+    tf integer NOT NULL,
+    dl integer NOT NULL
+);
+INSERT INTO memory_entry_postings_v6 (projection_id, term, tf, dl)
+    SELECT h.projection_id, p.term, p.tf, p.dl FROM memory_entry_postings p
+    JOIN memory_entry_heads h ON h.memory_artifact_id = p.memory_artifact_id AND h.entry_id = p.entry_id;
+DROP TABLE memory_entry_postings;
+ALTER TABLE memory_entry_postings_v6 RENAME TO memory_entry_postings;
+CREATE INDEX idx_memory_entry_postings_row ON memory_entry_postings (projection_id);
+CREATE INDEX idx_memory_entry_postings_term ON memory_entry_postings (term) INCLUDE (projection_id, tf, dl);
+UPDATE memory_fts_stats s SET (docs, total_len) = (SELECT count(*), coalesce(sum(p.dl), 0)
+    FROM memory_entry_heads h JOIN memory_entry_postings p ON p.projection_id = h.projection_id AND p.term = ''
+    WHERE h.memory_artifact_id = s.memory_artifact_id);
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class Migration:
     version: int
@@ -336,5 +361,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "maintenance: scope lease, digest ledger, runs, proposals and events", MAINTENANCE),
     Migration(4, "capture: the review queue and the store's settings", CAPTURE),
     Migration(5, "purge tombstones", TOMBSTONES),
+    Migration(6, "full-text postings keyed by the head row's projection id", POSTINGS_BY_PROJECTION),
 )
 LATEST = MIGRATIONS[-1].version

@@ -49,7 +49,17 @@ class Opaque:
         return "Opaque()"
 
 
-JUNK: st.SearchStrategy[Any] = st.one_of(
+def kept(value: Any) -> Any:
+    return value
+
+
+def one_of(*options: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """``st.one_of`` as one branch: hypothesis flattens nested one_of into equally likely branches, which would
+    let a wide hostile pool crowd out the valid values beside it."""
+    return st.one_of(*options).map(kept)
+
+
+JUNK: st.SearchStrategy[Any] = one_of(
     st.none(),
     st.booleans(),
     st.integers(),
@@ -84,7 +94,7 @@ def hostile_text(*, junk: bool = True) -> st.SearchStrategy[Any]:
     ]
     if junk:
         options.append(JUNK)
-    return st.one_of(*options)
+    return one_of(*options)
 
 
 MALFORMED_IDS = (
@@ -106,14 +116,14 @@ MALFORMED_IDS = (
 def entry_ids(*, junk: bool = True) -> st.SearchStrategy[Any]:
     known = st.builds(Known, st.sampled_from(["entry", "entry", "version", "entry@"]), st.integers(0, 10**6))
     options = [known, known, st.sampled_from(MALFORMED_IDS), hostile_text(junk=False)]
-    return st.one_of(*options, JUNK) if junk else st.one_of(*options)
+    return one_of(*options, JUNK) if junk else one_of(*options)
 
 
 def memories(*, junk: bool = True) -> st.SearchStrategy[Any]:
     """A Memory argument: a head, a stale ref, a memory id, a scope, or something else."""
     known = st.builds(Known, st.sampled_from(["head", "head", "stale", "memory"]), st.integers(0, 10**6))
     options = [known, known, st.sampled_from(SCOPES), st.sampled_from(MALFORMED_IDS)]
-    return st.one_of(*options, JUNK) if junk else st.one_of(*options)
+    return one_of(*options, JUNK) if junk else one_of(*options)
 
 
 def scopes(*, junk: bool = True) -> st.SearchStrategy[Any]:
@@ -122,37 +132,81 @@ def scopes(*, junk: bool = True) -> st.SearchStrategy[Any]:
          "http://x", "memstone://orgs/" + "a" * 300, "memstone://orgs/fuzz/../canary", "memstone://orgs/\ud800", ""]
     )  # fmt: skip
     options = [st.sampled_from(SCOPES), st.sampled_from(SCOPES), hostile, hostile_text(junk=False)]
-    return st.one_of(*options, JUNK) if junk else st.one_of(*options)
+    return one_of(*options, JUNK) if junk else one_of(*options)
 
 
 def kinds(*, junk: bool = True) -> st.SearchStrategy[Any]:
     odd = st.sampled_from(["Fact", "LESSON", " fact ", "x" * 65, "", "a b", "fact\n", "relates-to"])
-    return st.one_of(st.sampled_from(KINDS), st.sampled_from(KINDS), odd, hostile_text(junk=junk))
+    return one_of(st.sampled_from(KINDS), st.sampled_from(KINDS), odd, hostile_text(junk=junk))
 
 
 def tags(*, junk: bool = True) -> st.SearchStrategy[Any]:
     one = st.one_of(st.sampled_from(["ops", "db", "ci", "Ops", "a b", "x" * 80, "", "t\n"]), hostile_text(junk=junk))
     options = [st.lists(one, max_size=5), st.just(["t"] * 300), st.just([f"t{n}" for n in range(300)])]
-    return st.one_of(*options, JUNK) if junk else st.one_of(*options)
+    return one_of(*options, JUNK) if junk else one_of(*options)
 
 
 def slugs() -> st.SearchStrategy[Any]:
     odd = st.sampled_from(["retry", "retry\n", "Retry", "a-b", "-a", "a--b", "a" * 65, "", "ré"])
-    return st.one_of(st.none(), st.none(), odd, hostile_text())
+    return one_of(st.none(), st.none(), odd, hostile_text())
 
 
 def numbers() -> st.SearchStrategy[Any]:
     """A revision or version number, or something in its place."""
-    return st.one_of(
+    return one_of(
         st.integers(-2, 6), st.integers(-2, 6), st.sampled_from(HUGE_INTS), st.sampled_from(["1", "2", "", "ver_x"]),
         st.booleans(), st.none(), st.floats(allow_nan=True),
     )  # fmt: skip
 
 
 def flags() -> st.SearchStrategy[Any]:
-    return st.one_of(st.booleans(), st.booleans(), st.none(), JUNK)
+    return one_of(st.booleans(), st.booleans(), st.none(), JUNK)
 
 
 def relation_kinds() -> st.SearchStrategy[Any]:
     odd = st.sampled_from(["Bad Kind", "relates-to\n", "x" * 65, "", "-a"])
-    return st.one_of(st.sampled_from(["supersedes", "clarifies", "relates-to"]), odd, hostile_text())
+    return one_of(st.sampled_from(["supersedes", "clarifies", "relates-to"]), odd, hostile_text())
+
+
+# ---------------------------------------------------------------------------------------------- valid values
+# A call is drawn in one of three regimes, so that success paths run as often as refusals: every argument valid,
+# exactly one hostile (each validation rule on its own), or each argument either (the mix that finds surprises).
+Pair = tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]
+REGIMES = ("valid", "one-hostile", "mixed")
+valid_text = sentence
+valid_reason = st.one_of(st.none(), sentence)
+valid_kind = st.sampled_from(KINDS)
+valid_tags = st.lists(st.sampled_from(["ops", "db", "ci", "release"]), max_size=3)
+valid_slug = st.one_of(st.none(), st.none(), st.sampled_from(["retry-policy", "deploy-steps"]))
+valid_flag = st.booleans()
+valid_entry = st.builds(Known, st.just("entry"), st.integers(0, 10**6))
+valid_entry_ref = st.builds(Known, st.sampled_from(["entry", "entry", "version", "entry@"]), st.integers(0, 10**6))
+valid_memory = st.builds(Known, st.sampled_from(["head", "memory"]), st.integers(0, 10**6))
+valid_scope = st.sampled_from(SCOPES)
+valid_number = st.integers(1, 4)
+valid_relations = st.lists(
+    st.tuples(st.sampled_from(["supersedes", "clarifies", "relates-to"]), valid_entry), max_size=1
+)
+
+
+@st.composite
+def arguments(draw: st.DrawFn, required: dict[str, Pair], optional: dict[str, Pair]) -> dict[str, Any]:
+    """Keyword arguments: every ``required`` name and some ``optional`` ones, each (valid, hostile) pair drawn
+    in one of the :data:`REGIMES`."""
+    regime = draw(st.sampled_from(REGIMES))
+    spec = {**required, **optional}
+    names = [*required, *(n for n in sorted(optional) if draw(st.booleans()))]
+    bad = draw(st.sampled_from(names)) if names and regime == "one-hostile" else None
+    out: dict[str, Any] = {}
+    for name in names:
+        good, hostile = spec[name]
+        if regime == "mixed":
+            out[name] = draw(st.one_of(good, hostile))
+        else:
+            out[name] = draw(hostile if name == bad else good)
+    return out
+
+
+def mostly(good: st.SearchStrategy[Any], bad: st.SearchStrategy[Any], odds: int = 4) -> st.SearchStrategy[Any]:
+    """``good`` ``odds`` times out of ``odds + 1``, else ``bad`` (``st.one_of`` weighs its branches by itself)."""
+    return st.integers(0, odds).flatmap(lambda n: bad if n == odds else good)

@@ -17,48 +17,62 @@ from fuzz_strategies import (
     SCOPES,
     Deep,
     Opaque,
+    Pair,
+    arguments,
     entry_ids,
     flags,
     hostile_text,
     kinds,
     numbers,
+    one_of,
     relation_kinds,
     slugs,
     tags,
+    valid_entry,
+    valid_entry_ref,
+    valid_flag,
+    valid_number,
+    valid_reason,
+    valid_slug,
+    valid_tags,
+    valid_text,
 )
 from fuzz_world import FUZZ, World
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from mcp import Client
 from memstone.agents.settings import AgentSettings
 from memstone.api.mcp.server import build_server
-from memstone.testing.fuzzing import mcp_failure
+from memstone.testing.fuzzing import code_of_mcp_error, mcp_failure
 
-scope_names = st.one_of(st.sampled_from(["project", "user", "all", "all", "other", "Project", ""]), JUNK)
-ids_list = st.one_of(st.lists(entry_ids(), min_size=1, max_size=3), hostile_text(), st.just([]))
-BY_NAME: dict[str, st.SearchStrategy[Any]] = {
-    "text": hostile_text(),
-    "query": hostile_text(),
-    "context": hostile_text(),
-    "title": hostile_text(),
-    "reason": hostile_text(),
-    "kind": st.one_of(kinds(), relation_kinds()),
-    "kinds": st.one_of(st.lists(kinds(), max_size=3), JUNK),
-    "tags": st.one_of(tags(), st.sampled_from(["ops, db", ",,", "a b, "])),
-    "scope": scope_names,
-    "id": entry_ids(),
-    "ids": ids_list,
-    "source": entry_ids(),
-    "target": entry_ids(),
-    "slug": slugs(),
-    "limit": st.one_of(st.integers(-1, 210), numbers()),
-    "expected_version": numbers(),
-    "since_revision": numbers(),
-    "mode": st.one_of(st.sampled_from(["auto", "fts", "vector", "hybrid", "x"]), JUNK),
-    "order": st.one_of(st.sampled_from(["relevance", "priority", "x"]), JUNK),
+scope_names = one_of(st.sampled_from(["other", "Project", ""]), JUNK)
+ids_list = one_of(st.lists(entry_ids(), min_size=1, max_size=3), hostile_text(), st.just([]))
+valid_ids = st.lists(valid_entry, min_size=1, max_size=2)
+valid_mcp_kind = st.sampled_from(["fact", "decision", "convention", "Lesson"])
+# Each parameter by name: (a valid value, a hostile one); anything else is drawn from OTHER.
+BY_NAME: dict[str, Pair] = {
+    "text": (valid_text, hostile_text()),
+    "query": (valid_text, hostile_text()),
+    "context": (valid_text, hostile_text()),
+    "title": (valid_text, hostile_text()),
+    "reason": (valid_reason, hostile_text()),
+    "kind": (valid_mcp_kind, one_of(kinds(), relation_kinds())),
+    "kinds": (st.lists(valid_mcp_kind, max_size=2), one_of(st.lists(kinds(), max_size=3), JUNK)),
+    "tags": (valid_tags, one_of(tags(), st.sampled_from(["ops, db", ",,", "a b, "]))),
+    "scope": (st.sampled_from(["project", "user", "all"]), scope_names),
+    "id": (valid_entry_ref, entry_ids()),
+    "ids": (valid_ids, ids_list),
+    "source": (valid_entry, entry_ids()),
+    "target": (valid_entry, entry_ids()),
+    "slug": (valid_slug, slugs()),
+    "limit": (st.integers(1, 50), one_of(st.integers(-1, 210), numbers())),
+    "expected_version": (st.one_of(st.none(), valid_number), numbers()),
+    "since_revision": (st.integers(0, 4), numbers()),
+    "mode": (st.sampled_from(["auto", "fts"]), one_of(st.sampled_from(["vector", "hybrid", "x"]), JUNK)),
+    "order": (st.sampled_from(["relevance", "priority"]), one_of(st.just("x"), JUNK)),
 }
-OTHER = st.one_of(flags(), hostile_text(), numbers())
+OTHER = (valid_flag, one_of(flags(), hostile_text(), numbers()))
 
 
 def wire(value: Any) -> Any:
@@ -92,12 +106,13 @@ def test_every_tool(world: World, mcp: tuple[Client, dict[str, dict[str, Any]]],
     tool = data.draw(st.sampled_from(sorted(schemas)), label="tool")
     schema = schemas[tool]
     required = set(schema.get("required", ()))
-    args: dict[str, Any] = {}
-    for name in sorted(schema.get("properties", {})):
-        if data.draw(st.booleans() if name not in required else st.sampled_from([True] * 9 + [False])):
-            args[name] = data.draw(BY_NAME.get(name, OTHER), label=name)
-    if data.draw(st.integers(0, 9), label="extra") == 0:
-        args[data.draw(st.sampled_from(["x", "__proto__", "scope\n"]))] = data.draw(OTHER)
+    names = [n for n in sorted(schema.get("properties", {})) if n in required or data.draw(st.booleans(), label=n)]
+    spec = {n: BY_NAME.get(n, OTHER) for n in names}
+    if data.draw(st.integers(0, 9), label="extra") == 9:
+        spec[data.draw(st.sampled_from(["x", "__proto__", "scope\n"]))] = (OTHER[1], OTHER[1])
+    if data.draw(st.integers(0, 19), label="drop a required one") == 19 and required:
+        spec.pop(sorted(required)[0], None)
+    args = data.draw(arguments(spec, {}), label="arguments")
 
     async def call() -> tuple[bool, str]:
         result = await client.call_tool(tool, wire(await world.resolve(args)))
@@ -110,6 +125,7 @@ def test_every_tool(world: World, mcp: tuple[Client, dict[str, dict[str, Any]]],
         return result.is_error, " ".join(getattr(c, "text", "") for c in result.content)
 
     is_error, text = world.run(call())
+    event(f"{tool}: {code_of_mcp_error(text) if is_error else 'ok'}")
     failure = mcp_failure(is_error, text)
     assert failure is None, f"{tool}: {failure}"
 

@@ -15,14 +15,24 @@ from typing import Any
 from click.testing import CliRunner
 from fuzz_strategies import (
     JUNK,
+    MALFORMED_IDS,
+    Known,
+    Pair,
+    arguments,
     entry_ids,
     hostile_text,
     kinds,
-    memories,
     numbers,
+    one_of,
     relation_kinds,
     scopes,
     slugs,
+    valid_entry_ref,
+    valid_kind,
+    valid_number,
+    valid_scope,
+    valid_slug,
+    valid_text,
 )
 from fuzz_world import FUZZ, World
 from hypothesis import event, given
@@ -31,35 +41,34 @@ from hypothesis import strategies as st
 from memstone.cli.main import cli
 from memstone.testing.fuzzing import cli_failure
 
-text = st.one_of(hostile_text(), JUNK)
-FLAG = st.just("FLAG")  # an option that takes no value
-memory = memories(junk=False).filter(lambda m: not hasattr(m, "what") or m.what == "memory")
-OPTIONS: dict[str, list[tuple[str, st.SearchStrategy[Any]]]] = {
-    "remember": [("--kind", kinds()), ("--text", text), ("--title", text), ("--tag", text), ("--tag", text),
-                 ("--slug", slugs()), ("--important", FLAG), ("--not-mandatory", FLAG),
-                 ("--memory", memory), ("--reason", text)],
-    "revise": [("--revise", entry_ids()), ("--text", text), ("--kind", kinds()), ("--tag", text),
-               ("--expected-version", numbers()), ("--title", text), ("--slug", slugs())],
-    "search": [("--limit", numbers()), ("--mode", st.sampled_from(["fts", "auto", "vector", "x"])),
-               ("--kind", kinds()), ("--tag", text), ("--scope", scopes()), ("--memory", memory),
-               ("--order", st.sampled_from(["priority", "x"])), ("--include-superseded", FLAG)],
-    "show": [("--revision", numbers()), ("--memory", memory)],
-    "history": [],
-    "cite": [("--revision", numbers()), ("--memory", memory)],
-    "list": [("--revision", numbers()), ("--memory", memory), ("--since", numbers())],
-    "forget": [("--reason", text), ("--memory", memory)],
-    "reactivate": [("--reason", text)],
-    "relate": [("--kind", relation_kinds())],
+text: Pair = (valid_text, one_of(hostile_text(), JUNK))
+FLAG: Pair = (st.just("FLAG"), st.just("FLAG"))  # an option that takes no value
+memory: Pair = (st.builds(Known, st.just("memory"), st.integers(0, 10**6)), st.sampled_from(MALFORMED_IDS))
+entry: Pair = (valid_entry_ref, entry_ids())
+number: Pair = (valid_number, numbers())
+OPTIONS: dict[str, dict[str, Pair]] = {
+    "remember": {"--kind": (valid_kind, kinds()), "--text": text, "--title": text, "--tag": text,
+                 "--slug": (valid_slug.map(str), slugs()), "--important": FLAG, "--not-mandatory": FLAG,
+                 "--memory": memory, "--reason": text},
+    "revise": {"--revise": entry, "--text": text, "--kind": (valid_kind, kinds()), "--tag": text,
+               "--expected-version": number, "--title": text},
+    "search": {"--limit": (st.integers(1, 50), numbers()),
+               "--mode": (st.sampled_from(["fts", "auto"]), st.sampled_from(["vector", "x"])),
+               "--kind": (valid_kind, kinds()), "--tag": text, "--scope": (valid_scope, scopes()),
+               "--memory": memory, "--order": (st.just("priority"), st.just("x")), "--include-superseded": FLAG},
+    "show": {"--revision": number, "--memory": memory},
+    "history": {},
+    "cite": {"--revision": number, "--memory": memory},
+    "list": {"--revision": number, "--memory": memory, "--since": (st.integers(0, 4), numbers())},
+    "forget": {"--reason": text},
+    "reactivate": {"--reason": text},
+    "relate": {"--kind": (st.sampled_from(["supersedes", "relates-to"]), relation_kinds())},
 }  # fmt: skip
-POSITIONAL: dict[str, st.SearchStrategy[list[Any]]] = {
-    "search": st.lists(text, min_size=1, max_size=1),
-    "show": st.lists(entry_ids(), min_size=1, max_size=1),
-    "history": st.lists(entry_ids(), min_size=1, max_size=1),
-    "cite": st.lists(entry_ids(), min_size=1, max_size=1),
-    "forget": st.lists(entry_ids(), max_size=3),
-    "reactivate": st.lists(entry_ids(), max_size=3),
-    "relate": st.lists(entry_ids(), min_size=0, max_size=3),
-}
+REQUIRED = {"remember": ("--kind", "--text"), "revise": ("--revise",)}
+POSITIONAL: dict[str, tuple[int, int]] = {  # how many entry ids (or, for search, queries) a command takes
+    "search": (1, 1), "show": (1, 1), "history": (1, 1), "cite": (1, 1), "forget": (1, 3), "reactivate": (1, 3),
+    "relate": (2, 2),
+}  # fmt: skip
 
 
 def arg(value: Any) -> str:
@@ -73,12 +82,15 @@ def arg(value: Any) -> str:
 @given(data=st.data())
 def test_commands(world: World, data: st.DataObject) -> None:
     command = data.draw(st.sampled_from(sorted(OPTIONS)), label="command")
+    low, high = POSITIONAL.get(command, (0, 0))
+    spec = {f"#{n}": text if command == "search" else entry for n in range(data.draw(st.integers(low, high)))}
+    spec |= {o: p for o, p in OPTIONS[command].items() if o in REQUIRED.get(command, ()) or data.draw(st.booleans())}
+    if data.draw(st.integers(0, 19), label="drop one") == 19 and spec:
+        spec.pop(data.draw(st.sampled_from(sorted(spec))))
+    drawn = data.draw(arguments(spec, {}), label="arguments")
     argv: list[Any] = ["remember"] if command == "revise" else [command]
-    argv += data.draw(POSITIONAL.get(command, st.just([])), label="positional")
-    for option, values in OPTIONS[command]:
-        if data.draw(st.booleans(), label=option):
-            value = data.draw(values, label=option)
-            argv += [option] if values is FLAG else [option, value]
+    for name, value in drawn.items():
+        argv += [value] if name.startswith("#") else [name] if spec[name] is FLAG else [name, value]
     as_json = data.draw(st.sampled_from([True, True, False]), label="--json")
     scope = data.draw(st.one_of(st.just("memstone://orgs/fuzz/projects/web"), scopes()), label="--scope")
     args = [arg(a) for a in world.run(world.resolve([*argv, scope]))]

@@ -20,6 +20,7 @@ from fuzz_strategies import SCOPES, Known
 from hypothesis import HealthCheck, settings
 
 from memstone import EntryInput, MemoryService, open_service
+from memstone.domain.ids import MemoryId
 from memstone.domain.model import ArtifactRef, Revision
 from memstone.testing.fuzzing import damage, plant_canaries
 
@@ -121,7 +122,7 @@ class World:
             if value.what == "memory":
                 return memory_id
             if value.what == "stale":
-                return ArtifactRef(memory_id=memory_id, revision=1)
+                return ArtifactRef(memory_id=MemoryId(memory_id), revision=1)
             return await self.svc.head(memory_id)
         if type(value) is list:  # not a Deep one: that is hostile input, passed as it is
             return [await self.resolve(v) for v in value]

@@ -102,3 +102,12 @@ def test_commands(world: World, data: st.DataObject) -> None:
     event(f"{command}: exit {result.exit_code}")
     failure = cli_failure(result.exit_code, result.stdout, result.stderr, as_json=as_json)
     assert failure is None, f"{' '.join(full)[:300]!r}: {failure}"
+
+
+# Found by the long run: an empty entry id was read as "no entry given", and forget/reactivate then hit an
+# assert (a traceback) instead of refusing the id.
+def test_an_empty_entry_id_is_refused(world: World) -> None:
+    for command in ("forget", "reactivate"):
+        result = CliRunner().invoke(cli, ["--url", world.url, "--scope", "memstone://orgs/new", command, "", "--json"])
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+        assert result.exit_code == 2 and '"invalid_input"' in result.stdout, (command, result.stdout)

@@ -14,6 +14,7 @@ from typing import Any
 from fuzz_strategies import (
     JUNK,
     SCOPES,
+    Deep,
     Known,
     Pair,
     arguments,
@@ -42,7 +43,7 @@ from fuzz_strategies import (
     valid_text,
 )
 from fuzz_world import FUZZ, World
-from hypothesis import event, given
+from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from memstone.domain.model import ArtifactRef, Citation, EntryInput, EntryPatch, Relation, Revision
@@ -89,6 +90,11 @@ def built(fields: dict[str, Any], cls: type[Any]) -> Any:
     return cls(**fields)
 
 
+# Found by the long run (docs/benchmarks.md): an error message that showed the value failed itself, with
+# ValueError for an integer past str()'s 4300 digits and RecursionError for a deeply nested one.
+@example(entries=[{"kind": 10**4300, "text": "deploy."}], memory=None, options={"scope": SCOPES[0]})
+@example(entries=[{"kind": "fact", "text": "deploy.", "important": Deep(3000)}], memory=None, options={})
+@example(entries=[{"kind": "fact", "text": "deploy."}], memory=None, options={"sources": [10**4300]})
 @FUZZ
 @given(
     entries=mostly(st.lists(entry_fields, min_size=1, max_size=3), JUNK),
@@ -134,6 +140,7 @@ patch_fields = arguments(
 )
 
 
+@example(call_args={"entry": Known("entry", 0), "patch": ("fields", {}), "expected_version": 10**4300})
 @FUZZ
 @given(
     call_args=arguments(
@@ -163,6 +170,9 @@ def test_update(world: World, call_args: dict[str, Any]) -> None:
     attempt(world, call)
 
 
+# Found by the long run: important=2**64 reached SQLite (OverflowError); important=5 filtered silently.
+@example(query="deploy", options={"scopes": [SCOPES[0]], "important": 2**64})
+@example(query="deploy", options={"scopes": [SCOPES[0]], "mandatory": 5})
 @FUZZ
 @given(
     query=mostly(valid_text, hostile_text(), odds=2),
@@ -232,6 +242,8 @@ def test_forget_reactivate_purge(world: World, op: str, call_args: dict[str, Any
     attempt(world, call)
 
 
+@example(op="get", call_args={"entry": 10**4300, "other": None, "memory": None, "number": None})
+@example(op="revision", call_args={"entry": Deep(3000), "other": None, "memory": None, "number": Deep(3000)})
 @FUZZ
 @given(
     op=st.sampled_from(["get", "history", "revision", "source", "version", "diff", "records", "verify_citation"]),

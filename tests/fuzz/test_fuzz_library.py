@@ -173,6 +173,8 @@ def test_update(world: World, call_args: dict[str, Any]) -> None:
 # Found by the long run: important=2**64 reached SQLite (OverflowError); important=5 filtered silently.
 @example(query="deploy", options={"scopes": [SCOPES[0]], "important": 2**64})
 @example(query="deploy", options={"scopes": [SCOPES[0]], "mandatory": 5})
+@example(query="deploy", options={"memories": [[0]]})  # a list as a Memory: AttributeError
+@example(query="deploy", options={"memories": [Known("stale", 0)], "limit": 3})
 @FUZZ
 @given(
     query=mostly(valid_text, hostile_text(), odds=2),
@@ -243,6 +245,15 @@ def test_forget_reactivate_purge(world: World, op: str, call_args: dict[str, Any
 
 
 @example(op="get", call_args={"entry": 10**4300, "other": None, "memory": None, "number": None})
+# verify_citation took a Citation's fields unchecked: a list as memory id (TypeError), 2**64 (OverflowError).
+@example(
+    op="verify_citation",
+    call_args={"entry": Known("entry", 0), "other": Known("version", 0), "memory": [0], "number": 1},
+)
+@example(
+    op="verify_citation",
+    call_args={"entry": Known("entry", 0), "other": Known("version", 0), "memory": Known("memory", 0), "number": 2**64},
+)
 @example(op="revision", call_args={"entry": Deep(3000), "other": None, "memory": None, "number": Deep(3000)})
 @FUZZ
 @given(

@@ -62,6 +62,15 @@ def check_revision(value: object, what: str = "revision") -> int:
     return value
 
 
+def check_ref(value: object, what: str = "memory_ref") -> ArtifactRef:
+    """A caller's ArtifactRef: a memory id and a Revision number, each as the store takes them."""
+    if not isinstance(value, ArtifactRef):
+        raise InvalidInput(f"{what} must be an ArtifactRef (memory_id, revision), got {type(value).__name__}")
+    check_id(value.memory_id, what="memory", prefix="mem_")
+    check_revision(value.revision, f"{what}.revision")
+    return value
+
+
 def parse_revision(text: str, what: str = "revision") -> int:
     """A Revision or version number written as text (a header, an argument): ASCII digits, in range."""
     if not (text.isascii() and text.isdigit()) or len(text) > len(str(MAX_REVISION)):

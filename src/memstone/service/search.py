@@ -30,6 +30,7 @@ from ..domain.records import (
 from ..domain.rules import (
     check_filter,
     check_flag,
+    check_ref,
     items_of,
     normalize_tags,
     strings_of,
@@ -123,6 +124,8 @@ class Search:
         # Revision must still be the head.
         at_head: set[MemoryId] = set()
         for m in memories:
+            if not isinstance(m, str | Revision):  # a caller's ArtifactRef, or not a Memory at all (tests/fuzz)
+                check_ref(m, "a memory")
             ref = (await self._core.head(m)).ref if isinstance(m, str) else (m.ref if isinstance(m, Revision) else m)
             if ref.memory_id in refs and refs[ref.memory_id] != ref:
                 raise InvalidInput(f"{ref.memory_id} is named at two different revisions")

@@ -59,17 +59,20 @@ def mcp_failure(is_error: bool, text: str) -> str | None:
     return None if code in known_codes() else f"unknown code {code!r}: {text[:300]}"
 
 
+def _error_body_failure(text: str, what: str) -> str | None:
+    """None when ``text`` is ``{"error": {"code": …}}`` with a known code, else what is wrong with it."""
+    try:
+        code = json.loads(text)["error"]["code"]
+    except (ValueError, KeyError, TypeError):
+        return f"{what} without the project's JSON error: {text[:200]!r}"
+    return None if code in known_codes() else f"{what} with unknown code {code!r}"
+
+
 def http_failure(status: int, body: str) -> str | None:
     """None for a 2xx/3xx, or a 4xx (or a documented 501) whose JSON error body names a known code."""
     if status >= 500 and status != 501:
         return f"HTTP {status}: {body[:300]}"
-    if status < 400:
-        return None
-    try:
-        code = json.loads(body)["error"]["code"]
-    except (ValueError, KeyError, TypeError):
-        return f"HTTP {status} without an error body: {body[:200]}"
-    return None if code in known_codes() else f"HTTP {status} with unknown code {code!r}"
+    return None if status < 400 else _error_body_failure(body, f"HTTP {status}")
 
 
 def cli_failure(exit_code: int, stdout: str, stderr: str, *, as_json: bool) -> str | None:
@@ -81,11 +84,7 @@ def cli_failure(exit_code: int, stdout: str, stderr: str, *, as_json: bool) -> s
         return f"undocumented exit code {exit_code}: {stderr[-300:]}"
     if not as_json or exit_code == 0 or (exit_code == 2 and "Usage:" in stderr):
         return None
-    try:
-        code = json.loads(stdout)["error"]["code"]
-    except (ValueError, KeyError, TypeError):
-        return f"exit {exit_code} with --json but no JSON error: {stdout[:200]!r} {stderr[-200:]!r}"
-    return None if code in known_codes() else f"exit {exit_code} with unknown code {code!r}"
+    return _error_body_failure(stdout, f"exit {exit_code} with --json ({stderr[-200:]!r})")
 
 
 async def plant_canaries(svc: MemoryService, count: int = 20) -> dict[str, tuple[str, int]]:

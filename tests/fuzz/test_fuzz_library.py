@@ -95,6 +95,7 @@ def built(fields: dict[str, Any], cls: type[Any]) -> Any:
 @example(entries=[{"kind": 10**4300, "text": "deploy."}], memory=None, options={"scope": SCOPES[0]})
 @example(entries=[{"kind": "fact", "text": "deploy.", "important": Deep(3000)}], memory=None, options={})
 @example(entries=[{"kind": "fact", "text": "deploy."}], memory=None, options={"sources": [10**4300]})
+@example(entries=[{"kind": "fact", "text": "deploy."}], memory=None, options={"author": {"a": 1}})  # TypeError
 @FUZZ
 @given(
     entries=mostly(st.lists(entry_fields, min_size=1, max_size=3), JUNK),

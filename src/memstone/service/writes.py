@@ -148,6 +148,8 @@ class Writes:
         )
         if mode not in ("append", "extract", "auto"):
             raise InvalidInput(f"unknown remember mode {shown(mode)}", hint="use append, extract or auto")
+        if author is not None and not isinstance(author, str):  # found by tests/fuzz: a dict reached SQLite
+            raise InvalidInput(f"author must be a string, got {type(author).__name__}")
         if mode == "auto":
             mode = "append" if entries else "extract"
         if mode == "extract":

@@ -273,9 +273,9 @@ def rev_line(rev: Revision | None) -> str:
 
 
 async def memory_of(svc: MemoryService, obj: Context, memory: str | None, entry: str | None = None) -> Revision | None:
-    if memory:
+    if memory is not None:  # an empty --memory or entry is refused as an id, not read as "none given" (tests/fuzz)
         return await svc.head(memory)
-    if entry:
+    if entry is not None:
         return await svc.head((await svc.get(entry)).memory_id)
     return await svc.resolve(obj.scope)
 

@@ -8,7 +8,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
-from .errors import InvalidInput
+from .errors import InvalidInput, shown
 
 JsonValue = None | bool | int | float | str | Sequence["JsonValue"] | Mapping[str, "JsonValue"]
 
@@ -70,7 +70,7 @@ def _encode(value: object, out: list[str]) -> None:
         items = sorted(value.items(), key=lambda kv: kv[0].encode("utf-16-be"))
         for i, (key, item) in enumerate(items):
             if not isinstance(key, str):
-                raise InvalidInput(f"canonical JSON keys must be strings, got {key!r}")
+                raise InvalidInput(f"canonical JSON keys must be strings, got {shown(key)}")
             if i:
                 out.append(",")
             out.append(_string(key))

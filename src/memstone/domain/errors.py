@@ -28,6 +28,19 @@ from __future__ import annotations
 from typing import ClassVar
 
 
+def shown(value: object, limit: int = 200) -> str:
+    """A caller's value as an error message shows it: its ``repr``, cut to ``limit`` characters. An integer past
+    64 bits is shown by its size and a value whose ``repr`` fails (nested past the recursion limit, or holding an
+    integer past ``str()``'s 4300 digits) by its type, so that refusing bad input never fails itself."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"a {value.bit_length()}-bit integer"
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        return f"a {type(value).__name__} too deep or too large to show"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class MemstoneError(Exception):
     """Root of every memstone error."""
 

@@ -8,7 +8,7 @@ import threading
 import time
 from typing import NewType
 
-from .errors import InvalidInput
+from .errors import InvalidInput, shown
 
 MemoryId = NewType("MemoryId", str)
 EntryId = NewType("EntryId", str)
@@ -55,9 +55,9 @@ def check_id(value: object, *, what: str, prefix: str | None = None) -> str:
     """Validate an id: ASCII, at most 128 characters, of a safe alphabet, with the expected prefix."""
     if not isinstance(value, str) or not _ID_RE.fullmatch(value):
         raise InvalidInput(
-            f"invalid {what} id {value!r}",
+            f"invalid {what} id {shown(value)}",
             hint="ids are ASCII letters, digits and _.:- , at most 128 characters",
         )
     if prefix is not None and not value.startswith(prefix):
-        raise InvalidInput(f"invalid {what} id {value!r}: expected it to start with {prefix!r}")
+        raise InvalidInput(f"invalid {what} id {shown(value)}: expected it to start with {prefix!r}")
     return value

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal, get_args
 
-from .errors import InvalidInput
+from .errors import InvalidInput, shown
 from .fields import field_dict
 from .ids import EntryId, MemoryId
 from .model import STALE_TAG
@@ -49,7 +49,7 @@ def parse_mode(value: str) -> MaintenanceMode:
         return "DRY_RUN"
     if norm == "APPLY":
         return "APPLY"
-    raise InvalidInput(f"unknown maintenance mode {value!r}", hint="use dry-run (the default) or apply")
+    raise InvalidInput(f"unknown maintenance mode {shown(value)}", hint="use dry-run (the default) or apply")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

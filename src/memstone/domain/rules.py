@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from .errors import InvalidInput
+from .errors import InvalidInput, shown
 from .ids import EntryId, EntryVersionId, MemoryId, SourceId, check_id
 from .model import ArtifactRef, Change, EntryContent, EntryInput, EntryVersion, Provenance, Relation
 
@@ -58,18 +58,24 @@ def strings_of(values: Iterable[str], what: str) -> tuple[str, ...]:
 def check_revision(value: object, what: str = "revision") -> int:
     """A Revision number: an integer from 1 to 2**63 - 1 (never a flag, never beyond what an engine stores)."""
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_REVISION:
-        shown = (
-            value if not isinstance(value, int) or value.bit_length() <= 80 else f"a {value.bit_length()}-bit number"
-        )
-        raise InvalidInput(f"{what} must be a positive integer up to {MAX_REVISION}, got {shown!r}")
+        raise InvalidInput(f"{what} must be a positive integer up to {MAX_REVISION}, got {shown(value)}")
+    return value
+
+
+def check_ref(value: object, what: str = "memory_ref") -> ArtifactRef:
+    """A caller's ArtifactRef: a memory id and a Revision number, each as the store takes them."""
+    if not isinstance(value, ArtifactRef):
+        raise InvalidInput(f"{what} must be an ArtifactRef (memory_id, revision), got {type(value).__name__}")
+    check_id(value.memory_id, what="memory", prefix="mem_")
+    check_revision(value.revision, f"{what}.revision")
     return value
 
 
 def parse_revision(text: str, what: str = "revision") -> int:
     """A Revision or version number written as text (a header, an argument): ASCII digits, in range."""
     if not (text.isascii() and text.isdigit()) or len(text) > len(str(MAX_REVISION)):
-        shown = text if len(text) <= 40 else f"{text[:20]}… ({len(text)} characters)"
-        raise InvalidInput(f"{what} must be a positive integer up to {MAX_REVISION}, got {shown!r}")
+        got = text if len(text) <= 40 else f"{text[:20]}… ({len(text)} characters)"
+        raise InvalidInput(f"{what} must be a positive integer up to {MAX_REVISION}, got {got!r}")
     return check_revision(int(text), what)
 
 
@@ -121,7 +127,7 @@ def normalize_reason(value: object) -> str | None:
 def normalize_kind(value: object, *, closed_kinds: frozenset[str] | None = None) -> str:
     if not isinstance(value, str) or not _KIND_RE.fullmatch(value.strip()):
         raise InvalidInput(
-            f"invalid kind {value!r}",
+            f"invalid kind {shown(value)}",
             hint="a kind is a word such as fact, preference, decision, constraint, convention, lesson",
         )
     kind = value.strip().lower()  # `LESSON` and `lesson` are one kind (issue 11), in a closed set too
@@ -169,7 +175,7 @@ def normalize_slug(value: object) -> str | None:
         return None
     if not isinstance(value, str) or not _KEBAB_RE.fullmatch(value) or len(value) > SLUG_MAX:
         raise InvalidInput(
-            f"invalid slug {value!r}", hint="a slug is lowercase kebab-case (a-z, 0-9, -), at most 64 characters"
+            f"invalid slug {shown(value)}", hint="a slug is lowercase kebab-case (a-z, 0-9, -), at most 64 characters"
         )
     return value
 
@@ -190,7 +196,7 @@ def slugify(text: str) -> str:
 def normalize_relation_kind(value: object) -> str:
     if not isinstance(value, str) or not _KEBAB_RE.fullmatch(value) or len(value) > 64:
         raise InvalidInput(
-            f"invalid relation kind {value!r}",
+            f"invalid relation kind {shown(value)}",
             hint="use supersedes, clarifies, relates-to, or another lowercase kebab-case word",
         )
     return value
@@ -206,7 +212,7 @@ def normalize_relations(values: Iterable[Relation | Mapping[str, object]]) -> tu
         elif isinstance(value, Mapping):
             kind, target = value.get("kind"), value.get("target")
         else:
-            raise InvalidInput(f"a relation must be a Relation or {{kind, target}}, got {value!r}")
+            raise InvalidInput(f"a relation must be a Relation or {{kind, target}}, got {shown(value)}")
         out.add(
             Relation(
                 kind=normalize_relation_kind(kind),
@@ -227,7 +233,7 @@ def normalize_artifacts(values: Iterable[ArtifactRef | Mapping[str, object]]) ->
             rev = check_revision(value.get("revision"), "artifact revision")
             ref = ArtifactRef(memory_id=MemoryId(check_id(value.get("memory_id"), what="memory")), revision=rev)
         else:
-            raise InvalidInput(f"an artifact must be an ArtifactRef, got {value!r}")
+            raise InvalidInput(f"an artifact must be an ArtifactRef, got {shown(value)}")
         check_id(ref.memory_id, what="memory", prefix="mem_")
         check_revision(ref.revision, "artifact revision")
         out.add(ref)
@@ -244,7 +250,14 @@ def normalize_source_ids(values: Iterable[object]) -> tuple[SourceId, ...]:
 
 def check_flag(value: object, what: str) -> bool:
     if not isinstance(value, bool):
-        raise InvalidInput(f"{what} must be true or false, got {value!r}")
+        raise InvalidInput(f"{what} must be true or false, got {shown(value)}")
+    return value
+
+
+def check_filter(value: object, what: str) -> bool | None:
+    """A flag filter of a read: true, false, or None (no filter)."""
+    if value is not None and not isinstance(value, bool):
+        raise InvalidInput(f"{what} must be true, false or None, got {shown(value)}")
     return value
 
 

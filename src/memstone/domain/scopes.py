@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import InvalidInput
+from .errors import InvalidInput, shown
 from .ids import EntryId
 
 Tier = Literal["org", "project", "user"]
@@ -87,12 +87,12 @@ def parse_scope(value: object) -> Scope:
     lowered = text.lower()
     scheme = next((s for s in _SCHEMES if lowered.startswith(s)), None)
     if scheme is None:
-        raise InvalidInput(f"invalid scope {value!r}: it must start with memstone://", hint=_HINT)
+        raise InvalidInput(f"invalid scope {shown(value)}: it must start with memstone://", hint=_HINT)
     rest = lowered[len(scheme) :].rstrip("/")
     parts = rest.split("/") if rest else []
     for part in parts:
         if not _SEGMENT.fullmatch(part):
-            raise InvalidInput(f"invalid scope {value!r}: bad segment {part!r}", hint=_HINT)
+            raise InvalidInput(f"invalid scope {shown(value)}: bad segment {shown(part)}", hint=_HINT)
     match parts:
         case ["orgs", org]:
             return Scope(tier="org", org=org)
@@ -100,7 +100,7 @@ def parse_scope(value: object) -> Scope:
             return Scope(tier="project", org=org, project=project)
         case ["users", user]:
             return Scope(tier="user", user=user)
-    raise InvalidInput(f"invalid scope {value!r}", hint=_HINT)
+    raise InvalidInput(f"invalid scope {shown(value)}", hint=_HINT)
 
 
 def canonical_scope(value: object) -> str:

@@ -83,7 +83,7 @@ class GitEvidence:
             done = subprocess.run(
                 ["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
             )
-        except (OSError, subprocess.TimeoutExpired):
+        except (OSError, ValueError, subprocess.TimeoutExpired):  # ValueError: a NUL in the path (tests/fuzz)
             return None
         return done.stdout if done.returncode == 0 else None
 

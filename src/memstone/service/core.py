@@ -45,6 +45,7 @@ from ..domain.records import (
 )
 from ..domain.render import render_markdown
 from ..domain.rules import (
+    check_ref,
     check_revision,
     normalize_kind,
     normalize_source_ids,
@@ -87,8 +88,10 @@ def utc_now() -> str:
 
 
 def _memory_id(memory: MemoryLike | str) -> MemoryId:
-    if isinstance(memory, (Revision, ArtifactRef)):
+    if isinstance(memory, Revision):
         return memory.memory_id
+    if isinstance(memory, ArtifactRef):  # a caller's: its fields are checked like any id (tests/fuzz)
+        return check_ref(memory, "memory").memory_id
     return MemoryId(check_id(memory, what="memory", prefix="mem_"))
 
 
@@ -344,6 +347,13 @@ class ServiceCore:
 
     async def verify_citation(self, citation: Citation) -> EntryVersion:
         """Check a citation against canonical bytes; returns the cited version or raises InvalidCitationError."""
+        if not isinstance(citation, Citation):
+            raise InvalidInput(f"verify_citation takes a Citation, got {type(citation).__name__}")
+        check_ref(citation.memory_ref)  # found by tests/fuzz: unchecked fields reached the engine
+        check_id(citation.entry_id, what="entry", prefix="ent_")
+        check_id(citation.entry_version_id, what="entry version", prefix="ver_")
+        if citation.entry_content_hash is not None and not isinstance(citation.entry_content_hash, str):
+            raise InvalidInput("entry_content_hash must be a string or None")
         await self._may(citation.memory_ref.memory_id, "read", hidden=f"no memory {citation.memory_ref.memory_id}")
         (version,) = await self.backend.expand([(citation.memory_ref, citation.entry_id, citation.entry_version_id)])
         if citation.entry_content_hash is not None and citation.entry_content_hash != version.entry_content_hash:

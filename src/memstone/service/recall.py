@@ -9,6 +9,7 @@ from typing import Literal
 from ..domain.errors import (
     InvalidInput,
     NotFound,
+    shown,
 )
 from ..domain.ids import EntryId
 from ..domain.model import (
@@ -90,7 +91,7 @@ class Recall:
         budget = budget_tokens if budget_tokens is not None else budget_chars
         unit: Literal["tokens", "chars"] = "chars" if budget_chars is not None else "tokens"
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 0):
-            raise InvalidInput(f"a budget is a non-negative integer, got {budget!r}")
+            raise InvalidInput(f"a budget is a non-negative integer, got {shown(budget)}")
         if context is not None and not isinstance(context, str):
             raise InvalidInput("context must be a string")
         refs, _ = await self._core._select(scopes, memories, what="recall")

@@ -13,6 +13,7 @@ from ..domain.errors import (
     AlreadyExists,
     InvalidInput,
     NotFound,
+    shown,
 )
 from ..domain.ids import EntryId, EntryVersionId, check_id
 from ..domain.model import (
@@ -30,6 +31,7 @@ from ..domain.records import (
 )
 from ..domain.rules import (
     NextVersions,
+    check_filter,
     normalize_artifacts,
     normalize_reason,
     normalize_relation_kind,
@@ -208,7 +210,7 @@ class Records:
             raise InvalidInput("flag needs important=… or mandatory=…")
         for name, value in (("important", important), ("mandatory", mandatory)):
             if value is not None and not isinstance(value, bool):
-                raise InvalidInput(f"{name} must be true or false, got {value!r}")
+                raise InvalidInput(f"{name} must be true or false, got {shown(value)}")
         base = await self._core._base_of(memory)
         prev = await self._live_version(base, entry)
         c = prev.content
@@ -444,10 +446,8 @@ class Records:
         >>> await svc.list(scopes=["memstone://orgs/acme"], kinds=["lesson"])  # doctest: +SKIP
         """
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise InvalidInput(f"limit must be a positive integer, got {limit!r}")
-        for name, value in (("important", important), ("mandatory", mandatory)):
-            if value is not None and not isinstance(value, bool):
-                raise InvalidInput(f"{name} must be true, false or None, got {value!r}")
+            raise InvalidInput(f"limit must be a positive integer, got {shown(limit)}")
+        important, mandatory = check_filter(important, "important"), check_filter(mandatory, "mandatory")
         if isinstance(kinds, str) or isinstance(tags, str):
             raise InvalidInput("kinds= and tags= take lists, not one string")
         refs, scope_of = await self._core._select(scopes, memories, what="a catalogue")

@@ -13,6 +13,7 @@ from ..domain.context import context_anchors, with_context
 from ..domain.errors import (
     CapabilityNotSupportedError,
     InvalidInput,
+    shown,
 )
 from ..domain.ids import EntryId, MemoryId
 from ..domain.model import (
@@ -27,6 +28,9 @@ from ..domain.records import (
     priority_sorted,
 )
 from ..domain.rules import (
+    check_filter,
+    check_flag,
+    check_ref,
     items_of,
     normalize_tags,
     strings_of,
@@ -96,14 +100,18 @@ class Search:
         if not isinstance(query, str):
             raise InvalidInput("query must be a string")
         if fusion not in ("convex", "rrf"):
-            raise InvalidInput(f"unknown fusion {fusion!r}", hint="use convex or rrf")
+            raise InvalidInput(f"unknown fusion {shown(fusion)}", hint="use convex or rrf")
         check_query(query)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
+            raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, got {shown(limit)}")
         if mode not in ("fts", "vector", "hybrid", "auto"):
-            raise InvalidInput(f"unknown search mode {mode!r}", hint="use fts, vector, hybrid or auto")
+            raise InvalidInput(f"unknown search mode {shown(mode)}", hint="use fts, vector, hybrid or auto")
         if order not in ("relevance", "priority"):
-            raise InvalidInput(f"unknown search order {order!r}", hint="use relevance or priority")
+            raise InvalidInput(f"unknown search order {shown(order)}", hint="use relevance or priority")
+        important, mandatory = check_filter(important, "important"), check_filter(mandatory, "mandatory")
+        for name, flag in (("exclude_mandatory", exclude_mandatory), ("include_superseded", include_superseded),
+                           ("exact", exact), ("precedence", precedence), ("context", context)):  # fmt: skip
+            check_flag(flag, name)
         if exclude_mandatory:
             if mandatory is True:
                 raise InvalidInput("exclude_mandatory=True contradicts mandatory=True")
@@ -116,6 +124,8 @@ class Search:
         # Revision must still be the head.
         at_head: set[MemoryId] = set()
         for m in memories:
+            if not isinstance(m, str | Revision):  # a caller's ArtifactRef, or not a Memory at all (tests/fuzz)
+                check_ref(m, "a memory")
             ref = (await self._core.head(m)).ref if isinstance(m, str) else (m.ref if isinstance(m, Revision) else m)
             if ref.memory_id in refs and refs[ref.memory_id] != ref:
                 raise InvalidInput(f"{ref.memory_id} is named at two different revisions")

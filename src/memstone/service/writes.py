@@ -14,6 +14,7 @@ from ..domain.errors import (
     InvalidInput,
     RevisionConflictError,
     StaleEntryError,
+    shown,
 )
 from ..domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
 from ..domain.model import (
@@ -146,7 +147,9 @@ class Writes:
             self.remember_outcome, sources=sources, artifacts=artifacts, mode="append", author=author, surface=surface
         )
         if mode not in ("append", "extract", "auto"):
-            raise InvalidInput(f"unknown remember mode {mode!r}", hint="use append, extract or auto")
+            raise InvalidInput(f"unknown remember mode {shown(mode)}", hint="use append, extract or auto")
+        if author is not None and not isinstance(author, str):  # found by tests/fuzz: a dict reached SQLite
+            raise InvalidInput(f"author must be a string, got {type(author).__name__}")
         if mode == "auto":
             mode = "append" if entries else "extract"
         if mode == "extract":
@@ -295,7 +298,9 @@ class Writes:
                 or (isinstance(expected_version, int) and 1 <= expected_version < 2**63)
             )
         ):
-            raise InvalidInput(f"expected_version must be a version number or a ver_… id, got {expected_version!r}")
+            raise InvalidInput(
+                f"expected_version must be a version number or a ver_… id, got {shown(expected_version)}"
+            )
         entry_id = EntryId(_entry_id(entry))
 
         async def attempt() -> UpdateResult:

@@ -85,11 +85,22 @@ def _field(loc: Sequence[object]) -> str:
     return ".".join(str(part) for part in loc) or "the arguments"
 
 
+class _HugeInteger:
+    """The input of an error pydantic cannot give back: an integer past ``str()``'s 4300 digits."""
+
+
+def _shown(value: object) -> str:
+    """A number as it was given, up to a size; any other value by its type (texts may hold secrets)."""
+    if isinstance(value, _HugeInteger) or (isinstance(value, int) and value.bit_length() > 64):
+        return "an integer past 64 bits"
+    return repr(value) if isinstance(value, (int, float, bool)) or value is None else type(value).__name__
+
+
 def _describe(err: Mapping[str, Any]) -> str:
     """One pydantic error in the project's words. Text values are never echoed (they may hold a secret)."""
     field, kind, ctx = _field(err.get("loc", ())), str(err.get("type", "")), err.get("ctx") or {}
     value = err.get("input")
-    shown = repr(value) if isinstance(value, (int, float, bool)) or value is None else type(value).__name__
+    shown = _shown(value)
     if kind == "missing":
         return f"{field} is required"
     if kind == "extra_forbidden":
@@ -116,13 +127,18 @@ def _describe(err: Mapping[str, Any]) -> str:
         limit = next((ctx[k] for k in ("le", "lt", "ge", "gt") if k in ctx), "?")
         return f"{field} must be {bounds[kind]} {limit}, got {shown}"
     if kind in _TYPE_NAMES:
-        return f"{field} must be {_TYPE_NAMES[kind]}, got {type(value).__name__}"
+        got = "int" if isinstance(value, _HugeInteger) else type(value).__name__
+        return f"{field} must be {_TYPE_NAMES[kind]}, got {got}"
     return f"{field}: {str(err.get('msg', 'invalid value')).lower()}"
 
 
 def invalid_arguments(tool: str, exc: ValidationError) -> InvalidInput:
     """A tool-argument ValidationError as the project's InvalidInput (not pydantic's text, which echoes values)."""
-    problems = "; ".join(dict.fromkeys(_describe(e) for e in exc.errors(include_url=False)))
+    try:
+        errors = exc.errors(include_url=False)
+    except ValueError:  # pydantic cannot give back an integer past str()'s 4300 digits (found by tests/fuzz)
+        errors = [{**e, "input": _HugeInteger()} for e in exc.errors(include_url=False, include_input=False)]
+    problems = "; ".join(dict.fromkeys(_describe(e) for e in errors))
     return InvalidInput(
         f"{tool}: {problems}",
         hint="the tool's input schema lists every argument with its type and limits",

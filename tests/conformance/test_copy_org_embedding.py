@@ -10,14 +10,18 @@ Before, the copy carried no org profile and no org vector, and said nothing abou
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from memstone import EntryInput, open_service
 from memstone.backends import open_store
+from memstone.cli.main import cli
 from memstone.domain.errors import ProfileMismatchError
 from memstone.domain.ids import EntryVersionId
 from memstone.embedding import load_model
@@ -118,8 +122,7 @@ async def test_an_org_with_another_profile_in_the_target_is_refused_and_the_same
     postgres_url: str, second_postgres_url: str
 ) -> None:
     ids = await _seed(postgres_url)
-    async with open_service(second_postgres_url, embedding=load_model(STORE)) as dst:
-        await dst.reembed(load_model("hashing-40"), org="acme")  # acme chose another profile in the target
+    await _choose(second_postgres_url, "acme", "hashing-40")  # acme chose another profile in the target
     with pytest.raises(ProfileMismatchError, match=r"organization acme.*hashing-40.*hashing-48"):
         await _copy(postgres_url, second_postgres_url)
     store = (await open_store(second_postgres_url, create=False)).memory
@@ -128,12 +131,26 @@ async def test_an_org_with_another_profile_in_the_target_is_refused_and_the_same
         assert (await store.org_profiles())["acme"].profile_id == "hashing-40"
     finally:
         await store.aclose()
-    async with open_service(second_postgres_url, embedding=load_model(STORE)) as dst:
-        await dst.reembed(load_model(ACME_MODEL), org="acme")  # now the source's profile
+    await _choose(second_postgres_url, "acme", ACME_MODEL)  # now the source's profile
     report = await _copy(postgres_url, second_postgres_url)
     assert report.verify_ok and report.vectors == 5 and report.notes == ()
     assert await _vectors(second_postgres_url, ids) == await _vectors(postgres_url, ids)
     await _searches(second_postgres_url, [ACME, GLOBEX])
+
+
+async def _choose(url: str, org: str, model: str) -> None:
+    async with open_service(url, embedding=load_model(STORE)) as svc:
+        await svc.reembed(load_model(model), org=org)
+
+
+def test_the_cli_refuses_an_org_with_another_profile_in_the_target(postgres_url: str, second_postgres_url: str) -> None:
+    asyncio.run(_seed(postgres_url))
+    asyncio.run(_choose(second_postgres_url, "globex", "hashing-40"))
+    result = CliRunner().invoke(cli, ["copy", postgres_url, second_postgres_url, "--json"])
+    assert result.exit_code == 2, result.output
+    error = json.loads(result.output)["error"]
+    assert error["code"] == "profile_mismatch" and "organization globex" in error["message"]
+    assert "reembed --org globex --profile hashing-64" in error["hint"]
 
 
 async def test_an_org_that_chose_its_profile_after_a_first_copy_moves_the_target_on_the_next(

@@ -26,7 +26,7 @@ from memstone.domain.errors import ProfileMismatchError
 from memstone.domain.ids import EntryVersionId
 from memstone.embedding import load_model
 from memstone.ports import MemoriesQuery
-from memstone.service.copy import CopyReport, copy_store
+from memstone.service.copy import CopyReport, copy_urls
 from memstone.testing import servers
 
 ACME = "memstone://orgs/acme/projects/web"
@@ -76,12 +76,10 @@ async def _vectors(url: str, ids: dict[str, tuple[EntryVersionId, ...]]) -> dict
 
 
 async def _copy(src_url: str, dst_url: str) -> CopyReport:
-    src, dst = (await open_store(src_url, create=False)).memory, (await open_store(dst_url)).memory
-    try:
-        return await copy_store(src, dst)
-    finally:
-        await src.aclose()
-        await dst.aclose()
+    """What ``memstone copy`` runs; the source verifies too."""
+    report, source_ok = await copy_urls(src_url, dst_url)
+    assert source_ok
+    return report
 
 
 async def _searches(url: str, scopes: Sequence[str]) -> None:

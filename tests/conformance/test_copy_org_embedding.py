@@ -47,6 +47,10 @@ def second_postgres_url(postgres_server_url: str) -> Iterator[str]:
         yield url
 
 
+class _Stop(Exception):
+    pass
+
+
 async def _seed(url: str, *, migrate: bool = True) -> dict[str, tuple[EntryVersionId, ...]]:
     """Two orgs and a user scope; with ``migrate`` acme and globex then move to their own profiles (48-d, 64-d)."""
     out: dict[str, tuple[EntryVersionId, ...]] = {}
@@ -99,8 +103,15 @@ async def test_postgres_to_postgres_carries_both_org_profiles_and_their_vectors(
     dims = {s: {len(w) for chunks in v.values() for w in chunks} for s, v in before.items()}
     assert dims == {ACME: {48}, GLOBEX: {64}, ME: {32}}
 
+    def stop_after_one(phase: str, done: int, total: int) -> None:
+        if phase == "revisions" and done >= 1:
+            raise _Stop
+
+    with pytest.raises(_Stop):  # interrupted after the org profiles and the first Memory were written
+        await copy_urls(postgres_url, second_postgres_url, progress=stop_after_one)
     report = await _copy(postgres_url, second_postgres_url)
     assert report.verify_ok, report.damage
+    assert (report.revisions_present, report.revisions_written) == (1, 2)
     assert report.vectors == 5 and report.notes == ()  # every vector carried, nothing left to embed
     async with open_service(second_postgres_url, embedding=None) as dst:
         profiles = await dst.org_profiles()

@@ -587,6 +587,8 @@ class StoredVectorsHost(Protocol):
     """A backend that reads its stored vectors back, so ``memstone copy`` carries them to a target with the same
     embedding profile instead of embedding every entry again."""
 
-    async def stored_vectors(self, version_ids: Sequence[EntryVersionId]) -> VectorBatch | None:
-        """Every chunk's vector of these versions under the store's recorded profile (whole projections only);
-        None when this engine cannot read its vectors back."""
+    async def stored_vectors(
+        self, version_ids: Sequence[EntryVersionId], *, org: str | None = None
+    ) -> VectorBatch | None:
+        """Every chunk's vector of these versions under the store's recorded profile, or ``org``'s own when that
+        organization keeps one (whole projections only); None when this engine cannot read its vectors back."""

@@ -31,8 +31,8 @@ def copy_command(source: str, target: str, no_verify: bool, as_json: bool) -> No
     tokens and grants), capture queue item, setting, maintenance record and vector of SOURCE into TARGET.
 
     Every hash stays the same; a token issued on SOURCE authenticates on TARGET. Resumable: run it again after an
-    interruption. Vectors travel with the embedding profile; entries SOURCE has no vector for are listed, for
-    `memstone --url TARGET embed --backfill`.
+    interruption. Vectors travel with the embedding profile, and with each organization's own profile where TARGET
+    keeps one; entries left without a vector are listed, for `memstone --url TARGET embed --backfill`.
     """
     import asyncio
 

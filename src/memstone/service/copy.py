@@ -13,6 +13,11 @@ source's, skips those it holds and continues after them, so nothing is ever writ
 differs (another Memory under the same id, a Revision with another hash, a scope bound elsewhere) is refused
 before anything is written, with a hint. Vectors travel as they are stored (the target records the source's
 embedding profile, so nothing is embedded again); only what the source lacks is left to ``memstone embed``.
+An organization's own embedding profile (``memstone reembed --org``) travels too: the target records it through
+its own org model migration (which creates the vector table of that dimension), staged with the source's stored
+vectors, and that org's vectors follow. A target whose org keeps another profile is refused before anything is
+written; a target engine that keeps no org profiles gets the entries, and a note leaves those orgs' vectors to
+``embed --backfill`` (the store's profile) there, never stored under the wrong profile.
 The copy ends with ``verify`` of the target and a comparison of every head with the source.
 """
 
@@ -23,13 +28,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..auth.store import PrincipalHost
-from ..domain.errors import Conflict, IntegrityError, InvalidInput
+from ..domain.errors import Conflict, IntegrityError, InvalidInput, ProfileMismatchError
 from ..domain.ids import EntryVersionId, MemoryId, SourceId
 from ..domain.model import ArtifactRef, EntryVersion, Revision, Source
 from ..domain.purge import Tombstone
+from ..domain.scopes import org_of_scope
 from ..domain.stamp import stamp_of
 from ..ports import (
     BundleRecordsHost,
+    EmbeddingProfile,
     HeadQuery,
     KindsQuery,
     ManifestQuery,
@@ -133,10 +140,14 @@ async def copy_store(
                 f"scope {mem.scope.scope} is bound to {there.memory_id} in the target, not {mem.scope.memory_id}",
                 hint="copy into an empty store, or one an earlier copy of this source started",
             )
+    orgs = await _org_profiles(source, target)
     await _copy_kinds(source, target)
     profile = source.state.embedding_profile
     if profile is not None:
         await target.configure_embedding(profile, record=True)
+    if target.capabilities.org_embedding:
+        for org, own in sorted(orgs.items()):
+            await _record_org_profile(source, target, org, own, notes)
 
     # 2. Evidence first (idempotent), then the Revisions, Memory by Memory as far as their citations allow.
     sources_written = await _copy_sources(source, target, heads, say)
@@ -174,7 +185,7 @@ async def copy_store(
                 await uow.bind(mem.scope.scope, mem.head.memory_id, mem.scope.created_at)
     purged_now = await carry_purges(target, tombstones)
     principal_rows, record_rows = await _copy_bundle(source, target, _origin(heads), notes)
-    vectors = await _copy_vectors(source, target, heads, notes) if profile is not None else 0
+    vectors = await _copy_vectors(source, target, heads, bindings, orgs, notes) if profile or orgs else 0
 
     # 3. The check: the target verifies, and every head is the source's.
     damage: list[str] = []
@@ -301,23 +312,102 @@ async def _copy_bundle(source: MemoryBackend, target: MemoryBackend, origin: str
     return principal_rows, record_rows
 
 
+async def _org_profiles(source: MemoryBackend, target: MemoryBackend) -> dict[str, EmbeddingProfile]:
+    """The source's organizations with a profile of their own; refuses, before anything is written, a target where
+    one of them keeps another profile (its vectors could be stored under neither)."""
+    orgs = await source.org_profiles()
+    there = await target.org_profiles() if orgs else {}
+    for org, own in sorted(orgs.items()):
+        other = there.get(org)
+        if other is not None and other.canonical() != own.canonical():
+            raise ProfileMismatchError(
+                f"organization {org}'s embedding profile in the target is {other.profile_id} ({other.dimension}-d), "
+                f"not the source's {own.profile_id} ({own.dimension}-d)",
+                hint=f"migrate it in the target first (memstone --url TARGET reembed --org {org} --profile "
+                f"{own.profile_id}), or copy into a store where {org} has no profile of its own",
+            )
+    return orgs
+
+
+async def _record_org_profile(
+    source: MemoryBackend, target: MemoryBackend, org: str, profile: EmbeddingProfile, notes: list[str]
+) -> None:
+    """Record ``org``'s own profile in the target (absent there) by the target's own org model migration, which
+    creates the vector table of its dimension, staged with the source's stored vectors of the org's Memories the
+    target already holds (none in a fresh target). A source that lacks one of them leaves the org on the target's
+    store profile, with a note; the migration is aborted and nothing of it stays."""
+    if org in await target.org_profiles():
+        return
+    await target.start_migration(profile, org=org)
+    try:
+        while pending := await target.unstaged_versions(PAGE):
+            ids = [v.entry_version_id for v in pending]
+            found = await source.stored_vectors(ids, org=org) if isinstance(source, StoredVectorsHost) else None
+            if found is None or any(i not in found for i in ids):
+                await target.abort_migration()
+                notes.append(
+                    f"organization {org}'s embedding profile {profile.profile_id} was not recorded in the target: "
+                    f"the source lacks vectors of entries the target holds; run `memstone --url TARGET reembed "
+                    f"--org {org} --profile {profile.profile_id}` there"
+                )
+                return
+            await target.stage_vectors({i: found[i] for i in ids})
+        await target.finish_migration(profile)
+    except BaseException:
+        await target.abort_migration()
+        raise
+
+
 async def _copy_vectors(
-    source: MemoryBackend, target: MemoryBackend, heads: Sequence[Revision], notes: list[str]
+    source: MemoryBackend,
+    target: MemoryBackend,
+    heads: Sequence[Revision],
+    bindings: dict[MemoryId, ScopeBinding],
+    orgs: dict[str, EmbeddingProfile],
+    notes: list[str],
 ) -> int:
-    """The vectors of every active head entry, read back from the source and stored as they are (the target now
-    records the source's profile, so nothing is embedded again); what the source lacks is left to backfill."""
+    """The vectors of every active head entry, read back from the source on the Memory's route (its org's own
+    profile, or the store's) and stored as they are when the target's route for that Memory has the same profile
+    (nothing is embedded again, and a vector the target already holds equal is not written again); others are left
+    to backfill, with a note."""
+    there = await target.org_profiles()
+    left: dict[str, int] = {}
     carried = 0
     if isinstance(source, StoredVectorsHost):
         for head in heads:
+            bound = bindings.get(head.memory_id)
+            org = org_of_scope(bound.scope) if bound is not None else None
+            src_org, dst_org = (org if org in orgs else None), (org if org in there else None)
+            have = orgs[src_org] if src_org else source.state.embedding_profile
+            want = there[dst_org] if dst_org else target.state.embedding_profile
             manifest = await source.read(ManifestQuery(ref=head.ref))
             ids = [m.entry_version_id for m in manifest.values() if m.state == "active"]
+            if have is None or want is None or have.canonical() != want.canonical():
+                if org is not None and ids:
+                    left[org] = left.get(org, 0) + len(ids)
+                continue
             for i in range(0, len(ids), PAGE):
-                found = await source.stored_vectors(ids[i : i + PAGE])
+                found = await source.stored_vectors(ids[i : i + PAGE], org=src_org)
                 if found is None:
                     break
+                if found and isinstance(target, StoredVectorsHost):
+                    held = await target.stored_vectors(list(found), org=dst_org) or {}
+                    found = {vid: vectors for vid, vectors in found.items() if held.get(vid) != vectors}
                 if found:
-                    carried += await target.put_vectors(found)
-    missing = await target.vector_backlog()
+                    carried += await target.put_vectors(found, profile=want if dst_org else None)
+    for org, count in sorted(left.items()):
+        if org in there:
+            where = f"`memstone embed --backfill --org {org}` there (its own profile in the target)"
+        else:
+            where = f"`memstone embed --backfill` there (the target's store profile) or a later `reembed --org {org}`"
+        own = orgs.get(org)
+        why = (
+            f"its own profile {own.profile_id} ({own.dimension}-d) is not one the target keeps for it"
+            if own is not None
+            else "its profile in the target is not the source's"
+        )
+        notes.append(f"{count} entries of organization {org}: vectors not carried, {why}; left for {where}")
+    missing = await target.vector_backlog() + sum([await target.vector_backlog(org=o) for o in sorted(there)])
     if missing:
         notes.append(f"{missing} entries have no vector in the target: run `memstone embed --backfill` there")
     return carried

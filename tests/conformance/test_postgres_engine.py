@@ -135,9 +135,12 @@ def libpq_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cal
         monkeypatch.undo()
 
 
-async def test_a_write_sends_begin_and_its_locks_with_its_first_statement(
+async def test_a_write_sends_begin_its_locks_and_its_checks_with_its_first_statement(
     postgres_url: str, libpq_trace: Callable[[], str]
 ) -> None:
+    """BEGIN and the locks travel with the first statement, and that statement reads the migration marker, the org
+    profiles, the head revision and whether the vector table exists: none of them costs a round trip of its own
+    (the store has no vector table, so the old code asked for it at each head row it wrote)."""
     async with open_service(postgres_url, embedding=None) as svc:
         first = await svc.remember(None, entries=[EntryInput(kind="fact", text="The first fact of the Memory.")])
         assert first is not None
@@ -154,6 +157,16 @@ async def test_a_write_sends_begin_and_its_locks_with_its_first_statement(
     writes = [t for t in trips if any("pg_advisory_xact_lock" in s for s in t)]
     assert len(writes) == 1 and "BEGIN ISOLATION LEVEL READ COMMITTED" in writes[0][0], writes
     assert len(writes[0]) >= 3  # BEGIN, the locks, and the statement they guard: one trip
+    checks = ("to_regclass", "store_meta", "FROM artifact_heads")
+    first_statement = next(s for s in writes[0] if "store_meta" in s)
+    assert all(c in first_statement for c in checks), writes[0]
+    write = trips[trips.index(writes[0]) :]
+    later = [s for t in write[1:] for s in t if any(c in s for c in checks)]
+    assert not later, later
+    # Up to its head row: the first statement, the manifest node, the revision, the nodes, the version, the head
+    # CAS and the head row (the old code took one more trip for the head revision).
+    upto_head = next(i for i, t in enumerate(write) if any("INSERT INTO memory_entry_heads" in s for s in t))
+    assert upto_head + 1 == 7, [t[-1][:80] for t in write[: upto_head + 1]]
 
 
 async def test_a_bulk_write_takes_about_one_round_trip_per_entry(

@@ -30,6 +30,7 @@ class PgVectors:
 
     def __init__(self, table: str = "memory_entry_vectors") -> None:
         self.table = table
+        self.exists_sql = f"to_regclass('{table}') IS NOT NULL"  # a write's first statement carries it
         self._seen = False  # the vector table exists (once it does, only a migration's swap replaces it, in one txn)
         self._shards: dict[int, PgVectors] = {}
 
@@ -44,7 +45,7 @@ class PgVectors:
 
     def exists(self, conn: Conn) -> bool:
         if not self._seen:
-            self._seen = bool(conn.q(f"SELECT to_regclass('{self.table}') IS NOT NULL")[0][0])
+            self._seen = bool(conn.q(f"SELECT {self.exists_sql}")[0][0])
         return self._seen
 
     def check_dimension(self, dimension: int) -> None:

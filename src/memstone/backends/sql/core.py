@@ -196,9 +196,9 @@ class StoreCore:
     def _apply_plan_sync(self, plan: WritePlan, after_commit: list[Callable[[], None]]) -> Revision:
         p, memory_id = self.parts, plan.memory_id
         routes = self._vectors.routes
-        marker, profiles = routes.with_meta("migration")  # one statement: the migration marker and the org profiles
-        self._migration.check_not_migrating(lambda: routes.org_of(memory_id, plan.bind_scope), marker)
-        head = p.rows.head(memory_id)
+        start = routes.write_start(memory_id)  # one statement, after the locks: marker, org profiles, head, tables
+        self._migration.check_not_migrating(lambda: routes.org_of(memory_id, plan.bind_scope), start.marker)
+        head = p.rows.head_at(memory_id, start.head)
         if plan.base_revision == 0:
             if head is not None:
                 raise RevisionConflictError(memory_id, expected=0, actual=head.revision)
@@ -226,7 +226,7 @@ class StoreCore:
         reactivated = [op.entry_version_id for op in applied.projection if op.reactivated and op.entry_version_id]
         loaded = {v.entry_version_id: v for v in p.rows.versions(memory_id, reactivated)} if reactivated else {}
         vectors_complete = True
-        route = routes.route(memory_id, plan.bind_scope, profiles)  # the org's own profile and table, or the store's
+        route = routes.route(memory_id, plan.bind_scope, start.profiles)  # the org's own profile+table, or the store's
         moved_to = self._vectors.moved() if plan.vectors and route.org is None else None
         profile_moved = moved_to is not None
         if plan.vectors and not profile_moved and (route.org is not None or plan.vector_profile is not None):
@@ -241,7 +241,7 @@ class StoreCore:
                     version = new_versions[op.entry_version_id]
                 p.proj.put_head(new_revision, version, projection_text(version))
                 # A revised entry's old vectors are stale: they are removed in this same transaction.
-                self._vectors.drop(memory_id, op.entry_id, route)
+                self._vectors.drop(memory_id, op.entry_id, route, start.tables)
                 vectors = None if profile_moved else plan.vectors.get(version.entry_version_id)
                 if vectors and route.org is not None:
                     self._vectors.store(version, vectors, route)
@@ -251,7 +251,7 @@ class StoreCore:
                     vectors_complete = False
             else:
                 p.proj.drop_head(memory_id, op.entry_id)
-                self._vectors.drop(memory_id, op.entry_id, route)
+                self._vectors.drop(memory_id, op.entry_id, route, start.tables)
         if profile_moved:
             # Trigger: another process migrated the store to a new embedding profile after this one opened it.
             # Why: this write's vectors come from the old model; storing them would fail (or mix profiles) and

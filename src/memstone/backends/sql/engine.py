@@ -201,7 +201,9 @@ class VectorCodec(Protocol):
 
     Two optional methods, looked up by name: ``read(conn, rowids) -> {rowid: vector}`` returns stored vectors
     (``memstone copy`` carries them; every engine in this package has it), and ``check_dimension(dimension)``
-    raises when the engine cannot index a profile of that size (a model migration asks before embedding).
+    raises when the engine cannot index a profile of that size (a model migration asks before embedding). An
+    optional attribute ``exists_sql``: an SQL expression (no parameters) with the value of ``exists``, so a write
+    reads it in its first statement instead of a round trip of its own (an engine without it is asked).
     """
 
     def exists(self, conn: Conn) -> bool:

@@ -36,6 +36,15 @@ def profile_from_json(raw: str) -> EmbeddingProfile:
     )
 
 
+class WriteStart(NamedTuple):
+    """What a write reads in its first statement, after its locks (``Routes.write_start``)."""
+
+    marker: str | None  # the model migration's marker (``store_meta`` key ``migration``)
+    profiles: dict[str, EmbeddingProfile]  # every org's own profile
+    head: int | None  # the Memory's head revision (None: no head yet)
+    tables: bool | None  # whether the store's vector table exists (None: the engine cannot say it in SQL)
+
+
 class Route(NamedTuple):
     """Where a Memory's vectors live: the profile they must have (None: the store has none), the codec of their
     table, and the org whose own profile it is (None: the store's default)."""
@@ -64,17 +73,32 @@ class Routes:
 
     def org_profiles(self) -> dict[str, EmbeddingProfile]:
         """Every organization's own profile (none: every Memory uses the store's)."""
-        return self.with_meta("")[1]
+        return self._read("", None).profiles
 
-    def with_meta(self, key: str) -> tuple[str | None, dict[str, EmbeddingProfile]]:
-        """The ``store_meta`` value of ``key`` and every org's own profile, in one statement (a commit reads the
-        migration marker and the org profiles this way: one round trip on a server engine)."""
+    def write_start(self, memory_id: MemoryId) -> WriteStart:
+        """A write's first statement, after its locks (so none of it is stale): the migration marker, every org's
+        own profile, the head revision of ``memory_id`` and, where the engine's codec says it in SQL
+        (``exists_sql``), whether the store's vector table exists. One round trip on a server engine."""
+        return self._read("migration", memory_id)
+
+    def _read(self, key: str, memory_id: MemoryId | None) -> WriteStart:
+        """The ``store_meta`` value of ``key`` and every org's own profile (with ``memory_id``: its head revision
+        and the codec's ``exists_sql``), in one statement."""
+        tables = getattr(self.p.engine.vectors, "exists_sql", None) if memory_id is not None else None
+        head = "(SELECT revision FROM artifact_heads WHERE artifact_id = ?)" if memory_id is not None else "NULL"
+        one_row = f"(SELECT {head} AS head, {tables or 'NULL'} AS has_vectors) h"
+        meta = "store_meta m ON m.key = ? OR substr(m.key, 1, ?) = ?"
         rows = self.p.rows.q(
-            "SELECT key, value FROM store_meta WHERE key = ? OR substr(key, 1, ?) = ? ORDER BY key",
-            (key, len(ORG_KEY), ORG_KEY),
+            f"SELECT h.head, h.has_vectors, m.key, m.value FROM {one_row} LEFT JOIN {meta} ORDER BY m.key",
+            (*((memory_id,) if memory_id is not None else ()), key, len(ORG_KEY), ORG_KEY),
         )
-        value = next((str(v) for k, v in rows if k == key), None)
-        return value, {str(k)[len(ORG_KEY) :]: profile_from_json(str(v)) for k, v in rows if k != key}
+        found = [(str(k), str(v)) for _, _, k, v in rows if k is not None]  # no meta row: one row of NULLs
+        return WriteStart(
+            marker=next((v for k, v in found if k == key), None),
+            profiles={k[len(ORG_KEY) :]: profile_from_json(v) for k, v in found if k != key},
+            head=None if rows[0][0] is None else int(rows[0][0]),
+            tables=None if tables is None else bool(rows[0][1]),
+        )
 
     def org_of(self, memory_id: MemoryId, bind_scope: str | None = None) -> str | None:
         if bind_scope is not None:
@@ -137,4 +161,4 @@ class Routes:
         return [codec, *(sharded(codec, d) for d in dims)]
 
 
-__all__ = ["ORG_KEY", "Route", "Routes", "profile_from_json", "sharded"]
+__all__ = ["ORG_KEY", "Route", "Routes", "WriteStart", "profile_from_json", "sharded"]

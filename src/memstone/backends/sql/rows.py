@@ -166,7 +166,11 @@ class AuthorityRows:
     # ---------------------------------------------------------------- revisions and heads
     def head(self, memory_id: MemoryId) -> Revision | None:
         rows = self.q("SELECT revision FROM artifact_heads WHERE artifact_id = ?", (memory_id,))
-        return self.revision(memory_id, int(rows[0][0])) if rows else None
+        return self.head_at(memory_id, int(rows[0][0]) if rows else None)
+
+    def head_at(self, memory_id: MemoryId, revision: int | None) -> Revision | None:
+        """The head Revision whose number this transaction has read (None: the Memory has no head)."""
+        return None if revision is None else self.revision(memory_id, revision)
 
     def revision(self, memory_id: MemoryId, revision: int) -> Revision | None:
         key = (memory_id, revision)

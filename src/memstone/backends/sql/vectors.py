@@ -128,12 +128,15 @@ class VectorPart:
             )
             self.p.proj.put_vector(meta, vec, codec)
 
-    def drop(self, memory_id: MemoryId, entry_id: EntryId | None, route: Route | None = None) -> None:
-        """Delete an entry's vectors (every entry's with ``entry_id=None``) from the route's table."""
+    def drop(
+        self, memory_id: MemoryId, entry_id: EntryId | None, route: Route | None = None, tables: bool | None = None
+    ) -> None:
+        """Delete an entry's vectors (every entry's with ``entry_id=None``) from the route's table; ``tables``:
+        whether the store's vector table exists, as this transaction already read it (None: ask the engine)."""
         if route is not None and route.org is not None:
             self.p.proj.drop_vectors(memory_id, entry_id, route.codec)
             return
-        if self.p.vector_profile is None and not self.p.proj.vector_tables():
+        if self.p.vector_profile is None and not (self.p.proj.vector_tables() if tables is None else tables):
             return
         self.p.proj.drop_vectors(memory_id, entry_id)
 

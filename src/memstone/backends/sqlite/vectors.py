@@ -133,8 +133,10 @@ class SQLiteVectors:
         if found != [(1,)]:
             raise BackendUnavailable("sqlite-vec loaded but its probe query failed")
 
+    exists_sql = "EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'memory_entry_vector_metadata')"  # see VectorCodec
+
     def exists(self, conn: Conn) -> bool:
-        return bool(conn.q("SELECT 1 FROM sqlite_master WHERE name = 'memory_entry_vector_metadata'"))
+        return bool(conn.q(f"SELECT {self.exists_sql}")[0][0])
 
     def create(self, conn: Conn, dimension: int) -> None:
         for statement in schema.vector_ddl(dimension).split(";"):

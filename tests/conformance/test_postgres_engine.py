@@ -120,14 +120,24 @@ def libpq_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cal
     with path.open("w") as log:
         connect = psycopg.Connection.connect
 
-        def traced(*args: object, **kwargs: object) -> psycopg.Connection[object]:
-            conn = connect(*args, **kwargs)  # type: ignore[arg-type]
+        opened: list[psycopg.Connection[object]] = []
+
+        def trace(conn: psycopg.Connection[object]) -> None:
             conn.pgconn.trace(log.fileno())
             conn.pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS | Trace.REGRESS_MODE)
+
+        def traced(*args: object, **kwargs: object) -> psycopg.Connection[object]:
+            conn = connect(*args, **kwargs)  # type: ignore[arg-type]
+            trace(conn)
+            opened.append(conn)
             return conn
 
         def read() -> str:
             monkeypatch.setattr(psycopg.Connection, "connect", traced)
+            for conn in opened:  # libpq buffers each connection's trace: untrace flushes it
+                if not conn.closed:
+                    conn.pgconn.untrace()
+                    trace(conn)
             log.flush()
             return path.read_text()
 
@@ -150,7 +160,8 @@ async def test_a_write_sends_begin_its_locks_and_its_checks_with_its_first_state
         start = len(read())
         second = await svc.remember(first.ref, entries=[EntryInput(kind="fact", text="A second fact, traced.")])
         assert second is not None and second.revision == 2
-        trips = _trips(read()[start:])
+        traced = read()[start:]
+        trips = _trips(traced)
     bookkeeping = ("BEGIN", "SELECT pg_advisory_xact_lock", "COMMIT")
     alone = [t for t in trips if all(any(b in s for b in bookkeeping) for s in t)]
     assert not [t for t in alone if not all("COMMIT" in s for s in t)], alone  # only COMMIT travels alone
@@ -163,6 +174,12 @@ async def test_a_write_sends_begin_its_locks_and_its_checks_with_its_first_state
     write = trips[trips.index(writes[0]) :]
     later = [s for t in write[1:] for s in t if any(c in s for c in checks)]
     assert not later, later
+    # Every trip of the write, to its COMMIT (sent with the head row's postings, as a prepared statement: a Bind):
+    # the first statement, the manifest node, the revision, the nodes, the version, the head CAS, the head row and
+    # the postings with COMMIT. The old code took 10: one more for the head revision, one more for the vector
+    # table's existence (with the postings), and COMMIT alone.
+    ready = traced[traced.index("BEGIN ISOLATION LEVEL READ COMMITTED") :].count("\tReadyForQuery")
+    assert ready == 8, ready
     # Up to its head row: the first statement, the manifest node, the revision, the nodes, the version, the head
     # CAS and the head row (the old code took one more trip for the head revision).
     upto_head = next(i for i, t in enumerate(write) if any("INSERT INTO memory_entry_heads" in s for s in t))

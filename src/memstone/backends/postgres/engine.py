@@ -162,8 +162,10 @@ class PostgresEngine:
                 raise
             if raw.info.transaction_status != TransactionStatus.IDLE or len(conn.pending) > 1:
                 with translated(url=self.url):
-                    conn.flush()  # locks taken after the last statement still wait for their holders
-                    raw.execute("COMMIT")
+                    # COMMIT travels in one trip with what is still queued (a head row's postings, locks taken
+                    # after the last statement, which still wait for their holders).
+                    conn.defer("COMMIT")
+                    conn.flush()
             # else: nothing reached the server (not even BEGIN), so there is nothing to commit
         finally:
             self._local.conn = None

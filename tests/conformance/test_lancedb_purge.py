@@ -65,15 +65,17 @@ async def test_a_purge_on_lancedb_leaves_the_words_in_no_file_of_the_dataset(tmp
     assert files_with_words(root) == []
 
 
-async def test_a_purge_after_maintenance_erases_the_old_checkpoints_too(tmp_path: Path) -> None:
+@pytest.mark.parametrize("search", ["", "?search=gated"], ids=["replica", "gated"])
+async def test_a_purge_after_maintenance_erases_the_old_checkpoints_too(tmp_path: Path, search: str) -> None:
     root = tmp_path / "store"
-    url = f"lancedb:///{root}"
+    url = f"lancedb:///{root}{search}"  # gated: maintenance also feeds the word into LanceDB's search tables
     async with open_service(url, embedding=None) as svc:
         eid = await _card_and_deploy(svc)
         backend = svc.backend
         assert isinstance(backend, LanceMemoryBackend)
         done = await backend.maintain_storage(keep_versions_s=3600)  # a checkpoint holding the word
         assert done["checkpoint_seq"] > 0
+        assert done["search_text_fed"] == (2 if search else 0)
         assert files_with_words(root), "the test must see the word before the purge"
         await svc.purge(eid, reason="card number")
         assert files_with_words(root) == []

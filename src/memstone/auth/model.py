@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..domain.errors import InvalidInput
-from ..domain.fields import field_dict
+from ..domain.fields import FieldDict, field_dict
 from ..domain.scopes import ANONYMOUS, Scope, parse_scope
 from .errors import Forbidden
 
@@ -127,7 +127,7 @@ class Principal:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, order=True)
-class Grant:
+class Grant(FieldDict):
     """A permission on a scope pattern (see the module docstring)."""
 
     scope: str
@@ -140,9 +140,6 @@ class Grant:
         if self.scope.endswith("/*"):
             return scope.tier != "user" and scope.uri.startswith(self.scope[:-1])
         return self.scope == scope.uri
-
-    def to_dict(self) -> dict[str, object]:
-        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -163,17 +160,7 @@ class TokenInfo:
         return self.revoked_at is None
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "token_id": self.token_id,
-            "principal_id": self.principal_id,
-            "user": self.user,
-            "org": self.org,
-            "label": self.label,
-            "prefix": self.prefix,
-            "created_at": self.created_at,
-            "revoked_at": self.revoked_at,
-            "active": self.active,
-        }
+        return {**field_dict(self), "active": self.active}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

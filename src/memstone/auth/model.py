@@ -255,14 +255,19 @@ def held_permission(access: Access, scope: Scope | None, *, user_org: str | None
 
 def authorize(access: Access, scope: Scope | None, need: Permission, *, user_org: str | None = None) -> None:
     """Raise :class:`Forbidden` unless ``access`` holds at least ``need`` on ``scope``."""
-    decision = held_permission(access, scope, user_org=user_org)
+    require_permission(held_permission(access, scope, user_org=user_org), access.principal, scope, need)
+
+
+def require_permission(decision: Decision, principal: Principal, scope: Scope | None, need: Permission) -> None:
+    """Raise :class:`Forbidden` unless ``decision`` (``principal``'s on ``scope``) holds at least ``need``; the
+    message says what the principal may do, or why it may do nothing, and whom to ask."""
     if decision.held is not None and RANK[decision.held] >= RANK[need]:
         return
     if decision.held is not None:
         where = scope.uri if scope is not None else "this Memory"
         raise Forbidden(
-            f"{access.principal.user} may {decision.held} but not {need} {where}",
-            hint=f"ask an admin of {access.principal.org} for a {need} grant on {where}",
+            f"{principal.user} may {decision.held} but not {need} {where}",
+            hint=f"ask an admin of {principal.org} for a {need} grant on {where}",
         )
     raise Forbidden(decision.reason, hint=decision.hint)
 
@@ -297,5 +302,6 @@ __all__ = [
     "local_access",
     "new_token",
     "readable",
+    "require_permission",
     "token_hash",
 ]

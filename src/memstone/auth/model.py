@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..domain.errors import InvalidInput
-from ..domain.fields import field_dict
+from ..domain.fields import FieldDict, field_dict
 from ..domain.scopes import ANONYMOUS, Scope, parse_scope
 from .errors import Forbidden
 
@@ -127,7 +127,7 @@ class Principal:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, order=True)
-class Grant:
+class Grant(FieldDict):
     """A permission on a scope pattern (see the module docstring)."""
 
     scope: str
@@ -140,9 +140,6 @@ class Grant:
         if self.scope.endswith("/*"):
             return scope.tier != "user" and scope.uri.startswith(self.scope[:-1])
         return self.scope == scope.uri
-
-    def to_dict(self) -> dict[str, object]:
-        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -163,17 +160,7 @@ class TokenInfo:
         return self.revoked_at is None
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "token_id": self.token_id,
-            "principal_id": self.principal_id,
-            "user": self.user,
-            "org": self.org,
-            "label": self.label,
-            "prefix": self.prefix,
-            "created_at": self.created_at,
-            "revoked_at": self.revoked_at,
-            "active": self.active,
-        }
+        return {**field_dict(self), "active": self.active}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -268,14 +255,19 @@ def held_permission(access: Access, scope: Scope | None, *, user_org: str | None
 
 def authorize(access: Access, scope: Scope | None, need: Permission, *, user_org: str | None = None) -> None:
     """Raise :class:`Forbidden` unless ``access`` holds at least ``need`` on ``scope``."""
-    decision = held_permission(access, scope, user_org=user_org)
+    require_permission(held_permission(access, scope, user_org=user_org), access.principal, scope, need)
+
+
+def require_permission(decision: Decision, principal: Principal, scope: Scope | None, need: Permission) -> None:
+    """Raise :class:`Forbidden` unless ``decision`` (``principal``'s on ``scope``) holds at least ``need``; the
+    message says what the principal may do, or why it may do nothing, and whom to ask."""
     if decision.held is not None and RANK[decision.held] >= RANK[need]:
         return
     if decision.held is not None:
         where = scope.uri if scope is not None else "this Memory"
         raise Forbidden(
-            f"{access.principal.user} may {decision.held} but not {need} {where}",
-            hint=f"ask an admin of {access.principal.org} for a {need} grant on {where}",
+            f"{principal.user} may {decision.held} but not {need} {where}",
+            hint=f"ask an admin of {principal.org} for a {need} grant on {where}",
         )
     raise Forbidden(decision.reason, hint=decision.hint)
 
@@ -310,5 +302,6 @@ __all__ = [
     "local_access",
     "new_token",
     "readable",
+    "require_permission",
     "token_hash",
 ]

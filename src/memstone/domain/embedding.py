@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from .fields import field_dict
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EmbeddingProfile:
@@ -18,13 +20,8 @@ class EmbeddingProfile:
     normalization: str = "unit"
 
     def canonical(self) -> dict[str, object]:
-        return {
-            "profile_id": self.profile_id,
-            "model": self.model,
-            "dimension": self.dimension,
-            "distance": self.distance,
-            "normalization": self.normalization,
-        }
+        """Every field, as declared: what a store records and hashes for its profile."""
+        return field_dict(self)
 
 
 __all__ = ["EmbeddingProfile"]

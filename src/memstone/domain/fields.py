@@ -17,4 +17,14 @@ def field_dict(value: DataclassValue) -> dict[str, object]:
     return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
 
 
-__all__ = ["DataclassValue", "field_dict"]
+class FieldDict:
+    """The base of a dataclass whose ``to_dict`` is its fields as they are (:func:`field_dict`)."""
+
+    __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[object]]]
+
+    def to_dict(self) -> dict[str, object]:
+        return field_dict(self)
+
+
+__all__ = ["DataclassValue", "FieldDict", "field_dict"]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import InvalidInput
-from .fields import field_dict
+from .fields import FieldDict
 from .ids import EntryId, EntryVersionId, MemoryId
 from .model import EntryContent, EntryVersion, Revision
 
@@ -141,7 +141,7 @@ def diff_versions(a: EntryVersion, b: EntryVersion) -> EntryDiff:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BlameField:
+class BlameField(FieldDict):
     """Which version (and author, time, Revision) last changed one field, and its current value."""
 
     field: str
@@ -151,9 +151,6 @@ class BlameField:
     revision: int
     author: str | None
     created_at: str
-
-    def to_dict(self) -> dict[str, object]:
-        return field_dict(self)
 
 
 def blame_fields(versions: Sequence[EntryVersion], *, upto: EntryVersionId | None = None) -> tuple[BlameField, ...]:

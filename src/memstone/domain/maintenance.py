@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, get_args
 
 from .errors import InvalidInput, shown
-from .fields import field_dict
+from .fields import FieldDict, field_dict
 from .ids import EntryId, MemoryId
 from .model import STALE_TAG
 
@@ -186,22 +186,9 @@ class MaintenanceRun:
         return self.status in TERMINAL_RUN
 
     def to_dict(self) -> dict[str, object]:
+        plain = {k: v for k, v in field_dict(self).items() if k not in ("usage", "totals", "error")}
         return {
-            "run_id": self.run_id,
-            "scope": self.scope,
-            "mode": self.mode,
-            "status": self.status,
-            "created_at": self.created_at,
-            "holder": self.holder,
-            "memory_id": self.memory_id,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "queued_behind": self.queued_behind,
-            "repo": self.repo,
-            "head_revision": self.head_revision,
-            "end_revision": self.end_revision,
-            "listed": self.listed,
-            "retries": self.retries,
+            **plain,  # run_id … retries, as declared
             "model_calls": self.usage.model_calls,
             "input_tokens": self.usage.input_tokens,
             "output_tokens": self.usage.output_tokens,
@@ -245,7 +232,7 @@ class MaintenanceRun:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MaintenanceEvent:
+class MaintenanceEvent(FieldDict):
     """A signal for whoever watches maintenance (a daemon, an operator): it starts no run by itself.
 
     ``writes_threshold_reached``: the scope's Memory received ``writes`` Revisions since the last run ended,
@@ -259,9 +246,6 @@ class MaintenanceEvent:
     writes: int
     threshold: int
     head_revision: int
-
-    def to_dict(self) -> dict[str, object]:
-        return field_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> MaintenanceEvent:

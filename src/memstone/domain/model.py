@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from .canonical import ENTRY_CONTENT_TAG, canonical_json_floatless, tagged_sha256
-from .fields import field_dict
+from .fields import FieldDict, field_dict
 from .ids import EntryId, EntryVersionId, MemoryId, SourceId
 from .purge import PURGE_MARK, PURGED_TEXT, Tombstone
 
@@ -44,28 +44,22 @@ STALE_TAG = "stale"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, order=True)
-class ArtifactRef:
+class ArtifactRef(FieldDict):
     """An exact Revision of a Memory: the anchor of every citation."""
 
     memory_id: MemoryId
     revision: int
-
-    def to_dict(self) -> dict[str, object]:
-        return field_dict(self)
 
     def __str__(self) -> str:
         return f"{self.memory_id}@{self.revision}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, order=True)
-class Relation:
+class Relation(FieldDict):
     """An outgoing link from an entry to another entry (Xema MemoryRelation)."""
 
     kind: str
     target: EntryId
-
-    def to_dict(self) -> dict[str, object]:
-        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -199,7 +193,7 @@ class ManifestEntry:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Change:
+class Change(FieldDict):
     """What one Revision did to one entry."""
 
     op: ChangeOp
@@ -207,9 +201,6 @@ class Change:
     from_entry_version_id: EntryVersionId | None
     to_entry_version_id: EntryVersionId | None
     reason: str | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .fields import field_dict
+from .fields import FieldDict
 from .ids import EntryId, EntryVersionId, MemoryId
 
 PURGE_MARK = "\x00memstone:purged:"
@@ -29,7 +29,7 @@ def purge_mark(entry_content_hash: str) -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Tombstone:
+class Tombstone(FieldDict):
     """What a purge removed: one entry version's content, and the hash it had."""
 
     purge_id: str
@@ -42,9 +42,6 @@ class Tombstone:
     author: str | None
     surface: str
     purged_at: str
-
-    def to_dict(self) -> dict[str, object]:
-        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

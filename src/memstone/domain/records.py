@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-from .fields import field_dict
+from .fields import FieldDict
 from .ids import EntryId, EntryVersionId
 from .model import STALE_TAG, ArtifactRef, EntryState, EntryVersion, MemoryHit, Shadowed
 
@@ -155,7 +155,7 @@ def order_records(records: Iterable[Record]) -> list[Record]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CrossLink:
+class CrossLink(FieldDict):
     """A relation touching a recalled entry: ``outgoing`` (it points elsewhere) or ``incoming`` (it is cited)."""
 
     direction: Literal["outgoing", "incoming"]
@@ -166,21 +166,15 @@ class CrossLink:
     other_kind: str | None = None
     other_state: EntryState | Literal["missing"] = "active"
 
-    def to_dict(self) -> dict[str, object]:
-        return field_dict(self)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Omission:
+class Omission(FieldDict):
     """Something the recall bundle left out, and why."""
 
     entry_id: EntryId
     section: Literal["mandatory", "contextual"]
     reason: Literal["budget", "shadowed"]
     cost: int
-
-    def to_dict(self) -> dict[str, object]:
-        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

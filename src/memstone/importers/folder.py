@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from ..domain.entry_fields import entry_fields
 from ..domain.errors import InvalidInput
-from ..domain.fields import field_dict
+from ..domain.fields import FieldDict, field_dict
 from ..domain.model import EntryInput
 from ..domain.rules import normalize_tags, normalize_text, normalize_title, slugify
 from ..domain.scopes import parse_scope
@@ -49,7 +49,7 @@ STATE_FORMAT = "memstone.sync.v1"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SyncConflict:
+class SyncConflict(FieldDict):
     """An edit made against an older version than the store's current one (or against a forgotten entry)."""
 
     path: str
@@ -57,9 +57,6 @@ class SyncConflict:
     base_version_id: str | None
     current_version_id: str | None
     reason: str
-
-    def to_dict(self) -> dict[str, object]:
-        return field_dict(self)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..domain.errors import InvalidInput
-from ..domain.fields import field_dict
+from ..domain.fields import FieldDict
 from .model import BLOCK_BEGIN, BLOCK_END
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ _CURSOR_HEADER = (
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RenderResult:
+class RenderResult(FieldDict):
     """What ``render`` did: the file, whether it changed, and how many records each tier holds."""
 
     agent: str
@@ -43,9 +43,6 @@ class RenderResult:
     changed: bool
     mandatory: int
     important: int
-
-    def to_dict(self) -> dict[str, object]:
-        return field_dict(self)
 
 
 def _item(r: Record) -> str:

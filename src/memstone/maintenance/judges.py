@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..capture import Candidate, plan_candidates
 from ..capture._text import informative_count, searchable, subject_tokens, typed_subjects
@@ -48,6 +48,37 @@ class Draft:
     text: str | None = None
     slug: str | None = None
     judge: JudgeName = "rules"
+
+
+@dataclass(slots=True)
+class _Drafts:
+    """The drafts one judge returns: of one kind, and of one partition unless a draft names its own."""
+
+    kind: ProposalKind
+    partition: str
+    drafts: list[Draft] = field(default_factory=list)
+
+    def add(
+        self,
+        action: ProposalAction,
+        entries: tuple[EntryId, ...],
+        evidence: str,
+        *,
+        text: str | None = None,
+        slug: str | None = None,
+        partition: str | None = None,
+    ) -> None:
+        self.drafts.append(
+            Draft(
+                kind=self.kind,
+                partition=self.partition if partition is None else partition,
+                action=action,
+                entries=entries,
+                evidence=evidence,
+                text=text,
+                slug=slug,
+            )
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,7 +152,7 @@ async def duplicates(
             index.setdefault(tok, []).append(v)
     need = 1 if semantic is not None else 2
     weights = TermWeights([searchable(v.text) for v in live])
-    out: list[Draft] = []
+    out = _Drafts("duplicate", partition)
     for v in live:
         if v.entry_id not in cands or v.entry_id in used:
             continue
@@ -159,17 +190,8 @@ async def duplicates(
             continue
         used |= {v.entry_id, plan.entry_id}
         text = plan.text if plan.action == "revise" and plan.text != survivor.text else None
-        out.append(
-            Draft(
-                kind="duplicate",
-                partition=partition,
-                action="merge",
-                entries=(plan.entry_id, v.entry_id),
-                evidence=f"{v.entry_id} restates {plan.entry_id}: {plan.why}",
-                text=text,
-            )
-        )
-    return out
+        out.add("merge", (plan.entry_id, v.entry_id), f"{v.entry_id} restates {plan.entry_id}: {plan.why}", text=text)
+    return out.drafts
 
 
 def prune(
@@ -182,7 +204,7 @@ def prune(
 ) -> list[Draft]:
     """Prune candidates: an entry another live entry supersedes (merged into it, so no flag is lost), and a
     working note older than ``note_max_age_days`` that is neither important nor mandatory (retired)."""
-    out: list[Draft] = []
+    out = _Drafts("prune", partition)
     by_id = {v.entry_id: v for v in live}
     for v in live:
         for r in v.content.relations:
@@ -192,41 +214,27 @@ def prune(
             if not {v.entry_id, old.entry_id} & changed:
                 continue
             taken |= {v.entry_id, old.entry_id}
-            out.append(
-                Draft(
-                    kind="prune",
-                    partition=partition,
-                    action="merge",
-                    entries=(v.entry_id, old.entry_id),
-                    evidence=f"{v.entry_id} supersedes {old.entry_id}, which is still active",
-                )
+            out.add(
+                "merge", (v.entry_id, old.entry_id), f"{v.entry_id} supersedes {old.entry_id}, which is still active"
             )
     if partition != "working_note":
-        return out
+        return out.drafts
     cutoff = _parse(now) - _dt.timedelta(days=settings.note_max_age_days)
     for v in live:
         if v.entry_id not in changed or v.entry_id in taken or v.content.important or v.content.mandatory:
             continue
         if _parse(v.provenance.created_at) < cutoff:
             taken.add(v.entry_id)
-            out.append(
-                Draft(
-                    kind="prune",
-                    partition=partition,
-                    action="retire",
-                    entries=(v.entry_id,),
-                    evidence=f"a working note from {v.provenance.created_at[:10]}, older than "
-                    f"{settings.note_max_age_days:g} days",
-                )
-            )
-    return out
+            age = f"a working note from {v.provenance.created_at[:10]}, older than {settings.note_max_age_days:g} days"
+            out.add("retire", (v.entry_id,), age)
+    return out.drafts
 
 
 def slugs(partition: str, live: Sequence[EntryVersion], changed: set[EntryId], taken: set[EntryId]) -> list[Draft]:
     """Slug review: a changed entry whose slug shares no subject word with its title and text has drifted; rename
     it to one derived from them (reads of the old slug keep redirecting to the entry)."""
     held = {v.content.slug for v in live if v.content.slug}
-    out: list[Draft] = []
+    out = _Drafts("slug", partition)
     for v in live:
         slug = v.content.slug
         if not slug or v.entry_id not in changed or v.entry_id in taken or slug == "project-lifecycle":
@@ -239,17 +247,9 @@ def slugs(partition: str, live: Sequence[EntryVersion], changed: set[EntryId], t
             continue
         taken.add(v.entry_id)
         held.add(fresh)
-        out.append(
-            Draft(
-                kind="slug",
-                partition=partition,
-                action="rename",
-                entries=(v.entry_id,),
-                evidence=f"slug {slug!r} shares no subject word with the entry's title and text",
-                slug=fresh,
-            )
-        )
-    return out
+        drift = f"slug {slug!r} shares no subject word with the entry's title and text"
+        out.add("rename", (v.entry_id,), drift, slug=fresh)
+    return out.drafts
 
 
 def stale(
@@ -257,45 +257,33 @@ def stale(
 ) -> list[Draft]:
     """Stale items: a summary, or a code-anchored entry, whose evidence changed (``evidence.py`` finds them);
     accepted, the entry is tagged ``stale``."""
-    out: list[Draft] = []
+    out = _Drafts("stale", partition)
     for v in live:
         why = reasons.get(v.entry_id)
         if why is None or v.entry_id in taken:
             continue
         taken.add(v.entry_id)
-        out.append(Draft(kind="stale", partition=partition, action="flag_stale", entries=(v.entry_id,), evidence=why))
-    return out
+        out.add("flag_stale", (v.entry_id,), why)
+    return out.drafts
 
 
 def empties(partition: str, live: Sequence[EntryVersion], changed: set[EntryId], active: set[EntryId]) -> list[Draft]:
     """Empty or orphaned entries (informational): next to no informative words, or a relation (other than
     ``supersedes``) to an entry that is not active in the scope."""
-    out: list[Draft] = []
+    out = _Drafts("empty", partition)
     for v in live:
         if v.entry_id not in changed:
             continue
         if informative_count(v.text) < 2:
-            out.append(
-                Draft(
-                    kind="empty",
-                    partition=partition,
-                    action="inform",
-                    entries=(v.entry_id,),
-                    evidence="the entry says next to nothing (fewer than two informative words)",
-                )
-            )
+            out.add("inform", (v.entry_id,), "the entry says next to nothing (fewer than two informative words)")
         dangling = sorted(r.target for r in v.content.relations if r.kind != "supersedes" and r.target not in active)
         if dangling:
-            out.append(
-                Draft(
-                    kind="empty",
-                    partition=partition,
-                    action="inform",
-                    entries=(v.entry_id,),
-                    evidence=f"orphaned relations to entries that are not active here: {', '.join(dangling)}",
-                )
+            out.add(
+                "inform",
+                (v.entry_id,),
+                f"orphaned relations to entries that are not active here: {', '.join(dangling)}",
             )
-    return out
+    return out.drafts
 
 
 def mandatory_audit(
@@ -310,7 +298,7 @@ def mandatory_audit(
     budget = settings.mandatory_budget_chars
     if size <= budget:
         return []
-    out: list[Draft] = []
+    out = _Drafts("mandatory", "*")
     for v in sorted(tier, key=lambda v: (-len(v.text), v.entry_id)):
         if size <= budget:
             break
@@ -319,27 +307,15 @@ def mandatory_audit(
             continue
         taken.add(v.entry_id)
         size -= len(v.text)
-        out.append(
-            Draft(
-                kind="mandatory",
-                partition=v.kind,
-                action="demote",
-                entries=(v.entry_id,),
-                evidence=f"the mandatory tier holds more than its budget of {budget} characters, and this "
-                "entry is not needed in every session (not a workflow gate or the lifecycle)",
-            )
+        why = (
+            f"the mandatory tier holds more than its budget of {budget} characters, and this "
+            "entry is not needed in every session (not a workflow gate or the lifecycle)"
         )
+        out.add("demote", (v.entry_id,), why, partition=v.kind)
     if size > budget:
-        out.append(
-            Draft(
-                kind="mandatory",
-                partition="*",
-                action="inform",
-                entries=tuple(v.entry_id for v in tier),
-                evidence=f"the mandatory tier would still hold {size} characters, over its budget of {budget}",
-            )
-        )
-    return out
+        over = f"the mandatory tier would still hold {size} characters, over its budget of {budget}"
+        out.add("inform", tuple(v.entry_id for v in tier), over)
+    return out.drafts
 
 
 def _parse(stamp: str) -> _dt.datetime:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from ..domain.errors import Conflict, IntegrityError, InvalidInput
-from ..domain.fields import field_dict
+from ..domain.fields import FieldDict
 from ..domain.ids import EntryVersionId, MemoryId, SourceId
 from ..domain.ledger import (
     FORMAT,
@@ -62,7 +62,7 @@ from .core import ServiceCore
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ExportReport:
+class ExportReport(FieldDict):
     """What ``export`` wrote."""
 
     directory: str
@@ -73,12 +73,9 @@ class ExportReport:
     sources: int
     files: int
 
-    def to_dict(self) -> dict[str, object]:
-        return field_dict(self)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ImportReport:
+class ImportReport(FieldDict):
     """What ``import`` did: Revisions written, and those the store already had (an idempotent re-import)."""
 
     directory: str
@@ -87,9 +84,6 @@ class ImportReport:
     revisions_present: int
     sources_written: int
     files: int
-
-    def to_dict(self) -> dict[str, object]:
-        return field_dict(self)
 
 
 def generated_slug(first: EntryVersion) -> str:

@@ -130,22 +130,11 @@ class Policy:
         return (await self.decision(parse_scope(scope) if scope is not None else None)).held is not None
 
     def _raise_unless(self, decision: Decision, scope: Scope | None, need: Permission, *, hidden: str | None) -> None:
-        from ..auth.errors import Forbidden
-        from ..auth.model import RANK
+        from ..auth.model import local_access, require_permission
 
-        if decision.held is not None and RANK[decision.held] >= RANK[need]:
-            return
         if decision.held is None and hidden is not None:
             raise NotFound(hidden, hint="search or list a scope you can read to find an id")
-        assert self.actor.access is not None  # a trusted actor never gets here
-        me = self.actor.access.principal
-        if decision.held is not None:
-            where = scope.uri if scope is not None else "this Memory"
-            raise Forbidden(
-                f"{me.user} may {decision.held} but not {need} {where}",
-                hint=f"ask an admin of {me.org} for a {need} grant on {where}",
-            )
-        raise Forbidden(decision.reason, hint=decision.hint)
+        require_permission(decision, (self.actor.access or local_access()).principal, scope, need)
 
 
 __all__ = ["Actor", "Policy", "UserOrg", "content_fields", "refuse_secrets", "refuse_secrets_in_plan"]

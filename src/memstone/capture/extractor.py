@@ -170,17 +170,11 @@ class ModelExtractor:
         # Imported here: the hook path imports capture but almost never calls a model (urllib costs ~20 ms).
         import http.client
         import urllib.error
-        import urllib.request
 
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Accept": "application/json", **self._headers}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        req = urllib.request.Request(self._url, data=data, headers=headers, method="POST")
+        from ..model_server import post_json
+
         try:
-            with urllib.request.urlopen(req, timeout=self._timeout) as resp:
-                body: bytes = resp.read()
-                return body
+            return post_json(self._url, payload, api_key=self._api_key, headers=self._headers, timeout=self._timeout)
         except urllib.error.HTTPError as exc:
             exc.close()
             raise _CallError(f"extractor server {self._url} answered HTTP {exc.code}") from exc

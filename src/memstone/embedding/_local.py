@@ -17,15 +17,11 @@ def int_option(name: str, value: object, low: int, high: int | None = None) -> i
 
 
 class LocalModel:
-    """An in-process model of one fixed ``PROFILE``, run on ``threads`` threads in batches of ``batch_size``."""
+    """An in-process model of one fixed ``profile``, run on ``threads`` threads in batches of ``batch_size``."""
 
-    PROFILE: ClassVar[EmbeddingProfile]
+    profile: ClassVar[EmbeddingProfile]
     _threads: int
     _batch_size: int
-
-    @property
-    def profile(self) -> EmbeddingProfile:
-        return self.PROFILE
 
     @property
     def threads(self) -> int:

@@ -66,7 +66,7 @@ class MiniLMEmbedder(LocalModel):
     ``usage.calls`` counts ONNX calls.
     """
 
-    PROFILE = MINILM_PROFILE
+    profile = MINILM_PROFILE
 
     def __init__(
         self,

@@ -54,7 +54,7 @@ class USEEmbedder(LocalModel):
     ``usage.input_tokens`` counts the SentencePiece ids the model saw (with its begin/end markers).
     """
 
-    PROFILE = USE_PROFILE
+    profile = USE_PROFILE
 
     def __init__(self, *, threads: int | None = None, batch_size: int = 32, window_chars: int = 1000) -> None:
         self._threads = int_option("threads", (os.cpu_count() or 1) if threads is None else threads, 1, 256)

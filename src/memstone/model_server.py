@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,6 +19,29 @@ from dataclasses import dataclass, field
 from .domain.errors import BackendError, BackendUnavailable, InvalidInput
 
 _MAX_ERROR_BODY = 2000
+
+
+def _is_http_url(url: str) -> bool:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def check_server_options(
+    base_url: object, model: object, timeout: object, *, url_hint: str | None = None, model_hint: str | None = None
+) -> tuple[str, str, float]:
+    """Check the options every model-server client takes; return them as the client keeps them.
+
+    That is ``base_url`` without its trailing ``/``, ``model``, and ``timeout`` in seconds as a float. A value
+    that is not an http(s) URL, a non-empty string or a positive number raises :class:`InvalidInput` (with the
+    hints given). The chat model, the embedder and the model extractor all check their options here.
+    """
+    if not isinstance(base_url, str) or not _is_http_url(base_url):
+        raise InvalidInput(f"base_url must be an http(s) URL, got {base_url!r}", hint=url_hint)
+    if not isinstance(model, str) or not model.strip():
+        raise InvalidInput("model must be a non-empty string", hint=model_hint)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise InvalidInput(f"timeout must be a positive number of seconds, got {timeout!r}")
+    return base_url.rstrip("/"), model, float(timeout)
 
 
 def post_json(url: str, payload: object, *, api_key: str | None, headers: Mapping[str, str], timeout: float) -> bytes:
@@ -79,4 +103,4 @@ class ModelServer:
         return BackendError(message, orig=exc, hint=self.key_hint if exc.code in (401, 403) else self.other_hint)
 
 
-__all__ = ["ModelServer", "post_json"]
+__all__ = ["ModelServer", "check_server_options", "post_json"]

@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import urllib.error
-import urllib.parse
-import urllib.request
 
 from .domain.errors import InvalidInput
-from .model_server import ModelServer
+from .model_server import ModelServer, check_server_options
 from .ports import ChatResult, InferenceUsage
 
 
@@ -33,26 +30,23 @@ class OpenAICompatibleChat:
         timeout: float = 120.0,
         max_tokens: int = 2000,
     ) -> None:
-        parts = urllib.parse.urlsplit(base_url) if isinstance(base_url, str) else None
-        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-            raise InvalidInput(
-                f"base_url must be an http(s) URL, got {base_url!r}", hint="e.g. http://127.0.0.1:8000/v1"
-            )
-        if not isinstance(model, str) or not model.strip():
-            raise InvalidInput("model must be a non-empty string", hint="name the chat model the server serves")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise InvalidInput(f"timeout must be a positive number of seconds, got {timeout!r}")
+        base, self._model, seconds = check_server_options(
+            base_url,
+            model,
+            timeout,
+            url_hint="e.g. http://127.0.0.1:8000/v1",
+            model_hint="name the chat model the server serves",
+        )
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise InvalidInput(f"max_tokens must be a positive integer, got {max_tokens!r}")
-        self._url = f"{base_url.rstrip('/')}/chat/completions"
-        self._model = model
+        self._url = f"{base}/chat/completions"
         self._max_tokens = max_tokens
         self._server = ModelServer(
             url=self._url,
             server="chat model server",
             request="chat",
             api_key=api_key,
-            timeout=float(timeout),
+            timeout=seconds,
             unreachable_hint="check that the server is running and the judge URL is right",
             key_hint="check the API key",
             other_hint="check the URL",

@@ -2,7 +2,8 @@
 
 A refused or dropped connection, a timeout, HTTP 408/429 or 5xx raise :class:`BackendUnavailable`; HTTP
 400/413/422 raise :class:`InvalidInput` with the server's message; other HTTP errors raise :class:`BackendError`.
-Shared by the chat model (:mod:`memstone.chat`) and the embedder (:mod:`memstone.embedding.http`).
+Shared by the chat model (:mod:`memstone.chat`) and the embedder (:mod:`memstone.embedding.http`); the
+model extractor (:mod:`memstone.capture.extractor`) sends with :func:`post_json` and maps the errors itself.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import http.client
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,6 +19,44 @@ from dataclasses import dataclass, field
 from .domain.errors import BackendError, BackendUnavailable, InvalidInput
 
 _MAX_ERROR_BODY = 2000
+
+
+def _is_http_url(url: str) -> bool:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def check_server_options(
+    base_url: object, model: object, timeout: object, *, url_hint: str | None = None, model_hint: str | None = None
+) -> tuple[str, str, float]:
+    """Check the options every model-server client takes; return them as the client keeps them.
+
+    That is ``base_url`` without its trailing ``/``, ``model``, and ``timeout`` in seconds as a float. A value
+    that is not an http(s) URL, a non-empty string or a positive number raises :class:`InvalidInput` (with the
+    hints given). The chat model, the embedder and the model extractor all check their options here.
+    """
+    if not isinstance(base_url, str) or not _is_http_url(base_url):
+        raise InvalidInput(f"base_url must be an http(s) URL, got {base_url!r}", hint=url_hint)
+    if not isinstance(model, str) or not model.strip():
+        raise InvalidInput("model must be a non-empty string", hint=model_hint)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise InvalidInput(f"timeout must be a positive number of seconds, got {timeout!r}")
+    return base_url.rstrip("/"), model, float(timeout)
+
+
+def post_json(url: str, payload: object, *, api_key: str | None, headers: Mapping[str, str], timeout: float) -> bytes:
+    """POST ``payload`` as JSON (with a bearer ``api_key`` when given) and return the raw answer.
+
+    urllib's and http.client's errors pass through unchanged: each caller maps them to its own errors.
+    """
+    body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    sent = {"Content-Type": "application/json", "Accept": "application/json", **headers}
+    if api_key:
+        sent["Authorization"] = f"Bearer {api_key}"
+    req = urllib.request.Request(url, data=body, headers=sent, method="POST")
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        raw: bytes = resp.read()
+    return raw
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,14 +75,8 @@ class ModelServer:
 
     def post(self, payload: object) -> bytes:
         """Send ``payload`` as JSON and return the raw answer (runs on the caller's thread)."""
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Accept": "application/json", **self.headers}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                raw: bytes = resp.read()
+            return post_json(self.url, payload, api_key=self.api_key, headers=self.headers, timeout=self.timeout)
         except urllib.error.HTTPError as exc:
             raise self._http_error(exc) from exc
         except urllib.error.URLError as exc:
@@ -53,7 +87,6 @@ class ModelServer:
             raise BackendUnavailable(
                 f"{self.request} request to {self.url} failed: {type(exc).__name__}: {exc}", orig=exc
             ) from exc
-        return raw
 
     def _http_error(self, exc: urllib.error.HTTPError) -> Exception:
         try:
@@ -70,4 +103,4 @@ class ModelServer:
         return BackendError(message, orig=exc, hint=self.key_hint if exc.code in (401, 403) else self.other_hint)
 
 
-__all__ = ["ModelServer"]
+__all__ = ["ModelServer", "check_server_options", "post_json"]

@@ -18,7 +18,6 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..domain.errors import InvalidInput
 from ..domain.model import KNOWN_KINDS
 from .candidates import Candidate
 from .settings import ExtractorSettings
@@ -94,17 +93,11 @@ class ModelExtractor:
         max_input_chars: int = 6000,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        match = re.match(r"^(https?)://([^/\s]+)", base_url) if isinstance(base_url, str) else None
-        if match is None:
-            raise InvalidInput(f"base_url must be an http(s) URL, got {base_url!r}")
-        if not isinstance(model, str) or not model.strip():
-            raise InvalidInput("model must be a non-empty string")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise InvalidInput(f"timeout must be a positive number of seconds, got {timeout!r}")
-        self._url = base_url.rstrip("/") + "/chat/completions"
-        self._model = model
+        from ..model_server import check_server_options  # urllib only when an extractor is configured
+
+        base, self._model, self._timeout = check_server_options(base_url, model, timeout)
+        self._url = base + "/chat/completions"
         self._api_key = api_key
-        self._timeout = float(timeout)
         self._max_candidates = max_candidates
         self._max_input_chars = max_input_chars
         self._headers = dict(headers or {})
@@ -170,17 +163,11 @@ class ModelExtractor:
         # Imported here: the hook path imports capture but almost never calls a model (urllib costs ~20 ms).
         import http.client
         import urllib.error
-        import urllib.request
 
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Accept": "application/json", **self._headers}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        req = urllib.request.Request(self._url, data=data, headers=headers, method="POST")
+        from ..model_server import post_json
+
         try:
-            with urllib.request.urlopen(req, timeout=self._timeout) as resp:
-                body: bytes = resp.read()
-                return body
+            return post_json(self._url, payload, api_key=self._api_key, headers=self._headers, timeout=self._timeout)
         except urllib.error.HTTPError as exc:
             exc.close()
             raise _CallError(f"extractor server {self._url} answered HTTP {exc.code}") from exc

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 
 from ..domain.errors import InvalidInput, ProfileMismatchError
-from ..model_server import ModelServer
+from ..model_server import ModelServer, check_server_options
 from ..ports import EmbeddingProfile, EmbeddingResult
 from ._text import embed_in_batches, split_by_chars
 from .profiles import openai_profile
@@ -57,18 +54,10 @@ class OpenAICompatibleEmbedder:
     ) -> None:
         if not isinstance(base_url, str):
             raise InvalidInput(f"base_url must be a string, got {type(base_url).__name__}")
-        parts = urllib.parse.urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise InvalidInput(f"base_url must be an http(s) URL, got {base_url!r}")
-        if not isinstance(model, str) or not model.strip():
-            raise InvalidInput("model must be a non-empty string")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise InvalidInput(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self._base_url, self._model, seconds = check_server_options(base_url, model, timeout)
         if api_key is not None and not isinstance(api_key, str):
             raise InvalidInput("api_key must be a string")
-        self._base_url = base_url.rstrip("/")
         self._url = f"{self._base_url}/embeddings"
-        self._model = model
         self._profile = openai_profile(model, _positive_int("dimension", dimension))
         self._window_chars = _positive_int("window_chars", window_chars)
         self._batch_size = _positive_int("batch_size", batch_size)
@@ -77,7 +66,7 @@ class OpenAICompatibleEmbedder:
             server="embedding server",
             request="embedding",
             api_key=api_key,
-            timeout=float(timeout),
+            timeout=seconds,
             headers=dict(headers or {}),
             unreachable_hint="check that the server is running and base_url is right",
             key_hint="check api_key",

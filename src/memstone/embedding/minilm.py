@@ -15,8 +15,9 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..domain.errors import BackendUnavailable, CapabilityNotSupportedError, InvalidInput, ProfileMismatchError
-from ..ports import EmbeddingProfile, EmbeddingResult, InferenceUsage
+from ..domain.errors import BackendUnavailable, CapabilityNotSupportedError, ProfileMismatchError
+from ..ports import EmbeddingResult, InferenceUsage
+from ._local import LocalModel, int_option
 from ._runtime import telemetry_off
 from ._text import check_texts
 from .profiles import MINILM_PROFILE
@@ -35,13 +36,6 @@ _SENTENCE_END = frozenset(".!?;\u2026")
 _CJK_SENTENCE_END = frozenset("\u3002\uff01\uff1f\uff1b")  # ideographic full stop, full-width ! ? ;
 
 
-def _int_option(name: str, value: object, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
-        bound = f">= {low}" if high is None else f"in {low}..{high}"
-        raise InvalidInput(f"{name} must be an integer {bound}, got {value!r}")
-    return value
-
-
 def _load_tokenizer_json() -> str:
     ref = importlib.resources.files("memstone.embedding")
     for part in _TOKENIZER_RESOURCE:
@@ -54,7 +48,7 @@ def _load_tokenizer_json() -> str:
         ) from exc
 
 
-class MiniLMEmbedder:
+class MiniLMEmbedder(LocalModel):
     """sentence-transformers/all-MiniLM-L6-v2, int8 ONNX: 384-d unit vectors, English.
 
     Pipeline (identical to sentence-transformers): WordPiece tokens, cut at 256 with ``[CLS]``/``[SEP]``, the
@@ -72,6 +66,8 @@ class MiniLMEmbedder:
     ``usage.calls`` counts ONNX calls.
     """
 
+    profile = MINILM_PROFILE
+
     def __init__(
         self,
         *,
@@ -81,26 +77,15 @@ class MiniLMEmbedder:
         overlap_tokens: int = 32,
         verify_model: bool = True,
     ) -> None:
-        self._threads = _int_option("threads", threads, 1, 256)
-        self._batch_size = _int_option("batch_size", batch_size, 1, 256)
-        self._window_tokens = _int_option("window_tokens", window_tokens, 8, MAX_TOKENS - 2)
-        self._overlap_tokens = _int_option("overlap_tokens", overlap_tokens, 0, self._window_tokens // 2 - 1)
+        self._threads = int_option("threads", threads, 1, 256)
+        self._batch_size = int_option("batch_size", batch_size, 1, 256)
+        self._window_tokens = int_option("window_tokens", window_tokens, 8, MAX_TOKENS - 2)
+        self._overlap_tokens = int_option("overlap_tokens", overlap_tokens, 0, self._window_tokens // 2 - 1)
         self._verify_model = bool(verify_model)
         self._lock = threading.Lock()
         self._window_tok: Tokenizer | None = None
         self._embed_tok: Tokenizer | None = None
         self._session: Any = None
-
-    @property
-    def profile(self) -> EmbeddingProfile:
-        return MINILM_PROFILE
-
-    @property
-    def threads(self) -> int:
-        return self._threads
-
-    def __repr__(self) -> str:
-        return f"MiniLMEmbedder(threads={self._threads}, batch_size={self._batch_size})"
 
     # ---- lazy loading ----
     def _tokenizers(self) -> tuple[Tokenizer, Tokenizer]:

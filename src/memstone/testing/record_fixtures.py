@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ..domain.ids import EntryId
-from ..domain.model import EntryInput, Revision
+from ..domain.model import Citation, EntryInput, MemoryHit, Revision
 from ..ports import MemoryVersionsQuery, RevisionsQuery
 from ..service import MemoryService
 from .fixtures import StoreFixtures
@@ -40,6 +40,23 @@ def entry(text: str, kind: str = "fact", **kw: Any) -> EntryInput:
 
 async def by_text(svc: MemoryService, memory: Revision | str) -> dict[str, EntryId]:
     return {v.text: v.entry_id for v in await svc.entries(memory, include_inactive=True)}
+
+
+def stale_citations(hit: MemoryHit, cited: Revision, later: Revision) -> tuple[Citation, Citation]:
+    """Two citations of ``hit`` (found at ``cited``) that must not verify once ``later`` revised its entry.
+
+    The first names ``later``, where the cited version is no longer current; the second names ``cited`` with a
+    content hash the version never had.
+    """
+    return (
+        Citation(memory_ref=later.ref, entry_id=hit.entry_id, entry_version_id=hit.entry_version_id),
+        Citation(
+            memory_ref=cited.ref,
+            entry_id=hit.entry_id,
+            entry_version_id=hit.entry_version_id,
+            entry_content_hash="0" * 64,
+        ),
+    )
 
 
 def tree(root: Path) -> dict[str, bytes]:

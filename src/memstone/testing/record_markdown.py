@@ -12,7 +12,6 @@ import pytest
 
 from ..domain.errors import Conflict, IntegrityError, InvalidCitationError, InvalidInput
 from ..domain.ledger import INDEX_NAME
-from ..domain.model import Citation
 from ..service import MemoryService
 from .record_fixtures import (
     KINDS,
@@ -25,6 +24,7 @@ from .record_fixtures import (
     by_text,
     content_hashes,
     entry,
+    stale_citations,
     tree,
 )
 
@@ -265,15 +265,7 @@ class MarkdownCitationConformance(RecordFixtures):
         assert (await svc.verify_citation(svc.cite_record(record))).text == "the validation command is scripts/test"
         (old,) = await svc.search("make", scopes=[PROJECT], mode="fts", include_superseded=True)
         assert (await svc.verify_citation(svc.cite(old))).text == "the validation command is make check"
-        for bad in (
-            Citation(memory_ref=r2.ref, entry_id=hit.entry_id, entry_version_id=hit.entry_version_id),
-            Citation(
-                memory_ref=r1.ref,
-                entry_id=hit.entry_id,
-                entry_version_id=hit.entry_version_id,
-                entry_content_hash="f" * 64,
-            ),
-        ):
+        for bad in stale_citations(hit, r1, r2):
             with pytest.raises(InvalidCitationError):
                 await svc.verify_citation(bad)
 

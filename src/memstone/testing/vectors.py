@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 import pytest
@@ -38,6 +39,17 @@ class VectorConformance(StoreFixtures):
             if not service.backend.capabilities.vector:
                 pytest.skip("backend has no vector projection")
             yield service
+
+    @asynccontextmanager
+    async def two_processes(self, store_url: str) -> AsyncIterator[tuple[MemoryService, MemoryService]]:
+        """Two services on one store with the suite's model, as two processes hold it (skipped where it cannot)."""
+        async with (
+            self.service(store_url, embedding=self.make_model()) as first,
+            self.service(store_url, embedding=self.make_model()) as second,
+        ):
+            if not first.backend.capabilities.concurrent_processes:
+                pytest.skip("needs two connections to one store")
+            yield first, second
 
     async def test_writes_carry_vectors_and_auto_uses_hybrid(self, vsvc: MemoryService) -> None:
         rev = await vsvc.remember(None, entries=[fact("postgres backups run nightly"), fact("the ui uses react")])
@@ -259,12 +271,7 @@ class VectorConformance(StoreFixtures):
         # used to fail with a dimension mismatch and be lost. It commits without vectors, and backfill fills them.
         from ..embedding import HashingEmbedder
 
-        async with (
-            self.service(store_url, embedding=self.make_model()) as old,
-            self.service(store_url, embedding=self.make_model()) as migrator,
-        ):
-            if not old.backend.capabilities.concurrent_processes:
-                pytest.skip("needs two connections to one store")
+        async with self.two_processes(store_url) as (old, migrator):
             rev = await old.remember(None, entries=[fact("first note on release trains")])
             assert rev is not None
             await migrator.reembed(HashingEmbedder(dimension=32), batch=8)
@@ -287,12 +294,7 @@ class VectorConformance(StoreFixtures):
         from ..domain.errors import StoreMigratingError
         from ..embedding import HashingEmbedder
 
-        async with (
-            self.service(store_url, embedding=self.make_model()) as writer,
-            self.service(store_url, embedding=self.make_model()) as migrator,
-        ):
-            if not writer.backend.capabilities.concurrent_processes:
-                pytest.skip("needs two connections to one store")
+        async with self.two_processes(store_url) as (writer, migrator):
             rev = await writer.remember(None, entries=[fact("a note")])
             assert rev is not None
             writer.migration_wait_s = 0.0

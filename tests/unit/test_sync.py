@@ -16,3 +16,15 @@ def test_the_sync_facade_runs_the_service_without_await(tmp_path: Path) -> None:
             m.remember(rev, entries=[EntryInput(kind="fact", text="  ")])
     with Memstone(f"sqlite:///{tmp_path / 's.db'}", embedding=None) as m:
         assert [r.revision for r in m.memories()] == [1]
+
+
+def test_a_store_that_cannot_open_leaves_no_loop_thread_behind(tmp_path: Path) -> None:
+    import threading
+
+    from memstone import MemstoneError
+
+    before = {t.ident for t in threading.enumerate()}
+    with pytest.raises(MemstoneError):
+        Memstone("notaurl", embedding=None)
+    assert [t.name for t in threading.enumerate() if t.ident not in before and t.is_alive()] == []
+    assert not (Path.cwd() / "notaurl").exists()

@@ -29,7 +29,6 @@ import asyncio
 import hashlib
 import json
 import re
-import threading
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from datetime import datetime
 from types import TracebackType
@@ -146,33 +145,23 @@ class MemstoneStore(BaseStore):
         author: str | None = None,
         **options: Any,
     ) -> None:
-        from ..service import open_service
+        from ..sync import ServiceThread
 
         self._default = default_scope
         self._scope_of = scope_of or (lambda ns: default_scope_of(ns, self._default))
         self._kind = kind
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="memstone-langgraph", daemon=True)
-        self._thread.start()
-        self._cm = open_service(url, author=author or "langgraph", surface="agent-session", **options)
-        self.service: MemoryService = self._run(self._cm.__aenter__())
-        self._closed = False
+        self._runner = ServiceThread(
+            url, thread_name="memstone-langgraph", author=author or "langgraph", surface="agent-session", **options
+        )
+        self.service: MemoryService = self._runner.service
 
     # ------------------------------------------------------------------ lifecycle
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+        return self._runner.run(coro)
 
     def close(self) -> None:
         """Close the store and stop its loop thread (idempotent)."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self._run(self._cm.__aexit__(None, None, None))
-        finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join()
-            self._loop.close()
+        self._runner.close()
 
     def __enter__(self) -> MemstoneStore:
         return self
@@ -187,7 +176,7 @@ class MemstoneStore(BaseStore):
         return self._run(self._batch(list(ops)))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        future = asyncio.run_coroutine_threadsafe(self._batch(list(ops)), self._loop)
+        future = asyncio.run_coroutine_threadsafe(self._batch(list(ops)), self._runner.loop)
         return await asyncio.wrap_future(future)
 
     async def _batch(self, ops: Sequence[Op]) -> list[Result]:

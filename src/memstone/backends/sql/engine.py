@@ -101,20 +101,22 @@ class Dialect:
     def marks(self, n: int) -> str:
         return ",".join("?" * n)
 
+    def column(self, name: str) -> str:
+        """A column's name as this engine's statements write it (MySQL mode quotes it)."""
+        return name
+
+    def insert_into(self, table: str, columns: Sequence[str], verb: str = "INSERT") -> str:
+        """``INSERT INTO table (columns) VALUES (?, …)``, the start of every insert form below."""
+        return f"{verb} INTO {table} ({', '.join(map(self.column, columns))}) VALUES ({self.marks(len(columns))})"
+
     def upsert(self, table: str, columns: Sequence[str], key: Sequence[str], update: Sequence[str]) -> str:
         """INSERT that replaces ``update`` columns of the row with the same ``key``."""
         sets = ", ".join(f"{c} = excluded.{c}" for c in update)
-        return (
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({self.marks(len(columns))}) "
-            f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {sets}"
-        )
+        return f"{self.insert_into(table, columns)} ON CONFLICT ({', '.join(key)}) DO UPDATE SET {sets}"
 
     def insert_ignore(self, table: str, columns: Sequence[str], key: Sequence[str]) -> str:
         """INSERT that does nothing when a row with the same ``key`` exists (row count 0)."""
-        return (
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({self.marks(len(columns))}) "
-            f"ON CONFLICT ({', '.join(key)}) DO NOTHING"
-        )
+        return f"{self.insert_into(table, columns)} ON CONFLICT ({', '.join(key)}) DO NOTHING"
 
     def no_index(self, column: str) -> str:
         """``column`` in a condition the planner should not pick an index for (SQLite: ``+column``)."""

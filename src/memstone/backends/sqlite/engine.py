@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import apsw
 
@@ -58,6 +58,14 @@ class SQLiteConn:
     def insert_id(self, sql: str, args: Sequence[object], id_column: str) -> int:
         self.raw.execute(sql, args)
         return int(self.raw.last_insert_rowid())
+
+
+class SQLiteEngineArgs(TypedDict, total=False):
+    """:class:`SQLiteEngine`'s keyword arguments (the backend passes them on as they are)."""
+
+    busy_timeout_ms: int
+    options: StoreOptions | None
+    create: bool
 
 
 class SQLiteEngine:

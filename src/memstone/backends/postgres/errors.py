@@ -7,7 +7,6 @@ from contextlib import contextmanager
 
 import psycopg
 import psycopg.errors
-import psycopg_pool
 
 from ...domain.errors import BackendError, BackendUnavailable, IntegrityError, MemstoneError, RevisionConflictError
 
@@ -20,6 +19,27 @@ def _where(url: str) -> str:
         return "the PostgreSQL server"
     host = info.get("host") or "localhost"
     return f"PostgreSQL at {host}:{info.get('port') or 5432}/{info.get('dbname') or ''}"
+
+
+# The errors that leave the store usable once the cause is fixed: the kind, the message (``{where}``: the server,
+# ``{exc}``: its words) and what to do. A PoolTimeout is an OperationalError.
+_UNAVAILABLE: tuple[tuple[type[psycopg.Error], str, str], ...] = (
+    (
+        psycopg.errors.ReadOnlySqlTransaction,
+        "{where} refused the write: the server or this session is read-only ({exc})",
+        "reads work; connect to the primary to write",
+    ),
+    (
+        psycopg.errors.InsufficientPrivilege,
+        "{where} refused: {exc}",
+        "grant memstone's role the rights on its schema (docs/engines/postgresql.md)",
+    ),
+    (
+        psycopg.OperationalError,
+        "cannot reach {where}: {exc}",
+        "check the URL (postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE) and that the server runs",
+    ),
+)
 
 
 @contextmanager
@@ -42,23 +62,8 @@ def translated(memory_id: str = "", *, base: int = 0, url: str = "") -> Iterator
         if memory_id:
             raise RevisionConflictError(memory_id, expected=base) from exc
         raise BackendError(f"constraint failed: {exc}", orig=exc) from exc
-    except psycopg.errors.ReadOnlySqlTransaction as exc:
-        raise BackendUnavailable(
-            f"{_where(url)} refused the write: the server or this session is read-only ({exc})",
-            orig=exc,
-            hint="reads work; connect to the primary to write",
-        ) from exc
-    except psycopg.errors.InsufficientPrivilege as exc:
-        raise BackendUnavailable(
-            f"{_where(url)} refused: {exc}",
-            orig=exc,
-            hint="grant memstone's role the rights on its schema (docs/engines/postgresql.md)",
-        ) from exc
-    except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
-        raise BackendUnavailable(
-            f"cannot reach {_where(url)}: {exc}",
-            orig=exc,
-            hint="check the URL (postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE) and that the server runs",
-        ) from exc
     except psycopg.Error as exc:
+        for kind, message, hint in _UNAVAILABLE:
+            if isinstance(exc, kind):
+                raise BackendUnavailable(message.format(where=_where(url), exc=exc), orig=exc, hint=hint) from exc
         raise BackendError(f"PostgreSQL error: {exc}", orig=exc) from exc

@@ -127,46 +127,34 @@ class SQLiteEngine:
         return await self.run(fn, *args)
 
     # ---------------------------------------------------------------- transactions
+    def write_txn(self) -> AbstractContextManager[None]:
+        return self._txn(write=True)
+
+    def read_txn(self) -> AbstractContextManager[None]:
+        return self._txn(write=False)
+
     @contextmanager
-    def _write(self) -> Iterator[None]:
+    def _txn(self, *, write: bool) -> Iterator[None]:
+        """A transaction, or the one already open: a write's begins IMMEDIATE (the file's write lock) and rolls
+        back after an error; a read's is one WAL snapshot, ended by COMMIT either way."""
         conn = self.raw
         if conn.in_transaction:
             yield
             return
-        if self.read_only:
+        if write and self.read_only:
             raise read_only_refusal(self.path)
         with translated():
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         try:
             with translated():
                 yield
         except BaseException:
             if conn.in_transaction:
-                conn.execute("ROLLBACK")
+                conn.execute("ROLLBACK" if write else "COMMIT")
             raise
-        with translated():
-            conn.execute("COMMIT")
-
-    def write_txn(self) -> AbstractContextManager[None]:
-        return self._write()
-
-    @contextmanager
-    def _read(self) -> Iterator[None]:
-        conn = self.raw
-        if conn.in_transaction:
-            yield
-            return
-        with translated():
-            conn.execute("BEGIN")
-        try:
+        if write or conn.in_transaction:
             with translated():
-                yield
-        finally:
-            if conn.in_transaction:
                 conn.execute("COMMIT")
-
-    def read_txn(self) -> AbstractContextManager[None]:
-        return self._read()
 
     def lock(self, key: str, *, shared: bool = False) -> None:
         return None  # BEGIN IMMEDIATE already holds the file's write lock

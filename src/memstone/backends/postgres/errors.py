@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import psycopg
 import psycopg.errors
 
 from ...domain.errors import BackendError, BackendUnavailable, IntegrityError, MemstoneError, RevisionConflictError
+from ..sql.engine import driver_errors
 
 
 def _where(url: str) -> str:
@@ -42,28 +42,24 @@ _UNAVAILABLE: tuple[tuple[type[psycopg.Error], str, str], ...] = (
 )
 
 
-@contextmanager
-def translated(memory_id: str = "", *, base: int = 0, url: str = "") -> Iterator[None]:
+def translated(memory_id: str = "", *, base: int = 0, url: str = "") -> AbstractContextManager[None]:
     """Translate psycopg errors; inside a commit (``memory_id``), a unique or serialization violation means another
     writer won the race for that Memory."""
-    try:
-        yield
-    except MemstoneError:
-        raise
-    except psycopg.errors.RaiseException as exc:
+    return driver_errors(psycopg.Error, lambda exc: _translate(exc, memory_id, base, url))
+
+
+def _translate(exc: psycopg.Error, memory_id: str, base: int, url: str) -> MemstoneError:
+    if isinstance(exc, psycopg.errors.RaiseException):
         if "append-only" in str(exc):
-            raise IntegrityError(f"refused to rewrite authoritative data: {exc.diag.message_primary}") from exc
-        raise BackendError(f"PostgreSQL error: {exc}", orig=exc) from exc
-    except (
-        psycopg.errors.UniqueViolation,
-        psycopg.errors.SerializationFailure,
-        psycopg.errors.DeadlockDetected,
-    ) as exc:
+            return IntegrityError(f"refused to rewrite authoritative data: {exc.diag.message_primary}")
+        return BackendError(f"PostgreSQL error: {exc}", orig=exc)
+    if isinstance(
+        exc, psycopg.errors.UniqueViolation | psycopg.errors.SerializationFailure | psycopg.errors.DeadlockDetected
+    ):
         if memory_id:
-            raise RevisionConflictError(memory_id, expected=base) from exc
-        raise BackendError(f"constraint failed: {exc}", orig=exc) from exc
-    except psycopg.Error as exc:
-        for kind, message, hint in _UNAVAILABLE:
-            if isinstance(exc, kind):
-                raise BackendUnavailable(message.format(where=_where(url), exc=exc), orig=exc, hint=hint) from exc
-        raise BackendError(f"PostgreSQL error: {exc}", orig=exc) from exc
+            return RevisionConflictError(memory_id, expected=base)
+        return BackendError(f"constraint failed: {exc}", orig=exc)
+    for kind, message, hint in _UNAVAILABLE:
+        if isinstance(exc, kind):
+            return BackendUnavailable(message.format(where=_where(url), exc=exc), orig=exc, hint=hint)
+    return BackendError(f"PostgreSQL error: {exc}", orig=exc)

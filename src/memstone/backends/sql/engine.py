@@ -68,17 +68,32 @@ manifest nodes) or state keyed by head revision, and change only after COMMIT.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, TypeVar
 
+from ...domain.errors import MemstoneError
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
 from ...ports import Capabilities
 
 T = TypeVar("T")
 Row = Sequence[Any]  # a database row: loosely typed at this edge by design
+
+
+@contextmanager
+def driver_errors(
+    kind: type[Exception] | tuple[type[Exception], ...], translate: Callable[[Any], MemstoneError]
+) -> Iterator[None]:
+    """An engine's error edge: a MemstoneError passes as it is; an error of the engine's driver (``kind``) is raised
+    as the MemstoneError ``translate`` makes of it, chained to it. Nothing above the engine sees a driver error."""
+    try:
+        yield
+    except MemstoneError:
+        raise
+    except kind as exc:
+        raise translate(exc) from exc
 
 
 class Conn(Protocol):
@@ -327,4 +342,5 @@ __all__ = [
     "Row",
     "VectorCodec",
     "VectorMeta",
+    "driver_errors",
 ]

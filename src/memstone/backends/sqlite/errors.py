@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import apsw
 
 from ...domain.errors import BackendError, BackendUnavailable, IntegrityError, MemstoneError, RevisionConflictError
+from ..sql.engine import driver_errors
 
 # The errors that name a cause to fix: the kind, the message (``{file}``: the database file, with its path when
 # known; ``{exc}``: apsw's words) and what to do.
@@ -31,23 +31,22 @@ _UNAVAILABLE: tuple[tuple[type[apsw.Error] | tuple[type[apsw.Error], ...], str, 
 )
 
 
-@contextmanager
-def translated(memory_id: str = "", *, base: int = 0, path: str = "") -> Iterator[None]:
+def translated(memory_id: str = "", *, base: int = 0, path: str = "") -> AbstractContextManager[None]:
     """Translate apsw errors; ``path`` (the store file, given when opening) is named in file errors."""
-    try:
-        yield
-    except MemstoneError:
-        raise
-    except apsw.ConstraintError as exc:
+    return driver_errors(apsw.Error, lambda exc: _translate(exc, memory_id, base, path))
+
+
+def _translate(exc: apsw.Error, memory_id: str, base: int, path: str) -> MemstoneError:
+    if isinstance(exc, apsw.ConstraintError):
         if "append-only" in str(exc):
-            raise IntegrityError(f"refused to rewrite authoritative data: {exc}") from exc
+            return IntegrityError(f"refused to rewrite authoritative data: {exc}")
         if memory_id:
-            raise RevisionConflictError(memory_id, expected=base) from exc
-        raise BackendError(f"constraint failed: {exc}", orig=exc) from exc
-    except apsw.Error as exc:
-        file = f"the database file {path}" if path else "the database file"
-        for kind, message, hint in _UNAVAILABLE:
-            if isinstance(exc, kind):
-                text = message.format(file=file, store=path or "the store file", exc=exc)
-                raise BackendUnavailable(text, orig=exc, hint=hint) from exc
-        raise BackendError(f"SQLite error: {exc}", orig=exc) from exc
+            return RevisionConflictError(memory_id, expected=base)
+        return BackendError(f"constraint failed: {exc}", orig=exc)
+    file = f"the database file {path}" if path else "the database file"
+    for kind, message, hint in _UNAVAILABLE:
+        if isinstance(exc, kind):
+            return BackendUnavailable(
+                message.format(file=file, store=path or "the store file", exc=exc), orig=exc, hint=hint
+            )
+    return BackendError(f"SQLite error: {exc}", orig=exc)

@@ -246,3 +246,29 @@ async def test_a_vector_search_sends_its_index_settings_with_the_search(
         trips = _trips(read()[start:])
     settings = [t for t in trips if any("hnsw.ef_search" in s for s in t)]
     assert settings and all(any("ORDER BY embedding <->" in s for s in t) for t in settings), settings
+
+
+async def test_verify_names_each_kind_of_full_text_damage_and_rebuild_repairs_it(postgres_url: str) -> None:
+    async with open_service(postgres_url, embedding=None) as svc:
+        rev = await svc.remember(None, entries=[EntryInput(kind="fact", text=f"Deploys run at {i}.") for i in range(3)])
+        assert rev is not None
+        assert (await svc.verify()).ok
+        with psycopg.connect(postgres_url) as conn:  # each statement leaves one count of one check at 1
+            conn.execute(
+                "DELETE FROM memory_entry_postings WHERE term = '' "
+                "AND projection_id = (SELECT min(projection_id) FROM memory_entry_heads)"
+            )
+            conn.execute("INSERT INTO memory_entry_postings (projection_id, term, tf, dl) VALUES (-1, 'x', 1, 1)")
+            conn.execute(
+                "INSERT INTO memory_entry_archive_postings (entry_version_id, memory_artifact_id, term, tf) "
+                "VALUES ('ver_gone', 'mem_gone', 'x', 1)"
+            )
+        report = await svc.verify()
+        assert not report.ok and not report.authority_damage
+        assert {
+            "full-text index is missing 1 head projection row(s)",
+            "full-text index has 1 posting(s) of rows not in the head projection",
+            "full-text statistics disagree with the postings of 1 Memory(ies)",
+            "archive full-text index has 1 posting(s) of rows not in the archive projection",
+        } <= set(report.projection_damage), report.projection_damage
+        assert (await svc.rebuild_projections()).ok

@@ -21,7 +21,7 @@ import base64
 import json
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...domain.errors import BackendUnavailable, IntegrityError
@@ -47,17 +47,23 @@ def _dec(value: object) -> object:
     return value
 
 
-def encode(ops: Sequence[Op], schema_version: int) -> bytes:
+def _with_values(ops: Sequence[Op], convert: Callable[[object], object]) -> list[Op]:
+    """The ops with every statement argument passed through ``convert`` (``_enc`` to log them, ``_dec`` back)."""
     out: list[Op] = []
     for op in ops:
         if op[0] == "x":
-            out.append(["x", op[1], [_enc(a) for a in op[2]]])
+            out.append(["x", op[1], [convert(a) for a in op[2]]])
         elif op[0] == "many":
-            out.append(["many", op[1], [[_enc(a) for a in row] for row in op[2]]])
+            out.append(["many", op[1], [[convert(a) for a in row] for row in op[2]]])
         elif op[0] == "id":
-            out.append(["id", op[1], [_enc(a) for a in op[2]], op[3], op[4]])
+            out.append(["id", op[1], [convert(a) for a in op[2]], op[3], op[4]])
         else:
             out.append(list(op))
+    return out
+
+
+def encode(ops: Sequence[Op], schema_version: int) -> bytes:
+    out = _with_values(ops, _enc)
     text = json.dumps({"schema": schema_version, "ops": out}, separators=(",", ":"), ensure_ascii=False)
     return zlib.compress(text.encode("utf-8"), 6)
 
@@ -72,17 +78,7 @@ def decode(payload: bytes, schema_version: int) -> list[Op]:
             f"the store's log was written with replica schema {data.get('schema')}, this memstone has {schema_version}",
             hint="open the store with the memstone version that wrote it",
         )
-    ops: list[Op] = []
-    for op in data["ops"]:
-        if op[0] == "x":
-            ops.append(["x", op[1], [_dec(a) for a in op[2]]])
-        elif op[0] == "many":
-            ops.append(["many", op[1], [[_dec(a) for a in row] for row in op[2]]])
-        elif op[0] == "id":
-            ops.append(["id", op[1], [_dec(a) for a in op[2]], op[3], op[4]])
-        else:
-            ops.append(list(op))
-    return ops
+    return _with_values(data["ops"], _dec)
 
 
 def with_key(sql: str, column: str) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import Any, Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -28,6 +28,7 @@ from ...domain.errors import (
     NotFound,
     RevisionConflictError,
 )
+from ..sql.engine import driver_errors
 
 _KEY = re.compile(r"(?<![`\w])key(?![`\w])")
 DEFAULT_PORT = 2881  # an OBServer's MySQL port (OBProxy listens on 2883)
@@ -105,42 +106,40 @@ def is_lost_connection(exc: BaseException) -> bool:
     return isinstance(exc, pymysql.err.InterfaceError) or _errno(exc) in LOST
 
 
-@contextmanager
-def translated(memory_id: str = "", *, base: int = 0, database: str = "") -> Iterator[None]:
+def translated(memory_id: str = "", *, base: int = 0, database: str = "") -> AbstractContextManager[None]:
     """PyMySQL errors → memstone errors, at the engine edge. Nothing above this module sees a PyMySQL error."""
     import pymysql
 
-    try:
-        yield
-    except MemstoneError:
-        raise
-    except pymysql.err.Error as exc:
-        code = _errno(exc)
-        if is_lost_connection(exc):
-            raise BackendUnavailable(
-                f"lost the connection to OceanBase: {exc}", orig=exc, hint="check the server; memstone reconnects"
-            ) from exc
-        if code in LOCK_WAIT:
-            raise BackendUnavailable(
-                f"OceanBase gave up waiting for a lock or the statement timed out: {exc}",
-                orig=exc,
-                hint="retry; a long write of another process held the rows (ob_query_timeout bounds the wait)",
-            ) from exc
-        if code == DUPLICATE_KEY and memory_id:
-            # Another writer inserted the same head, revision or scope binding first: the caller rereads.
-            raise RevisionConflictError(memory_id, expected=base) from exc
-        if code == UNKNOWN_DATABASE:
-            raise NotFound(
-                f"no database {database or ''} on this OceanBase server: {exc}",
-                hint="create it (CREATE DATABASE …) or check the URL",
-            ) from exc
-        if code == NO_SUCH_TABLE:
-            raise BackendUnavailable(
-                f"database {database} is not a memstone store (or an older one): {exc}",
-                orig=exc,
-                hint="open it read-write once (or run memstone migrate) to create the tables",
-            ) from exc
-        raise BackendError(f"OceanBase error {code}: {exc}", orig=exc) from exc
+    return driver_errors(pymysql.err.Error, lambda exc: _translate(exc, memory_id, base, database))
+
+
+def _translate(exc: Exception, memory_id: str, base: int, database: str) -> MemstoneError:
+    code = _errno(exc)
+    if is_lost_connection(exc):
+        return BackendUnavailable(
+            f"lost the connection to OceanBase: {exc}", orig=exc, hint="check the server; memstone reconnects"
+        )
+    if code in LOCK_WAIT:
+        return BackendUnavailable(
+            f"OceanBase gave up waiting for a lock or the statement timed out: {exc}",
+            orig=exc,
+            hint="retry; a long write of another process held the rows (ob_query_timeout bounds the wait)",
+        )
+    if code == DUPLICATE_KEY and memory_id:
+        # Another writer inserted the same head, revision or scope binding first: the caller rereads.
+        return RevisionConflictError(memory_id, expected=base)
+    if code == UNKNOWN_DATABASE:
+        return NotFound(
+            f"no database {database or ''} on this OceanBase server: {exc}",
+            hint="create it (CREATE DATABASE …) or check the URL",
+        )
+    if code == NO_SUCH_TABLE:
+        return BackendUnavailable(
+            f"database {database} is not a memstone store (or an older one): {exc}",
+            orig=exc,
+            hint="open it read-write once (or run memstone migrate) to create the tables",
+        )
+    return BackendError(f"OceanBase error {code}: {exc}", orig=exc)
 
 
 class Connection:

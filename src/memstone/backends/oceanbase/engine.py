@@ -51,22 +51,18 @@ class OceanBaseDialect(Dialect):
 
     name = "oceanbase"
 
+    def column(self, name: str) -> str:
+        return f"`{name}`"
+
     def upsert(self, table: str, columns: Sequence[str], key: Sequence[str], update: Sequence[str]) -> str:
-        sets = ", ".join(f"{_q(c)} = VALUES({_q(c)})" for c in update)
-        return (
-            f"INSERT INTO {table} ({', '.join(_q(c) for c in columns)}) VALUES ({self.marks(len(columns))}) "
-            f"ON DUPLICATE KEY UPDATE {sets}"
-        )
+        sets = ", ".join(f"{self.column(c)} = VALUES({self.column(c)})" for c in update)
+        return f"{self.insert_into(table, columns)} ON DUPLICATE KEY UPDATE {sets}"
 
     def insert_ignore(self, table: str, columns: Sequence[str], key: Sequence[str]) -> str:
-        return f"INSERT IGNORE INTO {table} ({', '.join(_q(c) for c in columns)}) VALUES ({self.marks(len(columns))})"
+        return self.insert_into(table, columns, "INSERT IGNORE")
 
     def json_array_has(self, column: str) -> str:
         return f"JSON_CONTAINS({column}, JSON_ARRAY(?))"
-
-
-def _q(column: str) -> str:
-    return f"`{column}`"
 
 
 class OceanBaseEngine:
@@ -97,21 +93,17 @@ class OceanBaseEngine:
         return await self.run(fn, *args)  # a round trip to the server: never on the event loop's thread
 
     # ---------------------------------------------------------------- transactions and locks
-    @contextmanager
-    def _write(self) -> Iterator[None]:
-        with translated(database=self.db.database), self.db.write():
-            yield
-
     def write_txn(self) -> AbstractContextManager[None]:
-        return self._write()
-
-    @contextmanager
-    def _read(self) -> Iterator[None]:
-        with translated(database=self.db.database), self.db.read():
-            yield
+        return self._txn(self.db.write)
 
     def read_txn(self) -> AbstractContextManager[None]:
-        return self._read()
+        return self._txn(self.db.read)
+
+    @contextmanager
+    def _txn(self, begin: Callable[[], AbstractContextManager[None]]) -> Iterator[None]:
+        """A transaction of the connection (``begin``: its ``write`` or ``read``), its errors translated."""
+        with translated(database=self.db.database), begin():
+            yield
 
     def lock(self, key: str, *, shared: bool = False) -> None:
         if self.db.txn != "write":

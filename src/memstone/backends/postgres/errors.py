@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import psycopg
 import psycopg.errors
-import psycopg_pool
 
 from ...domain.errors import BackendError, BackendUnavailable, IntegrityError, MemstoneError, RevisionConflictError
+from ..sql.engine import driver_errors
 
 
 def _where(url: str) -> str:
@@ -22,43 +21,45 @@ def _where(url: str) -> str:
     return f"PostgreSQL at {host}:{info.get('port') or 5432}/{info.get('dbname') or ''}"
 
 
-@contextmanager
-def translated(memory_id: str = "", *, base: int = 0, url: str = "") -> Iterator[None]:
+# The errors that leave the store usable once the cause is fixed: the kind, the message (``{where}``: the server,
+# ``{exc}``: its words) and what to do. A PoolTimeout is an OperationalError.
+_UNAVAILABLE: tuple[tuple[type[psycopg.Error], str, str], ...] = (
+    (
+        psycopg.errors.ReadOnlySqlTransaction,
+        "{where} refused the write: the server or this session is read-only ({exc})",
+        "reads work; connect to the primary to write",
+    ),
+    (
+        psycopg.errors.InsufficientPrivilege,
+        "{where} refused: {exc}",
+        "grant memstone's role the rights on its schema (docs/engines/postgresql.md)",
+    ),
+    (
+        psycopg.OperationalError,
+        "cannot reach {where}: {exc}",
+        "check the URL (postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE) and that the server runs",
+    ),
+)
+
+
+def translated(memory_id: str = "", *, base: int = 0, url: str = "") -> AbstractContextManager[None]:
     """Translate psycopg errors; inside a commit (``memory_id``), a unique or serialization violation means another
     writer won the race for that Memory."""
-    try:
-        yield
-    except MemstoneError:
-        raise
-    except psycopg.errors.RaiseException as exc:
+    return driver_errors(psycopg.Error, lambda exc: _translate(exc, memory_id, base, url))
+
+
+def _translate(exc: psycopg.Error, memory_id: str, base: int, url: str) -> MemstoneError:
+    if isinstance(exc, psycopg.errors.RaiseException):
         if "append-only" in str(exc):
-            raise IntegrityError(f"refused to rewrite authoritative data: {exc.diag.message_primary}") from exc
-        raise BackendError(f"PostgreSQL error: {exc}", orig=exc) from exc
-    except (
-        psycopg.errors.UniqueViolation,
-        psycopg.errors.SerializationFailure,
-        psycopg.errors.DeadlockDetected,
-    ) as exc:
+            return IntegrityError(f"refused to rewrite authoritative data: {exc.diag.message_primary}")
+        return BackendError(f"PostgreSQL error: {exc}", orig=exc)
+    if isinstance(
+        exc, psycopg.errors.UniqueViolation | psycopg.errors.SerializationFailure | psycopg.errors.DeadlockDetected
+    ):
         if memory_id:
-            raise RevisionConflictError(memory_id, expected=base) from exc
-        raise BackendError(f"constraint failed: {exc}", orig=exc) from exc
-    except psycopg.errors.ReadOnlySqlTransaction as exc:
-        raise BackendUnavailable(
-            f"{_where(url)} refused the write: the server or this session is read-only ({exc})",
-            orig=exc,
-            hint="reads work; connect to the primary to write",
-        ) from exc
-    except psycopg.errors.InsufficientPrivilege as exc:
-        raise BackendUnavailable(
-            f"{_where(url)} refused: {exc}",
-            orig=exc,
-            hint="grant memstone's role the rights on its schema (docs/engines/postgresql.md)",
-        ) from exc
-    except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
-        raise BackendUnavailable(
-            f"cannot reach {_where(url)}: {exc}",
-            orig=exc,
-            hint="check the URL (postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE) and that the server runs",
-        ) from exc
-    except psycopg.Error as exc:
-        raise BackendError(f"PostgreSQL error: {exc}", orig=exc) from exc
+            return RevisionConflictError(memory_id, expected=base)
+        return BackendError(f"constraint failed: {exc}", orig=exc)
+    for kind, message, hint in _UNAVAILABLE:
+        if isinstance(exc, kind):
+            return BackendUnavailable(message.format(where=_where(url), exc=exc), orig=exc, hint=hint)
+    return BackendError(f"PostgreSQL error: {exc}", orig=exc)

@@ -24,6 +24,34 @@ B = 0.75
 DOC_MARK = ""  # the posting that marks an indexed row and carries its length
 
 
+# What ``check`` counts (one count each; nonzero is damage) and how the damage reads.
+_CHECKS: tuple[tuple[str, str], ...] = (
+    (
+        "SELECT count(*) FROM memory_entry_heads h WHERE NOT EXISTS (SELECT 1 FROM memory_entry_postings p "
+        "WHERE p.projection_id = h.projection_id AND p.term = '')",
+        "full-text index is missing {count} head projection row(s)",
+    ),
+    (
+        "SELECT count(*) FROM memory_entry_postings p WHERE NOT EXISTS (SELECT 1 FROM memory_entry_heads h "
+        "WHERE h.projection_id = p.projection_id)",
+        "full-text index has {count} posting(s) of rows not in the head projection",
+    ),
+    (
+        "SELECT count(*) FROM (SELECT h.memory_artifact_id, count(*) AS docs, sum(p.dl) AS len "
+        "FROM memory_entry_postings p JOIN memory_entry_heads h ON h.projection_id = p.projection_id "
+        "WHERE p.term = '' GROUP BY h.memory_artifact_id) a "
+        "FULL JOIN memory_fts_stats s USING (memory_artifact_id) "
+        "WHERE coalesce(a.docs, 0) <> coalesce(s.docs, 0) OR coalesce(a.len, 0) <> coalesce(s.total_len, 0)",
+        "full-text statistics disagree with the postings of {count} Memory(ies)",
+    ),
+    (
+        "SELECT count(*) FROM memory_entry_archive_postings p WHERE NOT EXISTS "
+        "(SELECT 1 FROM memory_entry_archive a WHERE a.entry_version_id = p.entry_version_id)",
+        "archive full-text index has {count} posting(s) of rows not in the archive projection",
+    ),
+)
+
+
 def later(conn: Conn, sql: str, args: Sequence[object]) -> None:
     """Run a statement whose result nobody reads. On the engine's connection it is queued and travels with the next
     statement (``PostgresConn.defer``: in order, in the same transaction, its error raised there)."""
@@ -163,33 +191,10 @@ class PostgresFullText:
 
     def check(self, conn: Conn) -> list[str]:
         damage: list[str] = []
-        unindexed = conn.q(
-            "SELECT count(*) FROM memory_entry_heads h WHERE NOT EXISTS (SELECT 1 FROM memory_entry_postings p "
-            "WHERE p.projection_id = h.projection_id AND p.term = '')"
-        )[0][0]
-        if unindexed:
-            damage.append(f"full-text index is missing {unindexed} head projection row(s)")
-        orphans = conn.q(
-            "SELECT count(*) FROM memory_entry_postings p WHERE NOT EXISTS (SELECT 1 FROM memory_entry_heads h "
-            "WHERE h.projection_id = p.projection_id)"
-        )[0][0]
-        if orphans:
-            damage.append(f"full-text index has {orphans} posting(s) of rows not in the head projection")
-        wrong = conn.q(
-            "SELECT count(*) FROM (SELECT h.memory_artifact_id, count(*) AS docs, sum(p.dl) AS len "
-            "FROM memory_entry_postings p JOIN memory_entry_heads h ON h.projection_id = p.projection_id "
-            "WHERE p.term = '' GROUP BY h.memory_artifact_id) a "
-            "FULL JOIN memory_fts_stats s USING (memory_artifact_id) "
-            "WHERE coalesce(a.docs, 0) <> coalesce(s.docs, 0) OR coalesce(a.len, 0) <> coalesce(s.total_len, 0)"
-        )[0][0]
-        if wrong:
-            damage.append(f"full-text statistics disagree with the postings of {wrong} Memory(ies)")
-        archive = conn.q(
-            "SELECT count(*) FROM memory_entry_archive_postings p WHERE NOT EXISTS "
-            "(SELECT 1 FROM memory_entry_archive a WHERE a.entry_version_id = p.entry_version_id)"
-        )[0][0]
-        if archive:
-            damage.append(f"archive full-text index has {archive} posting(s) of rows not in the archive projection")
+        for sql, message in _CHECKS:
+            count = conn.q(sql)[0][0]
+            if count:
+                damage.append(message.format(count=count))
         return damage
 
 

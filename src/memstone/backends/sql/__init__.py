@@ -5,38 +5,11 @@ supplies (DDL and migrations, transactions and locks, a full-text dialect, a vec
 contract it must meet.
 """
 
+from . import engine
 from .core import StoreCore
-from .engine import (
-    ArchiveRow,
-    Candidates,
-    Conn,
-    Dialect,
-    Engine,
-    FtsRow,
-    FullText,
-    Migrator,
-    Nearest,
-    VectorCodec,
-    VectorMeta,
-)
+from .engine import *  # noqa: F403  (the engine contract: every name of engine.__all__)
 from .projection import HeadRow, pack_vector, unpack_vector
 from .vectors import VectorCandidate
 
-__all__ = [
-    "ArchiveRow",
-    "Candidates",
-    "Conn",
-    "Dialect",
-    "Engine",
-    "FtsRow",
-    "FullText",
-    "HeadRow",
-    "Migrator",
-    "Nearest",
-    "StoreCore",
-    "VectorCandidate",
-    "VectorCodec",
-    "VectorMeta",
-    "pack_vector",
-    "unpack_vector",
-]
+__all__ = ["HeadRow", "StoreCore", "VectorCandidate", "pack_vector", "unpack_vector"]
+__all__ += engine.__all__

@@ -68,17 +68,32 @@ manifest nodes) or state keyed by head revision, and change only after COMMIT.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, TypeVar
 
+from ...domain.errors import MemstoneError
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
 from ...ports import Capabilities
 
 T = TypeVar("T")
 Row = Sequence[Any]  # a database row: loosely typed at this edge by design
+
+
+@contextmanager
+def driver_errors(
+    kind: type[Exception] | tuple[type[Exception], ...], translate: Callable[[Any], MemstoneError]
+) -> Iterator[None]:
+    """An engine's error edge: a MemstoneError passes as it is; an error of the engine's driver (``kind``) is raised
+    as the MemstoneError ``translate`` makes of it, chained to it. Nothing above the engine sees a driver error."""
+    try:
+        yield
+    except MemstoneError:
+        raise
+    except kind as exc:
+        raise translate(exc) from exc
 
 
 class Conn(Protocol):
@@ -101,20 +116,22 @@ class Dialect:
     def marks(self, n: int) -> str:
         return ",".join("?" * n)
 
+    def column(self, name: str) -> str:
+        """A column's name as this engine's statements write it (MySQL mode quotes it)."""
+        return name
+
+    def insert_into(self, table: str, columns: Sequence[str], verb: str = "INSERT") -> str:
+        """``INSERT INTO table (columns) VALUES (?, …)``, the start of every insert form below."""
+        return f"{verb} INTO {table} ({', '.join(map(self.column, columns))}) VALUES ({self.marks(len(columns))})"
+
     def upsert(self, table: str, columns: Sequence[str], key: Sequence[str], update: Sequence[str]) -> str:
         """INSERT that replaces ``update`` columns of the row with the same ``key``."""
         sets = ", ".join(f"{c} = excluded.{c}" for c in update)
-        return (
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({self.marks(len(columns))}) "
-            f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {sets}"
-        )
+        return f"{self.insert_into(table, columns)} ON CONFLICT ({', '.join(key)}) DO UPDATE SET {sets}"
 
     def insert_ignore(self, table: str, columns: Sequence[str], key: Sequence[str]) -> str:
         """INSERT that does nothing when a row with the same ``key`` exists (row count 0)."""
-        return (
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({self.marks(len(columns))}) "
-            f"ON CONFLICT ({', '.join(key)}) DO NOTHING"
-        )
+        return f"{self.insert_into(table, columns)} ON CONFLICT ({', '.join(key)}) DO NOTHING"
 
     def no_index(self, column: str) -> str:
         """``column`` in a condition the planner should not pick an index for (SQLite: ``+column``)."""
@@ -325,4 +342,5 @@ __all__ = [
     "Row",
     "VectorCodec",
     "VectorMeta",
+    "driver_errors",
 ]

@@ -177,10 +177,7 @@ class PurgePart:
         dialect = self.p.engine.dialect
         marks = dialect.marks(len(ids))
         archived = [
-            EntryVersionId(r[0])
-            for r in conn.q(
-                f"SELECT entry_version_id FROM memory_entry_archive WHERE entry_version_id IN ({marks})", ids
-            )
+            EntryVersionId(v) for v in _of_versions(conn, marks, ids, "entry_version_id", "memory_entry_archive")
         ]
         if archived:
             codec.drop_archive(conn, archived)
@@ -192,17 +189,17 @@ class PurgePart:
                 self.p.proj.put_archive(version, archive_text(version))
         vectors = self.p.engine.vectors
         if vectors is not None and vectors.exists(conn):
-            rowids = [
-                int(r[0])
-                for r in conn.q(
-                    f"SELECT vector_rowid FROM memory_entry_vector_metadata WHERE entry_version_id IN ({marks})", ids
-                )
-            ]
+            rowids = [int(v) for v in _of_versions(conn, marks, ids, "vector_rowid", "memory_entry_vector_metadata")]
             if rowids:
                 vectors.delete(conn, rowids)
                 conn.x(f"DELETE FROM memory_entry_vector_metadata WHERE entry_version_id IN ({marks})", ids)
         if vectors is not None and self.p.rows.meta("migration") is not None:  # a model migration's staged rows
             conn.x(f"DELETE FROM memory_vector_staging WHERE entry_version_id IN ({marks})", ids)
+
+
+def _of_versions(conn: Conn, marks: str, ids: Sequence[EntryVersionId], column: str, table: str) -> list[Any]:
+    """``column`` of the rows of ``table`` that belong to the versions ``ids`` (``marks``: their placeholders)."""
+    return [r[0] for r in conn.q(f"SELECT {column} FROM {table} WHERE entry_version_id IN ({marks})", ids)]
 
 
 __all__ = ["COLUMNS", "PurgeCodec", "PurgePart", "codec_of", "insert_tombstones", "read_tombstones"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import apsw
 
@@ -58,6 +58,14 @@ class SQLiteConn:
     def insert_id(self, sql: str, args: Sequence[object], id_column: str) -> int:
         self.raw.execute(sql, args)
         return int(self.raw.last_insert_rowid())
+
+
+class SQLiteEngineArgs(TypedDict, total=False):
+    """:class:`SQLiteEngine`'s keyword arguments (the backend passes them on as they are)."""
+
+    busy_timeout_ms: int
+    options: StoreOptions | None
+    create: bool
 
 
 class SQLiteEngine:
@@ -119,46 +127,34 @@ class SQLiteEngine:
         return await self.run(fn, *args)
 
     # ---------------------------------------------------------------- transactions
+    def write_txn(self) -> AbstractContextManager[None]:
+        return self._txn(write=True)
+
+    def read_txn(self) -> AbstractContextManager[None]:
+        return self._txn(write=False)
+
     @contextmanager
-    def _write(self) -> Iterator[None]:
+    def _txn(self, *, write: bool) -> Iterator[None]:
+        """A transaction, or the one already open: a write's begins IMMEDIATE (the file's write lock) and rolls
+        back after an error; a read's is one WAL snapshot, ended by COMMIT either way."""
         conn = self.raw
         if conn.in_transaction:
             yield
             return
-        if self.read_only:
+        if write and self.read_only:
             raise read_only_refusal(self.path)
         with translated():
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         try:
             with translated():
                 yield
         except BaseException:
             if conn.in_transaction:
-                conn.execute("ROLLBACK")
+                conn.execute("ROLLBACK" if write else "COMMIT")
             raise
-        with translated():
-            conn.execute("COMMIT")
-
-    def write_txn(self) -> AbstractContextManager[None]:
-        return self._write()
-
-    @contextmanager
-    def _read(self) -> Iterator[None]:
-        conn = self.raw
-        if conn.in_transaction:
-            yield
-            return
-        with translated():
-            conn.execute("BEGIN")
-        try:
+        if write or conn.in_transaction:
             with translated():
-                yield
-        finally:
-            if conn.in_transaction:
                 conn.execute("COMMIT")
-
-    def read_txn(self) -> AbstractContextManager[None]:
-        return self._read()
 
     def lock(self, key: str, *, shared: bool = False) -> None:
         return None  # BEGIN IMMEDIATE already holds the file's write lock

@@ -2,48 +2,51 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import apsw
 
 from ...domain.errors import BackendError, BackendUnavailable, IntegrityError, MemstoneError, RevisionConflictError
+from ..sql.engine import driver_errors
+
+# The errors that name a cause to fix: the kind, the message (``{file}``: the database file, with its path when
+# known; ``{exc}``: apsw's words) and what to do.
+_UNAVAILABLE: tuple[tuple[type[apsw.Error] | tuple[type[apsw.Error], ...], str, str | None], ...] = (
+    (
+        apsw.BusyError,
+        "the database stayed locked by another process past the busy timeout",
+        "retry; raise MEMSTONE_BUSY_TIMEOUT_MS if many writers share the file",
+    ),
+    (
+        apsw.ReadOnlyError,
+        "{file} is read-only: {exc}",
+        "reads work; to write, make the file and its directory writable",
+    ),
+    (
+        apsw.NotADBError,
+        "not a database: {store}",
+        "check --url (or MEMSTONE_URL): that file is not a memstone store; nothing was changed",
+    ),
+    ((apsw.CantOpenError, apsw.CorruptError), "cannot use {file}: {exc}", None),
+)
 
 
-@contextmanager
-def translated(memory_id: str = "", *, base: int = 0, path: str = "") -> Iterator[None]:
+def translated(memory_id: str = "", *, base: int = 0, path: str = "") -> AbstractContextManager[None]:
     """Translate apsw errors; ``path`` (the store file, given when opening) is named in file errors."""
-    try:
-        yield
-    except MemstoneError:
-        raise
-    except apsw.BusyError as exc:
-        raise BackendUnavailable(
-            "the database stayed locked by another process past the busy timeout",
-            orig=exc,
-            hint="retry; raise MEMSTONE_BUSY_TIMEOUT_MS if many writers share the file",
-        ) from exc
-    except apsw.ConstraintError as exc:
+    return driver_errors(apsw.Error, lambda exc: _translate(exc, memory_id, base, path))
+
+
+def _translate(exc: apsw.Error, memory_id: str, base: int, path: str) -> MemstoneError:
+    if isinstance(exc, apsw.ConstraintError):
         if "append-only" in str(exc):
-            raise IntegrityError(f"refused to rewrite authoritative data: {exc}") from exc
+            return IntegrityError(f"refused to rewrite authoritative data: {exc}")
         if memory_id:
-            raise RevisionConflictError(memory_id, expected=base) from exc
-        raise BackendError(f"constraint failed: {exc}", orig=exc) from exc
-    except apsw.ReadOnlyError as exc:
-        raise BackendUnavailable(
-            f"the database file {path} is read-only: {exc}" if path else f"the database file is read-only: {exc}",
-            orig=exc,
-            hint="reads work; to write, make the file and its directory writable",
-        ) from exc
-    except apsw.NotADBError as exc:
-        raise BackendUnavailable(
-            f"not a database: {path or 'the store file'}",
-            orig=exc,
-            hint="check --url (or MEMSTONE_URL): that file is not a memstone store; nothing was changed",
-        ) from exc
-    except (apsw.CantOpenError, apsw.CorruptError) as exc:
-        if path:
-            raise BackendUnavailable(f"cannot use the database file {path}: {exc}", orig=exc) from exc
-        raise BackendUnavailable(f"cannot use the database file: {exc}", orig=exc) from exc
-    except apsw.Error as exc:
-        raise BackendError(f"SQLite error: {exc}", orig=exc) from exc
+            return RevisionConflictError(memory_id, expected=base)
+        return BackendError(f"constraint failed: {exc}", orig=exc)
+    file = f"the database file {path}" if path else "the database file"
+    for kind, message, hint in _UNAVAILABLE:
+        if isinstance(exc, kind):
+            return BackendUnavailable(
+                message.format(file=file, store=path or "the store file", exc=exc), orig=exc, hint=hint
+            )
+    return BackendError(f"SQLite error: {exc}", orig=exc)

@@ -31,16 +31,12 @@ import apsw
 
 from ...domain.errors import BackendUnavailable
 from ..sql.engine import Migrator
-from . import bundle_schema, maintenance_schema, purge, schema
+from . import bundle_schema, file, maintenance_schema, purge, schema
 
 
-class SQLiteFile(Protocol):
+class SQLiteFile(file.SQLiteFile, Protocol):
     """What a migration step uses of the SQLite engine (``engine.SQLiteEngine``; a Protocol, no cycle)."""
 
-    @property
-    def raw(self) -> apsw.Connection: ...
-    @property
-    def path(self) -> str: ...
     def write_txn(self) -> AbstractContextManager[None]: ...
 
 

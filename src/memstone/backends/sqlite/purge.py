@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Protocol
-
-import apsw
 
 from ..sql.engine import Conn, Engine
 from . import schema
+from .file import SQLiteFile
 
 TOMBSTONES = """
 CREATE TABLE IF NOT EXISTS memory_purges (
@@ -43,17 +41,10 @@ _CHECKPOINT_TRIES = 50
 _GUARDS = ("trg_memory_entry_versions_no_update", "trg_sources_no_update")
 
 
-class _File(Protocol):
-    @property
-    def raw(self) -> apsw.Connection: ...
-    @property
-    def path(self) -> str: ...
-
-
 class SQLitePurge:
     """The SQLite purge codec (``SQLiteEngine.purge``)."""
 
-    def __init__(self, file: _File) -> None:
+    def __init__(self, file: SQLiteFile) -> None:
         self.file = file
         self._secure_before = 0
 

@@ -6,13 +6,15 @@ on one worker thread, ``fts.py``: FTS5, ``vectors.py``: sqlite-vec plus an in-pr
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import apsw
 
 from ...domain.errors import InvalidInput
 from ..sql.core import StoreCore
 from ..url import StoreURL, parse_store_url
-from .engine import DEFAULT_BUSY_TIMEOUT_MS, SQLiteEngine
-from .options import StoreOptions, split_url
+from .engine import SQLiteEngine, SQLiteEngineArgs
+from .options import split_url
 from .side_files import import_side_files
 
 
@@ -33,15 +35,8 @@ async def open_sqlite(url: StoreURL, *, create: bool = True) -> SQLiteMemoryBack
 class SQLiteMemoryBackend(StoreCore):
     """SQLite + FTS5 + sqlite-vec through apsw. Many processes may share one file."""
 
-    def __init__(
-        self,
-        path: str,
-        *,
-        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
-        options: StoreOptions | None = None,
-        create: bool = True,
-    ) -> None:
-        self.sqlite = SQLiteEngine(path, busy_timeout_ms=busy_timeout_ms, options=options, create=create)
+    def __init__(self, path: str, **engine_args: Unpack[SQLiteEngineArgs]) -> None:
+        self.sqlite = SQLiteEngine(path, **engine_args)
         super().__init__(self.sqlite)
 
     async def open(self) -> SQLiteMemoryBackend:

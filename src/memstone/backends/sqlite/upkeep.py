@@ -5,27 +5,19 @@ worth it for a few freed pages)."""
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import apsw
 
 from ..sql.engine import Engine
+from .file import SQLiteFile
 
 FTS_TABLES = ("memory_entry_search_fts", "memory_entry_archive_fts")
 VACUUM_FREE_SHARE = 0.25
 
 
-class _File(Protocol):
-    @property
-    def raw(self) -> apsw.Connection: ...
-    @property
-    def path(self) -> str: ...
-
-
 class SQLiteUpkeep:
     """The SQLite upkeep codec (``SQLiteEngine.upkeep``)."""
 
-    def __init__(self, file: _File) -> None:
+    def __init__(self, file: SQLiteFile) -> None:
         self.file = file
 
     def upkeep(self, engine: Engine) -> dict[str, object]:

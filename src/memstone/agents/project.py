@@ -30,8 +30,8 @@ def project_root(path: str | os.PathLike[str]) -> Path | None:
     return start
 
 
-def _git_dir(root: Path) -> Path | None:
-    """The common Git directory of a work tree (follows the ``gitdir:`` file of worktrees and submodules)."""
+def _work_tree_git_dir(root: Path) -> Path | None:
+    """The Git directory of this work tree: ``.git``, or where its ``gitdir:`` file points (worktrees, submodules)."""
     dot_git = root / ".git"
     if dot_git.is_dir():
         return dot_git
@@ -41,7 +41,14 @@ def _git_dir(root: Path) -> Path | None:
         return None
     if not text.startswith("gitdir:"):
         return None
-    git_dir = (root / text.removeprefix("gitdir:").strip()).resolve()
+    return (root / text.removeprefix("gitdir:").strip()).resolve()
+
+
+def _git_dir(root: Path) -> Path | None:
+    """The common Git directory of a work tree (follows the ``gitdir:`` file of worktrees and submodules)."""
+    git_dir = _work_tree_git_dir(root)
+    if git_dir is None:
+        return None
     try:
         common = (git_dir / "commondir").read_text("utf-8").strip()
     except OSError:
@@ -52,16 +59,9 @@ def _git_dir(root: Path) -> Path | None:
 def current_branch(path: str | os.PathLike[str]) -> str | None:
     """The checked-out branch of the work tree holding ``path`` (None when detached or outside Git)."""
     root = project_root(path)
-    if root is None:
+    git_dir = None if root is None else _work_tree_git_dir(root)
+    if git_dir is None:
         return None
-    dot_git = root / ".git"
-    git_dir = dot_git
-    if dot_git.is_file():
-        try:
-            text = dot_git.read_text("utf-8").strip()
-        except OSError:
-            return None
-        git_dir = (root / text.removeprefix("gitdir:").strip()).resolve()
     try:
         head = (git_dir / "HEAD").read_text("utf-8").strip()
     except OSError:

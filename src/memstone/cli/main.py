@@ -13,6 +13,7 @@ import click
 
 from .. import __version__
 from .agents import AGENT_COMMANDS
+from .options import json_option as json_option  # re-exported: the command modules import it from here
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -186,10 +187,6 @@ class Context:
 
             return UNSET
         return None if self.embedding.lower() == "none" else self.embedding
-
-
-def json_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(fn)
 
 
 def emit(as_json: bool, payload: object, human: str) -> None:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .options import choice_option, json_option, quiet_option
+
 if TYPE_CHECKING:
     from ..domain.maintenance import MaintenanceRun, Proposal
     from ..service import MemoryService
@@ -41,12 +43,11 @@ def _proposal_line(p: Proposal) -> str:
 
 @click.command("maintain")
 @click.option("--scope", "scope", help="The scope to maintain (default: --scope of memstone, or the project's).")
-@click.option(
+@choice_option(
     "--mode",
-    type=click.Choice(["dry-run", "apply"]),
-    default="dry-run",
-    show_default=True,
-    help="dry-run records proposals only; apply also writes the ones that survive.",
+    ["dry-run", "apply"],
+    "dry-run",
+    "dry-run records proposals only; apply also writes the ones that survive.",
 )
 @click.option(
     "--timeout",
@@ -76,8 +77,8 @@ def _proposal_line(p: Proposal) -> str:
     type=click.Path(dir_okay=False, exists=True),
     help="A file holding the judge endpoint's API key (never on the command line).",
 )
-@click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@quiet_option
+@json_option
 @click.pass_context
 def maintain_command(
     ctx: click.Context,
@@ -142,7 +143,7 @@ def maintenance_group() -> None:
 
 @maintenance_group.command("runs")
 @click.option("--scope", "scope", help="Only this scope's runs.")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def runs_command(ctx: click.Context, scope: str | None, as_json: bool) -> None:
     """List maintenance runs, newest first."""
@@ -164,7 +165,7 @@ def runs_command(ctx: click.Context, scope: str | None, as_json: bool) -> None:
     type=click.Choice(["PROPOSED", "APPLIED", "REJECTED", "SKIPPED_HASH_MISMATCH", "FAILED", "INFORMATIONAL"]),
     help="Only proposals in this status.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def proposals_command(
     ctx: click.Context, scope: str | None, run_id: str | None, status: str | None, as_json: bool
@@ -183,7 +184,7 @@ def proposals_command(
 
 @maintenance_group.command("show")
 @click.argument("proposal_id")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def show_command(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
     """Show one proposal: its entries with the hashes it was made on, the evidence, and its decision."""
@@ -213,7 +214,7 @@ def show_command(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
     show_default=True,
     help="Writes since the last run that raise writes_threshold_reached.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def status_command(ctx: click.Context, scope: str | None, threshold: int, as_json: bool) -> None:
     """Writes to a scope since its last maintenance run, the writes_threshold_reached event, and the health each
@@ -232,7 +233,7 @@ def status_command(ctx: click.Context, scope: str | None, threshold: int, as_jso
 def _decision(name: str, accept: bool, summary: str) -> click.Command:
     @click.command(name, help=summary)
     @click.argument("proposal_ids", nargs=-1, required=True)
-    @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+    @json_option
     @click.pass_context
     def command(ctx: click.Context, proposal_ids: tuple[str, ...], as_json: bool) -> None:
         async def body(svc: MemoryService) -> None:

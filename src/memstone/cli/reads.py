@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .main import emit, json_option, memory_of, run
+from .options import choice_option
 
 if TYPE_CHECKING:
     from ..service import MemoryService
@@ -17,22 +18,20 @@ if TYPE_CHECKING:
 @click.option("--memory", "memories", multiple=True, help="Memory id to search (repeatable).")
 @click.option("--all", "all_memories", is_flag=True, help="Search every Memory in the store.")
 @click.option("--limit", default=8, show_default=True, type=int, help="How many distinct memories to return.")
-@click.option(
+@choice_option(
     "--mode",
-    type=click.Choice(["auto", "fts", "vector", "hybrid"]),
-    default="auto",
-    show_default=True,
-    help="auto = hybrid when vectors are complete, else full-text (the mode used is reported).",
+    ["auto", "fts", "vector", "hybrid"],
+    "auto",
+    "auto = hybrid when vectors are complete, else full-text (the mode used is reported).",
 )
 @click.option("--kind", "kinds", multiple=True, help="Only this kind (repeatable).")
 @click.option("--tag", "tags", multiple=True, help="Only entries with this tag (repeatable, all must match).")
 @click.option("--scope", "in_scopes", multiple=True, help="Search this scope's Memory (repeatable; tiers combine).")
-@click.option(
+@choice_option(
     "--order",
-    type=click.Choice(["relevance", "priority"]),
-    default="relevance",
-    show_default=True,
-    help="priority = mandatory, important, normal, then newest (Graphit); a score never outranks that.",
+    ["relevance", "priority"],
+    "relevance",
+    "priority = mandatory, important, normal, then newest (Graphit); a score never outranks that.",
 )
 @click.option("--important/--not-important", "important", default=None, help="Filter on the important flag.")
 @click.option("--mandatory/--not-mandatory", "mandatory", default=None, help="Filter on the mandatory flag.")

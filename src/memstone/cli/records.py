@@ -19,10 +19,7 @@ from ..domain.model import ArtifactRef, Citation, Revision
 from ..domain.records import Record
 from ..domain.rules import parse_revision
 from ..service import MemoryService
-
-
-def json_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(fn)
+from .options import choice_option, json_option
 
 
 def _run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Coroutine[Any, Any, None]]) -> None:
@@ -369,8 +366,8 @@ def revert_command(ctx: click.Context, entry: str, version: str, as_json: bool) 
 @click.option("--budget-tokens", type=int, help="Spend at most this many (estimated) tokens.")
 @click.option("--budget-chars", type=int, help="Spend at most this many characters.")
 @click.option("--limit", default=8, show_default=True, type=int, help="Contextual memories to search for.")
-@click.option("--mode", type=click.Choice(["auto", "fts", "vector", "hybrid"]), default="auto", show_default=True)
-@click.option("--order", type=click.Choice(["priority", "relevance"]), default="priority", show_default=True)
+@choice_option("--mode", ["auto", "fts", "vector", "hybrid"], "auto")
+@choice_option("--order", ["priority", "relevance"], "priority")
 @json_option
 @click.pass_context
 def recall_command(

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .options import choice_option, json_option
+
 if TYPE_CHECKING:
     from ..capture import QueueItem, ReviewQueue
     from ..service import MemoryService
@@ -67,15 +69,9 @@ def review() -> None:
 
 
 @review.command("list")
-@click.option(
-    "--status",
-    type=click.Choice(["pending", "accepted", "rejected", "all"]),
-    default="pending",
-    show_default=True,
-    help="Which items to list.",
-)
+@choice_option("--status", ["pending", "accepted", "rejected", "all"], "pending", "Which items to list.")
 @click.option("--scope", "scope", help="Only the items of this scope.")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def review_list(ctx: click.Context, status: str, scope: str | None, as_json: bool) -> None:
     """List the queue's items, oldest first (default: the pending ones)."""
@@ -97,7 +93,7 @@ def review_list(ctx: click.Context, status: str, scope: str | None, as_json: boo
 
 @review.command("accept")
 @click.argument("item")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def review_accept(ctx: click.Context, item: str, as_json: bool) -> None:
     """Accept a queued item: write its candidate now (re-planned against the current head)."""
@@ -120,7 +116,7 @@ def review_accept(ctx: click.Context, item: str, as_json: bool) -> None:
 @review.command("reject")
 @click.argument("item")
 @click.option("--note", help="Why (kept with the decision).")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def review_reject(ctx: click.Context, item: str, note: str | None, as_json: bool) -> None:
     """Reject a queued item: nothing is written, and the same statement is not queued again."""

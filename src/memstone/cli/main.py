@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import json
 from collections.abc import Callable, Coroutine, Iterator, Mapping, MutableMapping
@@ -261,6 +262,25 @@ def run(
         asyncio.run(main())
     except MemstoneError as exc:
         fail(as_json, exc)
+
+
+StoreBody = Callable[..., Coroutine[Any, Any, None]]
+
+
+def store_command(name: str | None = None, *, group: click.Group | None = None) -> Callable[[StoreBody], click.Command]:
+    """``async def f(svc, ctx, **params)`` as the command ``name`` (of ``group``, if given): its options, ``--json``
+    among them, decorate ``f`` below this, its docstring is the help, and :func:`run` opens the store for it (or
+    sends it to a team server) and turns a memstone error into its exit code."""
+
+    def decorate(body: StoreBody) -> click.Command:
+        @functools.wraps(body)  # the help text and the options declared on ``body``
+        def command(ctx: click.Context, /, **params: Any) -> None:
+            run(ctx, params["as_json"], lambda svc: body(svc, ctx, **params))
+
+        make = click.command if group is None else group.command
+        return make(name)(click.pass_context(command))
+
+    return decorate
 
 
 def rev_line(rev: Revision | None) -> str:

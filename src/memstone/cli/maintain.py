@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .main import store_command
 from .options import choice_option, json_option, quiet_option
 
 if TYPE_CHECKING:
@@ -141,23 +142,18 @@ def maintenance_group() -> None:
     """Maintenance records: runs and proposals; inspect, accept or reject a proposal."""
 
 
-@maintenance_group.command("runs")
+@store_command("runs", group=maintenance_group)
 @click.option("--scope", "scope", help="Only this scope's runs.")
 @json_option
-@click.pass_context
-def runs_command(ctx: click.Context, scope: str | None, as_json: bool) -> None:
+async def runs_command(svc: MemoryService, ctx: click.Context, scope: str | None, as_json: bool) -> None:
     """List maintenance runs, newest first."""
+    from ..maintenance import runs
 
-    async def body(svc: MemoryService) -> None:
-        from ..maintenance import runs
-
-        found = await runs(svc, scope=scope)
-        _echo(as_json, {"runs": [r.to_dict() for r in found]}, "\n".join(map(_run_line, found)) or "no runs")
-
-    _run(ctx, as_json, body)
+    found = await runs(svc, scope=scope)
+    _echo(as_json, {"runs": [r.to_dict() for r in found]}, "\n".join(map(_run_line, found)) or "no runs")
 
 
-@maintenance_group.command("proposals")
+@store_command("proposals", group=maintenance_group)
 @click.option("--scope", "scope", help="Only this scope's proposals.")
 @click.option("--run", "run_id", help="Only this run's proposals.")
 @click.option(
@@ -166,43 +162,33 @@ def runs_command(ctx: click.Context, scope: str | None, as_json: bool) -> None:
     help="Only proposals in this status.",
 )
 @json_option
-@click.pass_context
-def proposals_command(
-    ctx: click.Context, scope: str | None, run_id: str | None, status: str | None, as_json: bool
+async def proposals_command(
+    svc: MemoryService, ctx: click.Context, scope: str | None, run_id: str | None, status: str | None, as_json: bool
 ) -> None:
     """List stored proposals in the order they were made."""
+    from ..maintenance import proposals
 
-    async def body(svc: MemoryService) -> None:
-        from ..maintenance import proposals
-
-        found = await proposals(svc, scope=scope, run_id=run_id, status=status)  # type: ignore[arg-type]
-        human = "\n".join(map(_proposal_line, found)) or "no proposals"
-        _echo(as_json, {"proposals": [p.to_dict() for p in found]}, human)
-
-    _run(ctx, as_json, body)
+    found = await proposals(svc, scope=scope, run_id=run_id, status=status)  # type: ignore[arg-type]
+    human = "\n".join(map(_proposal_line, found)) or "no proposals"
+    _echo(as_json, {"proposals": [p.to_dict() for p in found]}, human)
 
 
-@maintenance_group.command("show")
+@store_command("show", group=maintenance_group)
 @click.argument("proposal_id")
 @json_option
-@click.pass_context
-def show_command(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
+async def show_command(svc: MemoryService, ctx: click.Context, proposal_id: str, as_json: bool) -> None:
     """Show one proposal: its entries with the hashes it was made on, the evidence, and its decision."""
+    from ..maintenance import proposal
 
-    async def body(svc: MemoryService) -> None:
-        from ..maintenance import proposal
-
-        p = await proposal(svc, proposal_id)
-        lines = [_proposal_line(p), *(f"  {e}  {h}" for e, h in p.hashes)]
-        if p.text is not None:
-            lines.append(f"  merged text: {p.text}")
-        if p.slug is not None:
-            lines.append(f"  new slug: {p.slug}")
-        if p.result is not None:
-            lines.append(f"  result: {p.result}")
-        _echo(as_json, {"proposal": p.to_dict()}, "\n".join(lines))
-
-    _run(ctx, as_json, body)
+    p = await proposal(svc, proposal_id)
+    lines = [_proposal_line(p), *(f"  {e}  {h}" for e, h in p.hashes)]
+    if p.text is not None:
+        lines.append(f"  merged text: {p.text}")
+    if p.slug is not None:
+        lines.append(f"  new slug: {p.slug}")
+    if p.result is not None:
+        lines.append(f"  result: {p.result}")
+    _echo(as_json, {"proposal": p.to_dict()}, "\n".join(lines))
 
 
 @maintenance_group.command("status")

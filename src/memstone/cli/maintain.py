@@ -5,23 +5,16 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from .main import store_command
+from .main import run, store_command
 from .options import choice_option, json_option, quiet_option
 
 if TYPE_CHECKING:
     from ..domain.maintenance import MaintenanceRun, Proposal
     from ..service import MemoryService
-
-
-def _run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Coroutine[Any, Any, None]]) -> None:
-    from .main import run
-
-    run(ctx, as_json, body)
 
 
 def _echo(as_json: bool, payload: object, human: str) -> None:
@@ -132,7 +125,7 @@ def maintain_command(
             lines.append(f"  error: {report.run.error}")
         _echo(as_json, report.to_dict(), "\n".join(lines))
 
-    _run(ctx, as_json, body)
+    run(ctx, as_json, body)
     if failed:
         sys.exit(1)
 
@@ -213,7 +206,7 @@ def status_command(ctx: click.Context, scope: str | None, threshold: int, as_jso
         report = await status_report(svc, scope or obj.scope, threshold=threshold)
         _echo(as_json, report, status_text(report))
 
-    _run(ctx, as_json, body)
+    run(ctx, as_json, body)
 
 
 def _decision(name: str, accept: bool, summary: str) -> click.Command:
@@ -229,7 +222,7 @@ def _decision(name: str, accept: bool, summary: str) -> click.Command:
             human = "\n".join(f"{p.proposal_id}  {p.status}  {p.result or ''}".rstrip() for p in done)
             _echo(as_json, {"proposals": [p.to_dict() for p in done]}, human)
 
-        _run(ctx, as_json, body)
+        run(ctx, as_json, body)
 
     return command
 

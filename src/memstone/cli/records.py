@@ -1,14 +1,14 @@
 """The record commands: scopes, catalogues, slugs and relations, flags, recall, history, Markdown, citations.
 
 Each is a thin front end over one ``MemoryService`` method; ``cli/main.py`` registers them. Shared helpers
-(store opening, error mapping, ``--json`` output) come from ``cli/main.py`` at call time.
+(store opening, error mapping, ``--json`` output) come from ``cli/main.py``.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
@@ -20,31 +20,12 @@ from ..domain.records import Record
 from ..domain.rules import parse_revision
 from ..domain.scopes import canonical_scope
 from ..service import MemoryService
-from .main import store_command
+from .main import emit, memory_of, rev_line, run, store_command
 from .options import choice_option, json_option
-
-
-def _run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Coroutine[Any, Any, None]]) -> None:
-    from .main import run
-
-    run(ctx, as_json, body)
-
-
-def _emit(as_json: bool, payload: object, human: str) -> None:
-    from .main import emit
-
-    emit(as_json, payload, human)
-
-
-def _rev_line(rev: Revision | None) -> str:
-    from .main import rev_line
-
-    return rev_line(rev)
 
 
 async def _write(svc: MemoryService, ctx: click.Context, entry: str, op: Callable[[Revision], Any]) -> Revision:
     """Apply ``op`` to the head of the entry's Memory, re-reading the head after a lost race."""
-    from .main import memory_of
 
     async def once() -> Revision:
         base = await memory_of(svc, ctx.obj, None, entry)
@@ -95,7 +76,7 @@ async def scopes_command(svc: MemoryService, ctx: click.Context, as_json: bool) 
         for head in [r["memory"]]
         if isinstance(head, dict)
     ]
-    _emit(as_json, {"scopes": rows}, "\n".join(lines) or "no scopes bound yet")
+    emit(as_json, {"scopes": rows}, "\n".join(lines) or "no scopes bound yet")
 
 
 @store_command("resolve")
@@ -106,7 +87,7 @@ async def resolve_command(svc: MemoryService, ctx: click.Context, scope: str, as
     uri = canonical_scope(scope)
     head = await svc.resolve(uri)
     payload = {"scope": uri, "memory": head.to_dict() if head else None}
-    _emit(as_json, payload, f"{uri}  {_rev_line(head) if head else 'unbound'}")
+    emit(as_json, payload, f"{uri}  {rev_line(head) if head else 'unbound'}")
 
 
 @store_command("bind")
@@ -117,7 +98,7 @@ async def bind_command(svc: MemoryService, ctx: click.Context, scope: str, memor
     """Bind an unbound scope to an existing, unbound Memory (bindings are permanent)."""
     head = await svc.bind(scope, memory)
     uri = canonical_scope(scope)
-    _emit(as_json, {"scope": uri, "memory": head.to_dict()}, f"{uri} -> {head.memory_id}")
+    emit(as_json, {"scope": uri, "memory": head.to_dict()}, f"{uri} -> {head.memory_id}")
 
 
 # ---------------------------------------------------------------------------------------------- catalogues
@@ -173,12 +154,12 @@ def _catalogue_command(name: str, doc: str) -> click.Command:
             )
             if name == "mandatory" and not as_json:
                 blocks = [f"{_record_line(r)}\n{r.text}" for r in records]
-                _emit(False, {}, "\n\n".join(blocks) or "no mandatory memories")
+                emit(False, {}, "\n\n".join(blocks) or "no mandatory memories")
                 return
             lines = [_record_line(r) for r in records]
-            _emit(as_json, {"records": [r.to_dict() for r in records]}, "\n".join(lines) or "no records")
+            emit(as_json, {"records": [r.to_dict() for r in records]}, "\n".join(lines) or "no records")
 
-        _run(ctx, as_json, body)
+        run(ctx, as_json, body)
 
     # `important` and `mandatory` are those filters already.
     command.params = [p for p in command.params if p.name != name]
@@ -209,7 +190,7 @@ async def lookup_command(
     redirected = record.slug != slug
     payload = {"record": record.to_dict(), "redirected_from": slug if redirected else None, "markdown": markdown}
     note = f"(redirected from old slug {slug!r})\n" if redirected else ""
-    _emit(as_json, payload, note + markdown.rstrip("\n"))
+    emit(as_json, payload, note + markdown.rstrip("\n"))
 
 
 # ---------------------------------------------------------------------------------------------- flags, slugs, relations
@@ -223,7 +204,7 @@ async def flag_command(
 ) -> None:
     """Set or clear important/mandatory on an entry (a new version with reason 'flag')."""
     rev = await _write(svc, ctx, entry, lambda base: svc.flag(base, entry, important=important, mandatory=mandatory))
-    _emit(as_json, {"revision": rev.to_dict()}, _rev_line(rev))
+    emit(as_json, {"revision": rev.to_dict()}, rev_line(rev))
 
 
 @click.command("rename")
@@ -239,9 +220,9 @@ def rename_command(ctx: click.Context, entry: str, slug: str | None, clear: bool
 
     async def body(svc: MemoryService) -> None:
         rev = await _write(svc, ctx, entry, lambda base: svc.rename(base, entry, None if clear else slug))
-        _emit(as_json, {"revision": rev.to_dict()}, _rev_line(rev))
+        emit(as_json, {"revision": rev.to_dict()}, rev_line(rev))
 
-    _run(ctx, as_json, body)
+    run(ctx, as_json, body)
 
 
 @store_command("relate")
@@ -271,7 +252,7 @@ async def relate_command(
             source,
             lambda base: svc.relate(base, source, target, kind, deactivate_target=deactivate_target),
         )
-    _emit(as_json, {"revision": rev.to_dict()}, _rev_line(rev))
+    emit(as_json, {"revision": rev.to_dict()}, rev_line(rev))
 
 
 # ---------------------------------------------------------------------------------------------- history
@@ -293,7 +274,7 @@ async def diff_command(svc: MemoryService, ctx: click.Context, first: str, secon
     lines.extend(d.text_diff)
     if d.identical:
         lines.append("identical")
-    _emit(as_json, d.to_dict(), "\n".join(lines))
+    emit(as_json, d.to_dict(), "\n".join(lines))
 
 
 @store_command("blame")
@@ -307,7 +288,7 @@ async def blame_command(svc: MemoryService, ctx: click.Context, entry: str, as_j
         f"{json.dumps(b.value, ensure_ascii=False)[:60]}"
         for b in fields
     ]
-    _emit(as_json, {"blame": [b.to_dict() for b in fields]}, "\n".join(lines))
+    emit(as_json, {"blame": [b.to_dict() for b in fields]}, "\n".join(lines))
 
 
 @store_command("revert")
@@ -318,7 +299,7 @@ async def revert_command(svc: MemoryService, ctx: click.Context, entry: str, ver
     """Restore VERSION (a number, ver_… or ent_…@N) of ENTRY as a new version; history only grows."""
     to: str | int = parse_revision(version, "version") if version.isdigit() else version
     rev = await _write(svc, ctx, entry, lambda base: svc.revert(base, entry, to))
-    _emit(as_json, {"revision": rev.to_dict()}, _rev_line(rev))
+    emit(as_json, {"revision": rev.to_dict()}, rev_line(rev))
 
 
 # ---------------------------------------------------------------------------------------------- recall
@@ -369,7 +350,7 @@ async def recall_command(
         lines.append("\n# Links")
         lines.extend(f"- {x.source} {x.kind} {x.target} ({x.direction})" for x in bundle.links)
     lines.append(f"\n{bundle.note}")
-    _emit(as_json, bundle.to_dict(), "\n".join(lines))
+    emit(as_json, bundle.to_dict(), "\n".join(lines))
 
 
 # ---------------------------------------------------------------------------------------------- Markdown
@@ -388,7 +369,7 @@ async def export_command(
 ) -> None:
     """Write Memories to DIRECTORY as Xema ledgers: <scope>/memories/<tier>/<kind>/<slug>.md, newest first."""
     report = await svc.export_markdown(directory, scopes=scopes, memories=memories)
-    _emit(
+    emit(
         as_json,
         report.to_dict(),
         f"exported {report.memories} memories, {report.entries} entries, {report.versions} versions, "
@@ -402,7 +383,7 @@ async def export_command(
 async def import_command(svc: MemoryService, ctx: click.Context, directory: str, as_json: bool) -> None:
     """Read an export back, replaying every Revision exactly; idempotent; refuses a tampered file by name."""
     report = await svc.import_markdown(directory)
-    _emit(
+    emit(
         as_json,
         report.to_dict(),
         f"imported {report.memories} memories: {report.revisions_written} revisions written, "
@@ -431,7 +412,7 @@ async def cite_command(
     await svc.verify_citation(citation)
     c = citation
     human = f"{c.memory_ref} {c.entry_id} {c.entry_version_id} {c.entry_content_hash}"
-    _emit(as_json, {"citation": c.to_dict()}, human)
+    emit(as_json, {"citation": c.to_dict()}, human)
 
 
 def _citation(data: object) -> Citation:
@@ -467,13 +448,13 @@ def verify_citation_command(ctx: click.Context, citation: str, as_json: bool) ->
             raise InvalidInput(f"the citation is not valid JSON: {exc!s:.200}") from exc
         c = _citation(data)
         version = await svc.verify_citation(c)
-        _emit(
+        emit(
             as_json,
             {"valid": True, "citation": c.to_dict(), "version": version.to_dict()},
             f"valid: {c.memory_ref} {c.entry_id} {c.entry_version_id}",
         )
 
-    _run(ctx, as_json, body)
+    run(ctx, as_json, body)
 
 
 __all__ = [

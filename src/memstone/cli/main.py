@@ -228,11 +228,12 @@ def run(
     body: Callable[[MemoryService], Coroutine[Any, Any, None]],
     *,
     create: bool | None = None,
+    model: bool = True,
 ) -> None:
     """Open the store, run ``body``, close; map memstone errors to an exit code and a clear message.
 
     A command in READ_COMMANDS (or run with ``create=False``) opens with ``create=False``: on a path with no store
-    it fails with NotFound.
+    it fails with NotFound. ``model=False`` opens the store without its embedding model.
     """
     import asyncio
 
@@ -253,7 +254,7 @@ def run(
             obj.url,
             surface="human",
             author=obj.config.get("author"),
-            embedding=obj.model_option(),
+            embedding=obj.model_option() if model else None,
             create=ctx.info_name not in READ_COMMANDS if create is None else create,
         ) as svc:
             await body(svc)

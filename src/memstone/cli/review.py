@@ -35,32 +35,14 @@ def _run(
     model: bool = False,
 ) -> None:
     """Run ``body`` with the store's service and its review queue (kept in the store, on any engine)."""
-    import asyncio
+    from .main import run
 
-    from ..capture import ReviewQueue
-    from ..domain.errors import MemstoneError
-    from ..service import open_service
-    from .errors import fail
+    async def with_queue(svc: MemoryService) -> None:
+        from ..capture import ReviewQueue
 
-    obj = ctx.find_root().obj
-    from ..remote import is_remote
+        await body(svc, ReviewQueue.of(svc))
 
-    if is_remote(obj.url):  # a team server: its /api/capture/queue (cli/remote_records.py)
-        from .remote import run_remote_command
-
-        return run_remote_command(ctx, as_json)
-
-    async def main() -> None:
-        embedding = obj.model_option() if model else None
-        async with open_service(
-            obj.url, surface="human", author=obj.config.get("author"), embedding=embedding, create=create
-        ) as svc:
-            await body(svc, ReviewQueue.of(svc))
-
-    try:
-        asyncio.run(main())
-    except MemstoneError as exc:
-        fail(as_json, exc)
+    run(ctx, as_json, with_queue, create=create, model=model)
 
 
 @click.group("review")

@@ -9,7 +9,7 @@ import pytest
 from hook_helpers import payload
 
 from memstone.agents.payloads import EVENTS, NATIVE_EVENTS, clip, fallback_output, output, parse_payload
-from memstone.agents.project import normalize_remote, project_root, project_scope
+from memstone.agents.project import current_branch, normalize_remote, project_root, project_scope
 
 
 @pytest.mark.parametrize(
@@ -74,19 +74,37 @@ def test_two_clones_share_a_project_scope_and_unrelated_folders_do_not(tmp_path:
     assert project_scope(tmp_path / "three" / "web") not in (None, one)
 
 
-def test_a_worktree_finds_its_repository_remote(tmp_path: Path) -> None:
+def _repository_with_worktree(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository ``web`` (its ``.git`` written by hand) and its worktree ``web-feature`` (a ``gitdir:`` file)."""
     main = tmp_path / "web"
     (main / ".git" / "worktrees" / "feature").mkdir(parents=True)
-    (main / ".git" / "config").write_text('[remote "origin"]\n\turl = https://github.com/acme/web\n')
     (main / ".git" / "worktrees" / "feature" / "commondir").write_text("../..\n")
     tree = tmp_path / "web-feature"
-    tree.mkdir()
+    (tree / "src").mkdir(parents=True)
     (tree / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'feature'}\n")
+    return main, tree
+
+
+def test_a_worktree_finds_its_repository_remote(tmp_path: Path) -> None:
+    main, tree = _repository_with_worktree(tmp_path)
+    (main / ".git" / "config").write_text('[remote "origin"]\n\turl = https://github.com/acme/web\n')
     assert (
         project_scope(tree) == project_scope(main).replace("/web-", "/web-feature-")[: len(project_scope(tree) or "")]
         or True
     )
     assert (project_scope(tree) or "").rsplit("-", 1)[1] == (project_scope(main) or "").rsplit("-", 1)[1]
+
+
+def test_the_branch_is_read_in_a_repository_and_in_its_worktree(tmp_path: Path) -> None:
+    main, tree = _repository_with_worktree(tmp_path)
+    (main / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (main / ".git" / "worktrees" / "feature" / "HEAD").write_text("ref: refs/heads/feature/login\n")
+    assert current_branch(main) == "main"
+    assert current_branch(tree / "src") == "feature/login"
+    (main / ".git" / "HEAD").write_text("0123456789abcdef0123456789abcdef01234567\n")  # detached
+    assert current_branch(main) is None
+    (tree / ".git").write_text("not a gitdir line\n")
+    assert current_branch(tree) is None
 
 
 def test_home_and_root_are_not_projects() -> None:

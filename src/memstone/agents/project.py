@@ -30,43 +30,38 @@ def project_root(path: str | os.PathLike[str]) -> Path | None:
     return start
 
 
-def _git_dir(root: Path) -> Path | None:
-    """The common Git directory of a work tree (follows the ``gitdir:`` file of worktrees and submodules)."""
+def _read_text(path: Path) -> str | None:
+    """A small Git file's stripped text (``.git``, ``HEAD``, ``commondir``); None when it cannot be read."""
+    try:
+        return path.read_text("utf-8").strip()
+    except OSError:
+        return None
+
+
+def _work_tree_git_dir(root: Path) -> Path | None:
+    """The Git directory of this work tree: ``.git``, or where its ``gitdir:`` file points (worktrees, submodules)."""
     dot_git = root / ".git"
     if dot_git.is_dir():
         return dot_git
-    try:
-        text = dot_git.read_text("utf-8").strip()
-    except OSError:
+    text = _read_text(dot_git)
+    if text is None or not text.startswith("gitdir:"):
         return None
-    if not text.startswith("gitdir:"):
-        return None
-    git_dir = (root / text.removeprefix("gitdir:").strip()).resolve()
-    try:
-        common = (git_dir / "commondir").read_text("utf-8").strip()
-    except OSError:
-        return git_dir
-    return (git_dir / common).resolve()
+    return (root / text.removeprefix("gitdir:").strip()).resolve()
+
+
+def _git_dir(root: Path) -> Path | None:
+    """The common Git directory of a work tree (follows the ``gitdir:`` file of worktrees and submodules)."""
+    git_dir = _work_tree_git_dir(root)
+    common = None if git_dir is None else _read_text(git_dir / "commondir")
+    return git_dir if git_dir is None or common is None else (git_dir / common).resolve()
 
 
 def current_branch(path: str | os.PathLike[str]) -> str | None:
     """The checked-out branch of the work tree holding ``path`` (None when detached or outside Git)."""
     root = project_root(path)
-    if root is None:
-        return None
-    dot_git = root / ".git"
-    git_dir = dot_git
-    if dot_git.is_file():
-        try:
-            text = dot_git.read_text("utf-8").strip()
-        except OSError:
-            return None
-        git_dir = (root / text.removeprefix("gitdir:").strip()).resolve()
-    try:
-        head = (git_dir / "HEAD").read_text("utf-8").strip()
-    except OSError:
-        return None
-    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else None
+    git_dir = None if root is None else _work_tree_git_dir(root)
+    head = None if git_dir is None else _read_text(git_dir / "HEAD")
+    return head.removeprefix("ref: refs/heads/") if head and head.startswith("ref: refs/heads/") else None
 
 
 def origin_url(root: Path) -> str | None:

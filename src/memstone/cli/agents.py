@@ -16,6 +16,8 @@ from typing import Any
 
 import click
 
+from .options import choice_option, json_flag, json_option
+
 AGENT_NAMES = ("claude-code", "codex", "gemini", "cursor")
 
 
@@ -31,7 +33,7 @@ def _root_option(ctx: click.Context, name: str) -> Any:
 )
 @click.argument("event", required=False, default="")
 @click.option("--agent", default="", help="claude-code, codex, gemini or cursor.")
-@click.option("--json", "as_json", is_flag=True, help="Print what the hook did (event, context, capture) as JSON.")
+@json_flag("Print what the hook did (event, context, capture) as JSON.")
 @click.pass_context
 def hook(ctx: click.Context, event: str, agent: str, as_json: bool) -> None:
     """Handle one agent hook EVENT, reading the agent's JSON payload on stdin.
@@ -49,12 +51,11 @@ def hook(ctx: click.Context, event: str, agent: str, as_json: bool) -> None:
 
 
 @click.command("mcp")
-@click.option(
+@choice_option(
     "--transport",
-    type=click.Choice(["stdio", "streamable-http"]),
-    default="stdio",
-    show_default=True,
-    help="stdio for an agent's MCP config; streamable-http serves http://HOST:PORT/mcp.",
+    ["stdio", "streamable-http"],
+    "stdio",
+    "stdio for an agent's MCP config; streamable-http serves http://HOST:PORT/mcp.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Bind address for --transport streamable-http.")
 @click.option("--port", default=8765, show_default=True, type=int, help="Port for --transport streamable-http.")
@@ -65,7 +66,7 @@ def hook(ctx: click.Context, event: str, agent: str, as_json: bool) -> None:
     help="The project directory (default: $CLAUDE_PROJECT_DIR, $GEMINI_PROJECT_DIR, $CURSOR_PROJECT_DIR, or cwd).",
 )
 @click.option("--no-backfill", is_flag=True, help="Do not embed vector-less entries in the background.")
-@click.option("--json", "as_json", is_flag=True, help="Print the server's tools, prompts and resources; serve nothing.")
+@json_flag("Print the server's tools, prompts and resources; serve nothing.")
 @click.pass_context
 def mcp(
     ctx: click.Context,
@@ -153,7 +154,7 @@ def _settings_dict(settings: Any) -> dict[str, Any]:
     help="How the agent should start memstone (default: the absolute path of this memstone; `memstone` on PATH "
     "with --project).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def install(ctx: click.Context, agent: str, where: str, uninstall: bool, command: str | None, as_json: bool) -> None:
     """Add memstone's hooks and MCP server to an agent's settings (idempotent; --uninstall reverses it)."""
@@ -209,7 +210,7 @@ def _after_install(agent: str) -> str:
 
 
 @click.command("doctor")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.option("--failures", default=10, show_default=True, type=int, help="How many recent hook failures to show.")
 @click.pass_context
 def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .options import json_option
+
 if TYPE_CHECKING:
     from ..service import MemoryService
 
@@ -55,7 +57,7 @@ def capture_settings() -> None:
 
 
 @capture_settings.command("show")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def show(ctx: click.Context, as_json: bool) -> None:
     """Print the capture settings kept in the store (the defaults when none were set)."""
@@ -74,7 +76,7 @@ def show(ctx: click.Context, as_json: bool) -> None:
 @click.option(
     "--from-file", "from_file", type=click.Path(dir_okay=False, path_type=Path), help="Start from a JSON file."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def set_(
     ctx: click.Context, default_mode: str | None, modes: tuple[str, ...], from_file: Path | None, as_json: bool

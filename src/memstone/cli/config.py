@@ -6,6 +6,8 @@ import json
 
 import click
 
+from .options import json_option
+
 
 @click.group("config")
 def config() -> None:
@@ -13,7 +15,7 @@ def config() -> None:
 
 
 @config.command("show")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def show(ctx: click.Context, as_json: bool) -> None:
     """Print each setting with its value and its source; the global options count as arguments."""

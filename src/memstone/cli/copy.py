@@ -13,6 +13,8 @@ from pathlib import Path
 
 import click
 
+from .options import json_option
+
 
 def store_url(value: str) -> str:
     """A store URL as given, or ``sqlite:///ABSOLUTE`` for a SQLite file path."""
@@ -25,7 +27,7 @@ def store_url(value: str) -> str:
 @click.argument("source")
 @click.argument("target")
 @click.option("--no-verify", is_flag=True, help="Skip verify of both stores at the end (the heads are still compared).")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 def copy_command(source: str, target: str, no_verify: bool, as_json: bool) -> None:
     """Copy every Memory, Revision, entry version, scope binding, source, purge tombstone, principal (with its
     tokens and grants), capture queue item, setting, maintenance record and vector of SOURCE into TARGET.

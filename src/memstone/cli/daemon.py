@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from .options import count_option, seconds_option
+from .options import count_option, json_flag, quiet_option, seconds_option
 
 
 @click.command("daemon")
@@ -26,8 +26,8 @@ from .options import count_option, seconds_option
     help="Serve GET /health on this port (0: any free port, printed on stderr). Default: no endpoint.",
 )
 @click.option("--once", is_flag=True, help="Run every check once, then exit (for cron or a oneshot unit).")
-@click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
-@click.option("--json", "as_json", is_flag=True, help="On exit, print the final health as JSON.")
+@quiet_option
+@json_flag("On exit, print the final health as JSON.")
 @click.pass_context
 def daemon_command(
     ctx: click.Context,

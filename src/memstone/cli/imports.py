@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .options import json_flag, json_option
+
 if TYPE_CHECKING:
     from ..importers import ImportResult
     from ..importers.folder import SyncReport
@@ -61,7 +63,7 @@ def _import_lines(result: ImportResult) -> list[str]:
     help="Import a foreign format; without it PATH is a `memstone export` directory (the backup format).",
 )
 @click.option("--dry-run", is_flag=True, help="With --from: show what would be created; write nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def import_command(ctx: click.Context, path: str, fmt: str | None, dry_run: bool, as_json: bool) -> None:
     """Import an export back (DIRECTORY), or memories from another tool (--from FORMAT PATH)."""
@@ -94,7 +96,7 @@ def import_command(ctx: click.Context, path: str, fmt: str | None, dry_run: bool
 @click.option("--file", "path", help="Write this file instead of the agent's default (CLAUDE.md, AGENTS.md, ...).")
 @click.option("--scope", "scopes", multiple=True, help="Scope to render (repeatable; default: --scope).")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when the file is out of date.")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def render_command(
     ctx: click.Context,
@@ -153,7 +155,7 @@ def _sync_lines(report: SyncReport) -> list[str]:
 @click.option("--scope", "scopes", multiple=True, help="Only this scope (repeatable; default: every scope).")
 @click.option("--watch", is_flag=True, help="Keep syncing whenever a file or the store changes (Ctrl-C stops).")
 @click.option("--interval", default=1.0, show_default=True, type=float, help="With --watch: seconds between checks.")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON (one object per sync).")
+@json_flag("Print machine-readable JSON (one object per sync).")
 @click.pass_context
 def sync_command(
     ctx: click.Context, directory: str, scopes: tuple[str, ...], watch: bool, interval: float, as_json: bool

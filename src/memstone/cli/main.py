@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import json
 from collections.abc import Callable, Coroutine, Iterator, Mapping, MutableMapping
@@ -13,6 +14,7 @@ import click
 
 from .. import __version__
 from .agents import AGENT_COMMANDS
+from .options import json_option as json_option  # re-exported: the command modules import it from here
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -188,10 +190,6 @@ class Context:
         return None if self.embedding.lower() == "none" else self.embedding
 
 
-def json_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(fn)
-
-
 def emit(as_json: bool, payload: object, human: str) -> None:
     if as_json:
         click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
@@ -230,11 +228,12 @@ def run(
     body: Callable[[MemoryService], Coroutine[Any, Any, None]],
     *,
     create: bool | None = None,
+    model: bool = True,
 ) -> None:
     """Open the store, run ``body``, close; map memstone errors to an exit code and a clear message.
 
     A command in READ_COMMANDS (or run with ``create=False``) opens with ``create=False``: on a path with no store
-    it fails with NotFound.
+    it fails with NotFound. ``model=False`` opens the store without its embedding model.
     """
     import asyncio
 
@@ -255,7 +254,7 @@ def run(
             obj.url,
             surface="human",
             author=obj.config.get("author"),
-            embedding=obj.model_option(),
+            embedding=obj.model_option() if model else None,
             create=ctx.info_name not in READ_COMMANDS if create is None else create,
         ) as svc:
             await body(svc)
@@ -264,6 +263,25 @@ def run(
         asyncio.run(main())
     except MemstoneError as exc:
         fail(as_json, exc)
+
+
+StoreBody = Callable[..., Coroutine[Any, Any, None]]
+
+
+def store_command(name: str | None = None, *, group: click.Group | None = None) -> Callable[[StoreBody], click.Command]:
+    """``async def f(svc, ctx, **params)`` as the command ``name`` (of ``group``, if given): its options, ``--json``
+    among them, decorate ``f`` below this, its docstring is the help, and :func:`run` opens the store for it (or
+    sends it to a team server) and turns a memstone error into its exit code."""
+
+    def decorate(body: StoreBody) -> click.Command:
+        @functools.wraps(body)  # the help text and the options declared on ``body``
+        def command(ctx: click.Context, /, **params: Any) -> None:
+            run(ctx, params["as_json"], lambda svc: body(svc, ctx, **params))
+
+        make = click.command if group is None else group.command
+        return make(name)(click.pass_context(command))
+
+    return decorate
 
 
 def rev_line(rev: Revision | None) -> str:

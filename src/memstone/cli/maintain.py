@@ -5,20 +5,16 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
+
+from .main import run, store_command
+from .options import choice_option, json_option, quiet_option
 
 if TYPE_CHECKING:
     from ..domain.maintenance import MaintenanceRun, Proposal
     from ..service import MemoryService
-
-
-def _run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Coroutine[Any, Any, None]]) -> None:
-    from .main import run
-
-    run(ctx, as_json, body)
 
 
 def _echo(as_json: bool, payload: object, human: str) -> None:
@@ -41,12 +37,11 @@ def _proposal_line(p: Proposal) -> str:
 
 @click.command("maintain")
 @click.option("--scope", "scope", help="The scope to maintain (default: --scope of memstone, or the project's).")
-@click.option(
+@choice_option(
     "--mode",
-    type=click.Choice(["dry-run", "apply"]),
-    default="dry-run",
-    show_default=True,
-    help="dry-run records proposals only; apply also writes the ones that survive.",
+    ["dry-run", "apply"],
+    "dry-run",
+    "dry-run records proposals only; apply also writes the ones that survive.",
 )
 @click.option(
     "--timeout",
@@ -76,8 +71,8 @@ def _proposal_line(p: Proposal) -> str:
     type=click.Path(dir_okay=False, exists=True),
     help="A file holding the judge endpoint's API key (never on the command line).",
 )
-@click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@quiet_option
+@json_option
 @click.pass_context
 def maintain_command(
     ctx: click.Context,
@@ -130,7 +125,7 @@ def maintain_command(
             lines.append(f"  error: {report.run.error}")
         _echo(as_json, report.to_dict(), "\n".join(lines))
 
-    _run(ctx, as_json, body)
+    run(ctx, as_json, body)
     if failed:
         sys.exit(1)
 
@@ -140,23 +135,18 @@ def maintenance_group() -> None:
     """Maintenance records: runs and proposals; inspect, accept or reject a proposal."""
 
 
-@maintenance_group.command("runs")
+@store_command("runs", group=maintenance_group)
 @click.option("--scope", "scope", help="Only this scope's runs.")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-@click.pass_context
-def runs_command(ctx: click.Context, scope: str | None, as_json: bool) -> None:
+@json_option
+async def runs_command(svc: MemoryService, ctx: click.Context, scope: str | None, as_json: bool) -> None:
     """List maintenance runs, newest first."""
+    from ..maintenance import runs
 
-    async def body(svc: MemoryService) -> None:
-        from ..maintenance import runs
-
-        found = await runs(svc, scope=scope)
-        _echo(as_json, {"runs": [r.to_dict() for r in found]}, "\n".join(map(_run_line, found)) or "no runs")
-
-    _run(ctx, as_json, body)
+    found = await runs(svc, scope=scope)
+    _echo(as_json, {"runs": [r.to_dict() for r in found]}, "\n".join(map(_run_line, found)) or "no runs")
 
 
-@maintenance_group.command("proposals")
+@store_command("proposals", group=maintenance_group)
 @click.option("--scope", "scope", help="Only this scope's proposals.")
 @click.option("--run", "run_id", help="Only this run's proposals.")
 @click.option(
@@ -164,44 +154,34 @@ def runs_command(ctx: click.Context, scope: str | None, as_json: bool) -> None:
     type=click.Choice(["PROPOSED", "APPLIED", "REJECTED", "SKIPPED_HASH_MISMATCH", "FAILED", "INFORMATIONAL"]),
     help="Only proposals in this status.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-@click.pass_context
-def proposals_command(
-    ctx: click.Context, scope: str | None, run_id: str | None, status: str | None, as_json: bool
+@json_option
+async def proposals_command(
+    svc: MemoryService, ctx: click.Context, scope: str | None, run_id: str | None, status: str | None, as_json: bool
 ) -> None:
     """List stored proposals in the order they were made."""
+    from ..maintenance import proposals
 
-    async def body(svc: MemoryService) -> None:
-        from ..maintenance import proposals
-
-        found = await proposals(svc, scope=scope, run_id=run_id, status=status)  # type: ignore[arg-type]
-        human = "\n".join(map(_proposal_line, found)) or "no proposals"
-        _echo(as_json, {"proposals": [p.to_dict() for p in found]}, human)
-
-    _run(ctx, as_json, body)
+    found = await proposals(svc, scope=scope, run_id=run_id, status=status)  # type: ignore[arg-type]
+    human = "\n".join(map(_proposal_line, found)) or "no proposals"
+    _echo(as_json, {"proposals": [p.to_dict() for p in found]}, human)
 
 
-@maintenance_group.command("show")
+@store_command("show", group=maintenance_group)
 @click.argument("proposal_id")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-@click.pass_context
-def show_command(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
+@json_option
+async def show_command(svc: MemoryService, ctx: click.Context, proposal_id: str, as_json: bool) -> None:
     """Show one proposal: its entries with the hashes it was made on, the evidence, and its decision."""
+    from ..maintenance import proposal
 
-    async def body(svc: MemoryService) -> None:
-        from ..maintenance import proposal
-
-        p = await proposal(svc, proposal_id)
-        lines = [_proposal_line(p), *(f"  {e}  {h}" for e, h in p.hashes)]
-        if p.text is not None:
-            lines.append(f"  merged text: {p.text}")
-        if p.slug is not None:
-            lines.append(f"  new slug: {p.slug}")
-        if p.result is not None:
-            lines.append(f"  result: {p.result}")
-        _echo(as_json, {"proposal": p.to_dict()}, "\n".join(lines))
-
-    _run(ctx, as_json, body)
+    p = await proposal(svc, proposal_id)
+    lines = [_proposal_line(p), *(f"  {e}  {h}" for e, h in p.hashes)]
+    if p.text is not None:
+        lines.append(f"  merged text: {p.text}")
+    if p.slug is not None:
+        lines.append(f"  new slug: {p.slug}")
+    if p.result is not None:
+        lines.append(f"  result: {p.result}")
+    _echo(as_json, {"proposal": p.to_dict()}, "\n".join(lines))
 
 
 @maintenance_group.command("status")
@@ -213,7 +193,7 @@ def show_command(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
     show_default=True,
     help="Writes since the last run that raise writes_threshold_reached.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def status_command(ctx: click.Context, scope: str | None, threshold: int, as_json: bool) -> None:
     """Writes to a scope since its last maintenance run, the writes_threshold_reached event, and the health each
@@ -226,13 +206,13 @@ def status_command(ctx: click.Context, scope: str | None, threshold: int, as_jso
         report = await status_report(svc, scope or obj.scope, threshold=threshold)
         _echo(as_json, report, status_text(report))
 
-    _run(ctx, as_json, body)
+    run(ctx, as_json, body)
 
 
 def _decision(name: str, accept: bool, summary: str) -> click.Command:
     @click.command(name, help=summary)
     @click.argument("proposal_ids", nargs=-1, required=True)
-    @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+    @json_option
     @click.pass_context
     def command(ctx: click.Context, proposal_ids: tuple[str, ...], as_json: bool) -> None:
         async def body(svc: MemoryService) -> None:
@@ -242,7 +222,7 @@ def _decision(name: str, accept: bool, summary: str) -> click.Command:
             human = "\n".join(f"{p.proposal_id}  {p.status}  {p.result or ''}".rstrip() for p in done)
             _echo(as_json, {"proposals": [p.to_dict() for p in done]}, human)
 
-        _run(ctx, as_json, body)
+        run(ctx, as_json, body)
 
     return command
 

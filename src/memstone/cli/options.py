@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import click
@@ -20,4 +20,27 @@ def count_option(flag: str, default: int, help: str) -> Callable[[F], F]:
     return click.option(flag, type=click.IntRange(min=1), default=default, show_default=True, help=help)
 
 
-__all__ = ["count_option", "seconds_option"]
+def choice_option(flag: str, choices: Sequence[str], default: str, help: str | None = None) -> Callable[[F], F]:
+    """One of fixed ``choices``, ``default`` when not given, shown in ``--help``."""
+    return click.option(flag, type=click.Choice(choices), default=default, show_default=True, help=help)
+
+
+JSON_HELP = "Print machine-readable JSON."
+
+
+def json_flag(help: str = JSON_HELP) -> Callable[[F], F]:
+    """``--json`` (the ``as_json`` parameter): print JSON instead of text; ``help`` says what it prints."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def json_option(fn: F) -> F:
+    """``--json``: print machine-readable JSON (every command has it)."""
+    return json_flag()(fn)
+
+
+def quiet_option(fn: F) -> F:
+    """``--quiet``: no progress lines on stderr (the long-running commands)."""
+    return click.option("--quiet", is_flag=True, help="No progress lines on stderr.")(fn)
+
+
+__all__ = ["JSON_HELP", "choice_option", "count_option", "json_flag", "json_option", "quiet_option", "seconds_option"]

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from .options import json_option
+
 if TYPE_CHECKING:
     from ..service import MemoryService
 
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 @click.option("--version", "versions", type=int, multiple=True, help="Purge only this version number (repeatable).")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--list", "list_only", is_flag=True, help="Only show the entry's tombstones; purge nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def purge(
     ctx: click.Context,

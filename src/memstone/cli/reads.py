@@ -6,33 +6,32 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .main import emit, json_option, memory_of, run
+from .main import emit, json_option, memory_of, store_command
+from .options import choice_option
 
 if TYPE_CHECKING:
     from ..service import MemoryService
 
 
-@click.command()
+@store_command()
 @click.argument("query")
 @click.option("--memory", "memories", multiple=True, help="Memory id to search (repeatable).")
 @click.option("--all", "all_memories", is_flag=True, help="Search every Memory in the store.")
 @click.option("--limit", default=8, show_default=True, type=int, help="How many distinct memories to return.")
-@click.option(
+@choice_option(
     "--mode",
-    type=click.Choice(["auto", "fts", "vector", "hybrid"]),
-    default="auto",
-    show_default=True,
-    help="auto = hybrid when vectors are complete, else full-text (the mode used is reported).",
+    ["auto", "fts", "vector", "hybrid"],
+    "auto",
+    "auto = hybrid when vectors are complete, else full-text (the mode used is reported).",
 )
 @click.option("--kind", "kinds", multiple=True, help="Only this kind (repeatable).")
 @click.option("--tag", "tags", multiple=True, help="Only entries with this tag (repeatable, all must match).")
 @click.option("--scope", "in_scopes", multiple=True, help="Search this scope's Memory (repeatable; tiers combine).")
-@click.option(
+@choice_option(
     "--order",
-    type=click.Choice(["relevance", "priority"]),
-    default="relevance",
-    show_default=True,
-    help="priority = mandatory, important, normal, then newest (Graphit); a score never outranks that.",
+    ["relevance", "priority"],
+    "relevance",
+    "priority = mandatory, important, normal, then newest (Graphit); a score never outranks that.",
 )
 @click.option("--important/--not-important", "important", default=None, help="Filter on the important flag.")
 @click.option("--mandatory/--not-mandatory", "mandatory", default=None, help="Filter on the mandatory flag.")
@@ -43,8 +42,8 @@ if TYPE_CHECKING:
     "--context", is_flag=True, help="After the first 7 hits, add the entries written next to them (limit > 7)."
 )
 @json_option
-@click.pass_context
-def search(
+async def search(
+    svc: MemoryService,
     ctx: click.Context,
     query: str,
     memories: tuple[str, ...],
@@ -64,138 +63,117 @@ def search(
     as_json: bool,
 ) -> None:
     """Search memories (default: the scope's Memory)."""
-
-    async def body(svc: MemoryService) -> None:
-        refs: list[Any] = list(memories)
-        scopes: list[str] = list(in_scopes)
-        if all_memories:
-            refs = [r.ref for r in await svc.memories()]
-            if not refs:
-                emit(as_json, {"mode": mode, "requested_mode": mode, "fallback_reason": None, "hits": []}, "no matches")
-                return
-        elif not refs and not scopes:
-            scopes = ctx.obj.read_scopes
-        result = await svc.search(
-            query,
-            memories=refs,
-            scopes=scopes,
-            limit=limit,
-            mode=mode,  # type: ignore[arg-type]
-            kinds=kinds,
-            tags=tags,
-            important=important,
-            mandatory=mandatory,
-            order=order,  # type: ignore[arg-type]
-            exclude_mandatory=exclude_mandatory,
-            include_superseded=include_superseded,
-            precedence=not no_precedence,
-            context=context,
-        )
-        lines = [f"mode: {result.mode}" + (f" ({result.fallback_reason})" if result.fallback_reason else "")]
-        for h in result.hits:
-            head = f"[{h.kind}] {h.title + ': ' if h.title else ''}"
-            note = f"  (superseded; current {h.current_entry_version_id})" if h.superseded else ""
-            note += "  [stale]" if h.stale else ""
-            lines.append(f"{h.entry_id}  {h.score:.4f}  {head}{h.text.splitlines()[0][:100]}{note}")
-        lines.extend(
-            f"shadowed: {s.entry_id} ({s.scope}) by {s.shadowed_by} ({s.shadowed_by_scope})" for s in result.shadowed
-        )
-        if not result.hits:
-            lines.append("no matches")
-        emit(as_json, result.to_dict(), "\n".join(lines))
-
-    run(ctx, as_json, body)
+    refs: list[Any] = list(memories)
+    scopes: list[str] = list(in_scopes)
+    if all_memories:
+        refs = [r.ref for r in await svc.memories()]
+        if not refs:
+            emit(as_json, {"mode": mode, "requested_mode": mode, "fallback_reason": None, "hits": []}, "no matches")
+            return
+    elif not refs and not scopes:
+        scopes = ctx.obj.read_scopes
+    result = await svc.search(
+        query,
+        memories=refs,
+        scopes=scopes,
+        limit=limit,
+        mode=mode,  # type: ignore[arg-type]
+        kinds=kinds,
+        tags=tags,
+        important=important,
+        mandatory=mandatory,
+        order=order,  # type: ignore[arg-type]
+        exclude_mandatory=exclude_mandatory,
+        include_superseded=include_superseded,
+        precedence=not no_precedence,
+        context=context,
+    )
+    lines = [f"mode: {result.mode}" + (f" ({result.fallback_reason})" if result.fallback_reason else "")]
+    for h in result.hits:
+        head = f"[{h.kind}] {h.title + ': ' if h.title else ''}"
+        note = f"  (superseded; current {h.current_entry_version_id})" if h.superseded else ""
+        note += "  [stale]" if h.stale else ""
+        lines.append(f"{h.entry_id}  {h.score:.4f}  {head}{h.text.splitlines()[0][:100]}{note}")
+    lines.extend(
+        f"shadowed: {s.entry_id} ({s.scope}) by {s.shadowed_by} ({s.shadowed_by_scope})" for s in result.shadowed
+    )
+    if not result.hits:
+        lines.append("no matches")
+    emit(as_json, result.to_dict(), "\n".join(lines))
 
 
-@click.command()
+@store_command()
 @click.argument("entry")
 @click.option("--memory", help="Read the entry as of this Memory's head (default: its own Memory).")
 @click.option("--revision", type=int, help="Read the entry as of this Revision (point in time).")
 @json_option
-@click.pass_context
-def show(ctx: click.Context, entry: str, memory: str | None, revision: int | None, as_json: bool) -> None:
+async def show(
+    svc: MemoryService, ctx: click.Context, entry: str, memory: str | None, revision: int | None, as_json: bool
+) -> None:
     """Show an entry (or an exact version ver_…) as Markdown with YAML frontmatter."""
-
-    async def body(svc: MemoryService) -> None:
-        at: Any = None
-        if revision is not None:
-            mid = memory or (await svc.get(entry)).memory_id
-            at = await svc.revision(mid, revision)
-        elif memory:
-            at = memory
-        version = await svc.get(entry, memory=at)
-        markdown = await svc.source(version.entry_version_id)
-        emit(as_json, {"version": version.to_dict(), "markdown": markdown}, markdown.rstrip("\n"))
-
-    run(ctx, as_json, body)
+    at: Any = None
+    if revision is not None:
+        mid = memory or (await svc.get(entry)).memory_id
+        at = await svc.revision(mid, revision)
+    elif memory:
+        at = memory
+    version = await svc.get(entry, memory=at)
+    markdown = await svc.source(version.entry_version_id)
+    emit(as_json, {"version": version.to_dict(), "markdown": markdown}, markdown.rstrip("\n"))
 
 
-@click.command()
+@store_command()
 @click.argument("entry")
 @json_option
-@click.pass_context
-def history(ctx: click.Context, entry: str, as_json: bool) -> None:
+async def history(svc: MemoryService, ctx: click.Context, entry: str, as_json: bool) -> None:
     """Walk an entry's revision chain, oldest first."""
-
-    async def body(svc: MemoryService) -> None:
-        items = await svc.history(entry, reasons=True)
-        # A purged version shows its tombstone: when, by whom and why it was erased (issue 12).
-        lines = [
-            f"v{h.version.version}  {h.version.entry_version_id}  {h.status:<10}  {h.version.provenance.created_at}  "
-            f"{h.version.provenance.author or '-'}  {h.version.entry_content_hash[:12]}  {h.version.text[:60]!r}"
-            + (f"  reason: {h.reason}" if h.reason else "")
-            + (f"  purged {t.purged_at} by {t.author or '-'}: {t.reason}" if (t := h.purge) else "")
-            for h in items
-        ]
-        out = [h.to_dict() for h in items]
-        emit(as_json, {"history": out}, "\n".join(lines))
-
-    run(ctx, as_json, body)
+    items = await svc.history(entry, reasons=True)
+    # A purged version shows its tombstone: when, by whom and why it was erased (issue 12).
+    lines = [
+        f"v{h.version.version}  {h.version.entry_version_id}  {h.status:<10}  {h.version.provenance.created_at}  "
+        f"{h.version.provenance.author or '-'}  {h.version.entry_content_hash[:12]}  {h.version.text[:60]!r}"
+        + (f"  reason: {h.reason}" if h.reason else "")
+        + (f"  purged {t.purged_at} by {t.author or '-'}: {t.reason}" if (t := h.purge) else "")
+        for h in items
+    ]
+    out = [h.to_dict() for h in items]
+    emit(as_json, {"history": out}, "\n".join(lines))
 
 
-@click.command()
+@store_command()
 @click.option("--memory", help="Memory id (default: the scope's Memory).")
 @click.option("--since", "since", type=int, help="Exclusive lower bound (0 = whole history).")
 @json_option
-@click.pass_context
-def changes(ctx: click.Context, memory: str | None, since: int | None, as_json: bool) -> None:
+async def changes(svc: MemoryService, ctx: click.Context, memory: str | None, since: int | None, as_json: bool) -> None:
     """List what each Revision changed (compact: op, entry, versions, reason)."""
     from ..domain.errors import InvalidInput
 
-    async def body(svc: MemoryService) -> None:
-        head = await memory_of(svc, ctx.obj, memory)
-        if head is None:
-            raise InvalidInput(f"scope {ctx.obj.scope} has no Memory yet", hint="remember something first")
-        deltas = await svc.changes(head, since_revision=since)
-        lines = []
-        for d in deltas:
-            for c in d.changes:
-                lines.append(
-                    f"r{d.memory_ref.revision}  {c.op:<10}  {c.entry_id}  {c.from_entry_version_id or '-'} -> "
-                    f"{c.to_entry_version_id or '-'}  {c.reason or ''}"
-                )
-        emit(as_json, {"changes": [d.to_dict() for d in deltas]}, "\n".join(lines) or "no changes")
-
-    run(ctx, as_json, body)
+    head = await memory_of(svc, ctx.obj, memory)
+    if head is None:
+        raise InvalidInput(f"scope {ctx.obj.scope} has no Memory yet", hint="remember something first")
+    deltas = await svc.changes(head, since_revision=since)
+    lines = []
+    for d in deltas:
+        for c in d.changes:
+            lines.append(
+                f"r{d.memory_ref.revision}  {c.op:<10}  {c.entry_id}  {c.from_entry_version_id or '-'} -> "
+                f"{c.to_entry_version_id or '-'}  {c.reason or ''}"
+            )
+    emit(as_json, {"changes": [d.to_dict() for d in deltas]}, "\n".join(lines) or "no changes")
 
 
-@click.command()
+@store_command()
 @json_option
-@click.pass_context
-def memories(ctx: click.Context, as_json: bool) -> None:
+async def memories(svc: MemoryService, ctx: click.Context, as_json: bool) -> None:
     """List every Memory in the store with its head and scope."""
-
-    async def body(svc: MemoryService) -> None:
-        heads = await svc.memories()
-        scopes = {m: s for s, m in await svc.scopes()}
-        lines = [
-            f"{h.memory_id}  r{h.revision}  {h.active_count}/{h.entry_count} active  {scopes.get(h.memory_id, '')}"
-            for h in heads
-        ]
-        payload = {"memories": [{**h.to_dict(), "scope": scopes.get(h.memory_id)} for h in heads]}
-        emit(as_json, payload, "\n".join(lines) or "no memories yet")
-
-    run(ctx, as_json, body)
+    heads = await svc.memories()
+    scopes = {m: s for s, m in await svc.scopes()}
+    lines = [
+        f"{h.memory_id}  r{h.revision}  {h.active_count}/{h.entry_count} active  {scopes.get(h.memory_id, '')}"
+        for h in heads
+    ]
+    payload = {"memories": [{**h.to_dict(), "scope": scopes.get(h.memory_id)} for h in heads]}
+    emit(as_json, payload, "\n".join(lines) or "no memories yet")
 
 
 __all__ = ["changes", "history", "memories", "search", "show"]

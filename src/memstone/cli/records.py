@@ -1,14 +1,14 @@
 """The record commands: scopes, catalogues, slugs and relations, flags, recall, history, Markdown, citations.
 
 Each is a thin front end over one ``MemoryService`` method; ``cli/main.py`` registers them. Shared helpers
-(store opening, error mapping, ``--json`` output) come from ``cli/main.py`` at call time.
+(store opening, error mapping, ``--json`` output) come from ``cli/main.py``.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
@@ -18,34 +18,14 @@ from ..domain.ids import EntryId, EntryVersionId, MemoryId
 from ..domain.model import ArtifactRef, Citation, Revision
 from ..domain.records import Record
 from ..domain.rules import parse_revision
+from ..domain.scopes import canonical_scope
 from ..service import MemoryService
-
-
-def json_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(fn)
-
-
-def _run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Coroutine[Any, Any, None]]) -> None:
-    from .main import run
-
-    run(ctx, as_json, body)
-
-
-def _emit(as_json: bool, payload: object, human: str) -> None:
-    from .main import emit
-
-    emit(as_json, payload, human)
-
-
-def _rev_line(rev: Revision | None) -> str:
-    from .main import rev_line
-
-    return rev_line(rev)
+from .main import emit, memory_of, rev_line, run, store_command
+from .options import choice_option, json_option
 
 
 async def _write(svc: MemoryService, ctx: click.Context, entry: str, op: Callable[[Revision], Any]) -> Revision:
     """Apply ``op`` to the head of the entry's Memory, re-reading the head after a lost race."""
-    from .main import memory_of
 
     async def once() -> Revision:
         base = await memory_of(svc, ctx.obj, None, entry)
@@ -82,60 +62,43 @@ def scope_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 # ---------------------------------------------------------------------------------------------- scopes
-@click.command("scopes")
+@store_command("scopes")
 @json_option
-@click.pass_context
-def scopes_command(ctx: click.Context, as_json: bool) -> None:
+async def scopes_command(svc: MemoryService, ctx: click.Context, as_json: bool) -> None:
     """List every scope binding: scope URI, tier, Memory and its head."""
-
-    async def body(svc: MemoryService) -> None:
-        rows = []
-        for scope, memory_id in await svc.scopes():
-            head = await svc.head(memory_id)
-            rows.append({"scope": scope, "tier": scope.split("/")[-2][:-1], "memory": head.to_dict()})
-        lines = [
-            f"{r['scope']}  {r['tier']}  {head['memory_id']}  r{head['revision']}"
-            for r in rows
-            for head in [r["memory"]]
-            if isinstance(head, dict)
-        ]
-        _emit(as_json, {"scopes": rows}, "\n".join(lines) or "no scopes bound yet")
-
-    _run(ctx, as_json, body)
+    rows = []
+    for scope, memory_id in await svc.scopes():
+        head = await svc.head(memory_id)
+        rows.append({"scope": scope, "tier": scope.split("/")[-2][:-1], "memory": head.to_dict()})
+    lines = [
+        f"{r['scope']}  {r['tier']}  {head['memory_id']}  r{head['revision']}"
+        for r in rows
+        for head in [r["memory"]]
+        if isinstance(head, dict)
+    ]
+    emit(as_json, {"scopes": rows}, "\n".join(lines) or "no scopes bound yet")
 
 
-@click.command("resolve")
+@store_command("resolve")
 @click.argument("scope")
 @json_option
-@click.pass_context
-def resolve_command(ctx: click.Context, scope: str, as_json: bool) -> None:
+async def resolve_command(svc: MemoryService, ctx: click.Context, scope: str, as_json: bool) -> None:
     """Show the Memory a scope URI is bound to (its canonical form, and 'unbound' when it has none yet)."""
-    from ..domain.scopes import canonical_scope
-
-    async def body(svc: MemoryService) -> None:
-        uri = canonical_scope(scope)
-        head = await svc.resolve(uri)
-        payload = {"scope": uri, "memory": head.to_dict() if head else None}
-        _emit(as_json, payload, f"{uri}  {_rev_line(head) if head else 'unbound'}")
-
-    _run(ctx, as_json, body)
+    uri = canonical_scope(scope)
+    head = await svc.resolve(uri)
+    payload = {"scope": uri, "memory": head.to_dict() if head else None}
+    emit(as_json, payload, f"{uri}  {rev_line(head) if head else 'unbound'}")
 
 
-@click.command("bind")
+@store_command("bind")
 @click.argument("scope")
 @click.argument("memory")
 @json_option
-@click.pass_context
-def bind_command(ctx: click.Context, scope: str, memory: str, as_json: bool) -> None:
+async def bind_command(svc: MemoryService, ctx: click.Context, scope: str, memory: str, as_json: bool) -> None:
     """Bind an unbound scope to an existing, unbound Memory (bindings are permanent)."""
-    from ..domain.scopes import canonical_scope
-
-    async def body(svc: MemoryService) -> None:
-        head = await svc.bind(scope, memory)
-        uri = canonical_scope(scope)
-        _emit(as_json, {"scope": uri, "memory": head.to_dict()}, f"{uri} -> {head.memory_id}")
-
-    _run(ctx, as_json, body)
+    head = await svc.bind(scope, memory)
+    uri = canonical_scope(scope)
+    emit(as_json, {"scope": uri, "memory": head.to_dict()}, f"{uri} -> {head.memory_id}")
 
 
 # ---------------------------------------------------------------------------------------------- catalogues
@@ -191,12 +154,12 @@ def _catalogue_command(name: str, doc: str) -> click.Command:
             )
             if name == "mandatory" and not as_json:
                 blocks = [f"{_record_line(r)}\n{r.text}" for r in records]
-                _emit(False, {}, "\n\n".join(blocks) or "no mandatory memories")
+                emit(False, {}, "\n\n".join(blocks) or "no mandatory memories")
                 return
             lines = [_record_line(r) for r in records]
-            _emit(as_json, {"records": [r.to_dict() for r in records]}, "\n".join(lines) or "no records")
+            emit(as_json, {"records": [r.to_dict() for r in records]}, "\n".join(lines) or "no records")
 
-        _run(ctx, as_json, body)
+        run(ctx, as_json, body)
 
     # `important` and `mandatory` are those filters already.
     command.params = [p for p in command.params if p.name != name]
@@ -212,44 +175,36 @@ mandatory_command = _catalogue_command(
 )
 
 
-@click.command("lookup")
+@store_command("lookup")
 @click.argument("kind")
 @click.argument("slug")
 @click.option("--memory", help="Look in this Memory instead of the global --scope.")
 @click.option("--inactive", is_flag=True, help="Also find an inactive entry.")
 @json_option
-@click.pass_context
-def lookup_command(ctx: click.Context, kind: str, slug: str, memory: str | None, inactive: bool, as_json: bool) -> None:
+async def lookup_command(
+    svc: MemoryService, ctx: click.Context, kind: str, slug: str, memory: str | None, inactive: bool, as_json: bool
+) -> None:
     """Find the entry a (scope, kind, slug) names; an old slug redirects to the renamed entry."""
-
-    async def body(svc: MemoryService) -> None:
-        record = await svc.lookup(memory or ctx.obj.scope, kind=kind, slug=slug, include_inactive=inactive)
-        markdown = await svc.source(record.entry_version_id)
-        redirected = record.slug != slug
-        payload = {"record": record.to_dict(), "redirected_from": slug if redirected else None, "markdown": markdown}
-        note = f"(redirected from old slug {slug!r})\n" if redirected else ""
-        _emit(as_json, payload, note + markdown.rstrip("\n"))
-
-    _run(ctx, as_json, body)
+    record = await svc.lookup(memory or ctx.obj.scope, kind=kind, slug=slug, include_inactive=inactive)
+    markdown = await svc.source(record.entry_version_id)
+    redirected = record.slug != slug
+    payload = {"record": record.to_dict(), "redirected_from": slug if redirected else None, "markdown": markdown}
+    note = f"(redirected from old slug {slug!r})\n" if redirected else ""
+    emit(as_json, payload, note + markdown.rstrip("\n"))
 
 
 # ---------------------------------------------------------------------------------------------- flags, slugs, relations
-@click.command("flag")
+@store_command("flag")
 @click.argument("entry")
 @click.option("--important/--no-important", "important", default=None, help="Set or clear the important flag.")
 @click.option("--mandatory/--no-mandatory", "mandatory", default=None, help="Set or clear the mandatory flag.")
 @json_option
-@click.pass_context
-def flag_command(ctx: click.Context, entry: str, important: bool | None, mandatory: bool | None, as_json: bool) -> None:
+async def flag_command(
+    svc: MemoryService, ctx: click.Context, entry: str, important: bool | None, mandatory: bool | None, as_json: bool
+) -> None:
     """Set or clear important/mandatory on an entry (a new version with reason 'flag')."""
-
-    async def body(svc: MemoryService) -> None:
-        rev = await _write(
-            svc, ctx, entry, lambda base: svc.flag(base, entry, important=important, mandatory=mandatory)
-        )
-        _emit(as_json, {"revision": rev.to_dict()}, _rev_line(rev))
-
-    _run(ctx, as_json, body)
+    rev = await _write(svc, ctx, entry, lambda base: svc.flag(base, entry, important=important, mandatory=mandatory))
+    emit(as_json, {"revision": rev.to_dict()}, rev_line(rev))
 
 
 @click.command("rename")
@@ -265,115 +220,100 @@ def rename_command(ctx: click.Context, entry: str, slug: str | None, clear: bool
 
     async def body(svc: MemoryService) -> None:
         rev = await _write(svc, ctx, entry, lambda base: svc.rename(base, entry, None if clear else slug))
-        _emit(as_json, {"revision": rev.to_dict()}, _rev_line(rev))
+        emit(as_json, {"revision": rev.to_dict()}, rev_line(rev))
 
-    _run(ctx, as_json, body)
+    run(ctx, as_json, body)
 
 
-@click.command("relate")
+@store_command("relate")
 @click.argument("source")
 @click.argument("target")
 @click.option("--kind", default="relates-to", show_default=True, help="supersedes, clarifies, relates-to, ...")
 @click.option("--deactivate-target", is_flag=True, help="With --kind supersedes: forget the target, same Revision.")
 @click.option("--remove", is_flag=True, help="Remove this relation instead of adding it.")
 @json_option
-@click.pass_context
-def relate_command(
-    ctx: click.Context, source: str, target: str, kind: str, deactivate_target: bool, remove: bool, as_json: bool
+async def relate_command(
+    svc: MemoryService,
+    ctx: click.Context,
+    source: str,
+    target: str,
+    kind: str,
+    deactivate_target: bool,
+    remove: bool,
+    as_json: bool,
 ) -> None:
     """Link SOURCE to TARGET with a relation kind (a new version of SOURCE)."""
-
-    async def body(svc: MemoryService) -> None:
-        if remove:
-            rev = await _write(svc, ctx, source, lambda base: svc.unrelate(base, source, target, kind))
-        else:
-            rev = await _write(
-                svc,
-                ctx,
-                source,
-                lambda base: svc.relate(base, source, target, kind, deactivate_target=deactivate_target),
-            )
-        _emit(as_json, {"revision": rev.to_dict()}, _rev_line(rev))
-
-    _run(ctx, as_json, body)
+    if remove:
+        rev = await _write(svc, ctx, source, lambda base: svc.unrelate(base, source, target, kind))
+    else:
+        rev = await _write(
+            svc,
+            ctx,
+            source,
+            lambda base: svc.relate(base, source, target, kind, deactivate_target=deactivate_target),
+        )
+    emit(as_json, {"revision": rev.to_dict()}, rev_line(rev))
 
 
 # ---------------------------------------------------------------------------------------------- history
-@click.command("diff")
+@store_command("diff")
 @click.argument("first")
 @click.argument("second", required=False)
 @json_option
-@click.pass_context
-def diff_command(ctx: click.Context, first: str, second: str | None, as_json: bool) -> None:
+async def diff_command(svc: MemoryService, ctx: click.Context, first: str, second: str | None, as_json: bool) -> None:
     """Compare two versions of an entry (ver_…, ent_… for its current version, or ent_…@N for version N)."""
-
-    async def body(svc: MemoryService) -> None:
-        d = await svc.diff(first, second)
-        lines = [
-            f"{d.from_version.entry_version_id} (v{d.from_version.version}) -> "
-            f"{d.to_version.entry_version_id} (v{d.to_version.version})"
-        ]
-        for c in d.changes:
-            if c.field == "text":
-                continue
-            lines.append(
-                f"{c.field}: {json.dumps(c.old, ensure_ascii=False)} -> {json.dumps(c.new, ensure_ascii=False)}"
-            )
-        lines.extend(d.text_diff)
-        if d.identical:
-            lines.append("identical")
-        _emit(as_json, d.to_dict(), "\n".join(lines))
-
-    _run(ctx, as_json, body)
+    d = await svc.diff(first, second)
+    lines = [
+        f"{d.from_version.entry_version_id} (v{d.from_version.version}) -> "
+        f"{d.to_version.entry_version_id} (v{d.to_version.version})"
+    ]
+    for c in d.changes:
+        if c.field == "text":
+            continue
+        lines.append(f"{c.field}: {json.dumps(c.old, ensure_ascii=False)} -> {json.dumps(c.new, ensure_ascii=False)}")
+    lines.extend(d.text_diff)
+    if d.identical:
+        lines.append("identical")
+    emit(as_json, d.to_dict(), "\n".join(lines))
 
 
-@click.command("blame")
+@store_command("blame")
 @click.argument("entry")
 @json_option
-@click.pass_context
-def blame_command(ctx: click.Context, entry: str, as_json: bool) -> None:
+async def blame_command(svc: MemoryService, ctx: click.Context, entry: str, as_json: bool) -> None:
     """Per field, which version and author last changed it (ENTRY may be ver_… or ent_…@N)."""
-
-    async def body(svc: MemoryService) -> None:
-        fields = await svc.blame(entry)
-        lines = [
-            f"{b.field:<10} v{b.version}  r{b.revision}  {b.created_at}  {b.author or '-'}  "
-            f"{json.dumps(b.value, ensure_ascii=False)[:60]}"
-            for b in fields
-        ]
-        _emit(as_json, {"blame": [b.to_dict() for b in fields]}, "\n".join(lines))
-
-    _run(ctx, as_json, body)
+    fields = await svc.blame(entry)
+    lines = [
+        f"{b.field:<10} v{b.version}  r{b.revision}  {b.created_at}  {b.author or '-'}  "
+        f"{json.dumps(b.value, ensure_ascii=False)[:60]}"
+        for b in fields
+    ]
+    emit(as_json, {"blame": [b.to_dict() for b in fields]}, "\n".join(lines))
 
 
-@click.command("revert")
+@store_command("revert")
 @click.argument("entry")
 @click.argument("version")
 @json_option
-@click.pass_context
-def revert_command(ctx: click.Context, entry: str, version: str, as_json: bool) -> None:
+async def revert_command(svc: MemoryService, ctx: click.Context, entry: str, version: str, as_json: bool) -> None:
     """Restore VERSION (a number, ver_… or ent_…@N) of ENTRY as a new version; history only grows."""
-
-    async def body(svc: MemoryService) -> None:
-        to: str | int = parse_revision(version, "version") if version.isdigit() else version
-        rev = await _write(svc, ctx, entry, lambda base: svc.revert(base, entry, to))
-        _emit(as_json, {"revision": rev.to_dict()}, _rev_line(rev))
-
-    _run(ctx, as_json, body)
+    to: str | int = parse_revision(version, "version") if version.isdigit() else version
+    rev = await _write(svc, ctx, entry, lambda base: svc.revert(base, entry, to))
+    emit(as_json, {"revision": rev.to_dict()}, rev_line(rev))
 
 
 # ---------------------------------------------------------------------------------------------- recall
-@click.command("recall")
+@store_command("recall")
 @click.argument("context", required=False)
 @scope_options
 @click.option("--budget-tokens", type=int, help="Spend at most this many (estimated) tokens.")
 @click.option("--budget-chars", type=int, help="Spend at most this many characters.")
 @click.option("--limit", default=8, show_default=True, type=int, help="Contextual memories to search for.")
-@click.option("--mode", type=click.Choice(["auto", "fts", "vector", "hybrid"]), default="auto", show_default=True)
-@click.option("--order", type=click.Choice(["priority", "relevance"]), default="priority", show_default=True)
+@choice_option("--mode", ["auto", "fts", "vector", "hybrid"], "auto")
+@choice_option("--order", ["priority", "relevance"], "priority")
 @json_option
-@click.pass_context
-def recall_command(
+async def recall_command(
+    svc: MemoryService,
     ctx: click.Context,
     context: str | None,
     scopes: tuple[str, ...],
@@ -386,105 +326,93 @@ def recall_command(
     as_json: bool,
 ) -> None:
     """Session start: every mandatory memory in full, then CONTEXT's search (mandatory excluded), in a budget."""
-
-    async def body(svc: MemoryService) -> None:
-        sel_scopes, sel_memories = _selection(ctx, scopes, memories)
-        bundle = await svc.recall(
-            context,
-            scopes=sel_scopes,
-            memories=sel_memories,
-            budget_tokens=budget_tokens,
-            budget_chars=budget_chars,
-            limit=limit,
-            mode=mode,  # type: ignore[arg-type]
-            order=order,  # type: ignore[arg-type]
-        )
-        lines = ["# Mandatory"]
-        stale = {True: " (stale: its evidence changed)", False: ""}
-        lines.extend(
-            f"\n### [{r.kind}] {r.title or r.slug or r.entry_id}{stale[r.stale]}\n{r.text}" for r in bundle.mandatory
-        )
-        lines.append("\n# Contextual")
-        lines.extend(
-            f"\n### [{h.kind}] {h.title or h.slug or h.entry_id}{stale[h.stale]}\n{h.text}" for h in bundle.contextual
-        )
-        if bundle.links:
-            lines.append("\n# Links")
-            lines.extend(f"- {x.source} {x.kind} {x.target} ({x.direction})" for x in bundle.links)
-        lines.append(f"\n{bundle.note}")
-        _emit(as_json, bundle.to_dict(), "\n".join(lines))
-
-    _run(ctx, as_json, body)
+    sel_scopes, sel_memories = _selection(ctx, scopes, memories)
+    bundle = await svc.recall(
+        context,
+        scopes=sel_scopes,
+        memories=sel_memories,
+        budget_tokens=budget_tokens,
+        budget_chars=budget_chars,
+        limit=limit,
+        mode=mode,  # type: ignore[arg-type]
+        order=order,  # type: ignore[arg-type]
+    )
+    lines = ["# Mandatory"]
+    stale = {True: " (stale: its evidence changed)", False: ""}
+    lines.extend(
+        f"\n### [{r.kind}] {r.title or r.slug or r.entry_id}{stale[r.stale]}\n{r.text}" for r in bundle.mandatory
+    )
+    lines.append("\n# Contextual")
+    lines.extend(
+        f"\n### [{h.kind}] {h.title or h.slug or h.entry_id}{stale[h.stale]}\n{h.text}" for h in bundle.contextual
+    )
+    if bundle.links:
+        lines.append("\n# Links")
+        lines.extend(f"- {x.source} {x.kind} {x.target} ({x.direction})" for x in bundle.links)
+    lines.append(f"\n{bundle.note}")
+    emit(as_json, bundle.to_dict(), "\n".join(lines))
 
 
 # ---------------------------------------------------------------------------------------------- Markdown
-@click.command("export")
+@store_command("export")
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--scope", "scopes", multiple=True, help="Only this scope's Memory (repeatable; default: every Memory).")
 @click.option("--memory", "memories", multiple=True, help="Only this Memory (repeatable).")
 @json_option
-@click.pass_context
-def export_command(
-    ctx: click.Context, directory: str, scopes: tuple[str, ...], memories: tuple[str, ...], as_json: bool
+async def export_command(
+    svc: MemoryService,
+    ctx: click.Context,
+    directory: str,
+    scopes: tuple[str, ...],
+    memories: tuple[str, ...],
+    as_json: bool,
 ) -> None:
     """Write Memories to DIRECTORY as Xema ledgers: <scope>/memories/<tier>/<kind>/<slug>.md, newest first."""
-
-    async def body(svc: MemoryService) -> None:
-        report = await svc.export_markdown(directory, scopes=scopes, memories=memories)
-        _emit(
-            as_json,
-            report.to_dict(),
-            f"exported {report.memories} memories, {report.entries} entries, {report.versions} versions, "
-            f"{report.revisions} revisions, {report.sources} sources to {report.directory}",
-        )
-
-    _run(ctx, as_json, body)
+    report = await svc.export_markdown(directory, scopes=scopes, memories=memories)
+    emit(
+        as_json,
+        report.to_dict(),
+        f"exported {report.memories} memories, {report.entries} entries, {report.versions} versions, "
+        f"{report.revisions} revisions, {report.sources} sources to {report.directory}",
+    )
 
 
-@click.command("import")
+@store_command("import")
 @click.argument("directory", type=click.Path(file_okay=False, exists=True))
 @json_option
-@click.pass_context
-def import_command(ctx: click.Context, directory: str, as_json: bool) -> None:
+async def import_command(svc: MemoryService, ctx: click.Context, directory: str, as_json: bool) -> None:
     """Read an export back, replaying every Revision exactly; idempotent; refuses a tampered file by name."""
-
-    async def body(svc: MemoryService) -> None:
-        report = await svc.import_markdown(directory)
-        _emit(
-            as_json,
-            report.to_dict(),
-            f"imported {report.memories} memories: {report.revisions_written} revisions written, "
-            f"{report.revisions_present} already present, {report.sources_written} sources",
-        )
-
-    _run(ctx, as_json, body)
+    report = await svc.import_markdown(directory)
+    emit(
+        as_json,
+        report.to_dict(),
+        f"imported {report.memories} memories: {report.revisions_written} revisions written, "
+        f"{report.revisions_present} already present, {report.sources_written} sources",
+    )
 
 
 # ---------------------------------------------------------------------------------------------- citations
-@click.command("cite")
+@store_command("cite")
 @click.argument("entry")
 @click.option("--memory", help="Cite the entry as of this Memory's head (default: its own Memory).")
 @click.option("--revision", type=int, help="Cite the entry as it was at this Revision.")
 @json_option
-@click.pass_context
-def cite_command(ctx: click.Context, entry: str, memory: str | None, revision: int | None, as_json: bool) -> None:
+async def cite_command(
+    svc: MemoryService, ctx: click.Context, entry: str, memory: str | None, revision: int | None, as_json: bool
+) -> None:
     """Print the exact Handoff citation of an entry: memory ref + entry id + entry version id (+ hash)."""
-
-    async def body(svc: MemoryService) -> None:
-        version = await svc.get(entry)
-        if entry.startswith("ver_") and memory is None and revision is None:
-            revision_at: int | None = version.created_in_revision  # the Revision that wrote this exact version
-        else:
-            revision_at = revision
-        rev = await svc.revision(memory or version.memory_id, revision_at)
-        (record,) = await svc.records([version.entry_id], memory=rev)
-        citation = svc.cite_record(record)
-        await svc.verify_citation(citation)
-        c = citation
-        human = f"{c.memory_ref} {c.entry_id} {c.entry_version_id} {c.entry_content_hash}"
-        _emit(as_json, {"citation": c.to_dict()}, human)
-
-    _run(ctx, as_json, body)
+    version = await svc.get(entry)
+    if entry.startswith("ver_") and memory is None and revision is None:
+        revision_at: int | None = version.created_in_revision  # the Revision that wrote this exact version
+    else:
+        revision_at = revision
+    rev = await svc.revision(memory or version.memory_id, revision_at)
+    (record,) = await svc.records([version.entry_id], memory=rev)
+    citation = svc.cite_record(record)
+    await svc.verify_citation(citation)
+    c = citation
+    human = f"{c.memory_ref} {c.entry_id} {c.entry_version_id} {c.entry_content_hash}"
+    emit(as_json, {"citation": c.to_dict()}, human)
 
 
 def _citation(data: object) -> Citation:
@@ -520,13 +448,13 @@ def verify_citation_command(ctx: click.Context, citation: str, as_json: bool) ->
             raise InvalidInput(f"the citation is not valid JSON: {exc!s:.200}") from exc
         c = _citation(data)
         version = await svc.verify_citation(c)
-        _emit(
+        emit(
             as_json,
             {"valid": True, "citation": c.to_dict(), "version": version.to_dict()},
             f"valid: {c.memory_ref} {c.entry_id} {c.entry_version_id}",
         )
 
-    _run(ctx, as_json, body)
+    run(ctx, as_json, body)
 
 
 __all__ = [

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .options import choice_option, json_option
+
 if TYPE_CHECKING:
     from ..capture import QueueItem, ReviewQueue
     from ..service import MemoryService
@@ -33,32 +35,14 @@ def _run(
     model: bool = False,
 ) -> None:
     """Run ``body`` with the store's service and its review queue (kept in the store, on any engine)."""
-    import asyncio
+    from .main import run
 
-    from ..capture import ReviewQueue
-    from ..domain.errors import MemstoneError
-    from ..service import open_service
-    from .errors import fail
+    async def with_queue(svc: MemoryService) -> None:
+        from ..capture import ReviewQueue
 
-    obj = ctx.find_root().obj
-    from ..remote import is_remote
+        await body(svc, ReviewQueue.of(svc))
 
-    if is_remote(obj.url):  # a team server: its /api/capture/queue (cli/remote_records.py)
-        from .remote import run_remote_command
-
-        return run_remote_command(ctx, as_json)
-
-    async def main() -> None:
-        embedding = obj.model_option() if model else None
-        async with open_service(
-            obj.url, surface="human", author=obj.config.get("author"), embedding=embedding, create=create
-        ) as svc:
-            await body(svc, ReviewQueue.of(svc))
-
-    try:
-        asyncio.run(main())
-    except MemstoneError as exc:
-        fail(as_json, exc)
+    run(ctx, as_json, with_queue, create=create, model=model)
 
 
 @click.group("review")
@@ -67,15 +51,9 @@ def review() -> None:
 
 
 @review.command("list")
-@click.option(
-    "--status",
-    type=click.Choice(["pending", "accepted", "rejected", "all"]),
-    default="pending",
-    show_default=True,
-    help="Which items to list.",
-)
+@choice_option("--status", ["pending", "accepted", "rejected", "all"], "pending", "Which items to list.")
 @click.option("--scope", "scope", help="Only the items of this scope.")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def review_list(ctx: click.Context, status: str, scope: str | None, as_json: bool) -> None:
     """List the queue's items, oldest first (default: the pending ones)."""
@@ -97,7 +75,7 @@ def review_list(ctx: click.Context, status: str, scope: str | None, as_json: boo
 
 @review.command("accept")
 @click.argument("item")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def review_accept(ctx: click.Context, item: str, as_json: bool) -> None:
     """Accept a queued item: write its candidate now (re-planned against the current head)."""
@@ -120,7 +98,7 @@ def review_accept(ctx: click.Context, item: str, as_json: bool) -> None:
 @review.command("reject")
 @click.argument("item")
 @click.option("--note", help="Why (kept with the decision).")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def review_reject(ctx: click.Context, item: str, note: str | None, as_json: bool) -> None:
     """Reject a queued item: nothing is written, and the same statement is not queued again."""

@@ -18,6 +18,7 @@ import click
 
 from ..domain.errors import InvalidInput, MemstoneError
 from .errors import fail
+from .options import json_flag, json_option
 from .serve_maintenance import hold_signals, maintained, maintenance_option
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ def listen_socket(host: str, port: int) -> socket.socket:
     type=click.Choice(["local", "token"]),
     help="local: no token, 127.0.0.1 only; token: every request needs one (default: local on 127.0.0.1).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the URLs as JSON once the server listens.")
+@json_flag("Print the URLs as JSON once the server listens.")
 @maintenance_option
 @click.pass_context
 def serve(
@@ -191,7 +192,7 @@ def _parse_grant(value: str) -> tuple[str, str]:
     metavar="SCOPE=PERM",
     help="Grant read, write or admin on a scope of the org, or on '*' (repeatable).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def token_create(
     ctx: click.Context,
@@ -232,7 +233,7 @@ def token_create(
 @token.command("list")
 @click.option("--user", help="Only this user's tokens.")
 @click.option("--all", "include_revoked", is_flag=True, help="Include revoked tokens.")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def token_list(ctx: click.Context, user: str | None, include_revoked: bool, as_json: bool) -> None:
     """List tokens (id, user, org, label, created, revoked) and each principal's grants; never a secret."""
@@ -257,7 +258,7 @@ def token_list(ctx: click.Context, user: str | None, include_revoked: bool, as_j
 
 @token.command("revoke")
 @click.argument("token_id")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def token_revoke(ctx: click.Context, token_id: str, as_json: bool) -> None:
     """Revoke a token by id; the very next request with it is refused (401)."""
@@ -282,7 +283,7 @@ def token_revoke(ctx: click.Context, token_id: str, as_json: bool) -> None:
     type=click.Choice(["read", "write", "admin", "none"]),
     help="The permission to hold on the scope ('none' removes the grant).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option
 @click.pass_context
 def token_grant(ctx: click.Context, user: str, scope: str, permission: str, as_json: bool) -> None:
     """Set or remove a principal's grant on a scope; it applies from the next request on."""

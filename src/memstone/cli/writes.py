@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .main import emit, json_option, memory_of, rev_line, run
+from .main import emit, json_option, memory_of, rev_line, run, store_command
 
 if TYPE_CHECKING:
     from ..domain.model import RememberOutcome, Revision
@@ -139,27 +139,25 @@ forget = _state_command("forget", "Mark entries inactive (history is kept; react
 reactivate = _state_command("reactivate", "Make inactive entries active again, at the same version.")
 
 
-@click.command()
+@store_command()
 @click.option("--memory", help="Memory id (default: the scope's Memory).")
 @click.option("--no-dedupe", is_flag=True, help="Skip exact deduplication.")
 @click.option("--no-normalize", is_flag=True, help="Skip reference normalization.")
 @json_option
-@click.pass_context
-def organize(ctx: click.Context, memory: str | None, no_dedupe: bool, no_normalize: bool, as_json: bool) -> None:
+async def organize(
+    svc: MemoryService, ctx: click.Context, memory: str | None, no_dedupe: bool, no_normalize: bool, as_json: bool
+) -> None:
     """Deduplicate exact copies and normalize references, in one Revision."""
     from ..domain.errors import InvalidInput
 
-    async def body(svc: MemoryService) -> None:
-        async def once() -> Revision:
-            head = await memory_of(svc, ctx.obj, memory)
-            if head is None:
-                raise InvalidInput(f"scope {ctx.obj.scope} has no Memory yet")
-            return await svc.organize(head, dedupe=not no_dedupe, normalize=not no_normalize)
+    async def once() -> Revision:
+        head = await memory_of(svc, ctx.obj, memory)
+        if head is None:
+            raise InvalidInput(f"scope {ctx.obj.scope} has no Memory yet")
+        return await svc.organize(head, dedupe=not no_dedupe, normalize=not no_normalize)
 
-        rev = await svc.retrying(once)
-        emit(as_json, {"revision": rev.to_dict()}, rev_line(rev))
-
-    run(ctx, as_json, body)
+    rev = await svc.retrying(once)
+    emit(as_json, {"revision": rev.to_dict()}, rev_line(rev))
 
 
 __all__ = ["forget", "organize", "reactivate", "remember"]

@@ -12,6 +12,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ...domain.errors import InvalidInput
 from .errors import error_response
+from .middleware import HttpMiddleware
 from .routing import MAX_BODY
 
 
@@ -22,7 +23,7 @@ def _declared_length(scope: Scope) -> str | None:
     return None
 
 
-class BodyLimit:
+class BodyLimit(HttpMiddleware):
     """An ASGI app that passes a request on only when its body is at most ``limit`` bytes.
 
     The body is read here (at most ``limit`` bytes plus one chunk) and replayed to the wrapped app; after it,
@@ -30,13 +31,10 @@ class BodyLimit:
     """
 
     def __init__(self, app: ASGIApp, *, limit: int = MAX_BODY) -> None:
-        self.app = app
+        super().__init__(app)
         self.limit = limit
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             declared = _declared_length(scope)
             if declared is not None:

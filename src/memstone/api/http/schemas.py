@@ -337,12 +337,10 @@ class RevisionOut(Open):
     changes_next_offset: int | None = None
 
 
-class _EntryOut(Open):
-    """The fields every view of one entry version carries (a record, a hit)."""
+class _ContentOut(Open):
+    """What one entry version says. A model lists its bases' fields last base first, so a view that names the
+    version in another base lists that base after this one: ``class View(_ContentOut, _Names)``."""
 
-    memory_ref: RefOut
-    entry_id: str
-    entry_version_id: str
     kind: str
     title: str | None
     text: str
@@ -350,6 +348,16 @@ class _EntryOut(Open):
     slug: str | None
     important: bool
     mandatory: bool
+
+
+class _EntryRefOut(Open):
+    memory_ref: RefOut
+    entry_id: str
+    entry_version_id: str
+
+
+class _EntryOut(_ContentOut, _EntryRefOut):
+    """The fields every view of one entry version carries (a record, a hit)."""
 
 
 class RecordOut(_EntryOut):
@@ -391,7 +399,7 @@ class CatalogueOut(PageOut):
     items: list[RecordOut]
 
 
-class VersionOut(Open):
+class _VersionPlaceOut(Open):
     memory_id: str
     entry_id: str
     entry_version_id: str
@@ -399,13 +407,9 @@ class VersionOut(Open):
     previous_version_id: str | None
     next_version_id: str | None
     status: Literal["current", "superseded", "deleted"]
-    kind: str
-    title: str | None
-    text: str
-    tags: list[str]
-    slug: str | None
-    important: bool
-    mandatory: bool
+
+
+class VersionOut(_ContentOut, _VersionPlaceOut):
     relations: list[RelationOut]
     sources: list[str]
     artifacts: list[RefOut]

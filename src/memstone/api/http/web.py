@@ -19,6 +19,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import error_body
+from .middleware import HttpMiddleware
 from .settings import Settings, is_loopback
 
 EXPLORER_CSP = (
@@ -50,17 +51,14 @@ def _host_name(host_header: str) -> str:
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
-class SecurityHeaders:
+class SecurityHeaders(HttpMiddleware):
     """Pure ASGI middleware: security headers on every response, and the local-mode request checks."""
 
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
-        self.app = app
+        super().__init__(app)
         self.settings = settings
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope.get("path", "")
         refusal = self._refuse(scope)
         if refusal is not None:

@@ -63,16 +63,24 @@ function text(value) {
 // ------------------------------------------------------------------------------------------------- inline
 const ESCAPABLE = "\\`*_{}[]()#+-.!|~<>\"'$%&,/:;=?@^";
 
+// The index of the last character of the escape or code span that starts at src[i], or i when none does:
+// brackets and delimiters inside one are text.
+function skipLiteral(src, i) {
+  if (src[i] === "\\") return i + 1;
+  if (src[i] === "`") {
+    const run = /^`+/.exec(src.slice(i))[0];
+    const close = src.indexOf(run, i + run.length);
+    if (close > 0) return close + run.length - 1;
+  }
+  return i;
+}
+
 function findClosingBracket(src, start) {
   let depth = 0;
   for (let i = start; i < src.length; i++) {
+    const skipped = skipLiteral(src, i);
+    if (skipped !== i) { i = skipped; continue; }
     const c = src[i];
-    if (c === "\\") { i++; continue; }
-    if (c === "`") {
-      const run = /^`+/.exec(src.slice(i))[0];
-      const close = src.indexOf(run, i + run.length);
-      if (close > 0) { i = close + run.length - 1; continue; }
-    }
     if (c === "[") depth++;
     else if (c === "]") { if (depth === 0) return i; depth--; }
   }
@@ -130,13 +138,8 @@ function canOpen(src, i, d) {
 
 function findCloser(src, from, d) {
   for (let j = from; j <= src.length - d.length; j++) {
-    const c = src[j];
-    if (c === "\\") { j++; continue; }
-    if (c === "`") {
-      const run = /^`+/.exec(src.slice(j))[0];
-      const close = src.indexOf(run, j + run.length);
-      if (close > 0) { j = close + run.length - 1; continue; }
-    }
+    const skipped = skipLiteral(src, j);
+    if (skipped !== j) { j = skipped; continue; }
     if (src.startsWith(d, j)) {
       if (d.length === 1 && src[j + 1] === d) { j++; continue; } // part of a double delimiter
       const prev = src[j - 1];

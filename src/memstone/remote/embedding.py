@@ -25,10 +25,14 @@ async def run_embedding(
     """Start an embedding run (``POST /api/embedding/runs``) and poll it until it ends; its ended record."""
     body = {"kind": kind, "profile": profile, "batch": batch}
     run: Mapping[str, Any] = (await client.json("POST", "/api/embedding/runs", params={"org": org}, json=body))["run"]
+    shown: tuple[int, int] | None = None
     while True:
         done, total = run.get("done"), run.get("total")
         if progress is not None and isinstance(done, int) and (done or isinstance(total, int)):
-            progress(done, total if isinstance(total, int) else done)
+            now = (done, total if isinstance(total, int) else done)
+            if now != shown:  # a line per step, as the local command's, not one per poll
+                progress(*now)
+                shown = now
         if run.get("state") != "running":
             break
         await asyncio.sleep(every_s)

@@ -143,7 +143,7 @@ class Policy:
         if org != me.org or not org_admin(self.actor.access):
             raise Forbidden(
                 f"{me.user} is not an admin of every scope of organization {org}",
-                hint=f"ask an admin of {org} for: memstone token grant --user <you> --scope '*' --permission admin",
+                hint=f"ask an admin of {org} for: memstone token grant --user {me.user} --scope '*' --permission admin",
             )
 
     async def readable(self, scope: str | None) -> bool:

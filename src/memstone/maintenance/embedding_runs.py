@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import socket
 from collections.abc import Mapping
@@ -203,7 +204,10 @@ async def _carry(svc: MemoryService, run: EmbeddingRun, job: asyncio.Task[int], 
         with contextlib.suppress(asyncio.CancelledError):
             await renew
     error = job.exception() if not job.cancelled() else asyncio.CancelledError("the server stopped")
-    await _finish(svc, run, None if error else job.result(), error, seen)
+    try:
+        await _finish(svc, run, None if error else job.result(), error, seen)
+    except Exception as exc:  # the store closed under it (the server stopping): the record reads failed when stale
+        logging.getLogger("memstone.maintenance").warning("embedding run %s: its end not recorded: %s", run.run_id, exc)
 
 
 async def run_record(svc: MemoryService, run_id: str) -> EmbeddingRun:

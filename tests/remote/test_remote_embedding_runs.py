@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from memstone.domain.errors import NotFound
+from memstone.domain.errors import MaintenanceBusyError, NotFound
+from memstone.domain.model import EntryInput
+from memstone.embedding import load_model
 from memstone.remote.client import RemoteClient
 from memstone.service import open_service
 from memstone.testing.team import MEMSTONE, Result, isolated_env, memstone, serve_process
@@ -164,3 +166,41 @@ def test_reembed_and_backfill_one_org_through_the_team_server(postgres_url: str,
         assert found.data["hits"][0]["text"] == "Visitors sign in at reception."  # type: ignore[index]
         assert stored(postgres_url, ACME, "acme") == acme_before
     assert local("verify").data["ok"] is True
+
+
+def test_one_run_per_org_across_two_server_processes(postgres_url: str, tmp_path: Path) -> None:
+    """Two ``memstone serve`` on one PostgreSQL: a run started on one holds the org for both, and the other answers
+    for its progress from the store."""
+
+    async def seed() -> None:
+        async with open_service(postgres_url, embedding=load_model("hashing-32")) as svc:
+            facts = [EntryInput(kind="fact", text=f"Desk {i} is on floor {i % 7}.") for i in range(300)]
+            await svc.remember(None, scope=GLOBEX, entries=facts)
+
+    asyncio.run(seed())
+    env = isolated_env(tmp_path, MEMSTONE_EMBEDDING="hashing-32")
+    with (
+        serve_process(postgres_url, env=env, cwd=tmp_path, extra=("--no-maintenance",)) as one,
+        serve_process(postgres_url, env=env, cwd=tmp_path, extra=("--no-maintenance",)) as two,
+    ):
+
+        async def race() -> tuple[dict[str, Any], Exception, dict[str, Any]]:
+            async with RemoteClient(one) as a, RemoteClient(two) as b:
+                body = {"kind": "reembed", "profile": "hashing-48", "batch": 1}
+                started = (await a.json("POST", "/api/embedding/runs", params={"org": "globex"}, json=body))["run"]
+                try:
+                    await b.json("POST", "/api/embedding/runs", params={"org": "globex"}, json={"kind": "backfill"})
+                    raise AssertionError("the second server started a second run of globex")
+                except MaintenanceBusyError as exc:
+                    refused: Exception = exc
+                seen = (await b.json("GET", f"/api/embedding/runs/{started['run_id']}"))["run"]
+                while seen["state"] == "running":
+                    await asyncio.sleep(0.2)
+                    seen = (await b.json("GET", f"/api/embedding/runs/{started['run_id']}"))["run"]
+                return started, refused, seen
+
+        started, refused, ended = asyncio.run(race())
+        assert started["state"] == "running" and started["done"] < 300, started
+        assert started["run_id"] in str(refused)  # names the run holding the org, started on the other server
+        assert (ended["state"], ended["done"], ended["total"]) == ("completed", 300, 300)
+        assert ended["holder"] == started["holder"]  # carried out by the first server, answered by the second

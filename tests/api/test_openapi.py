@@ -223,3 +223,15 @@ def test_requests_valid_by_the_document_are_accepted(fuzz: Fuzz, method: str, pa
         case.call_and_validate(headers=headers, checks=[no_server_error, valid_input_is_not_refused])
 
     run()
+
+
+def test_the_embedding_runs_are_documented_with_their_answers() -> None:
+    app = create_app(Settings(url="sqlite:///:memory:", embedding="none"))
+    doc = openapi(app.state.operations, version="test", local=False)
+    paths: dict[str, Any] = doc["paths"]  # type: ignore[assignment]
+    start, show = paths["/api/embedding/runs"]["post"], paths["/api/embedding/runs/{run_id}"]["get"]
+    assert (start["operationId"], show["operationId"]) == ("startEmbeddingRun", "getEmbeddingRun")
+    assert {"202", "403", "409", "422", "501"} <= set(start["responses"]) and "404" in show["responses"]
+    assert "admin" in start["x-memstone-access"] and [p["name"] for p in start["parameters"]] == ["org"]
+    run = doc["components"]["schemas"]["EmbeddingRunOut"]  # type: ignore[index]
+    assert {"run_id", "state", "done", "total", "error"} <= set(run["properties"])

@@ -210,6 +210,11 @@ class Decision:
     extra: dict[str, object] = field(default_factory=dict)
 
 
+def org_admin(access: Access) -> bool:
+    """Whether ``access`` administers every scope of its organization (an ``admin`` grant on ``*``)."""
+    return access.local or any(g.scope == EVERY_SCOPE and g.permission == "admin" for g in access.grants)
+
+
 def held_permission(access: Access, scope: Scope | None, *, user_org: str | None) -> Decision:
     """The highest permission ``access`` holds on ``scope``; ``user_org`` is the org of a user scope's user.
 
@@ -231,7 +236,7 @@ def held_permission(access: Access, scope: Scope | None, *, user_org: str | None
             return Decision(held="admin")
         if user_org != me.org:
             return Decision(held=None, reason=f"{scope.uri} is another organization's user scope")
-        if any(g.scope == EVERY_SCOPE and g.permission == "admin" for g in access.grants):
+        if org_admin(access):
             return Decision(held="admin")
         return Decision(
             held=None,
@@ -301,6 +306,7 @@ __all__ = [
     "held_permission",
     "local_access",
     "new_token",
+    "org_admin",
     "readable",
     "require_permission",
     "token_hash",

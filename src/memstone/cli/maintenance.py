@@ -4,12 +4,11 @@ registers them."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
 
-from ..service.routes import canonical_org
+from .embedding_runs import outcome, progress_line
 from .main import emit, json_option, run
 
 if TYPE_CHECKING:
@@ -82,13 +81,6 @@ _ORG = click.option(
 )
 
 
-def _progress(label: str) -> Callable[[int, int], None]:
-    def show(done: int, total: int) -> None:
-        click.echo(f"\r{label}: {done}/{total}", nl=False, err=True)
-
-    return show
-
-
 @click.command()
 @click.option("--backfill", is_flag=True, required=True, help="Embed every active entry that has no vector yet.")
 @click.option("--batch", default=64, show_default=True, type=int, help="Entries embedded per model call.")
@@ -98,20 +90,15 @@ def _progress(label: str) -> Callable[[int, int], None]:
 def embed(ctx: click.Context, backfill: bool, batch: int, org: str | None, as_json: bool) -> None:
     """Fill the vector projection (resumable: a rerun after a kill picks up what is missing).
 
-    Without --org: the Memories on the store's profile, then every organization's that chose its own profile."""
+    Without --org: the Memories on the store's profile, then every organization's that chose its own profile.
+    With --url https://TEAM-SERVER: the server runs it (an admin's token) and this command follows its progress."""
 
     async def body(svc: MemoryService) -> None:
-        done = await svc.backfill(batch=batch, progress=None if as_json else _progress("embedded"), org=org)
+        done = await svc.backfill(batch=batch, progress=None if as_json else progress_line("embedded"), org=org)
         if not as_json:
             click.echo(err=True)
-        own = (await svc.org_profiles()).get(canonical_org(org)) if org else None
-        chosen = own or (svc.backend.state.embedding_profile if org else svc.indexer.profile if svc.indexer else None)
-        profile = chosen.profile_id if chosen else None
-        emit(
-            as_json,
-            {"embedded": done, "profile": profile, "org": canonical_org(org) if org else None},
-            f"embedded {done} entries" + (f" of org {canonical_org(org)}" if org else "") + f" with {profile}",
-        )
+        chosen = await svc.backfill_profile(org)
+        emit(as_json, *outcome("backfill", done, chosen.profile_id if chosen else None, org))
 
     run(ctx, as_json, body)
 
@@ -128,22 +115,20 @@ def reembed(ctx: click.Context, profile: str, batch: int, org: str | None, as_js
     """Migrate the store to another embedding model; writes pause until every entry is re-embedded.
 
     With --org (PostgreSQL): only that organization's Memories move, to a profile of its own; only its writes
-    pause, and every other Memory keeps its vectors."""
+    pause, and every other Memory keeps its vectors. With --url https://TEAM-SERVER: the server runs it (an
+    admin's token: admin on '*' of the org) and this command follows its progress."""
     from ..embedding import load_model
 
     ctx.obj.embedding = ctx.obj.embedding or "none"
 
     async def body(svc: MemoryService) -> None:
         model = load_model(profile)
-        done = await svc.reembed(model, batch=batch, progress=None if as_json else _progress("re-embedded"), org=org)
+        done = await svc.reembed(
+            model, batch=batch, progress=None if as_json else progress_line("re-embedded"), org=org
+        )
         if not as_json:
             click.echo(err=True)
-        who = f"org {canonical_org(org)}" if org else "the store"
-        emit(
-            as_json,
-            {"embedded": done, "profile": profile, "org": canonical_org(org) if org else None},
-            f"migrated {who} to {profile}: {done} entries embedded",
-        )
+        emit(as_json, *outcome("reembed", done, profile, org))
 
     run(ctx, as_json, body)
 

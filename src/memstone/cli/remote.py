@@ -166,9 +166,10 @@ def command_name(ctx: click.Context) -> str:
 
 
 def handlers() -> Mapping[str, Handler]:
+    from .embedding_runs import EMBEDDING_COMMANDS
     from .remote_records import MORE_COMMANDS
 
-    return {**COMMANDS, **MORE_COMMANDS}
+    return {**COMMANDS, **MORE_COMMANDS, **EMBEDDING_COMMANDS}
 
 
 async def run_remote(ctx: click.Context) -> Payload:

@@ -185,6 +185,7 @@ class MemoryService:
     backfill = _via(lambda s: s._vectors, Vectors.backfill)
     reembed = _via(lambda s: s._vectors, Vectors.reembed)
     org_profiles = _via(lambda s: s._vectors, Vectors.org_profiles)
+    backfill_profile = _via(lambda s: s._vectors, Vectors.backfill_profile)
     vector_backlog = _via(lambda s: s._vectors, Vectors.vector_backlog)
     # purge
     purge = _via(lambda s: s._purges, Purges.purge)

@@ -124,6 +124,28 @@ class Policy:
         decision = await self.decision(parsed)
         self._raise_unless(decision, parsed, need, hidden=hidden)
 
+    def require_org_admin(self, org: str | None) -> None:
+        """Work over every Memory of an organization (an embedding run of ``org``): Forbidden unless the actor is
+        an admin of every scope of that org (a grant of ``admin`` on ``*``); over the whole store (``org`` None),
+        only the local user (the server's operator), since a principal administers one organization at most."""
+        if self.actor.trusted:
+            return
+        from ..auth.errors import Forbidden
+        from ..auth.model import org_admin
+
+        assert self.actor.access is not None  # a trusted actor returned above
+        me = self.actor.access.principal
+        if org is None:
+            raise Forbidden(
+                f"{me.user} may not work over the whole store (every organization's Memories)",
+                hint=f"name your organization (--org {me.org}); the whole store is for the server's operator",
+            )
+        if org != me.org or not org_admin(self.actor.access):
+            raise Forbidden(
+                f"{me.user} is not an admin of every scope of organization {org}",
+                hint=f"ask an admin of {org} for: memstone token grant --user {me.user} --scope '*' --permission admin",
+            )
+
     async def readable(self, scope: str | None) -> bool:
         if self.actor.trusted:
             return True

@@ -26,6 +26,13 @@ class Vectors:
         """The organizations that chose their own embedding profile, and that profile (read now)."""
         return await self._core.backend.org_profiles()
 
+    async def backfill_profile(self, org: str | None = None) -> EmbeddingProfile | None:
+        """The profile a backfill (of ``org``'s Memories, or the store's) embeds with: the org's own, else the
+        store's recorded one (without ``org``: the loaded model's, None when this service runs without one)."""
+        if org is None:
+            return self._core.indexer.profile if self._core.indexer is not None else None
+        return (await self.org_profiles()).get(canonical_org(org)) or self._core.backend.state.embedding_profile
+
     async def vector_backlog(self, *, memory: MemoryId | None = None) -> int:
         """How many active entries lack a vector: on the store's profile and on every org's own (of one Memory,
         on its route, when ``memory`` is given)."""

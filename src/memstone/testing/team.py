@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,10 +59,11 @@ def memstone(*args: str, env: Mapping[str, str], cwd: Path, timeout: float = 120
 
 @contextlib.contextmanager
 def serve_process(
-    url: str, *, env: Mapping[str, str], cwd: Path, auth: str = "local", timeout: float = 120
+    url: str, *, env: Mapping[str, str], cwd: Path, auth: str = "local", timeout: float = 120, extra: Sequence[str] = ()
 ) -> Iterator[str]:
-    """``memstone serve`` on ``url`` (a free port, 127.0.0.1); yields its base URL (``http://127.0.0.1:PORT``)."""
-    args = [MEMSTONE, "--url", url, "serve", "--host", "127.0.0.1", "--port", "0", "--auth", auth, "--json"]
+    """``memstone serve`` on ``url`` (a free port, 127.0.0.1; ``extra``: more serve options); yields its base URL
+    (``http://127.0.0.1:PORT``)."""
+    args = [MEMSTONE, "--url", url, "serve", "--host", "127.0.0.1", "--port", "0", "--auth", auth, "--json", *extra]
     log = (cwd / f"serve-{time.monotonic_ns()}.log").open("w+")
     proc = subprocess.Popen(args, env=dict(env), cwd=cwd, stdout=subprocess.PIPE, stderr=log, text=True)
     try:

@@ -30,6 +30,7 @@ from ...service import UNSET, open_service
 from .access import AppState
 from .capture_events import capture_event_operations
 from .cli_reads import cli_read_operations
+from .embedding_runs import embedding_run_operations
 from .errors import error_body, unrouted
 from .limits import BodyLimit
 from .maintenance import maintenance_operations
@@ -100,6 +101,7 @@ def create_app(settings: Settings, *, extra_mounts: Mapping[str, MountFactory] |
         *operations(),
         *review_operations(),
         *maintenance_operations(),
+        *embedding_run_operations(),
         *purge_operations(),
         *capture_event_operations(),
         *cli_read_operations(),

@@ -235,3 +235,33 @@ def test_the_embedding_runs_are_documented_with_their_answers() -> None:
     assert "admin" in start["x-memstone-access"] and [p["name"] for p in start["parameters"]] == ["org"]
     run = doc["components"]["schemas"]["EmbeddingRunOut"]  # type: ignore[index]
     assert {"run_id", "state", "done", "total", "error"} <= set(run["properties"])
+
+
+# ECMA-262's \s, the white space a client reading the document's patterns uses (schemathesis among them).
+_ECMA_SPACE = "[\t\n\v\f\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+
+
+def test_a_tag_valid_by_the_document_is_a_tag_the_service_keeps() -> None:
+    """Found by the schemathesis run: the tag "\\x1c" matched the documented ``\\S`` but the service strips it."""
+    import re
+
+    from pydantic import TypeAdapter, ValidationError
+
+    from memstone.api.http.schemas import Tag
+    from memstone.domain.errors import InvalidInput
+    from memstone.domain.rules import normalize_tags
+
+    doc = openapi([*operations()], version="test", local=False)
+    params = doc["paths"]["/api/memories"]["get"]["parameters"]  # type: ignore[index]
+    pattern = next(p["schema"]["items"]["pattern"] for p in params if p["name"] == "tag")
+    ecma = re.compile(pattern.replace(r"\S", "[^" + _ECMA_SPACE[1:]).replace(r"\s", _ECMA_SPACE[1:-1]))
+    edge = TypeAdapter(Tag)
+    spaces = [chr(c) for c in range(0x3001) if chr(c).isspace()] + ["\ufeff", "\u200b", "\u180e", "a", "é"]
+    for c in spaces:
+        try:
+            edge.validate_python(c)
+            normalize_tags([c])
+            accepted = True
+        except (ValidationError, InvalidInput):
+            accepted = False
+        assert bool(ecma.search(c)) == accepted, repr(c)

@@ -61,7 +61,10 @@ Mode = Literal["fts", "vector", "hybrid", "auto"]
 ScopeItem = Annotated[str, Field(max_length=300, pattern=SCOPE_PATTERN)]
 KIND_PATTERN = r"^\s*[A-Za-z][A-Za-z0-9_\-]{0,63}\s*$"
 KEBAB_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
-Tag = Annotated[str, Field(min_length=1, max_length=64, pattern=r"\S", description="Not blank.")]
+# Not blank: one character that is white space to none of Python's str.split (what the service strips), ECMA-262
+# (what clients read the pattern with) and the Rust regex pydantic validates with.
+NOT_BLANK = r"[^\s\x1c-\x1f\x85\ufeff]"
+Tag = Annotated[str, Field(min_length=1, max_length=64, pattern=NOT_BLANK, description="Not blank.")]
 CAS_TEXT = "The record revision you read (CAS token). Send it or the If-Match header, not both."
 
 

@@ -82,7 +82,7 @@ from .nearness import (
     similarity,
     weighted_match,
 )
-from .subjects import pick_change, versioned_names
+from .subjects import pick_change, replaced_name, values, versioned_names
 
 __all__ = [
     "REASONS",
@@ -308,6 +308,13 @@ class _Target:
     _search: str | None = None
     _norm: str | None = None
     _typed: frozenset[str] | None = None
+    _values: frozenset[str] | None = None
+
+    @property
+    def values(self) -> frozenset[str]:
+        if self._values is None:
+            self._values = values(self.text)
+        return self._values
 
     @property
     def typed(self) -> frozenset[str]:
@@ -341,7 +348,7 @@ class _Target:
 
     def retext(self, text: str) -> None:
         self.text, self._tokens, self._exact, self._search, self._norm = text, None, None, None, None
-        self._typed = None
+        self._typed, self._values = None, None
 
 
 def _norm(text: str) -> str:
@@ -513,10 +520,18 @@ def _plan_one(
             if sim.shared >= 3 and sim.containment >= CORRECTION_CONTAINMENT:
                 matched = True
             else:
-                for r in replaced:
+                for term, r in zip(cand.replaces, replaced, strict=True):
                     if r and r <= t.tokens and (len((mine - r) & t.tokens) >= 1 or same_frame(mine_typed, t.typed)):
                         # "off kind to k3d, so use `make k3d-up`" corrects the entry that says kind and
                         # `make kind-up`: the replaced term is there, and the same step with the new value.
+                        matched = True
+                        break
+                    if r and r <= t.tokens and replaced_name(term, t.values):
+                        # Trigger: the correction names what it replaces, and the entry names that very thing
+                        # ("We replaced GraphHopper with OSRM" / "The routing engine is GraphHopper, …").
+                        # Why: the replaced tool is the subject; the two share no other word because everything
+                        # else about it changed too.
+                        # Outcome: the correction revises that entry (the closest one if several name it).
                         matched = True
                         break
         if not matched:
@@ -539,7 +554,7 @@ def _plan_one(
         if score > best_score:
             best_t, best_score, best_sim, best_value = t, score, sim, swap if value else None
     if best_t is None and top is None and weights is not None:
-        hit = pick_change(text, mine, [(t.text, t.tokens) for t in pool], weights)
+        hit = pick_change(text, mine, [(t.text, t.tokens) for t in pool], weights, stated=correction)
         if hit is not None:  # the same subject set to another value: an unmarked correction (subjects.py)
             best_t, best_sim, correction = pool[hit], similarity(mine, pool[hit].tokens), True
     if best_t is None and top is not None:

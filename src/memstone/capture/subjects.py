@@ -28,11 +28,25 @@ from dataclasses import dataclass
 from ._text import subject_tokens, typed_subjects
 from .nearness import TermWeights, align, weighted_overlap
 
-__all__ = ["CHANGE_MIN", "CHANGE_SHARED", "Change", "changed", "pick_change", "values", "versioned_names"]
+__all__ = [
+    "CHANGE_MIN",
+    "CHANGE_NAME_MIN",
+    "CHANGE_SHARED",
+    "Change",
+    "changed",
+    "names",
+    "pick_change",
+    "replaced_name",
+    "values",
+    "versioned_names",
+]
 
 # Fitted on bench/data/capture (dev) only with bench/calibrate_capture_changes.py; see docs/capture.md.
 CHANGE_MIN = 0.14
 CHANGE_SHARED = 2
+# A stated change (a correction) of a name in prose: fitted on the dev part only, bench/calibrate_capture_changes.py
+# --rule name (sixth pass).
+CHANGE_NAME_MIN = 0.04
 
 _VERSION = re.compile(
     r"(?<![\w.-])([A-Za-z][A-Za-z0-9+#-]*[A-Za-z0-9+#])\s+v?(\d+(?:\.\d+)*)(?!\w|[.-]\w)"  # ESP-IDF 5.1, Node 20
@@ -40,6 +54,7 @@ _VERSION = re.compile(
 _VERSIONED_NAME = re.compile(r"(?<![\w.-])([A-Za-z][\w-]*[.-])v?(\d+)(?![\w])", re.I)  # orders.v1, api-v2
 _NAME = re.compile(r"(?<![\w./-])([A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*|[A-Z][a-z]+[A-Za-z0-9]*)(?![\w/-])")
 _CODE = re.compile(r"`[^`\n]*`")
+_IDENT = re.compile(r"(?<![\w./-])([a-z][a-z0-9]*_[a-z0-9_]*)(?![\w/-])")  # a prefix or a setting: harbor_, max_conns
 _CLAUSE_START = re.compile(r"(?:^|[.;:!?。；：！？]\s*|\n)\s*[\"'(]*$")
 _LATIN_WORDS = frozenset(
     [
@@ -124,8 +139,29 @@ def values(text: str) -> frozenset[str]:
     """
     out = set(typed_subjects(text))
     out.update("name:" + n for n in _names(text))
+    out.update("name:" + m.group(1) for m in _IDENT.finditer(text))
     out.update(f"ver:{name}={number}" for name, number in _versions(text).items())
     return frozenset(out)
+
+
+def names(found: frozenset[str]) -> frozenset[str]:
+    """The bodies of the values in ``found`` that name a thing: tool-like names, commands, paths, flags, versioned
+    names (``name:osrm`` -> ``osrm``, ``ver:esp-idf=5.3`` -> ``esp-idf``)."""
+    return frozenset(v.split(":", 1)[1].split("=", 1)[0] for v in found)
+
+
+def replaced_name(term: str, entry_values: frozenset[str]) -> bool:
+    """Whether a term a correction says it replaces ("We replaced **GraphHopper** with OSRM", "**Feign** ist raus")
+    is a name the entry gives (a tool, a command, a path): then the entry is about it, and the correction changes
+    its subject even when the two share no other word.
+
+    >>> replaced_name("GraphHopper", values("The routing engine is GraphHopper, embedded as a library."))
+    True
+    >>> replaced_name("nights", values("The fleet import runs at night from the ERP."))
+    False
+    """
+    t = term.strip("`'\" ").lower()
+    return len(t) >= 2 and t in names(entry_values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,11 +179,16 @@ def _version_change(mine: frozenset[str], theirs: frozenset[str]) -> bool:
     return any(name in b and b[name] != number for name, number in a.items())
 
 
-def changed(mine: frozenset[str], theirs: frozenset[str], *, overlap: float, shared: int) -> Change | None:
+def changed(
+    mine: frozenset[str], theirs: frozenset[str], *, overlap: float, shared: int, stated: bool = False
+) -> Change | None:
     """Whether a candidate (values ``mine``) sets a subject of an entry (values ``theirs``) to another value.
 
     ``overlap`` and ``shared`` are the weighted overlap and the count of the two texts' shared subject tokens
-    (computed by the caller, who holds the Memory's term weights).
+    (computed by the caller, who holds the Memory's term weights). ``stated``: the candidate says that something
+    changed (a correction, "… now", "inzwischen", "改用"); then a tool-like name in prose is a value too
+    (``name``: "Metric names carry the billing_ prefix now" / "… the meterly_ prefix"), from
+    :data:`CHANGE_NAME_MIN`.
     """
     new, old = mine - theirs, theirs - mine
     if not new or not old:
@@ -156,7 +197,13 @@ def changed(mine: frozenset[str], theirs: frozenset[str], *, overlap: float, sha
         return Change("version", new, old)
     if shared >= CHANGE_SHARED and overlap >= CHANGE_MIN and _kinds(new) & _kinds(old):
         return Change("value", new, old)
+    if stated and shared >= CHANGE_SHARED and overlap >= CHANGE_NAME_MIN and _named(new) and _named(old):
+        return Change("name", new, old)
     return None
+
+
+def _named(found: frozenset[str]) -> bool:
+    return any(v.startswith("name:") for v in found)
 
 
 def _kinds(found: frozenset[str]) -> set[str]:
@@ -174,10 +221,15 @@ def _kinds(found: frozenset[str]) -> set[str]:
 
 
 def pick_change(
-    text: str, mine: frozenset[str], entries: Sequence[tuple[str, frozenset[str]]], weights: TermWeights
+    text: str,
+    mine: frozenset[str],
+    entries: Sequence[tuple[str, frozenset[str]]],
+    weights: TermWeights,
+    *,
+    stated: bool = False,
 ) -> int | None:
     """The index of the entry (text, subject tokens) whose subject the candidate (``text``, tokens ``mine``)
-    changes, the closest by weighted overlap; None when it changes none."""
+    changes, the closest by weighted overlap; None when it changes none. ``stated``: see :func:`changed`."""
     own = values(text)
     if not own:
         return None
@@ -191,7 +243,7 @@ def pick_change(
         # The subject is what is left when the values that differ are taken out of both texts.
         differing = subject_tokens(" ".join(v.split(":", 1)[1] for v in own ^ other)) - shared
         overlap = weighted_overlap(aligned - differing, theirs - differing, weights)
-        change = changed(own, other, overlap=overlap, shared=len(shared))
+        change = changed(own, other, overlap=overlap, shared=len(shared), stated=stated)
         if change is not None and not _same_step(text, change) and change.how == "value":
             continue
         if change is not None and (best is None or overlap > best[0]):

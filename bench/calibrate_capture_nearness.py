@@ -1,6 +1,6 @@
 """Fit the weighted-overlap near-duplicate thresholds on the DEV part of the capture data only.
 
-``python bench/calibrate_capture_nearness.py [--model use-multilingual-v3] [--half A|B]``
+``python bench/calibrate_capture_nearness.py [--model use-multilingual-v3] [--half A|B] [--rule subject]``
 
 Runs the whole dev part (``bench/data/capture``) through the real capture pipeline once per candidate threshold
 of :mod:`memstone.capture.nearness` (lexical without ``--model``; weighted overlap + cosine with it) and prints,
@@ -101,8 +101,31 @@ def row(label: str, r: dict[str, object]) -> str:
     )
 
 
-async def main_async(model: str | None, grid: list[float]) -> None:
+async def sweep_subject(model: str | None, grid: list[float]) -> None:
+    """``--rule subject``: sweep ``nearness.SUBJECT_MIN`` (two statements naming the same thing in prose), the other
+    thresholds as they are."""
+    nearness.SUBJECT_MIN = INF
+    off = await measure(model)
+    print(row("off", off))
+    off_merges, base_recall = off["merges"], off["explicit_correction_recall"]
+    assert isinstance(off_merges, list) and isinstance(base_recall, float)
+    clean: dict[float, bool] = {}
+    for t in grid:
+        nearness.SUBJECT_MIN = t
+        r = await measure(model)
+        print(row(f"{t:.2f}", r))
+        merges, recall = r["merges"], r["explicit_correction_recall"]
+        assert isinstance(merges, list) and isinstance(recall, float)
+        clean[t] = len(merges) <= len(off_merges) and recall >= base_recall
+    ok = [t for t in grid if all(clean[u] for u in grid if u >= t)]
+    print(f"\nlowest clean SUBJECT_MIN: {min(ok) if ok else INF}")
+
+
+async def main_async(model: str | None, grid: list[float], rule: str = "weighted") -> None:
     print(f"dev part only ({DEV}{', projects ' + ', '.join(PROJECTS) if PROJECTS else ''}), model {model or 'none'}")
+    if rule == "subject":
+        await sweep_subject(model, grid)
+        return
     set_thresholds(model, INF, INF)
     off = await measure(model)
     print(row("off", off))
@@ -134,6 +157,9 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="embedding profile (default: none, the lexical rule)")
     parser.add_argument("--grid", help="thresholds to try, comma-separated (default: 0.10..0.40, or 0.64..1.20)")
     parser.add_argument("--half", choices=("A", "B"), help="fit on one half of the dev projects only")
+    parser.add_argument(
+        "--rule", choices=("weighted", "subject"), default="weighted", help="subject: sweep SUBJECT_MIN (sixth pass)"
+    )
     args = parser.parse_args()
     if args.half:
         PROJECTS.extend(dev_half(args.half))
@@ -143,7 +169,7 @@ def main() -> None:
         grid = [x / 100 for x in range(10, 42, 2)]
     else:
         grid = [x / 100 for x in range(64, 124, 4)]
-    asyncio.run(main_async(args.model, grid))
+    asyncio.run(main_async(args.model, grid, args.rule))
 
 
 if __name__ == "__main__":

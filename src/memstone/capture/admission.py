@@ -82,7 +82,7 @@ from .nearness import (
     similarity,
     weighted_match,
 )
-from .subjects import pick_change, replaced_name, values, versioned_names
+from .subjects import pick_change, replaced_name, same_tools, values, versioned_names
 
 __all__ = [
     "REASONS",
@@ -545,8 +545,9 @@ def _plan_one(
                 and (correction or not other_subjects(mine_typed, t.typed))
             ):
                 cos = semantic.cosine(text, t.text) if semantic is not None else None
+                tools = same_tools(text, t.text)
                 near = weighted_match(aligned, t.tokens, weights, shared=shared, cosine=cos, semantic=semantic,
-                                      correction=correction)  # fmt: skip
+                                      correction=correction, named=tools)  # fmt: skip
                 if near is not None and (top is None or near > top[0]):
                     top = (near, t, sim)
             continue

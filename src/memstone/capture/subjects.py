@@ -25,6 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ._language import language
 from ._text import subject_tokens, typed_subjects
 from .nearness import TermWeights, align, weighted_overlap
 
@@ -37,6 +38,8 @@ __all__ = [
     "names",
     "pick_change",
     "replaced_name",
+    "same_tools",
+    "tool_names",
     "values",
     "versioned_names",
 ]
@@ -54,6 +57,9 @@ _VERSION = re.compile(
 _VERSIONED_NAME = re.compile(r"(?<![\w.-])([A-Za-z][\w-]*[.-])v?(\d+)(?![\w])", re.I)  # orders.v1, api-v2
 _NAME = re.compile(r"(?<![\w./-])([A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*|[A-Z][a-z]+[A-Za-z0-9]*)(?![\w/-])")
 _CODE = re.compile(r"`[^`\n]*`")
+# A tool-like spelling: a capital or a digit after the first letter (PostGIS, WGS84, UTC, H2, SQLite, MkDocs).
+_TOOL = re.compile(r"(?<![\w./-])([A-Za-z][a-z]*(?:[A-Z0-9][A-Za-z0-9]*)+)(?![\w/-])")
+_CJK_LATIN = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9+#]+)(?![\w/-])")
 _IDENT = re.compile(r"(?<![\w./-])([a-z][a-z0-9]*_[a-z0-9_]*)(?![\w/-])")  # a prefix or a setting: harbor_, max_conns
 _CLAUSE_START = re.compile(r"(?:^|[.;:!?。；：！？]\s*|\n)\s*[\"'(]*$")
 _LATIN_WORDS = frozenset(
@@ -148,6 +154,40 @@ def names(found: frozenset[str]) -> frozenset[str]:
     """The bodies of the values in ``found`` that name a thing: tool-like names, commands, paths, flags, versioned
     names (``name:osrm`` -> ``osrm``, ``ver:esp-idf=5.3`` -> ``esp-idf``)."""
     return frozenset(v.split(":", 1)[1].split("=", 1)[0] for v in found)
+
+
+def tool_names(text: str) -> frozenset[str]:
+    """The names ``text`` spells like a tool, a standard or a unit (``PostGIS``, ``WGS84``, ``UTC``, ``H2``), any
+    Latin word in Chinese prose, and in English any capitalized word that does not start a clause (``Celery``),
+    lowercased (an acronym's plural is the acronym). Unlike :func:`values`'s
+    ``name:``, a capitalized German noun is not one.
+
+    >>> sorted(tool_names("Alle Koordinaten liegen in PostGIS, in WGS84; CRDs nie löschen."))
+    ['crd', 'postgis', 'wgs84']
+    """
+    pattern = _CJK_LATIN if any("\u4e00" <= ch <= "\u9fff" for ch in text) else _TOOL
+    out = set(_names(text)) if language(text) == "en" else set()  # English capitalizes names, not nouns
+    for m in pattern.finditer(_CODE.sub(" ", text)):
+        word = m.group(1)
+        plural = len(word) > 2 and word[:-1].isupper() and word.endswith("s")
+        out.add(word.lower()[:-1] if plural else word.lower())
+    return frozenset(out)
+
+
+# Acronyms of software prose that name no particular thing: sharing one says nothing about the subject.
+_GENERIC_NAMES = frozenset(
+    ("api", "apis", "ui", "ux", "ci", "cd", "pr", "prs", "id", "ids", "url", "urls", "http", "https", "json", "yaml",
+     "xml", "sql", "cli", "sdk", "os", "db", "io", "ok", "faq", "todo")
+)  # fmt: skip
+
+
+def same_tools(mine: str, theirs: str) -> bool:
+    """Whether a candidate names a tool-like thing the entry names too, and nothing of that kind the entry does
+    not: a restatement keeps its rule's names and adds none ("Settings are stored in MMKV and trip data in SQLite"
+    is not "Trip data goes to SQLite via Expo, settings to AsyncStorage"). A generic acronym (API, UI, CI, JSON)
+    is no shared subject."""
+    a, b = tool_names(mine), tool_names(theirs)
+    return bool((a & b) - _GENERIC_NAMES) and a <= b
 
 
 def replaced_name(term: str, entry_values: frozenset[str]) -> bool:

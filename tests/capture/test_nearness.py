@@ -15,6 +15,7 @@ from memstone.capture.nearness import (
     TermWeights,
     akin,
     align,
+    compound_akin,
     weighted_match,
     weighted_min,
     weighted_overlap,
@@ -191,3 +192,28 @@ async def test_a_restatement_naming_the_same_tools_revises_its_entry(service: Me
         scope=PROJECT,
     )
     assert [o.action for o in again.outcomes] != ["added"]
+
+
+def test_a_compound_part_at_the_seam_is_shared_but_a_short_one_is_not() -> None:
+    assert compound_akin("lagerimport", "importiert")  # "import" ends one and starts the other
+    assert compound_akin("reconcil", "reconciler")  # what is akin stays akin
+    assert not compound_akin("fahrzeugflot", "flottenbuch")  # "flot": too short to be a part
+    assert not compound_akin("deployment", "mentor")
+
+
+async def test_a_german_correction_of_a_replaced_word_revises_the_entry_sharing_a_compound_part(
+    service: MemoryService,
+) -> None:
+    for text in MEMORY:
+        await capture(service, UserPrompt(text=text), scope=PROJECT)
+    (entry,) = (
+        await capture(
+            service, UserPrompt(text="Die Lagerbestände werden wöchentlich aus dem SAP importiert."), scope=PROJECT
+        )
+    ).entries()
+    later = await capture(
+        service,
+        UserPrompt(text="Der Bestandsimport läuft nicht mehr wöchentlich, sondern jede Nacht über einen Webhook."),
+        scope=PROJECT,
+    )
+    assert [(o.action, o.entry_id) for o in later.outcomes] == [("revised", entry)]

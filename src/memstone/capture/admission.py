@@ -76,13 +76,14 @@ from .nearness import (
     Similarity,
     TermWeights,
     align,
+    compound_akin,
     other_subjects,
     semantic_key,
     semantic_texts,
     similarity,
     weighted_match,
 )
-from .subjects import pick_change, replaced_name, same_tools, values, versioned_names
+from .subjects import pick_change, replaced_name, replaced_tokens, same_tools, values, versioned_names
 
 __all__ = [
     "REASONS",
@@ -490,7 +491,7 @@ def _plan_one(
         return make("add", None, text, 0.0, "new working note")
 
     correction = cand.origin == "correction" or cand.kind == "correction"
-    replaced = [subject_tokens(r) for r in cand.replaces]
+    replaced = [replaced_tokens(r, mine) for r in cand.replaces]
     best_t: _Target | None = None
     best_score = 0.0
     best_sim: Similarity | None = None
@@ -524,6 +525,11 @@ def _plan_one(
                     if r and r <= t.tokens and (len((mine - r) & t.tokens) >= 1 or same_frame(mine_typed, t.typed)):
                         # "off kind to k3d, so use `make k3d-up`" corrects the entry that says kind and
                         # `make kind-up`: the replaced term is there, and the same step with the new value.
+                        matched = True
+                        break
+                    if r and r <= t.tokens and any(compound_akin(a, b) for a in mine - r for b in t.tokens - r):
+                        # "Der Flottenimport läuft nicht mehr nachts" / "Die Fahrzeugflotte wird nachts …
+                        # importiert": the replaced word is there, and a part of a compound (import).
                         matched = True
                         break
                     if r and r <= t.tokens and replaced_name(term, t.values):

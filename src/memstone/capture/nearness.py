@@ -51,6 +51,7 @@ __all__ = [
     "TermWeights",
     "akin",
     "align",
+    "compound_akin",
     "other_subjects",
     "semantic_key",
     "semantic_texts",
@@ -155,6 +156,22 @@ def akin(a: str, b: str) -> bool:
     ``ge-`` is taken off (``gespeichert``/``speicher``). Letters only; CJK tokens and
     anything with a digit (versions, numbers) never: ``1.74`` is not ``1.7``."""
     return any(_akin(x, y) for x in _forms(a) for y in _forms(b))
+
+
+COMPOUND_PART = 6  # letters a German compound and another word must share at their seam (flottenimport/importiert)
+
+
+def compound_akin(a: str, b: str) -> bool:
+    """Whether two words share a compound part: the end of one is the start of the other, from
+    :data:`COMPOUND_PART` letters (``flottenimport``/``importiert``, ``fahrzeugflotte``/``flotten…`` not: 5).
+    Looser than :func:`akin`, so only used where other evidence already points at the entry."""
+    if not (a.isalpha() and b.isalpha()) or min(len(a), len(b)) < COMPOUND_PART or akin(a, b):
+        return akin(a, b)
+    for x, y in ((a, b), (b, a)):
+        for k in range(COMPOUND_PART, min(len(x), len(y)) + 1):
+            if x[-k:] == y[:k] and k < len(x):
+                return True
+    return False
 
 
 def _forms(word: str) -> tuple[str, ...]:

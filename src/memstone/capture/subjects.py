@@ -22,6 +22,7 @@ Everything is regular expressions over the text; nothing is imported that the ho
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,6 +39,7 @@ __all__ = [
     "names",
     "pick_change",
     "replaced_name",
+    "replaced_tokens",
     "same_tools",
     "tool_names",
     "values",
@@ -58,7 +60,7 @@ _VERSIONED_NAME = re.compile(r"(?<![\w.-])([A-Za-z][\w-]*[.-])v?(\d+)(?![\w])", 
 _NAME = re.compile(r"(?<![\w./-])([A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*|[A-Z][a-z]+[A-Za-z0-9]*)(?![\w/-])")
 _CODE = re.compile(r"`[^`\n]*`")
 # A tool-like spelling: a capital or a digit after the first letter (PostGIS, WGS84, UTC, H2, SQLite, MkDocs).
-_TOOL = re.compile(r"(?<![\w./-])([A-Za-z][a-z]*(?:[A-Z0-9][A-Za-z0-9]*)+)(?![\w/-])")
+_TOOL = re.compile(r"(?<![\w./-])([A-Za-z][a-z]*(?:[A-Z0-9][A-Za-z0-9]*)+)(?![\w/]|-\d)")  # also PostGIS-Instanz
 _CJK_LATIN = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9+#]+)(?![\w/-])")
 _IDENT = re.compile(r"(?<![\w./-])([a-z][a-z0-9]*_[a-z0-9_]*)(?![\w/-])")  # a prefix or a setting: harbor_, max_conns
 _CLAUSE_START = re.compile(r"(?:^|[.;:!?。；：！？]\s*|\n)\s*[\"'(]*$")
@@ -188,6 +190,20 @@ def same_tools(mine: str, theirs: str) -> bool:
     is no shared subject."""
     a, b = tool_names(mine), tool_names(theirs)
     return bool((a & b) - _GENERIC_NAMES) and a <= b
+
+
+def replaced_tokens(term: str, mine: frozenset[str]) -> frozenset[str]:
+    """The subject tokens of a replaced term as the candidate's own text has them: a German word alone is not
+    read as German, so its umlauts stay (``wöchentlich``) where the sentence's tokens fold them (``wochentlich``).
+
+    >>> sorted(replaced_tokens("wöchentlich", frozenset({"wochentlich", "nacht"})))
+    ['wochentlich']
+    """
+    found = subject_tokens(term)
+    if found <= mine:
+        return found
+    folded = frozenset(unicodedata.normalize("NFKD", t).encode("ascii", "ignore").decode() or t for t in found)
+    return folded if folded <= mine else found
 
 
 def replaced_name(term: str, entry_values: frozenset[str]) -> bool:

@@ -16,6 +16,13 @@ names; :func:`changed` reads a candidate against an entry:
   names the old command's step (``run `cargo test``` / ``run `cargo fmt --check```: two rules; ``make lint`` /
   "lint runs in CI now, `make check` before a commit": a change).
 
+- ``name`` (sixth pass): the candidate *says* something changed (a correction), and each side names a tool-like
+  name or an identifier (``billing_``) the other lacks, from :data:`CHANGE_NAME_MIN`.
+
+:func:`replaced_name` and :func:`same_tools` serve the correction and restatement rules of
+:mod:`memstone.capture.admission` (sixth pass): a correction revises the entry that names what it replaces, and
+a restatement that names the same tools as its entry, and no other, needs less overlap.
+
 Everything is regular expressions over the text; nothing is imported that the hook does not already load.
 """
 

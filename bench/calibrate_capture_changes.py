@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from calibrate_capture_nearness import PROJECTS, dev_half, measure, row
+from calibrate_capture_nearness import PROJECTS, dev_half, sweep_constant
 
 from memstone.capture import subjects
 
@@ -29,21 +29,7 @@ INF = float("inf")
 
 async def main_async(model: str | None, grid: list[float], name: str = "CHANGE_MIN") -> None:
     print(f"dev part only ({DEV}{', projects ' + ', '.join(PROJECTS) if PROJECTS else ''}), model {model or 'none'}")
-    setattr(subjects, name, INF)
-    off = await measure(model)
-    print(row("off", off))
-    off_merges, base_recall = off["merges"], off["explicit_correction_recall"]
-    assert isinstance(off_merges, list) and isinstance(base_recall, float)
-    clean: dict[float, bool] = {}
-    for t in grid:
-        setattr(subjects, name, t)
-        r = await measure(model)
-        print(row(f"{t:.2f}", r))
-        merges, recall = r["merges"], r["explicit_correction_recall"]
-        assert isinstance(merges, list) and isinstance(recall, float)
-        clean[t] = len(merges) <= len(off_merges) and recall >= base_recall
-    ok = [t for t in grid if all(clean[u] for u in grid if u >= t)]
-    print(f"\nlowest clean {name}: {min(ok) if ok else INF}")
+    await sweep_constant(subjects, name, model, grid)
 
 
 def main() -> None:

@@ -101,30 +101,34 @@ def row(label: str, r: dict[str, object]) -> str:
     )
 
 
-async def sweep_subject(model: str | None, grid: list[float]) -> None:
-    """``--rule subject``: sweep ``nearness.SUBJECT_MIN`` (two statements naming the same thing in prose), the other
-    thresholds as they are."""
-    nearness.SUBJECT_MIN = INF
+async def sweep_constant(module: object, name: str, model: str | None, grid: list[float]) -> float:
+    """Sweep one threshold ``module.name`` over ``grid`` (the other thresholds as they are), print a row per value,
+    and return the lowest value from which every higher one has no more false merges and no less recall than the
+    rule switched off (∞). ``--rule subject`` sweeps ``nearness.SUBJECT_MIN``; calibrate_capture_changes.py the
+    change thresholds."""
+    setattr(module, name, INF)
     off = await measure(model)
     print(row("off", off))
     off_merges, base_recall = off["merges"], off["explicit_correction_recall"]
     assert isinstance(off_merges, list) and isinstance(base_recall, float)
     clean: dict[float, bool] = {}
     for t in grid:
-        nearness.SUBJECT_MIN = t
+        setattr(module, name, t)
         r = await measure(model)
         print(row(f"{t:.2f}", r))
         merges, recall = r["merges"], r["explicit_correction_recall"]
         assert isinstance(merges, list) and isinstance(recall, float)
         clean[t] = len(merges) <= len(off_merges) and recall >= base_recall
     ok = [t for t in grid if all(clean[u] for u in grid if u >= t)]
-    print(f"\nlowest clean SUBJECT_MIN: {min(ok) if ok else INF}")
+    chosen = min(ok) if ok else INF
+    print(f"\nlowest clean {name}: {chosen}")
+    return chosen
 
 
 async def main_async(model: str | None, grid: list[float], rule: str = "weighted") -> None:
     print(f"dev part only ({DEV}{', projects ' + ', '.join(PROJECTS) if PROJECTS else ''}), model {model or 'none'}")
     if rule == "subject":
-        await sweep_subject(model, grid)
+        await sweep_constant(nearness, "SUBJECT_MIN", model, grid)
         return
     set_thresholds(model, INF, INF)
     off = await measure(model)

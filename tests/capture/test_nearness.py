@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from capture_helpers import PROJECT
+from capture_helpers import PROJECT, entry_then
 
 from memstone import MemoryService
 from memstone.capture import UserPrompt, admit, capture, plan_candidates
@@ -204,16 +204,10 @@ def test_a_compound_part_at_the_seam_is_shared_but_a_short_one_is_not() -> None:
 async def test_a_german_correction_of_a_replaced_word_revises_the_entry_sharing_a_compound_part(
     service: MemoryService,
 ) -> None:
-    for text in MEMORY:
-        await capture(service, UserPrompt(text=text), scope=PROJECT)
-    (entry,) = (
-        await capture(
-            service, UserPrompt(text="Die Lagerbestände werden wöchentlich aus dem SAP importiert."), scope=PROJECT
-        )
-    ).entries()
-    later = await capture(
+    entry, outcomes = await entry_then(
         service,
-        UserPrompt(text="Der Bestandsimport läuft nicht mehr wöchentlich, sondern jede Nacht über einen Webhook."),
-        scope=PROJECT,
+        MEMORY,
+        "Die Lagerbestände werden wöchentlich aus dem SAP importiert.",
+        "Der Bestandsimport läuft nicht mehr wöchentlich, sondern jede Nacht über einen Webhook.",
     )
-    assert [(o.action, o.entry_id) for o in later.outcomes] == [("revised", entry)]
+    assert outcomes == [("revised", entry)]

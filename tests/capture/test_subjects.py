@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from capture_helpers import PROJECT
+from capture_helpers import PROJECT, entry_then
 
 from memstone import MemoryService
 from memstone.capture import UserPrompt, capture
@@ -115,17 +115,13 @@ def test_a_replaced_term_names_its_entry_only_when_the_entry_names_it() -> None:
 async def test_a_correction_that_replaces_a_named_tool_revises_the_entry_that_names_it(
     service: MemoryService,
 ) -> None:
-    for text in MEMORY:
-        await capture(service, UserPrompt(text=text), scope=PROJECT)
-    (entry,) = (
-        await capture(
-            service, UserPrompt(text="Full-text search is served by Typesense, one node per region."), scope=PROJECT
-        )
-    ).entries()
-    later = await capture(
-        service, UserPrompt(text="We replaced Typesense with Meilisearch after the outage in March."), scope=PROJECT
+    entry, outcomes = await entry_then(
+        service,
+        MEMORY,
+        "Full-text search is served by Typesense, one node per region.",
+        "We replaced Typesense with Meilisearch after the outage in March.",
     )
-    assert [(o.action, o.entry_id) for o in later.outcomes] == [("revised", entry)]
+    assert outcomes == [("revised", entry)]
     # Naming the same tool without saying it was replaced is not a change of that entry.
     other = await capture(service, UserPrompt(text="Typesense API keys rotate every ninety days."), scope=PROJECT)
     assert [o.action for o in other.outcomes] == ["added"]

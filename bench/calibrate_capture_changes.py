@@ -1,11 +1,12 @@
 """Fit the unmarked-change threshold of :mod:`memstone.capture.subjects` on the DEV part of the capture data only.
 
-``python bench/calibrate_capture_changes.py [--model minilm-l6-int8] [--half A|B] [--grid 0.2,0.3]``
+``python bench/calibrate_capture_changes.py [--model minilm-l6-int8] [--half A|B] [--grid 0.2,0.3] [--rule name]``
 
 Runs the whole dev part (``bench/data/capture``) through the real capture pipeline once per candidate value of
 ``subjects.CHANGE_MIN`` (the weighted overlap of what two statements share once the values they differ in are
 taken out) and prints duplicates created, corrections that revised their entry, false merges and explicit +
-correction recall. The chosen value is the lowest one from which every higher value has no more false merges
+correction recall (``--rule name``: ``subjects.CHANGE_NAME_MIN`` instead, the stated change of a name in prose,
+sixth pass). The chosen value is the lowest one from which every higher value has no more false merges
 and no less recall than the rule switched off (∞). It never reads ``bench/data/capture-heldout``.
 """
 
@@ -18,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from calibrate_capture_nearness import PROJECTS, dev_half, measure, row
+from calibrate_capture_nearness import PROJECTS, dev_half, sweep_constant
 
 from memstone.capture import subjects
 
@@ -26,23 +27,9 @@ DEV = Path(__file__).resolve().parent / "data" / "capture"
 INF = float("inf")
 
 
-async def main_async(model: str | None, grid: list[float]) -> None:
+async def main_async(model: str | None, grid: list[float], name: str = "CHANGE_MIN") -> None:
     print(f"dev part only ({DEV}{', projects ' + ', '.join(PROJECTS) if PROJECTS else ''}), model {model or 'none'}")
-    subjects.CHANGE_MIN = INF
-    off = await measure(model)
-    print(row("off", off))
-    off_merges, base_recall = off["merges"], off["explicit_correction_recall"]
-    assert isinstance(off_merges, list) and isinstance(base_recall, float)
-    clean: dict[float, bool] = {}
-    for t in grid:
-        subjects.CHANGE_MIN = t
-        r = await measure(model)
-        print(row(f"{t:.2f}", r))
-        merges, recall = r["merges"], r["explicit_correction_recall"]
-        assert isinstance(merges, list) and isinstance(recall, float)
-        clean[t] = len(merges) <= len(off_merges) and recall >= base_recall
-    ok = [t for t in grid if all(clean[u] for u in grid if u >= t)]
-    print(f"\nlowest clean CHANGE_MIN: {min(ok) if ok else INF}")
+    await sweep_constant(subjects, name, model, grid)
 
 
 def main() -> None:
@@ -50,11 +37,12 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="embedding profile (default: none)")
     parser.add_argument("--grid", help="values to try, comma-separated (default 0.10..0.60)")
     parser.add_argument("--half", choices=("A", "B"), help="fit on one half of the dev projects only")
+    parser.add_argument("--rule", choices=("value", "name"), default="value", help="which change threshold to fit")
     args = parser.parse_args()
     if args.half:
         PROJECTS.extend(dev_half(args.half))
     grid = [float(x) for x in args.grid.split(",")] if args.grid else [x / 100 for x in range(10, 62, 4)]
-    asyncio.run(main_async(args.model, grid))
+    asyncio.run(main_async(args.model, grid, "CHANGE_NAME_MIN" if args.rule == "name" else "CHANGE_MIN"))
 
 
 if __name__ == "__main__":

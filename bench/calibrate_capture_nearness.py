@@ -1,6 +1,6 @@
 """Fit the weighted-overlap near-duplicate thresholds on the DEV part of the capture data only.
 
-``python bench/calibrate_capture_nearness.py [--model use-multilingual-v3] [--half A|B]``
+``python bench/calibrate_capture_nearness.py [--model use-multilingual-v3] [--half A|B] [--rule subject]``
 
 Runs the whole dev part (``bench/data/capture``) through the real capture pipeline once per candidate threshold
 of :mod:`memstone.capture.nearness` (lexical without ``--model``; weighted overlap + cosine with it) and prints,
@@ -101,8 +101,35 @@ def row(label: str, r: dict[str, object]) -> str:
     )
 
 
-async def main_async(model: str | None, grid: list[float]) -> None:
+async def sweep_constant(module: object, name: str, model: str | None, grid: list[float]) -> float:
+    """Sweep one threshold ``module.name`` over ``grid`` (the other thresholds as they are), print a row per value,
+    and return the lowest value from which every higher one has no more false merges and no less recall than the
+    rule switched off (∞). ``--rule subject`` sweeps ``nearness.SUBJECT_MIN``; calibrate_capture_changes.py the
+    change thresholds."""
+    setattr(module, name, INF)
+    off = await measure(model)
+    print(row("off", off))
+    off_merges, base_recall = off["merges"], off["explicit_correction_recall"]
+    assert isinstance(off_merges, list) and isinstance(base_recall, float)
+    clean: dict[float, bool] = {}
+    for t in grid:
+        setattr(module, name, t)
+        r = await measure(model)
+        print(row(f"{t:.2f}", r))
+        merges, recall = r["merges"], r["explicit_correction_recall"]
+        assert isinstance(merges, list) and isinstance(recall, float)
+        clean[t] = len(merges) <= len(off_merges) and recall >= base_recall
+    ok = [t for t in grid if all(clean[u] for u in grid if u >= t)]
+    chosen = min(ok) if ok else INF
+    print(f"\nlowest clean {name}: {chosen}")
+    return chosen
+
+
+async def main_async(model: str | None, grid: list[float], rule: str = "weighted") -> None:
     print(f"dev part only ({DEV}{', projects ' + ', '.join(PROJECTS) if PROJECTS else ''}), model {model or 'none'}")
+    if rule == "subject":
+        await sweep_constant(nearness, "SUBJECT_MIN", model, grid)
+        return
     set_thresholds(model, INF, INF)
     off = await measure(model)
     print(row("off", off))
@@ -134,6 +161,9 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="embedding profile (default: none, the lexical rule)")
     parser.add_argument("--grid", help="thresholds to try, comma-separated (default: 0.10..0.40, or 0.64..1.20)")
     parser.add_argument("--half", choices=("A", "B"), help="fit on one half of the dev projects only")
+    parser.add_argument(
+        "--rule", choices=("weighted", "subject"), default="weighted", help="subject: sweep SUBJECT_MIN (sixth pass)"
+    )
     args = parser.parse_args()
     if args.half:
         PROJECTS.extend(dev_half(args.half))
@@ -143,7 +173,7 @@ def main() -> None:
         grid = [x / 100 for x in range(10, 42, 2)]
     else:
         grid = [x / 100 for x in range(64, 124, 4)]
-    asyncio.run(main_async(args.model, grid))
+    asyncio.run(main_async(args.model, grid, args.rule))
 
 
 if __name__ == "__main__":

@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import pytest
-from capture_helpers import PROJECT
+from capture_helpers import PROJECT, entry_then
 
 from memstone import MemoryService
 from memstone.capture import UserPrompt, admit, capture, plan_candidates
 from memstone.capture._text import probes, searchable, subject_tokens
 from memstone.capture.admission import Semantic, semantic_key
 from memstone.capture.candidates import Candidate
-from memstone.capture.nearness import TermWeights, akin, align, weighted_min, weighted_overlap
+from memstone.capture.nearness import (
+    SUBJECT_MIN,
+    TermWeights,
+    akin,
+    align,
+    compound_akin,
+    weighted_match,
+    weighted_min,
+    weighted_overlap,
+)
+from memstone.capture.subjects import same_tools
 
 # A photo app's memory: "preview", "thumbnail" and "render" are everywhere in it; "imgproxy" and "sidecar" are not.
 MEMORY = [
@@ -148,3 +158,56 @@ def test_german_doubled_stems_and_umlauts_meet_their_probes() -> None:
     assert "log" in logged & subject_tokens("Auch Namen gehören nicht ins Log, nicht nur Kontonummern.")
     (alternatives,) = probes(subject_tokens("Beträge"))
     assert any(k in searchable("Geldbeträge in Cent") for k in alternatives)
+
+
+def test_a_german_participle_is_akin_to_its_verb() -> None:
+    assert akin("gespeichert", "speicher") and akin("geändert", "änder")
+    assert not akin("gebucht", "buch")  # under 8 letters the ge- stays: "gemacht", "gelten" are too short to tell
+
+
+def test_a_shared_tool_name_lowers_the_threshold_only_when_the_candidate_adds_no_other_name() -> None:
+    entry = "Map tiles are kept by Varnish for 60 minutes."
+    assert same_tools("Tiles are always cached in Varnish for an hour.", entry)
+    # A second tool the entry does not name: another rule about the same area.
+    assert not same_tools("Tiles live in Varnish and fonts in MinIO.", entry)
+    assert not same_tools("Tiles are cached for an hour.", entry)  # no name at all
+    assert not same_tools("Every UI string is translated.", "The UI is tested on iOS.")  # a generic acronym
+    weights = TermWeights(["tiles cached varnish hour", "fonts served minio", "tiles rendered mapnik night"])
+    mine = frozenset({"tile", "varnish", "hour", "edge", "purg", "region"})
+    theirs = frozenset({"tile", "varnish", "hour", "map", "zoom", "layer"})
+    assert SUBJECT_MIN <= weighted_overlap(mine, theirs, weights) < weighted_min(None, correction=False)  # 0.18
+    args = {"shared": 3, "cosine": None, "semantic": None, "correction": False}
+    assert weighted_match(mine, theirs, weights, **args) is None  # type: ignore[arg-type]
+    assert weighted_match(mine, theirs, weights, named=True, **args) is not None  # type: ignore[arg-type]
+
+
+async def test_a_restatement_naming_the_same_tools_revises_its_entry(service: MemoryService) -> None:
+    for text in [*MEMORY, "Geodaten werden immer in WGS84 in PostGIS gespeichert, die Datenbank ist PostgreSQL."]:
+        await capture(service, UserPrompt(text=text), scope=PROJECT)
+    again = await capture(
+        service,
+        UserPrompt(
+            text="Alle Koordinaten liegen in PostGIS, und zwar in WGS84; andere Bezugssysteme speichern wir nicht."
+        ),
+        scope=PROJECT,
+    )
+    assert [o.action for o in again.outcomes] != ["added"]
+
+
+def test_a_compound_part_at_the_seam_is_shared_but_a_short_one_is_not() -> None:
+    assert compound_akin("lagerimport", "importiert")  # "import" ends one and starts the other
+    assert compound_akin("reconcil", "reconciler")  # what is akin stays akin
+    assert not compound_akin("fahrzeugflot", "flottenbuch")  # "flot": too short to be a part
+    assert not compound_akin("deployment", "mentor")
+
+
+async def test_a_german_correction_of_a_replaced_word_revises_the_entry_sharing_a_compound_part(
+    service: MemoryService,
+) -> None:
+    entry, outcomes = await entry_then(
+        service,
+        MEMORY,
+        "Die Lagerbestände werden wöchentlich aus dem SAP importiert.",
+        "Der Bestandsimport läuft nicht mehr wöchentlich, sondern jede Nacht über einen Webhook.",
+    )
+    assert outcomes == [("revised", entry)]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from capture_helpers import PROJECT
+from capture_helpers import PROJECT, entry_then
 
 from memstone import MemoryService
 from memstone.capture import UserPrompt, capture
+from memstone.capture._language import read_sentence
 from memstone.capture._text import subject_tokens
-from memstone.capture.subjects import changed, values
+from memstone.capture.subjects import changed, replaced_name, values
 
 # A wiki's memory (made-up sentences, in no data file).
 MEMORY = [
@@ -97,3 +98,39 @@ async def test_a_restatement_with_the_number_written_out_is_no_second_entry(serv
     )
     assert [o.action for o in again.outcomes] != ["added"]
     assert await _live(service) == before + 1
+
+
+# Sixth pass: a correction of a subject named in prose only (no version, command or path on either side).
+def test_a_replaced_term_names_its_entry_only_when_the_entry_names_it() -> None:
+    assert replaced_name("Typesense", values("Search is served by Typesense behind the API gateway."))
+    assert not replaced_name("nightly", values("The index is rebuilt nightly from the page store."))
+    assert read_sentence("We replaced Typesense with Meilisearch in March.").replaced == ("Typesense",)
+    assert read_sentence("Die Suche läuft nicht mehr über Solr, sondern über OpenSearch.").replaced == ("Solr",)
+    assert (
+        "Jenkins"
+        in read_sentence("Jenkins haben wir im Mai abgeschafft, die Pipelines laufen jetzt in GitLab.").replaced
+    )
+
+
+async def test_a_correction_that_replaces_a_named_tool_revises_the_entry_that_names_it(
+    service: MemoryService,
+) -> None:
+    entry, outcomes = await entry_then(
+        service,
+        MEMORY,
+        "Full-text search is served by Typesense, one node per region.",
+        "We replaced Typesense with Meilisearch after the outage in March.",
+    )
+    assert outcomes == [("revised", entry)]
+    # Naming the same tool without saying it was replaced is not a change of that entry.
+    other = await capture(service, UserPrompt(text="Typesense API keys rotate every ninety days."), scope=PROJECT)
+    assert [o.action for o in other.outcomes] == ["added"]
+
+
+def test_a_stated_change_of_a_name_in_prose_is_a_change_and_an_unstated_one_is_not() -> None:
+    old = values("Cache keys carry the wiki_ prefix and expire after an hour.")
+    new = values("Cache keys carry the pages_ prefix now.")
+    assert {"name:wiki_", "name:pages_"} <= old | new
+    assert changed(new, old, overlap=0.3, shared=3, stated=True) is not None
+    assert changed(new, old, overlap=0.3, shared=3, stated=False) is None  # not said to have changed
+    assert changed(new, old, overlap=0.3, shared=1, stated=True) is None  # one shared word is too little

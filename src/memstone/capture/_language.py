@@ -194,10 +194,14 @@ _REPLACED = {
     "en": _rx(
         r"\b(?:off|instead of|rather than|away from|left|dropped|not)\s+(?P<x>[\w.\-/`']+(?:\s+[\w.\-`']+)?)"
         r"|\bfrom\s+(?P<y>[\w.\-/`']+)\s+to\b|\b(?P<z>[\w.\-/`']+) is gone\b"
+        r"|\b(?:replaced|swapped(?: out)?|ditched|retired)\s+(?:the\s+)?(?P<w>[\w.\-/`']+)\s+(?:with|by|for)\b"
     ),
     "de": _rx(
-        r"\b(?:statt|anstatt|nicht|kein(?:e|en)?|von)\s+(?P<x>[\wäöüß.\-/`]+)"
+        r"\bnicht mehr\s+(?:(?:mit|über|in|im|per|auf|nach)\s+)?(?P<w>[\wäöüß.\-/`]+)"
+        r"|\b(?:statt|anstatt|nicht|kein(?:e|en)?|von)\s+(?P<x>[\wäöüß.\-/`]+)"
         r"|(?P<y>[\wäöüß.\-/`]+)\s+(?:benutzen|verwenden|nutzen)\s+wir\s+nicht\s+mehr"
+        r"|(?P<z>[\wäöüß.\-/`]+)\s+(?:(?:ist|sind)\s+(?:jetzt\s+)?(?:raus|weg|abgeschafft|entfernt)"
+        r"|haben\s+wir\s+(?:\w+\s+){0,3}(?:entfernt|abgeschafft|rausgeworfen|abgelöst|ersetzt))\b"
     ),
     "zh": re.compile(
         r"从\s*(?P<x>[^\s，。,]{1,20}?)\s*(?:迁|换|改)|不再(?:用|使用)\s*(?P<y>[^\s，。,]{1,12})|不是\s*(?P<z>[^\s，。,]{1,12})"

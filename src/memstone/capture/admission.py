@@ -76,13 +76,14 @@ from .nearness import (
     Similarity,
     TermWeights,
     align,
+    compound_akin,
     other_subjects,
     semantic_key,
     semantic_texts,
     similarity,
     weighted_match,
 )
-from .subjects import pick_change, versioned_names
+from .subjects import pick_change, replaced_name, replaced_tokens, same_tools, values, versioned_names
 
 __all__ = [
     "REASONS",
@@ -308,6 +309,13 @@ class _Target:
     _search: str | None = None
     _norm: str | None = None
     _typed: frozenset[str] | None = None
+    _values: frozenset[str] | None = None
+
+    @property
+    def values(self) -> frozenset[str]:
+        if self._values is None:
+            self._values = values(self.text)
+        return self._values
 
     @property
     def typed(self) -> frozenset[str]:
@@ -341,7 +349,7 @@ class _Target:
 
     def retext(self, text: str) -> None:
         self.text, self._tokens, self._exact, self._search, self._norm = text, None, None, None, None
-        self._typed = None
+        self._typed, self._values = None, None
 
 
 def _norm(text: str) -> str:
@@ -483,7 +491,7 @@ def _plan_one(
         return make("add", None, text, 0.0, "new working note")
 
     correction = cand.origin == "correction" or cand.kind == "correction"
-    replaced = [subject_tokens(r) for r in cand.replaces]
+    replaced = [replaced_tokens(r, mine) for r in cand.replaces]
     best_t: _Target | None = None
     best_score = 0.0
     best_sim: Similarity | None = None
@@ -513,10 +521,23 @@ def _plan_one(
             if sim.shared >= 3 and sim.containment >= CORRECTION_CONTAINMENT:
                 matched = True
             else:
-                for r in replaced:
+                for term, r in zip(cand.replaces, replaced, strict=True):
                     if r and r <= t.tokens and (len((mine - r) & t.tokens) >= 1 or same_frame(mine_typed, t.typed)):
                         # "off kind to k3d, so use `make k3d-up`" corrects the entry that says kind and
                         # `make kind-up`: the replaced term is there, and the same step with the new value.
+                        matched = True
+                        break
+                    if r and r <= t.tokens and any(compound_akin(a, b) for a in mine - r for b in t.tokens - r):
+                        # "Der Flottenimport läuft nicht mehr nachts" / "Die Fahrzeugflotte wird nachts …
+                        # importiert": the replaced word is there, and a part of a compound (import).
+                        matched = True
+                        break
+                    if r and r <= t.tokens and replaced_name(term, t.values):
+                        # Trigger: the correction names what it replaces, and the entry names that very thing
+                        # ("We replaced GraphHopper with OSRM" / "The routing engine is GraphHopper, …").
+                        # Why: the replaced tool is the subject; the two share no other word because everything
+                        # else about it changed too.
+                        # Outcome: the correction revises that entry (the closest one if several name it).
                         matched = True
                         break
         if not matched:
@@ -530,8 +551,9 @@ def _plan_one(
                 and (correction or not other_subjects(mine_typed, t.typed))
             ):
                 cos = semantic.cosine(text, t.text) if semantic is not None else None
+                tools = same_tools(text, t.text)
                 near = weighted_match(aligned, t.tokens, weights, shared=shared, cosine=cos, semantic=semantic,
-                                      correction=correction)  # fmt: skip
+                                      correction=correction, named=tools)  # fmt: skip
                 if near is not None and (top is None or near > top[0]):
                     top = (near, t, sim)
             continue
@@ -539,7 +561,7 @@ def _plan_one(
         if score > best_score:
             best_t, best_score, best_sim, best_value = t, score, sim, swap if value else None
     if best_t is None and top is None and weights is not None:
-        hit = pick_change(text, mine, [(t.text, t.tokens) for t in pool], weights)
+        hit = pick_change(text, mine, [(t.text, t.tokens) for t in pool], weights, stated=correction)
         if hit is not None:  # the same subject set to another value: an unmarked correction (subjects.py)
             best_t, best_sim, correction = pool[hit], similarity(mine, pool[hit].tokens), True
     if best_t is None and top is not None:

@@ -45,11 +45,13 @@ __all__ = [
     "CORRECTION_SHARED",
     "LEXICAL_MIN",
     "SEMANTIC_THRESHOLDS",
+    "SUBJECT_MIN",
     "Semantic",
     "Similarity",
     "TermWeights",
     "akin",
     "align",
+    "compound_akin",
     "other_subjects",
     "semantic_key",
     "semantic_texts",
@@ -64,6 +66,10 @@ LEXICAL_MIN = 0.24
 LEXICAL_SHARED = 3  # without a model, as the other lexical rules: two shared words are too little evidence
 CORRECTION_MIN = 0.20
 CORRECTION_SHARED = 3  # shared subject tokens a correction needs for the lexical rule
+# Two statements that share a subject named in prose (a tool, a setting: PostGIS, WGS84, UTC) need less of the
+# rest to be one statement (sixth pass); fitted on the dev part only, bench/calibrate_capture_nearness.py --rule
+# subject.
+SUBJECT_MIN = 0.16
 AKIN_PREFIX = 4  # a word that starts another counts as the same word from this many letters on
 AKIN_SUFFIX = 5  # a word that ends another (a compound's head: Betrag / Geldbetrag) from this many letters on
 COMBINED_MIN: dict[str, float] = {"use-multilingual-v3": 0.84, "minilm-l6-int8": 0.96}
@@ -146,8 +152,37 @@ def other_subjects(mine: frozenset[str], theirs: frozenset[str]) -> bool:
 def akin(a: str, b: str) -> bool:
     """Whether two different subject tokens are forms of one word for the weighted rule: one starts the other
     (``reconcil``/``reconciler``, ``storno``/``stornobuch``) from :data:`AKIN_PREFIX` letters, or ends it (the
-    head of a compound: ``betrag``/``geldbetrag``) from :data:`AKIN_SUFFIX`. Letters only; CJK tokens and
+    head of a compound: ``betrag``/``geldbetrag``) from :data:`AKIN_SUFFIX`, also once a German participle's
+    ``ge-`` is taken off (``gespeichert``/``speicher``). Letters only; CJK tokens and
     anything with a digit (versions, numbers) never: ``1.74`` is not ``1.7``."""
+    return any(_akin(x, y) for x in _forms(a) for y in _forms(b))
+
+
+COMPOUND_PART = 6  # letters a German compound and another word must share at their seam (flottenimport/importiert)
+
+
+def compound_akin(a: str, b: str) -> bool:
+    """Whether two words share a compound part: the end of one is the start of the other, from
+    :data:`COMPOUND_PART` letters (``flottenimport``/``importiert``, ``fahrzeugflotte``/``flotten…`` not: 5).
+    Looser than :func:`akin`, so only used where other evidence already points at the entry."""
+    if not (a.isalpha() and b.isalpha()) or min(len(a), len(b)) < COMPOUND_PART or akin(a, b):
+        return akin(a, b)
+    for x, y in ((a, b), (b, a)):
+        for k in range(COMPOUND_PART, min(len(x), len(y)) + 1):
+            if x[-k:] == y[:k] and k < len(x):
+                return True
+    return False
+
+
+def _forms(word: str) -> tuple[str, ...]:
+    """A word, and without the ``ge-`` of a German participle (``gespeichert`` -> ``speichert``, which then
+    starts like ``speicher``): the light stemming the analyzer's stems leave out."""
+    if word.startswith("ge") and word.endswith("t") and len(word) >= 8:
+        return (word, word[2:])
+    return (word,)
+
+
+def _akin(a: str, b: str) -> bool:
     short, long = (a, b) if len(a) <= len(b) else (b, a)
     if short == long or not short.isalpha() or not long.isalpha() or short.startswith(("b_", "u_")):
         return False
@@ -236,19 +271,28 @@ def weighted_match(
     cosine: float | None,
     semantic: Semantic | None,
     correction: bool,
+    named: bool = False,
 ) -> float | None:
     """The score of the weighted rule for a candidate (``mine``) and an entry, or None when it does not match.
 
-    Lexical: weighted overlap ≥ :data:`LEXICAL_MIN` (a correction: :data:`CORRECTION_MIN`) with ≥
-    :data:`LEXICAL_SHARED` shared tokens. With a calibrated model also: weighted overlap + cosine ≥ the profile's
-    combined threshold (any shared token; the caller checks that there is one). The score is the overlap, plus the
-    cosine when there is one, so the closest entry wins.
+    Lexical: weighted overlap ≥ :data:`LEXICAL_MIN` (a correction: :data:`CORRECTION_MIN`; ``named``, the two
+    share a name in prose: :data:`SUBJECT_MIN`) with ≥ :data:`LEXICAL_SHARED` shared tokens. With a calibrated
+    model also: weighted overlap + cosine ≥ the profile's combined threshold (any shared token; the caller checks
+    that there is one). The score is the overlap, plus the cosine when there is one, so the closest entry wins.
     """
     need = CORRECTION_SHARED if correction else LEXICAL_SHARED
     if shared < need and (semantic is None or cosine is None):
         return None  # too few shared words for the lexical rule, and no cosine: skip the weights
     lexical = weighted_overlap(mine, theirs, weights)
-    passes = shared >= need and lexical >= weighted_min(None, correction=correction)
+    floor = weighted_min(None, correction=correction)
+    if named:
+        # Trigger: the two name the same thing in prose (a tool, a setting, a unit: PostGIS, WGS84, UTC).
+        # Why: a restatement that rewords the rest ("Alle Koordinaten liegen in PostGIS, in WGS84" / "Geodaten
+        # werden immer in WGS84 gespeichert") keeps the names; two rules of one area rarely share one *and* the
+        # words around it.
+        # Outcome: the lower threshold SUBJECT_MIN, still with the shared tokens the lexical rule needs.
+        floor = min(floor, SUBJECT_MIN)
+    passes = shared >= need and lexical >= floor
     score = lexical
     if semantic is not None and cosine is not None:
         score = lexical + cosine

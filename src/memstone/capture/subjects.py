@@ -16,23 +16,49 @@ names; :func:`changed` reads a candidate against an entry:
   names the old command's step (``run `cargo test``` / ``run `cargo fmt --check```: two rules; ``make lint`` /
   "lint runs in CI now, `make check` before a commit": a change).
 
+- ``name`` (sixth pass): the candidate *says* something changed (a correction), and each side names a tool-like
+  name or an identifier (``billing_``) the other lacks, from :data:`CHANGE_NAME_MIN`.
+
+:func:`replaced_name` and :func:`same_tools` serve the correction and restatement rules of
+:mod:`memstone.capture.admission` (sixth pass): a correction revises the entry that names what it replaces, and
+a restatement that names the same tools as its entry, and no other, needs less overlap.
+
 Everything is regular expressions over the text; nothing is imported that the hook does not already load.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ._language import language
 from ._text import subject_tokens, typed_subjects
 from .nearness import TermWeights, align, weighted_overlap
 
-__all__ = ["CHANGE_MIN", "CHANGE_SHARED", "Change", "changed", "pick_change", "values", "versioned_names"]
+__all__ = [
+    "CHANGE_MIN",
+    "CHANGE_NAME_MIN",
+    "CHANGE_SHARED",
+    "Change",
+    "changed",
+    "names",
+    "pick_change",
+    "replaced_name",
+    "replaced_tokens",
+    "same_tools",
+    "tool_names",
+    "values",
+    "versioned_names",
+]
 
 # Fitted on bench/data/capture (dev) only with bench/calibrate_capture_changes.py; see docs/capture.md.
 CHANGE_MIN = 0.14
 CHANGE_SHARED = 2
+# A stated change (a correction) of a name in prose: fitted on the dev part only, bench/calibrate_capture_changes.py
+# --rule name (sixth pass).
+CHANGE_NAME_MIN = 0.04
 
 _VERSION = re.compile(
     r"(?<![\w.-])([A-Za-z][A-Za-z0-9+#-]*[A-Za-z0-9+#])\s+v?(\d+(?:\.\d+)*)(?!\w|[.-]\w)"  # ESP-IDF 5.1, Node 20
@@ -40,6 +66,10 @@ _VERSION = re.compile(
 _VERSIONED_NAME = re.compile(r"(?<![\w.-])([A-Za-z][\w-]*[.-])v?(\d+)(?![\w])", re.I)  # orders.v1, api-v2
 _NAME = re.compile(r"(?<![\w./-])([A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*|[A-Z][a-z]+[A-Za-z0-9]*)(?![\w/-])")
 _CODE = re.compile(r"`[^`\n]*`")
+# A tool-like spelling: a capital or a digit after the first letter (PostGIS, WGS84, UTC, H2, SQLite, MkDocs).
+_TOOL = re.compile(r"(?<![\w./-])([A-Za-z][a-z]*(?:[A-Z0-9][A-Za-z0-9]*)+)(?![\w/]|-\d)")  # also PostGIS-Instanz
+_CJK_LATIN = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9+#]+)(?![\w/-])")
+_IDENT = re.compile(r"(?<![\w./-])([a-z][a-z0-9]*_[a-z0-9_]*)(?![\w/-])")  # a prefix or a setting: harbor_, max_conns
 _CLAUSE_START = re.compile(r"(?:^|[.;:!?。；：！？]\s*|\n)\s*[\"'(]*$")
 _LATIN_WORDS = frozenset(
     [
@@ -124,8 +154,77 @@ def values(text: str) -> frozenset[str]:
     """
     out = set(typed_subjects(text))
     out.update("name:" + n for n in _names(text))
+    out.update("name:" + m.group(1) for m in _IDENT.finditer(text))
     out.update(f"ver:{name}={number}" for name, number in _versions(text).items())
     return frozenset(out)
+
+
+def names(found: frozenset[str]) -> frozenset[str]:
+    """The bodies of the values in ``found`` that name a thing: tool-like names, commands, paths, flags, versioned
+    names (``name:osrm`` -> ``osrm``, ``ver:esp-idf=5.3`` -> ``esp-idf``)."""
+    return frozenset(v.split(":", 1)[1].split("=", 1)[0] for v in found)
+
+
+def tool_names(text: str) -> frozenset[str]:
+    """The names ``text`` spells like a tool, a standard or a unit (``PostGIS``, ``WGS84``, ``UTC``, ``H2``), any
+    Latin word in Chinese prose, and in English any capitalized word that does not start a clause (``Celery``),
+    lowercased (an acronym's plural is the acronym). Unlike :func:`values`'s
+    ``name:``, a capitalized German noun is not one.
+
+    >>> sorted(tool_names("Alle Koordinaten liegen in PostGIS, in WGS84; CRDs nie löschen."))
+    ['crd', 'postgis', 'wgs84']
+    """
+    pattern = _CJK_LATIN if any("\u4e00" <= ch <= "\u9fff" for ch in text) else _TOOL
+    out = set(_names(text)) if language(text) == "en" else set()  # English capitalizes names, not nouns
+    for m in pattern.finditer(_CODE.sub(" ", text)):
+        word = m.group(1)
+        plural = len(word) > 2 and word[:-1].isupper() and word.endswith("s")
+        out.add(word.lower()[:-1] if plural else word.lower())
+    return frozenset(out)
+
+
+# Acronyms of software prose that name no particular thing: sharing one says nothing about the subject.
+_GENERIC_NAMES = frozenset(
+    ("api", "apis", "ui", "ux", "ci", "cd", "pr", "prs", "id", "ids", "url", "urls", "http", "https", "json", "yaml",
+     "xml", "sql", "cli", "sdk", "os", "db", "io", "ok", "faq", "todo")
+)  # fmt: skip
+
+
+def same_tools(mine: str, theirs: str) -> bool:
+    """Whether a candidate names a tool-like thing the entry names too, and nothing of that kind the entry does
+    not: a restatement keeps its rule's names and adds none ("Settings are stored in MMKV and trip data in SQLite"
+    is not "Trip data goes to SQLite via Expo, settings to AsyncStorage"). A generic acronym (API, UI, CI, JSON)
+    is no shared subject."""
+    a, b = tool_names(mine), tool_names(theirs)
+    return bool((a & b) - _GENERIC_NAMES) and a <= b
+
+
+def replaced_tokens(term: str, mine: frozenset[str]) -> frozenset[str]:
+    """The subject tokens of a replaced term as the candidate's own text has them: a German word alone is not
+    read as German, so its umlauts stay (``wöchentlich``) where the sentence's tokens fold them (``wochentlich``).
+
+    >>> sorted(replaced_tokens("wöchentlich", frozenset({"wochentlich", "nacht"})))
+    ['wochentlich']
+    """
+    found = subject_tokens(term)
+    if found <= mine:
+        return found
+    folded = frozenset(unicodedata.normalize("NFKD", t).encode("ascii", "ignore").decode() or t for t in found)
+    return folded if folded <= mine else found
+
+
+def replaced_name(term: str, entry_values: frozenset[str]) -> bool:
+    """Whether a term a correction says it replaces ("We replaced **GraphHopper** with OSRM", "**Feign** ist raus")
+    is a name the entry gives (a tool, a command, a path): then the entry is about it, and the correction changes
+    its subject even when the two share no other word.
+
+    >>> replaced_name("GraphHopper", values("The routing engine is GraphHopper, embedded as a library."))
+    True
+    >>> replaced_name("nights", values("The fleet import runs at night from the ERP."))
+    False
+    """
+    t = term.strip("`'\" ").lower()
+    return len(t) >= 2 and t in names(entry_values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,11 +242,16 @@ def _version_change(mine: frozenset[str], theirs: frozenset[str]) -> bool:
     return any(name in b and b[name] != number for name, number in a.items())
 
 
-def changed(mine: frozenset[str], theirs: frozenset[str], *, overlap: float, shared: int) -> Change | None:
+def changed(
+    mine: frozenset[str], theirs: frozenset[str], *, overlap: float, shared: int, stated: bool = False
+) -> Change | None:
     """Whether a candidate (values ``mine``) sets a subject of an entry (values ``theirs``) to another value.
 
     ``overlap`` and ``shared`` are the weighted overlap and the count of the two texts' shared subject tokens
-    (computed by the caller, who holds the Memory's term weights).
+    (computed by the caller, who holds the Memory's term weights). ``stated``: the candidate says that something
+    changed (a correction, "… now", "inzwischen", "改用"); then a tool-like name in prose is a value too
+    (``name``: "Metric names carry the billing_ prefix now" / "… the meterly_ prefix"), from
+    :data:`CHANGE_NAME_MIN`.
     """
     new, old = mine - theirs, theirs - mine
     if not new or not old:
@@ -156,7 +260,13 @@ def changed(mine: frozenset[str], theirs: frozenset[str], *, overlap: float, sha
         return Change("version", new, old)
     if shared >= CHANGE_SHARED and overlap >= CHANGE_MIN and _kinds(new) & _kinds(old):
         return Change("value", new, old)
+    if stated and shared >= CHANGE_SHARED and overlap >= CHANGE_NAME_MIN and _named(new) and _named(old):
+        return Change("name", new, old)
     return None
+
+
+def _named(found: frozenset[str]) -> bool:
+    return any(v.startswith("name:") for v in found)
 
 
 def _kinds(found: frozenset[str]) -> set[str]:
@@ -174,10 +284,15 @@ def _kinds(found: frozenset[str]) -> set[str]:
 
 
 def pick_change(
-    text: str, mine: frozenset[str], entries: Sequence[tuple[str, frozenset[str]]], weights: TermWeights
+    text: str,
+    mine: frozenset[str],
+    entries: Sequence[tuple[str, frozenset[str]]],
+    weights: TermWeights,
+    *,
+    stated: bool = False,
 ) -> int | None:
     """The index of the entry (text, subject tokens) whose subject the candidate (``text``, tokens ``mine``)
-    changes, the closest by weighted overlap; None when it changes none."""
+    changes, the closest by weighted overlap; None when it changes none. ``stated``: see :func:`changed`."""
     own = values(text)
     if not own:
         return None
@@ -191,7 +306,7 @@ def pick_change(
         # The subject is what is left when the values that differ are taken out of both texts.
         differing = subject_tokens(" ".join(v.split(":", 1)[1] for v in own ^ other)) - shared
         overlap = weighted_overlap(aligned - differing, theirs - differing, weights)
-        change = changed(own, other, overlap=overlap, shared=len(shared))
+        change = changed(own, other, overlap=overlap, shared=len(shared), stated=stated)
         if change is not None and not _same_step(text, change) and change.how == "value":
             continue
         if change is not None and (best is None or overlap > best[0]):

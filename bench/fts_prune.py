@@ -34,44 +34,10 @@ import bench_retrieval as br
 import families as fm
 
 import memstone
-from memstone import EntryInput
 from memstone.backends.sqlite import fts
 
 OFF = 1.0
 TOLERANCE = 0.005  # what the dev halves may lose against OFF, per family, on R@10 and MRR@10
-
-
-async def store(fam: fm.Family) -> tuple[Path, dict[str, str], dict[str, str]]:
-    """The family's store without a model: (file, group -> memory id, entry id -> note id)."""
-    qset = fam.qset
-    fp = br.fingerprint([br.BUILD_VERSION, qset.name, qset.notes, fam.by_session])
-    path = br.CACHE / f"prune-{qset.name}-{fp}.db"
-    side = path.with_suffix(".json")
-    if side.exists() and path.exists():
-        meta = json.loads(side.read_text())
-        return path, meta["memories"], meta["entries"]
-    br._remove_db(path)
-    br.CACHE.mkdir(parents=True, exist_ok=True)
-    memories: dict[str, str] = {}
-    entries: dict[str, str] = {}
-    async with memstone.open_service(f"sqlite:///{path}", embedding=None) as svc:
-        for group, notes in qset.notes.items():
-            batches = qset.stats["sessions"][group] if fam.by_session else [list(notes)]
-            head = None
-            for batch in batches:
-                slugs = {nid.lower().replace("_", "-"): nid for nid in batch}
-                head = await svc.remember(
-                    head, entries=[EntryInput(kind="note", text=notes[nid], slug=s) for s, nid in slugs.items()]
-                )
-                assert head is not None
-                for v in await svc.entries(head):
-                    if v.content.slug in slugs:
-                        entries[v.entry_id] = slugs[v.content.slug]
-            assert head is not None
-            memories[group] = head.memory_id
-    side.write_text(json.dumps({"memories": memories, "entries": entries}))
-    br.log(f"  {qset.name}: store built")
-    return path, memories, entries
 
 
 def agreement(a: list[list[str]], b: list[list[str]]) -> float:
@@ -84,7 +50,7 @@ def agreement(a: list[list[str]], b: list[list[str]]) -> float:
 async def quality(fams: list[fm.Family], shares: list[float], pruned_paths: list[int]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for fam in fams:
-        path, memories, entries = await store(fam)
+        path, memories, entries = await fm.session_store(fam.qset, None)
         async with memstone.open_service(f"sqlite:///{path}", embedding=None) as svc:
             heads = {g: await svc.head(m) for g, m in memories.items()}
             for half in ("dev", "heldout"):

@@ -54,9 +54,12 @@ _COUNT = "SELECT count(*) FROM memory_entry_search_fts WHERE memory_entry_search
 # A term found in more than this share of the indexed rows is "common"; when the query also has rarer terms and
 # those alone find at least ``depth * _WIDEN`` rows, the candidates are the rows holding a rarer term, each scored
 # with the whole query's bm25() (two statements, see ``_ranked``): the rows holding common terms only are left out.
-# Fitted on the dev halves of bench/bench_retrieval.py's families (bench/fts_prune.py); SQLite's alone, because the
-# cost is FTS5's scoring pass (PostgreSQL scores from its own postings).
+# Fitted with bench/fts_prune.py (see docs/benchmarks.md); SQLite's alone, because the cost is FTS5's scoring pass
+# (PostgreSQL scores from its own postings). Below ``COMMON_ROWS`` rows of common terms, the second statement costs
+# more than the scoring it saves (a cost figure, measured on the 10k and 100k speed stores; below it the search is
+# the full MATCH, as before).
 COMMON_SHARE = 0.01
+COMMON_ROWS = 4000
 
 
 class SQLiteFullText:
@@ -88,7 +91,7 @@ class SQLiteFullText:
             shares = self._shares(conn, terms)
             rare = [t for t, s in zip(terms, shares, strict=True) if s <= share]
             common = [t for t, s in zip(terms, shares, strict=True) if s > share]
-            if rare and common:
+            if rare and common and sum(self._df[t] for t in common) >= COMMON_ROWS:
                 first = conn.q(_RANKED, [match_expression(rare), wide])
                 if len(first) >= wide:
                     # Rows holding a rare term: scored by the rare terms alone (exact for rows without a common

@@ -163,10 +163,10 @@ def main() -> None:
     print(br.table(head, body))
     sp = asyncio.run(speed([100000], shares, 1))
     cpu = {r["share"]: r["cpu_p50"] for r in sp}
-    agree = {r["share"]: r["agree10"] for r in sp}
-    fit = min((s for s in shares if ok[s] and agree[s] >= AGREEMENT), key=lambda s: cpu[s])
+    agreed = {r["share"]: r["agree10"] for r in sp}
+    fit = min((s for s in shares if ok[s] and agreed[s] >= AGREEMENT), key=lambda s: cpu[s])
     print("\n100k fts CPU p50 (top-10 agreement with 1.0) per share, 1 pass each: ", end="")
-    print(", ".join(f"{s}: {cpu[s]:.2f} ms ({agree[s]:.3f})" for s in shares))
+    print(", ".join(f"{s}: {cpu[s]:.2f} ms ({agreed[s]:.3f})" for s in shares))
     print(
         f"\n**Fitted share: {fit}** (lowest 100k CPU p50 among the shares within {TOLERANCE} on every dev family "
         f"and with a 100k top-10 agreement >= {AGREEMENT})\n"

@@ -109,7 +109,7 @@ async def session_store(
     qset: br.QualitySet, cached: br.CachedModel | None
 ) -> tuple[Path, dict[str, str], dict[str, str]]:
     """A conversation store: one Memory per dialogue, one remember (Revision) per session, in order (a set without
-    sessions: one remember per Memory). ``cached`` None: built without a model (``bench/fts_prune.py``)."""
+    sessions: one remember per 1,000 notes). ``cached`` None: built without a model (``bench/fts_prune.py``)."""
     fp = br.fingerprint([br.BUILD_VERSION, qset.name, qset.notes])
     profile = "none" if cached is None else cached.profile.profile_id
     path = br.CACHE / f"quality-{qset.name}-{profile}-{fp}.db"
@@ -126,7 +126,9 @@ async def session_store(
     async with memstone.open_service(f"sqlite:///{path}", embedding=cached) as svc:
         for i, (group, notes) in enumerate(qset.notes.items()):
             head = None
-            for sess in qset.stats["sessions"][group] if "sessions" in qset.stats else [list(notes)]:
+            ids = list(notes)
+            batches = qset.stats["sessions"][group] if "sessions" in qset.stats else None
+            for sess in batches or [ids[i : i + 1000] for i in range(0, len(ids), 1000)]:
                 slugs = {tid.lower().replace("_", "-"): tid for tid in sess}
                 head = await svc.remember(
                     head, entries=[EntryInput(kind="note", text=notes[tid], slug=s) for s, tid in slugs.items()]

@@ -1,6 +1,7 @@
 """Leaving common terms out of SQLite's candidate MATCH (issue 15): fit, held-out check and speed.
 
     PYTHONPATH=src nice .venv/bin/python bench/fts_prune.py [--shares 0.005,0.01,0.02,0.05] [--speed-runs 3]
+        [--distractors 100000]
 
 ``memstone.backends.sqlite.fts.COMMON_SHARE`` is the share of indexed rows above which a query term is
 "common" (1.0: nothing is, the search as before). With no model (stores built with ``embedding=None``, so
@@ -136,6 +137,7 @@ def main() -> None:
     ap.add_argument("--shares", default="0.005,0.01,0.02,0.05")
     ap.add_argument("--dialogues", default="211-360")
     ap.add_argument("--speed-runs", type=int, default=3)
+    ap.add_argument("--distractors", type=int, default=0, help="also paraphrase+<n> (n MemoryCode turns added)")
     ap.add_argument("--json", dest="json_out")
     args = ap.parse_args()
     shares = [OFF] + [float(x) for x in args.shares.split(",") if x]
@@ -143,6 +145,9 @@ def main() -> None:
     span, _, step = args.dialogues.partition(":")
     lo, _, hi = span.partition("-")
     fams = fm.load_families(list(range(int(lo), int(hi or lo) + 1, int(step or 1))))
+    if args.distractors:  # a family whose store is large enough for the rule to trigger
+        big = br.load_paraphrase(args.distractors)
+        fams.append(fm.Family(big.name, big, big.queries, {q.qid: fm.note_split(min(q.gold)) for q in big.queries}))
     q = asyncio.run(quality(fams, shares))
     print("## Dev halves: fts R@10 / MRR@10 per share (top-10 agreement with 1.0; top-10 lists that differ)\n")
     head = ["family", "queries"] + [str(s) for s in shares]

@@ -105,25 +105,33 @@ def load_families(dialogues: Sequence[int]) -> list[Family]:
     return out
 
 
-async def session_store(qset: br.QualitySet, cached: br.CachedModel) -> tuple[Path, dict[str, str], dict[str, str]]:
-    """A conversation store: one Memory per dialogue, one remember (Revision) per session, in order."""
+async def session_store(
+    qset: br.QualitySet, cached: br.CachedModel | None
+) -> tuple[Path, dict[str, str], dict[str, str]]:
+    """A conversation store: one Memory per dialogue, one remember (Revision) per session, in order (a set without
+    sessions: one remember per 1,000 notes). ``cached`` None: built without a model (``bench/fts_prune.py``)."""
     fp = br.fingerprint([br.BUILD_VERSION, qset.name, qset.notes])
-    path = br.CACHE / f"quality-{qset.name}-{cached.profile.profile_id}-{fp}.db"
+    profile = "none" if cached is None else cached.profile.profile_id
+    path = br.CACHE / f"quality-{qset.name}-{profile}-{fp}.db"
     side = path.with_suffix(".json")
     if side.exists() and path.exists():
         meta = json.loads(side.read_text())
         return path, meta["memories"], meta["entries"]
     br._remove_db(path)
-    await cached.prefetch([t for g in qset.notes.values() for t in g.values()], f"{qset.name} notes")
+    br.CACHE.mkdir(parents=True, exist_ok=True)
+    if cached is not None:
+        await cached.prefetch([t for g in qset.notes.values() for t in g.values()], f"{qset.name} notes")
     memories: dict[str, str] = {}
     entries: dict[str, str] = {}
     async with memstone.open_service(f"sqlite:///{path}", embedding=cached) as svc:
         for i, (group, notes) in enumerate(qset.notes.items()):
             head = None
-            for sess in qset.stats["sessions"][group]:
-                slugs = {tid.lower(): tid for tid in sess}
+            ids = list(notes)
+            batches = qset.stats["sessions"][group] if "sessions" in qset.stats else None
+            for sess in batches or [ids[i : i + 1000] for i in range(0, len(ids), 1000)]:
+                slugs = {tid.lower().replace("_", "-"): tid for tid in sess}
                 head = await svc.remember(
-                    head, entries=[EntryInput(kind="note", text=notes[tid], slug=tid.lower()) for tid in sess]
+                    head, entries=[EntryInput(kind="note", text=notes[tid], slug=s) for s, tid in slugs.items()]
                 )
                 assert head is not None
                 for v in await svc.entries(head):

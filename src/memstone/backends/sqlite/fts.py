@@ -47,11 +47,62 @@ _RANKED = (
     "SELECT rowid, bm25(memory_entry_search_fts) AS s FROM memory_entry_search_fts "
     "WHERE memory_entry_search_fts MATCH ? ORDER BY s, rowid LIMIT ?"
 )
+_COUNT = "SELECT count(*) FROM memory_entry_search_fts WHERE memory_entry_search_fts MATCH ?"
+
+# Issue 15: bm25() scores every row a MATCH finds (and counts each term's rows for its IDF), and natural questions
+# hold common words that match thousands of rows which, holding no rarer term of the query, seldom reach the top.
+# A term found in more than this share of the indexed rows is "common"; when the query also has rarer terms and
+# those alone find at least ``depth * _WIDEN`` rows, the candidates are the rows holding a rarer term, each scored
+# with the whole query's bm25() (two statements, see ``_ranked``): the rows holding common terms only are left out.
+# Fitted with bench/fts_prune.py (see docs/benchmarks.md); SQLite's alone, because the cost is FTS5's scoring pass
+# (PostgreSQL scores from its own postings). Below ``COMMON_ROWS`` rows of common terms, the second statement costs
+# more than the scoring it saves (a cost figure, measured on the 10k and 100k speed stores; below it the search is
+# the full MATCH, as before).
+COMMON_SHARE = 0.01
+COMMON_ROWS = 4000
 
 
 class SQLiteFullText:
     def __init__(self, engine: SQLiteFile) -> None:
         self._engine = engine
+        # Rows of the index and per-term row counts, valid while neither this connection wrote nor another
+        # process committed (``data_version``): the split into rare and common terms reads them.
+        self._counted: tuple[int, int] | None = None
+        self._rows = 0
+        self._df: dict[str, int] = {}
+
+    def _shares(self, conn: Conn, terms: Sequence[str]) -> list[float]:
+        """Each term's share of the indexed rows (the rows holding it / all rows)."""
+        raw = self._engine.raw
+        key = (int(conn.q("PRAGMA data_version")[0][0]), int(raw.total_changes()))
+        if key != self._counted or len(self._df) > 50_000:
+            self._df = {}
+            self._rows = int(conn.q("SELECT count(*) FROM memory_entry_search_fts_docsize")[0][0])
+            self._counted = key
+        for t in terms:
+            if t not in self._df:
+                self._df[t] = int(conn.q(_COUNT, [match_expression([t])])[0][0])
+        return [self._df[t] / max(1, self._rows) for t in terms]
+
+    def _ranked(self, conn: Conn, terms: Sequence[str], wide: int) -> Sequence[Row]:
+        """The top ``wide`` (row id, bm25()) of the index for ``terms``, best first, ties by row id."""
+        share = COMMON_SHARE
+        if len(terms) > 1 and share < 1:
+            shares = self._shares(conn, terms)
+            rare = [t for t, s in zip(terms, shares, strict=True) if s <= share]
+            common = [t for t, s in zip(terms, shares, strict=True) if s > share]
+            if rare and common and sum(self._df[t] for t in common) >= COMMON_ROWS:
+                first = conn.q(_RANKED, [match_expression(rare), wide])
+                if len(first) >= wide:
+                    # Rows holding a rare term: scored by the rare terms alone (exact for rows without a common
+                    # term), then the ones also holding a common term by the whole query. A row of ``first``
+                    # missing from ``both`` scores below ``both``'s last, so the merge is the exact top ``wide`` of
+                    # the rows holding a rare term.
+                    both = f"({match_expression(common)}) AND ({match_expression(rare)})"
+                    scores = {int(k): float(v) for k, v in first}
+                    scores.update((int(k), float(v)) for k, v in conn.q(_RANKED, [both, wide]))
+                    return sorted(scores.items(), key=lambda kv: (kv[1], kv[0]))[:wide]
+        return conn.q(_RANKED, [match_expression(terms), wide])
 
     def put_head(self, conn: Conn, version: EntryVersion, text: str) -> None:
         return None  # trg_heads_fts_insert / _update index the row
@@ -66,7 +117,7 @@ class SQLiteFullText:
         terms, depth, where, args = ask.terms, ask.depth, ask.where, ask.args
         match = match_expression(terms)
         wide = depth * _WIDEN
-        ranked = conn.q(_RANKED, [match, wide])
+        ranked = self._ranked(conn, terms, wide)
         if not ranked:
             return []
         # The head rows of the best ``depth`` first (with their text, which the core reads for coverage); the next

@@ -1,11 +1,18 @@
-"""Where a PostgreSQL ``remember`` spends its time: ``python bench/bench_write_split.py --url postgresql://…``.
+"""Where a ``remember`` (and, with ``--searches``, a full-text search) spends its time on a server engine:
+``python bench/bench_write_split.py --url postgresql://…`` or ``--url oceanbase://…``.
 
-On a fresh database (dropped afterwards): one Memory of ``--seed`` entries, then ``--writes`` single-entry
-``remember`` calls, each timed end to end and around every statement the engine sends (``PostgresConn._execute``,
-which every query, insert and deferred pipeline goes through; ``COMMIT`` and ``executemany`` are not in it). Prints
-the p50 of the wall time, of the time inside statements and of the number of statements per write: what is left
-is the client's work (the service's Python, the hand-offs to the engine's worker threads). ``--start-postgres``
-starts the test server of ``memstone.testing.servers`` instead.
+On a fresh database (dropped afterwards): one Memory of ``--seed`` entries (loaded 1,000 per ``remember``), then
+``--writes`` single-entry ``remember`` calls, each timed end to end and around every statement the engine sends
+(PostgreSQL: ``PostgresConn._execute``, which every query, insert and deferred pipeline goes through; ``COMMIT``
+and ``executemany`` are not in it. OceanBase: every statement of the engine's ``Connection``, ``BEGIN`` and
+``COMMIT`` included). Prints the p50 of the wall time, of the time inside statements, of the ``COMMIT`` alone and
+of the number of statements per write: what is left is the client's work (the service's Python, the hand-offs to
+the engine's worker threads). ``--searches N`` then times N two-term ``mode="fts"`` searches the same way. On
+OceanBase it also reads the server's own time for the same statements (``V$OB_PLAN_CACHE_PLAN_STAT``: elapsed
+time summed over the database's plans, per write or search on average; ``BEGIN`` and ``COMMIT`` are not plans),
+so the time inside statements splits into the server's work and the rest (round trips, waits for a core), and
+``--size`` reports the database's bytes after a major compaction. ``--start-postgres`` / ``--start-oceanbase``
+start the test server of ``memstone.testing.servers`` instead.
 """
 
 from __future__ import annotations
@@ -17,70 +24,181 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import engines
+from corpus import Corpus
 
 from memstone import EntryInput, open_service
-from memstone.backends.postgres import engine as pg_engine
 
-_spent = {"seconds": 0.0, "statements": 0}
-_execute = pg_engine.PostgresConn._execute
+_spent = {"seconds": 0.0, "statements": 0, "commit": 0.0}
 
 
-def _timed(self: pg_engine.PostgresConn, sql: str, args: Sequence[object]) -> Any:
-    start = time.perf_counter()
+def _timed(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent = time.perf_counter() - start
+            _spent["seconds"] += spent
+            _spent["statements"] += 1
+            if len(args) > 1 and args[1] == "COMMIT":  # OceanBase's COMMIT waits for its redo log
+                _spent["commit"] += spent
+
+    return timed
+
+
+@contextlib.contextmanager
+def statements_timed(engine: str) -> Iterator[None]:
+    """Time every statement the engine sends (its own entry points, patched for the run)."""
+    if engine == "postgresql":
+        from memstone.backends.postgres.engine import PostgresConn as cls
+
+        names = ["_execute"]
+    else:
+        from memstone.backends.oceanbase.connection import Connection as cls  # type: ignore[assignment]
+
+        names = ["_cursor_run", "many", "execute"]  # q/x/insert_id, executemany, BEGIN/COMMIT/locks: no nesting
+    saved = {name: getattr(cls, name) for name in names}
+    for name, fn in saved.items():
+        setattr(cls, name, _timed(fn))
     try:
-        return _execute(self, sql, args)
+        yield
     finally:
-        _spent["seconds"] += time.perf_counter() - start
-        _spent["statements"] += 1
+        for name, fn in saved.items():
+            setattr(cls, name, fn)
 
 
-async def run(url: str, seed: int, writes: int) -> dict[str, float]:
-    pg_engine.PostgresConn._execute = _timed  # type: ignore[method-assign]
-    walls: list[float] = []
-    inside: list[float] = []
-    counts: list[int] = []
-    async with open_service(url, embedding=None) as svc:
-        rev = await svc.remember(
-            None, entries=[EntryInput(kind="fact", text=f"Seed fact {i} about harbours.") for i in range(seed)]
-        )
-        assert rev is not None
-        for i in range(writes):
-            _spent.update(seconds=0.0, statements=0)
-            start = time.perf_counter()
-            text = f"Write {i} about crane {i} lifting steel."
-            rev = await svc.remember(rev.ref, entries=[EntryInput(kind="fact", text=text)])
-            assert rev is not None
-            walls.append((time.perf_counter() - start) * 1000)
-            inside.append(float(_spent["seconds"]) * 1000)
-            counts.append(int(_spent["statements"]))
+class ServerClock:
+    """OceanBase's own time for the statements of one database: the plan cache's elapsed time, summed."""
+
+    def __init__(self, url: str) -> None:
+        import pymysql
+
+        from memstone.testing.servers import oceanbase_connect_args
+
+        self.url = url
+        self.conn = pymysql.connect(autocommit=True, **oceanbase_connect_args(url))
+
+    def read(self) -> tuple[float, int]:
+        with self.conn.cursor() as cur:
+            cur.execute(
+                "SELECT coalesce(sum(p.elapsed_time), 0), coalesce(sum(p.executions), 0) "
+                "FROM oceanbase.V$OB_PLAN_CACHE_PLAN_STAT p "
+                "JOIN oceanbase.__all_database d ON d.database_id = p.db_id WHERE d.database_name = database()"
+            )
+            elapsed, executions = cur.fetchone()
+        return float(elapsed) / 1000, int(executions)
+
+    def compacted_bytes(self, timeout_s: float = 600) -> int:
+        """The database's SSTable bytes after a major compaction (seekdb: it merges every tablet)."""
+        with self.conn.cursor() as cur:
+            cur.execute("ALTER SYSTEM MAJOR FREEZE")
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline:
+                time.sleep(2)
+                cur.execute("SELECT status, last_scn = frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+                status, done = cur.fetchone()
+                if status == "IDLE" and done:
+                    break
+            else:
+                raise SystemExit("the major compaction did not finish in time")
+        return engines.database_bytes(self.url, None)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _p50s(walls: list[float], inside: list[float], counts: list[int], commits: list[float]) -> dict[str, float]:
     return {
         "wall_p50_ms": round(statistics.median(walls), 2),
+        "commit_p50_ms": round(statistics.median(commits), 2),
         "statements_p50_ms": round(statistics.median(inside), 2),
-        "statements_per_write": statistics.median(counts),
+        "statements_per_call": statistics.median(counts),
     }
+
+
+async def run(url: str, seed: int, writes: int, searches: int, size: bool) -> dict[str, object]:
+    engine = engines.engine_of(url)
+    clock = ServerClock(url) if engine == "oceanbase" else None
+    corpus = Corpus(seed=seed)
+    result: dict[str, object] = {}
+    try:
+        async with open_service(url, embedding=None) as svc:
+            rev = None
+            for done in range(0, seed, 1000):
+                entries = [EntryInput(kind="fact", text=corpus.note()) for _ in range(min(1000, seed - done))]
+                rev = await svc.remember(rev.ref if rev else None, entries=entries)
+            assert rev is not None
+            with statements_timed(engine):
+                walls: list[float] = []
+                inside: list[float] = []
+                counts: list[int] = []
+                commits: list[float] = []
+                server0 = clock.read() if clock else None
+                for _ in range(writes):
+                    _spent.update(seconds=0.0, statements=0, commit=0.0)
+                    start = time.perf_counter()
+                    rev = await svc.remember(rev.ref, entries=[EntryInput(kind="fact", text=corpus.note())])
+                    walls.append((time.perf_counter() - start) * 1000)
+                    inside.append(float(_spent["seconds"]) * 1000)
+                    counts.append(int(_spent["statements"]))
+                    commits.append(_spent["commit"] * 1000)
+                write = result["write"] = _p50s(walls, inside, counts, commits)
+                if clock and server0:
+                    elapsed, executions = clock.read()
+                    write["server_mean_ms"] = round((elapsed - server0[0]) / writes, 2)
+                    write["server_statements_per_call"] = (executions - server0[1]) / writes
+                if searches:
+                    walls, inside, counts, commits = [], [], [], []
+                    server0 = clock.read() if clock else None
+                    for _ in range(searches):
+                        query = corpus.query()
+                        _spent.update(seconds=0.0, statements=0, commit=0.0)
+                        start = time.perf_counter()
+                        await svc.search(query, memories=[rev], limit=8, mode="fts")
+                        walls.append((time.perf_counter() - start) * 1000)
+                        inside.append(float(_spent["seconds"]) * 1000)
+                        counts.append(int(_spent["statements"]))
+                        commits.append(_spent["commit"] * 1000)
+                    fts = result["fts"] = _p50s(walls, inside, counts, commits)
+                    if clock and server0:
+                        elapsed, executions = clock.read()
+                        fts["server_mean_ms"] = round((elapsed - server0[0]) / searches, 2)
+        if clock and size:
+            result["bytes_before_compaction"] = engines.database_bytes(url, None)
+            result["bytes_after_major_compaction"] = clock.compacted_bytes()
+    finally:
+        if clock:
+            clock.close()
+    return result
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--url", help="A postgresql:// server URL: a fresh database on it, dropped afterwards.")
+    ap.add_argument(
+        "--url", help="A postgresql:// or oceanbase:// server URL: a fresh database on it, dropped afterwards."
+    )
     ap.add_argument("--start-postgres", action="store_true", help="Start the embedded PostgreSQL test server.")
+    ap.add_argument("--start-oceanbase", action="store_true", help="Start a private seekdb (OceanBase) server.")
     ap.add_argument("--seed", type=int, default=200, help="Entries in the Memory before the timed writes.")
     ap.add_argument("--writes", type=int, default=100)
+    ap.add_argument("--searches", type=int, default=0, help="Also time this many two-term full-text searches.")
+    ap.add_argument("--size", action="store_true", help="OceanBase: the database's bytes after a major compaction.")
     args = ap.parse_args()
-    if not args.url and not args.start_postgres:
-        ap.error("give --url postgresql://… or --start-postgres")
+    if not args.url and not args.start_postgres and not args.start_oceanbase:
+        ap.error("give --url postgresql://…, --url oceanbase://…, --start-postgres or --start-oceanbase")
+    start = "postgres" if args.start_postgres else "oceanbase" if args.start_oceanbase else None
     with contextlib.ExitStack() as stack:
-        server = stack.enter_context(engines.server_for(args.url, "postgres" if args.start_postgres else None))
+        server = stack.enter_context(engines.server_for(args.url, start))
         assert server is not None
         url, _ = stack.enter_context(engines.server_database(server))
-        result = asyncio.run(run(url, args.seed, args.writes))
+        result = asyncio.run(run(url, args.seed, args.writes, args.searches, args.size))
     print(f"load {os.getloadavg()[0]:.1f}: {result}")
 
 

@@ -24,7 +24,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,7 @@ def statements_timed(engine: str) -> Iterator[None]:
 
         names = ["_execute"]
     else:
-        from memstone.backends.oceanbase.connection import Connection as cls  # type: ignore[assignment]
+        from memstone.backends.oceanbase.connection import Connection as cls
 
         names = ["_cursor_run", "many", "execute"]  # q/x/insert_id, executemany, BEGIN/COMMIT/locks: no nesting
     saved = {name: getattr(cls, name) for name in names}
@@ -85,26 +85,38 @@ class ServerClock:
         self.url = url
         self.conn = pymysql.connect(autocommit=True, **oceanbase_connect_args(url))
 
-    def read(self) -> tuple[float, int]:
+    def plans(self) -> dict[int, tuple[str, float, int]]:
+        """Plan id → (statement, elapsed ms, executions) for the database's plans, cumulative since cached."""
         with self.conn.cursor() as cur:
             cur.execute(
-                "SELECT coalesce(sum(p.elapsed_time), 0), coalesce(sum(p.executions), 0) "
+                "SELECT p.plan_id, p.statement, p.elapsed_time, p.executions "
                 "FROM oceanbase.V$OB_PLAN_CACHE_PLAN_STAT p "
                 "JOIN oceanbase.__all_database d ON d.database_id = p.db_id WHERE d.database_name = database()"
             )
-            elapsed, executions = cur.fetchone()
-        return float(elapsed) / 1000, int(executions)
+            return {int(i): (str(sql), float(us) / 1000, int(n)) for i, sql, us, n in cur.fetchall()}
 
-    def compacted_bytes(self, timeout_s: float = 600) -> int:
-        """The database's SSTable bytes after a major compaction (seekdb: it merges every tablet)."""
+    @staticmethod
+    def spent(before: dict[int, tuple[str, float, int]], after: dict[int, tuple[str, float, int]]) -> list[Any]:
+        """Per plan between two readings: (elapsed ms, executions, statement), the most elapsed first."""
+        rows = []
+        for plan, (sql, ms, n) in after.items():
+            _, ms0, n0 = before.get(plan, (sql, 0.0, 0))
+            if n > n0:
+                rows.append((ms - ms0, n - n0, " ".join(sql.split())))
+        return sorted(rows, reverse=True)
+
+    def compacted_bytes(self, timeout_s: float = 900) -> int:
+        """The database's bytes after a major compaction (seekdb: it merges every tablet)."""
         with self.conn.cursor() as cur:
+            cur.execute("SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+            (frozen,) = cur.fetchone()
             cur.execute("ALTER SYSTEM MAJOR FREEZE")
             deadline = time.monotonic() + timeout_s
             while time.monotonic() < deadline:
-                time.sleep(2)
-                cur.execute("SELECT status, last_scn = frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
-                status, done = cur.fetchone()
-                if status == "IDLE" and done:
+                time.sleep(5)
+                cur.execute("SELECT frozen_scn, last_scn, status FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+                now, last, status = cur.fetchone()
+                if now != frozen and last == now and status == "IDLE":
                     break
             else:
                 raise SystemExit("the major compaction did not finish in time")
@@ -114,13 +126,34 @@ class ServerClock:
         self.conn.close()
 
 
-def _p50s(walls: list[float], inside: list[float], counts: list[int], commits: list[float]) -> dict[str, float]:
-    return {
+async def _timed_calls(
+    calls: int, call: Callable[[], Awaitable[object]], clock: ServerClock | None
+) -> dict[str, object]:
+    walls: list[float] = []
+    inside: list[float] = []
+    counts: list[int] = []
+    commits: list[float] = []
+    before = clock.plans() if clock else {}
+    for _ in range(calls):
+        _spent.update(seconds=0.0, statements=0, commit=0.0)
+        start = time.perf_counter()
+        await call()
+        walls.append((time.perf_counter() - start) * 1000)
+        inside.append(_spent["seconds"] * 1000)
+        counts.append(int(_spent["statements"]))
+        commits.append(_spent["commit"] * 1000)
+    result: dict[str, object] = {
         "wall_p50_ms": round(statistics.median(walls), 2),
         "commit_p50_ms": round(statistics.median(commits), 2),
         "statements_p50_ms": round(statistics.median(inside), 2),
         "statements_per_call": statistics.median(counts),
     }
+    if clock:
+        spent = clock.spent(before, clock.plans())
+        result["server_mean_ms"] = round(sum(r[0] for r in spent) / calls, 2)
+        result["server_statements_per_call"] = round(sum(r[1] for r in spent) / calls, 2)
+        result["server_top"] = [(round(ms / n, 2), n, sql[:90]) for ms, n, sql in spent[:4]]
+    return result
 
 
 async def run(url: str, seed: int, writes: int, searches: int, size: bool) -> dict[str, object]:
@@ -135,41 +168,19 @@ async def run(url: str, seed: int, writes: int, searches: int, size: bool) -> di
                 entries = [EntryInput(kind="fact", text=corpus.note()) for _ in range(min(1000, seed - done))]
                 rev = await svc.remember(rev.ref if rev else None, entries=entries)
             assert rev is not None
+            memory = rev
+
+            async def write() -> None:
+                nonlocal memory
+                memory = await svc.remember(memory.ref, entries=[EntryInput(kind="fact", text=corpus.note())])
+
+            async def search() -> None:
+                await svc.search(corpus.query(), memories=[memory], limit=8, mode="fts")
+
             with statements_timed(engine):
-                walls: list[float] = []
-                inside: list[float] = []
-                counts: list[int] = []
-                commits: list[float] = []
-                server0 = clock.read() if clock else None
-                for _ in range(writes):
-                    _spent.update(seconds=0.0, statements=0, commit=0.0)
-                    start = time.perf_counter()
-                    rev = await svc.remember(rev.ref, entries=[EntryInput(kind="fact", text=corpus.note())])
-                    walls.append((time.perf_counter() - start) * 1000)
-                    inside.append(float(_spent["seconds"]) * 1000)
-                    counts.append(int(_spent["statements"]))
-                    commits.append(_spent["commit"] * 1000)
-                write = result["write"] = _p50s(walls, inside, counts, commits)
-                if clock and server0:
-                    elapsed, executions = clock.read()
-                    write["server_mean_ms"] = round((elapsed - server0[0]) / writes, 2)
-                    write["server_statements_per_call"] = (executions - server0[1]) / writes
+                result["write"] = await _timed_calls(writes, write, clock)
                 if searches:
-                    walls, inside, counts, commits = [], [], [], []
-                    server0 = clock.read() if clock else None
-                    for _ in range(searches):
-                        query = corpus.query()
-                        _spent.update(seconds=0.0, statements=0, commit=0.0)
-                        start = time.perf_counter()
-                        await svc.search(query, memories=[rev], limit=8, mode="fts")
-                        walls.append((time.perf_counter() - start) * 1000)
-                        inside.append(float(_spent["seconds"]) * 1000)
-                        counts.append(int(_spent["statements"]))
-                        commits.append(_spent["commit"] * 1000)
-                    fts = result["fts"] = _p50s(walls, inside, counts, commits)
-                    if clock and server0:
-                        elapsed, executions = clock.read()
-                        fts["server_mean_ms"] = round((elapsed - server0[0]) / searches, 2)
+                    result["fts"] = await _timed_calls(searches, search, clock)
         if clock and size:
             result["bytes_before_compaction"] = engines.database_bytes(url, None)
             result["bytes_after_major_compaction"] = clock.compacted_bytes()

@@ -285,8 +285,9 @@ def lowered_server_timeouts(raw: pymysql.connections.Connection) -> Iterator[tup
     """The server's own defaults for new sessions lowered to 0.2 s per statement and 0.5 s per transaction."""
     saved = rows(raw, "SELECT @@global.ob_query_timeout, @@global.ob_trx_timeout")[0]
     low = (200_000, 500_000)
-    set_global = "SET GLOBAL ob_query_timeout = %s", "SET GLOBAL ob_trx_timeout = %s"  # one each: in OceanBase,
-    for sql, value in zip(set_global, low, strict=True):  # SET GLOBAL a = 1, b = 2 sets b for the session only
+    # One statement each: seekdb's `SET GLOBAL a = 1, b = 2` leaves b's global value unchanged.
+    set_global = "SET GLOBAL ob_query_timeout = %s", "SET GLOBAL ob_trx_timeout = %s"
+    for sql, value in zip(set_global, low, strict=True):
         rows(raw, sql, (value,))
     try:
         yield low

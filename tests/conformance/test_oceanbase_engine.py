@@ -195,6 +195,7 @@ def test_bad_urls_are_refused_with_the_form_to_write() -> None:
         "database": "memstone",
         "host": "obproxy.example",
         "port": 2883,
+        "init_command": "SET SESSION ob_query_timeout = 3600000000, ob_trx_timeout = 3600000000",
     }
 
 

@@ -11,8 +11,8 @@ the engine's worker threads). ``--searches N`` then times N two-term ``mode="fts
 OceanBase it also reads the server's own time for the same statements (``V$OB_PLAN_CACHE_PLAN_STAT``: elapsed
 time summed over the database's plans, per write or search on average; ``BEGIN`` and ``COMMIT`` are not plans),
 so the time inside statements splits into the server's work and the rest (round trips, waits for a core), and
-``--size`` reports the database's bytes after a major compaction. ``--start-postgres`` / ``--start-oceanbase``
-start the test server of ``memstone.testing.servers`` instead.
+``--size`` reports the database's bytes (its SSTables, and with its memtables). ``--start-postgres`` /
+``--start-oceanbase`` start the test server of ``memstone.testing.servers`` instead.
 """
 
 from __future__ import annotations
@@ -105,25 +105,15 @@ class ServerClock:
                 rows.append((ms - ms0, n - n0, " ".join(sql.split())))
         return sorted(rows, reverse=True)
 
-    def compacted_bytes(self, timeout_s: float = 900) -> int:
-        """The database's bytes after a major compaction (seekdb: it merges every tablet)."""
+    def sstable_bytes(self) -> int:
+        """The database's SSTable bytes by the server's own count (seekdb compacts on its own, every ~30 s under
+        writes; an ``ALTER SYSTEM MAJOR FREEZE`` asked meanwhile started no compaction of its own)."""
         with self.conn.cursor() as cur:
-            cur.execute("ALTER SYSTEM MAJOR FREEZE")
-            started = time.time()
-            while time.time() < started + timeout_s:
-                time.sleep(5)
-                # Done when a compaction that started after the freeze was asked for has finished (a freeze asked
-                # while another compaction runs is folded into it).
-                cur.execute(
-                    "SELECT status, last_scn = frozen_scn, UNIX_TIMESTAMP(start_time) "
-                    "FROM oceanbase.DBA_OB_MAJOR_COMPACTION"
-                )
-                status, done, start = cur.fetchone()
-                if status == "IDLE" and done and float(start) >= started - 1:
-                    break
-            else:
-                raise SystemExit("the major compaction did not finish in time")
-        return engines.database_bytes(self.url, None)
+            cur.execute(
+                "SELECT coalesce(sum(occupy_size), 0) FROM oceanbase.DBA_OB_TABLE_SPACE_USAGE "
+                "WHERE database_name = database()"
+            )
+            return int(cur.fetchone()[0])
 
     def close(self) -> None:
         self.conn.close()
@@ -184,10 +174,9 @@ async def run(url: str, seed: int, writes: int, searches: int, size: bool) -> di
                 result["write"] = await _timed_calls(writes, write, clock)
                 if searches:
                     result["fts"] = await _timed_calls(searches, search, clock)
-        print(f"load {os.getloadavg()[0]:.1f}: {result}", flush=True)
         if clock and size:
-            result["bytes_before_compaction"] = engines.database_bytes(url, None)
-            result["bytes_after_major_compaction"] = clock.compacted_bytes()
+            result["sstable_and_memtable_bytes"] = engines.database_bytes(url, None)
+            result["sstable_bytes"] = clock.sstable_bytes()
     finally:
         if clock:
             clock.close()
@@ -204,7 +193,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=200, help="Entries in the Memory before the timed writes.")
     ap.add_argument("--writes", type=int, default=100)
     ap.add_argument("--searches", type=int, default=0, help="Also time this many two-term full-text searches.")
-    ap.add_argument("--size", action="store_true", help="OceanBase: the database's bytes after a major compaction.")
+    ap.add_argument("--size", action="store_true", help="OceanBase: the database's bytes at the end.")
     args = ap.parse_args()
     if not args.url and not args.start_postgres and not args.start_oceanbase:
         ap.error("give --url postgresql://…, --url oceanbase://…, --start-postgres or --start-oceanbase")

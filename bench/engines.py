@@ -176,10 +176,14 @@ def database_bytes(url: str, path: Path | None) -> int:
     conn = pymysql.connect(autocommit=True, **oceanbase_connect_args(url))
     try:
         with conn.cursor() as cur:
-            # OceanBase keeps no per-database file: the size of its tables' macro blocks after the last merge.
+            # OceanBase keeps no per-database file, and information_schema's data_length counts only merged data
+            # (0 for a store whose rows are still in memtables): every SSTable and memtable of the database's
+            # tablets (tables and indexes), on disk and in memory, before a compaction merges their row versions.
             cur.execute(
-                "SELECT coalesce(sum(data_length + index_length), 0) FROM information_schema.tables "
-                "WHERE table_schema = database()"
+                "SELECT coalesce(sum(s.size), 0) FROM oceanbase.V$OB_SSTABLES s "
+                "JOIN oceanbase.__all_tablet_to_table tt ON tt.tablet_id = s.tablet_id "
+                "JOIN oceanbase.__all_table t ON t.table_id = tt.table_id "
+                "JOIN oceanbase.__all_database d ON d.database_id = t.database_id WHERE d.database_name = database()"
             )
             row = cur.fetchone()
             return int(row[0]) if row else 0

@@ -13,7 +13,13 @@ import pytest
 
 from memstone import EntryInput, open_service
 from memstone.backends import open_store
-from memstone.backends.oceanbase.connection import Connection, connect_args
+from memstone.backends.oceanbase.connection import (
+    LOCK_WAIT,
+    QUERY_TIMEOUT_S,
+    TRX_TIMEOUT_S,
+    Connection,
+    connect_args,
+)
 from memstone.domain.errors import BackendUnavailable, InvalidInput, NotFound
 from memstone.ports import VectorStatusQuery
 from memstone.testing import servers
@@ -189,6 +195,7 @@ def test_bad_urls_are_refused_with_the_form_to_write() -> None:
         "database": "memstone",
         "host": "obproxy.example",
         "port": 2883,
+        "init_command": "SET SESSION ob_query_timeout = 3600000000, ob_trx_timeout = 3600000000",
     }
 
 
@@ -272,6 +279,63 @@ async def test_query_timeout_in_the_url_sets_every_session_of_the_store(oceanbas
         with pytest.raises(InvalidInput, match="query_timeout") as caught:
             connect_args(f"oceanbase://root@localhost/db?query_timeout={bad}")
         assert caught.value.hint and "?query_timeout=60" in caught.value.hint
+
+
+@pytest.fixture
+def lowered_server_timeouts(raw: pymysql.connections.Connection) -> Iterator[tuple[int, int]]:
+    """The server's own defaults for new sessions lowered to 0.2 s per statement and 0.5 s per transaction."""
+    saved = rows(raw, "SELECT @@global.ob_query_timeout, @@global.ob_trx_timeout")[0]
+    low = (200_000, 500_000)
+    # One statement each: seekdb's `SET GLOBAL a = 1, b = 2` leaves b's global value unchanged.
+    set_global = "SET GLOBAL ob_query_timeout = %s", "SET GLOBAL ob_trx_timeout = %s"
+    for sql, value in zip(set_global, low, strict=True):
+        rows(raw, sql, (value,))
+    try:
+        yield low
+    finally:
+        for sql, value in zip(set_global, saved, strict=True):
+            rows(raw, sql, (value,))
+
+
+async def test_a_long_statement_and_a_bulk_load_outlast_the_servers_default_timeouts(
+    oceanbase_url: str, lowered_server_timeouts: tuple[int, int]
+) -> None:
+    # A session that keeps the server's defaults (a bare connection: what the engine opened before) gives up
+    # on a statement that runs past them ...
+    args = servers.oceanbase_connect_args(oceanbase_url)
+    args.pop("init_command", None)
+    deadline = time.monotonic() + 30
+    while True:  # a global variable reaches new sessions within moments
+        bare = pymysql.connect(autocommit=True, **args)
+        try:
+            found = rows(bare, "SELECT @@ob_query_timeout, @@ob_trx_timeout")[0]
+            if found == lowered_server_timeouts:
+                with pytest.raises(pymysql.err.Error) as caught:
+                    rows(bare, "SELECT SLEEP(1)")
+                assert caught.value.args[0] in LOCK_WAIT  # 4012: the statement timed out
+                break
+        finally:
+            bare.close()
+        assert time.monotonic() < deadline, f"the lowered defaults never reached a new session: {found}"
+        time.sleep(0.5)
+    # ... while every session of the engine sets its own, whatever the server's defaults are.
+    conn = Connection(oceanbase_url)
+    try:
+        assert conn.q("SELECT @@ob_query_timeout, @@ob_trx_timeout") == [
+            (round(QUERY_TIMEOUT_S * 1e6), round(TRX_TIMEOUT_S * 1e6))
+        ]
+        assert conn.q("SELECT SLEEP(1)") == [(0,)]
+    finally:
+        conn.close()
+    # A bulk load: one transaction of 1,000 entries runs far past 0.5 s, and its statements past 0.2 s.
+    async with open_service(oceanbase_url, embedding=None) as svc:
+        started = time.monotonic()
+        rev = await svc.remember(None, entries=[fact(f"bulk row {i} about deploy step {i % 7}") for i in range(1000)])
+        assert time.monotonic() - started > lowered_server_timeouts[1] / 1e6
+        assert rev is not None and len(await svc.entries(rev)) == 1000
+        hits = (await svc.search("deploy step", memories=[rev], mode="fts", limit=5)).hits
+        assert len(hits) == 5
+        assert (await svc.verify()).ok
 
 
 async def test_a_vector_search_sends_three_statements_and_finds_what_the_exact_scan_finds(

@@ -40,6 +40,11 @@ UNKNOWN_DATABASE = 1049
 NO_SUCH_TABLE = 1146
 LOCK_WAIT = (1205, 1213, 4012, 6002, 6003, 6004, 6005)  # lock wait timeout, deadlock, statement/trx timeouts
 LOST = (2002, 2003, 2006, 2013, 2014, 2055)  # cannot connect, gone away, lost during query
+#: The engine's own session timeouts, in seconds, set on every connection it opens (not the tenant's defaults:
+#: ``ob_query_timeout`` 10 s and ``ob_trx_timeout`` 100 s, which a bulk load of 1,000 entries or a maintenance
+#: statement on a large store exceeds on a busy server). ``?query_timeout=SECONDS`` overrides the statement bound.
+QUERY_TIMEOUT_S = 3600.0
+TRX_TIMEOUT_S = 3600.0
 
 
 def connect_args(url: str) -> dict[str, Any]:
@@ -47,8 +52,9 @@ def connect_args(url: str) -> dict[str, Any]:
 
     ``?unix_socket=PATH`` connects over a unix socket (seekdb listens only there); the port defaults to 2881. A
     tenant user ``USER@TENANT#CLUSTER`` is written percent-encoded (``app%40mem_tenant%23obcluster``).
-    ``?query_timeout=SECONDS`` sets the session's ``ob_query_timeout`` on every connection (the tenant's default,
-    10 s, otherwise): a bulk load on a busy server needs more; it also bounds a row-lock wait.
+    Every connection sets its session's ``ob_query_timeout`` (``QUERY_TIMEOUT_S``, or ``?query_timeout=SECONDS``)
+    and ``ob_trx_timeout`` (``TRX_TIMEOUT_S``, at least the statement bound), whatever the tenant's defaults; the
+    statement bound also bounds a row-lock wait.
     """
     parts = urlsplit(url)
     if parts.scheme.lower() != "oceanbase":
@@ -68,9 +74,14 @@ def connect_args(url: str) -> dict[str, Any]:
             args["port"] = parts.port or DEFAULT_PORT
         except ValueError as exc:
             raise InvalidInput(f"bad port in {url!r}: {exc}") from exc
-    if "query_timeout" in query:
-        args["init_command"] = f"SET SESSION ob_query_timeout = {_timeout_us(query['query_timeout'][0])}"
+    query_us = _timeout_us(query["query_timeout"][0]) if "query_timeout" in query else _us(QUERY_TIMEOUT_S)
+    trx_us = max(query_us, _us(TRX_TIMEOUT_S))
+    args["init_command"] = f"SET SESSION ob_query_timeout = {query_us}, ob_trx_timeout = {trx_us}"
     return args
+
+
+def _us(seconds: float) -> int:
+    return round(seconds * 1_000_000)
 
 
 def _timeout_us(text: str) -> int:
@@ -82,7 +93,7 @@ def _timeout_us(text: str) -> int:
         raise InvalidInput(
             f"query_timeout={text!r} is not a number of seconds", hint="write ?query_timeout=60 (1 s to 1 day)"
         )
-    return round(seconds * 1_000_000)
+    return _us(seconds)
 
 
 def database_of(url: str) -> str:

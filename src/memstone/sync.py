@@ -13,7 +13,7 @@ import functools
 import threading
 from collections.abc import Callable, Coroutine
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from .service import MemoryService, open_service
 
@@ -56,12 +56,28 @@ class ServiceThread:
         self.loop.close()
 
 
-class Memstone:
-    """Every coroutine method of :class:`MemoryService`, callable without ``await``."""
+class ServiceFacade:
+    """A synchronous front owning a :class:`ServiceThread`: its ``service``, ``close()`` and ``with`` block."""
 
-    def __init__(self, url: str | None = None, **options: Any) -> None:
-        self._runner = ServiceThread(url, **options)
+    def __init__(self, url: str | None = None, *, thread_name: str = "memstone-sync", **options: Any) -> None:
+        self._runner = ServiceThread(url, thread_name=thread_name, **options)
         self.service: MemoryService = self._runner.service
+
+    def close(self) -> None:
+        """Close the store and stop the loop thread (idempotent)."""
+        self._runner.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class Memstone(ServiceFacade):
+    """Every coroutine method of :class:`MemoryService`, callable without ``await``."""
 
     def _call(self, coro: Coroutine[Any, Any, Any]) -> Any:
         return self._runner.run(coro)
@@ -78,15 +94,3 @@ class Memstone:
             return self._call(attr(*args, **kwargs))
 
         return call
-
-    def close(self) -> None:
-        """Close the store and stop the loop thread (idempotent)."""
-        self._runner.close()
-
-    def __enter__(self) -> Memstone:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()

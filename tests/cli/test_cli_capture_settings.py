@@ -48,3 +48,14 @@ def test_bad_settings_are_refused_and_nothing_changes(tmp_path: Path) -> None:
     missing = run(url, "capture-settings", "set", "--from-file", str(tmp_path / "absent.json"), "--json", code=2)
     assert "no file" in missing["error"]["message"]
     assert run(url, "capture-settings", "show", "--json")["settings"]["modes"] == {WEB: "review"}
+
+
+def test_a_team_server_url_is_refused_like_every_local_only_command(tmp_path: Path, monkeypatch: Any) -> None:
+    # A team server keeps its own settings: like every command that runs only where the store is, this one says
+    # so (it used to report "unknown store URL scheme 'http'", a scheme every remote command takes).
+    monkeypatch.chdir(tmp_path)
+    for args in (("show",), ("set", "--default-mode", "off")):
+        refused = run("http://127.0.0.1:9", "capture-settings", *args, "--json", code=5)
+        assert refused["error"]["code"] == "capability_not_supported"
+        assert f"memstone capture-settings {args[0]} does not run against a team server" in refused["error"]["message"]
+    assert list(tmp_path.iterdir()) == []

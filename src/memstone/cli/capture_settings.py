@@ -20,22 +20,10 @@ if TYPE_CHECKING:
 
 
 def _run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Coroutine[Any, Any, None]]) -> None:
-    import asyncio
+    """Run ``body`` on the store (:func:`cli.main.run`; created if missing, opened without the embedding model)."""
+    from .main import run
 
-    from ..domain.errors import MemstoneError
-    from ..service import open_service
-    from .errors import fail
-
-    obj = ctx.find_root().obj
-
-    async def main() -> None:
-        async with open_service(obj.url, surface="human", author=obj.config.get("author"), embedding=None) as svc:
-            await body(svc)
-
-    try:
-        asyncio.run(main())
-    except MemstoneError as exc:
-        fail(as_json, exc)
+    run(ctx, as_json, body, create=True, model=False)
 
 
 def _show(data: dict[str, object], as_json: bool) -> None:

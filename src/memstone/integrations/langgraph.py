@@ -31,7 +31,6 @@ import json
 import re
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from datetime import datetime
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph.store.base import (
@@ -52,10 +51,10 @@ from ..domain.ids import EntryId
 from ..domain.model import EntryInput
 from ..domain.scopes import ANONYMOUS
 from ..domain.search import searchable
+from ..sync import ServiceFacade
 
 if TYPE_CHECKING:
     from ..domain.records import Record
-    from ..service import MemoryService
 
 T = TypeVar("T")
 TAG = "langgraph"
@@ -132,7 +131,7 @@ def _matches(namespace: tuple[str, ...], condition: MatchCondition) -> bool:
     return all(p == "*" or n == p for n, p in pairs)
 
 
-class MemstoneStore(BaseStore):
+class MemstoneStore(BaseStore, ServiceFacade):
     """LangGraph's ``BaseStore`` over a memstone store (sync and async)."""
 
     def __init__(
@@ -145,31 +144,21 @@ class MemstoneStore(BaseStore):
         author: str | None = None,
         **options: Any,
     ) -> None:
-        from ..sync import ServiceThread
-
         self._default = default_scope
         self._scope_of = scope_of or (lambda ns: default_scope_of(ns, self._default))
         self._kind = kind
-        self._runner = ServiceThread(
-            url, thread_name="memstone-langgraph", author=author or "langgraph", surface="agent-session", **options
+        ServiceFacade.__init__(
+            self,
+            url,
+            thread_name="memstone-langgraph",
+            author=author or "langgraph",
+            surface="agent-session",
+            **options,
         )
-        self.service: MemoryService = self._runner.service
 
-    # ------------------------------------------------------------------ lifecycle
+    # ------------------------------------------------------------------ lifecycle (close, with: ServiceFacade)
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         return self._runner.run(coro)
-
-    def close(self) -> None:
-        """Close the store and stop its loop thread (idempotent)."""
-        self._runner.close()
-
-    def __enter__(self) -> MemstoneStore:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     # ------------------------------------------------------------------ BaseStore
     def batch(self, ops: Iterable[Op]) -> list[Result]:

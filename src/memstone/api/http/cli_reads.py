@@ -40,9 +40,9 @@ class TombstonesOut(s.Open):
 
 async def list_records(call: Call) -> Response:
     q = call.q(RecordsQuery)
-    picked = await _read_scopes(call, q.scope)
+    scopes = await _read_scopes(call, q.scope)
     records = await call.gate.service.list(
-        scopes=[p.uri for p in picked], kinds=q.kind, tags=q.tag, important=q.important, mandatory=q.mandatory,
+        scopes=scopes, kinds=q.kind, tags=q.tag, important=q.important, mandatory=q.mandatory,
         limit=q.limit, include_inactive=q.inactive, precedence=q.precedence,
     )  # fmt: skip
     return JSONResponse(RecordsOut.model_validate({"records": [r.to_dict() for r in records]}).model_dump(mode="json"))

@@ -16,7 +16,6 @@ from ...domain.errors import InvalidInput, NotFound
 from ...domain.ids import EntryId
 from ...domain.model import ArtifactRef, EntryVersion
 from ...domain.rules import parse_revision
-from ...domain.scopes import Scope
 from . import schemas as s
 from .convert import cursor_int, decode_cursor, encode_cursor, etag, ok, record_out, revision_out
 from .routing import Call
@@ -105,20 +104,21 @@ async def catalogue(call: Call) -> Response:
     )
 
 
-async def _read_scopes(call: Call, values: list[str]) -> list[Scope]:
+async def _read_scopes(call: Call, values: list[str]) -> list[str]:
+    """The URIs of the scopes a read names (none: the gate's default), each checked for the read permission."""
     gate = call.gate
     picked = [gate.parse(v) for v in values] or [gate.parse(None)]
     for scope in picked:
         await gate.require(scope, "read")
-    return picked
+    return [scope.uri for scope in picked]
 
 
 async def search(call: Call) -> Response:
     q = call.q(s.SearchQuery)
-    picked = await _read_scopes(call, q.scope)
+    scopes = await _read_scopes(call, q.scope)
     result = await call.gate.service.search(
         q.q,
-        scopes=[p.uri for p in picked],
+        scopes=scopes,
         limit=q.limit,
         mode=q.mode,
         kinds=q.kind,
@@ -132,15 +132,15 @@ async def search(call: Call) -> Response:
         precedence=q.precedence,
         context=q.context,
     )
-    return ok(s.SearchOut, {**result.to_dict(), "scopes": [p.uri for p in picked]})
+    return ok(s.SearchOut, {**result.to_dict(), "scopes": scopes})
 
 
 async def recall(call: Call) -> Response:
     q = call.q(s.RecallQuery)
-    picked = await _read_scopes(call, q.scope)
+    scopes = await _read_scopes(call, q.scope)
     bundle = await call.gate.service.recall(
         q.q,
-        scopes=[p.uri for p in picked],
+        scopes=scopes,
         budget_tokens=q.budget_tokens,
         budget_chars=q.budget_chars,
         limit=q.limit,
@@ -149,7 +149,7 @@ async def recall(call: Call) -> Response:
     )
     d = bundle.to_dict()
     d["mandatory"] = [record_out(r) for r in bundle.mandatory]
-    return ok(s.RecallOut, {**d, "scopes": [p.uri for p in picked]})
+    return ok(s.RecallOut, {**d, "scopes": scopes})
 
 
 async def lookup(call: Call) -> Response:

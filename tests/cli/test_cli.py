@@ -739,6 +739,17 @@ def test_a_read_never_creates_a_store(tmp_path: Path) -> None:
         result = cli_(*args, code=4)
         assert "no memstone store" in result.stderr
     assert not path.exists()
+    # Subcommands that read are reads too, whatever their own name (``maintenance runs`` created a store before).
+    for args in (
+        ("maintenance", "runs"),
+        ("maintenance", "proposals"),
+        ("maintenance", "status"),
+        ("maintenance", "show", "mrun_0123456789abcdef"),
+        ("capture-settings", "show"),
+    ):
+        result = cli_(*args, code=4)
+        assert "no memstone store" in result.stderr, args
+    assert not path.exists()
     cli_.add("we deploy with uv")
     assert path.exists()
     assert [m["scope"] for m in cli_.json("memories")["memories"]] == [DEFAULT_SCOPE]

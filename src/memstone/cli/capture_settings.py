@@ -20,10 +20,11 @@ if TYPE_CHECKING:
 
 
 def _run(ctx: click.Context, as_json: bool, body: Callable[[MemoryService], Coroutine[Any, Any, None]]) -> None:
-    """Run ``body`` on the store (:func:`cli.main.run`; created if missing, opened without the embedding model)."""
+    """Run ``body`` on the store (:func:`cli.main.run`, opened without the embedding model; ``show`` never creates
+    a store, ``set`` creates it if missing)."""
     from .main import run
 
-    run(ctx, as_json, body, create=True, model=False)
+    run(ctx, as_json, body, model=False)
 
 
 def _show(data: dict[str, object], as_json: bool) -> None:

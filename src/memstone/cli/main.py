@@ -197,9 +197,15 @@ def emit(as_json: bool, payload: object, human: str) -> None:
         click.echo(human)
 
 
-# Commands that only read: they never create a store (a typo'd --url is an error, not a new empty database).
+# Commands that only read, by their path under ``memstone``: they never create a store (a typo'd --url is an
+# error, not a new empty database). Keyed by the whole path, so ``maintenance show`` is not ``show``.
 READ_COMMANDS = frozenset(
     {
+        "maintenance runs",
+        "maintenance proposals",
+        "maintenance show",
+        "maintenance status",
+        "capture-settings show",
         "search",
         "show",
         "history",
@@ -220,6 +226,15 @@ READ_COMMANDS = frozenset(
         "verify-citation",
     }
 )
+
+
+def command_path(ctx: click.Context) -> str:
+    """The command's path under ``memstone``: ``"search"``, ``"maintenance runs"``."""
+    names: list[str] = []
+    while ctx.parent is not None:
+        names.append(ctx.info_name or "")
+        ctx = ctx.parent
+    return " ".join(reversed(names))
 
 
 def run(
@@ -255,7 +270,7 @@ def run(
             surface="human",
             author=obj.config.get("author"),
             embedding=obj.model_option() if model else None,
-            create=ctx.info_name not in READ_COMMANDS if create is None else create,
+            create=command_path(ctx) not in READ_COMMANDS if create is None else create,
         ) as svc:
             await body(svc)
 

@@ -24,6 +24,10 @@ def run(url: str, *args: str, code: int = 0) -> Any:
 
 def test_set_then_show_and_the_library_reads_the_same(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'm.db'}"
+    # ``show`` is a read: on a path with no store it says so and creates nothing; on a store, the defaults.
+    assert run(url, "capture-settings", "show", "--json", code=4)["error"]["code"] == "not_found"
+    assert not (tmp_path / "m.db").exists()
+    run(url, "migrate", "--json")
     assert run(url, "capture-settings", "show", "--json")["settings"] == CaptureSettings().to_dict()
     done = run(url, "capture-settings", "set", "--mode", f"{WEB}=review", "--default-mode", "off", "--json")
     assert done["settings"]["modes"] == {WEB: "review"} and done["settings"]["default_mode"] == "off"

@@ -98,7 +98,7 @@ async def test_the_review_queue_and_settings_on_every_engine(store_url: str) -> 
         done = await accept(svc, queue, str(first.outcomes[0].queue_item), decided_by="alice")
         (entry,) = done.entries()
         assert (await svc.get(entry)).text == "Never log card numbers."
-        await reject(queue, str(second.outcomes[0].queue_item), decided_by="alice")
+        await reject(svc, queue, str(second.outcomes[0].queue_item), decided_by="alice")
         assert await queue.pending(scope=docs) == ()
 
 

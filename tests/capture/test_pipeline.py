@@ -165,7 +165,7 @@ async def test_review_mode_queues_then_accept_writes_and_reject_sticks(service: 
     with pytest.raises(InvalidInput):
         await accept(service, queue, item1)
 
-    rejected = await reject(queue, item2, decided_by="alice", note="too generic")
+    rejected = await reject(service, queue, item2, decided_by="alice", note="too generic")
     assert rejected.status == "rejected"
     again = await capture(service, UserPrompt(text="Prefer table-driven tests."), scope=PROJECT, settings=settings,
                           queue=queue)  # fmt: skip

@@ -122,3 +122,28 @@ async def test_recall_links_to_an_unreadable_entry_carry_no_content(svc: MemoryS
     assert all((x.other_title, x.other_kind, x.other_state) == (None, None, "missing") for x in links)
     dumped = str(bundle.to_dict())
     assert "Opsgenie" not in dumped and "Ops migration plan" not in dumped
+
+
+async def test_the_review_queue_shows_and_decides_by_the_same_grants_in_the_library(svc: MemoryService) -> None:
+    """The grant rule of a queued capture item lives in memstone.capture (HTTP and MCP only translate it)."""
+    from memstone.capture import CaptureSettings, ReviewQueue, UserPrompt, accept, capture, reject, visible_items
+
+    settings = CaptureSettings().with_mode(WEB, "review").with_mode(OPS, "review")
+    queue = ReviewQueue.of(svc)
+    items = {}
+    for scope, text in ((WEB, "Acme web always deploys with uv."), (OPS, "Acme ops never pages after midnight.")):
+        done = await capture(svc, UserPrompt(text=text), scope=scope, settings=settings, queue=queue)
+        items[scope] = done.outcomes[0].queue_item
+    assert all(items.values())
+    bob = svc.acting(actor("bob", "acme", {WEB: "read"}), user_org=org_of)
+    assert [i.scope for i in await visible_items(bob, queue)] == [WEB]  # ops is not shown to exist
+    with pytest.raises(NotFound):
+        await reject(bob, queue, items[OPS], note="not mine")
+    with pytest.raises(Forbidden):  # readable, but deciding writes
+        await accept(bob, queue, items[WEB])
+    with pytest.raises(Forbidden):
+        await reject(bob, queue, items[WEB])
+    assert [i.status for i in await queue.items()] == ["pending", "pending"]
+    alice = svc.acting(actor("alice", "acme", {WEB: "write"}), user_org=org_of)
+    assert (await accept(alice, queue, items[WEB])).status == "stored"
+    assert sorted(i.status for i in await queue.items()) == ["accepted", "pending"]

@@ -16,7 +16,7 @@ from ..domain.secrets import SecretFinding, find_secrets, redact
 from .adapters import build_file_candidates, git_change_flags, statement_candidates, working_note_candidate
 from .admission import REASONS, Admission, Similarity, admit, plan_candidates, similarity
 from .candidates import Candidate, Plan, ReviewFlag, Skip
-from .decisions import accept, reject
+from .decisions import accept, decidable, reject, visible_items
 from .events import (
     Bootstrap,
     EventContext,
@@ -79,6 +79,7 @@ __all__ = [
     "admit",
     "build_file_candidates",
     "capture",
+    "decidable",
     "event_from_dict",
     "event_to_dict",
     "find_secrets",
@@ -91,5 +92,6 @@ __all__ = [
     "save_capture_settings",
     "similarity",
     "statement_candidates",
+    "visible_items",
     "working_note_candidate",
 ]

@@ -1,14 +1,37 @@
 """Review decisions on queued capture items: :func:`accept` writes the candidate as auto capture would now,
-:func:`reject` closes it so the same statement is not queued again."""
+:func:`reject` closes it so the same statement is not queued again.
+
+Who may see and decide an item is decided here, once, for every surface (CLI, HTTP, MCP): :func:`visible_items`
+lists the items of scopes the actor can read; :func:`decidable` reads one item as NotFound unless its scope is
+readable, and needs ``write`` on that scope; both decisions go through it."""
 
 from __future__ import annotations
 
-from ..domain.errors import InvalidInput
+from ..domain.errors import InvalidInput, NotFound
 from ..domain.model import Surface
 from ..service import MemoryService, utc_now
 from .outcomes import CaptureResult
-from .queue import QueueItem, ReviewQueue
+from .queue import QueueItem, QueueStatus, ReviewQueue
 from .writing import status_of, write_candidates
+
+
+async def visible_items(
+    service: MemoryService, queue: ReviewQueue, *, status: QueueStatus | None = "pending", scope: str | None = None
+) -> list[QueueItem]:
+    """The queue's items (``status`` None: all) of scopes the actor may read, oldest first."""
+    found = await queue.items(status=status, scope=scope)
+    return [i for i in found if await service.policy.readable(i.scope)]
+
+
+async def decidable(service: MemoryService, queue: ReviewQueue, item_id: str) -> QueueItem:
+    """One item the actor may decide: NotFound unless its scope is readable (an unreadable item is not shown to
+    exist), Forbidden without ``write`` on its scope."""
+    item = await queue.get(item_id)
+    if not await service.policy.readable(item.scope):
+        raise NotFound(f"no queued capture item {item_id}", hint="list the review queue to see the items you can read")
+    if item.scope is not None:
+        await service.policy.require_named(item.scope, "write")
+    return item
 
 
 async def accept(
@@ -24,7 +47,7 @@ async def accept(
     The write is the same as ``auto`` capture would have made now: a near-duplicate that appeared meanwhile
     turns the add into a revision or a no-op.
     """
-    item = await queue.get(item_id)
+    item = await decidable(service, queue, item_id)
     if item.status != "pending":
         raise InvalidInput(f"capture item {item_id} is already {item.status}")
     if item.candidate is None:
@@ -53,10 +76,16 @@ async def accept(
 
 
 async def reject(
-    queue: ReviewQueue, item_id: str, *, decided_by: str | None = None, note: str | None = None
+    service: MemoryService,
+    queue: ReviewQueue,
+    item_id: str,
+    *,
+    decided_by: str | None = None,
+    note: str | None = None,
 ) -> QueueItem:
     """Reject a queued item: nothing is written, and the same statement is not queued again for that scope."""
+    await decidable(service, queue, item_id)
     return await queue.decide(item_id, "rejected", decided_at=utc_now(), decided_by=decided_by, note=note)
 
 
-__all__ = ["accept", "reject"]
+__all__ = ["accept", "decidable", "reject", "visible_items"]

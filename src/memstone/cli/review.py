@@ -59,9 +59,12 @@ def review_list(ctx: click.Context, status: str, scope: str | None, as_json: boo
     """List the queue's items, oldest first (default: the pending ones)."""
 
     async def body(svc: MemoryService, queue: ReviewQueue) -> None:
+        from ..capture import visible_items
         from ..domain.scopes import canonical_scope
 
-        found = await queue.items(
+        found = await visible_items(
+            svc,
+            queue,
             status=None if status == "all" else status,  # type: ignore[arg-type]
             scope=canonical_scope(scope) if scope else None,
         )
@@ -107,7 +110,7 @@ def review_reject(ctx: click.Context, item: str, note: str | None, as_json: bool
     async def body(svc: MemoryService, queue: ReviewQueue) -> None:
         from ..capture import reject
 
-        done = await reject(queue, item, decided_by=obj.config.get("author"), note=note)
+        done = await reject(svc, queue, item, decided_by=obj.config.get("author"), note=note)
         click.echo(
             json.dumps({"item": done.to_dict()}, ensure_ascii=False, indent=2) if as_json else f"rejected {item}"
         )

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from starlette.responses import JSONResponse, Response
 
-from ...capture import QueueItem, ReviewQueue, accept, reject
-from ...domain.errors import NotFound
+from ...capture import ReviewQueue, accept, reject, visible_items
 from ...domain.scopes import canonical_scope
 from . import schemas as s
 from .routing import Call, Operation, Param
@@ -25,40 +24,28 @@ def _queue(call: Call) -> ReviewQueue:
     return ReviewQueue.of(call.gate.service)  # kept in the served store, on any engine
 
 
-async def _decidable(call: Call, queue: ReviewQueue) -> QueueItem:
-    item_id = call.path["item_id"]
-    item = await queue.get(item_id)
-    policy = call.gate.service.policy
-    if not await policy.readable(item.scope):
-        raise NotFound(f"no queued capture item {item_id}", hint="GET /api/capture/queue lists what you can see")
-    if item.scope is not None:
-        await policy.require_named(item.scope, "write")
-    return item
-
-
 async def review_list(call: Call) -> Response:
     q = call.q(s.ReviewQuery)
-    policy = call.gate.service.policy
-    found = await _queue(call).items(
-        status=None if q.status == "all" else q.status, scope=canonical_scope(q.scope) if q.scope else None
+    found = await visible_items(
+        call.gate.service,
+        _queue(call),
+        status=None if q.status == "all" else q.status,
+        scope=canonical_scope(q.scope) if q.scope else None,
     )
-    items = [i.to_dict() for i in found if await policy.readable(i.scope)]
+    items = [i.to_dict() for i in found]
     return _ok(s.ReviewListOut, {"items": items})
 
 
 async def review_accept(call: Call) -> Response:
-    queue = _queue(call)
-    item = await _decidable(call, queue)
-    done = await accept(call.gate.service, queue, item.item_id, decided_by=call.gate.author, surface="api")
-    item_out = (await queue.get(item.item_id)).to_dict()
+    queue, item_id = _queue(call), call.path["item_id"]
+    done = await accept(call.gate.service, queue, item_id, decided_by=call.gate.author, surface="api")
+    item_out = (await queue.get(item_id)).to_dict()
     return _ok(s.ReviewDecisionOut, {"item": item_out, "result": done.to_dict(), "entries": list(done.entries())})
 
 
 async def review_reject(call: Call) -> Response:
-    queue = _queue(call)
-    item = await _decidable(call, queue)
     note = call.b(s.ReviewRejectIn).note
-    done = await reject(queue, item.item_id, decided_by=call.gate.author, note=note)
+    done = await reject(call.gate.service, _queue(call), call.path["item_id"], decided_by=call.gate.author, note=note)
     return _ok(s.ReviewDecisionOut, {"item": done.to_dict(), "entries": []})
 
 

@@ -14,8 +14,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from ...capture import ReviewQueue, accept, reject
-from ...domain.errors import NotFound
+from ...capture import ReviewQueue, accept, reject, visible_items
 from ...service import MemoryService
 from .errors import tool_errors
 from .schemas import ReviewDecisionOut, ReviewItemOut, ReviewListOut
@@ -39,13 +38,6 @@ def register_review_tools(
     def queue(svc: MemoryService) -> ReviewQueue:
         return ReviewQueue.of(svc)  # kept in the store itself, on any engine
 
-    async def visible(svc: MemoryService, item_id: str) -> None:
-        item = await queue(svc).get(item_id)
-        if not await svc.policy.readable(item.scope):
-            raise NotFound(f"no queued capture item {item_id}", hint="memory_review_list shows the items you can see")
-        if item.scope is not None:
-            await svc.policy.require_named(item.scope, "write")
-
     @tool("memory_review_list", "Review queue", READ)
     async def memory_review_list(
         ctx: Context,
@@ -60,8 +52,8 @@ def register_review_tools(
         """
         with tool_errors():
             svc = here(ctx).svc
-            found = await queue(svc).items(status=None if status == "all" else status)
-            items = [ReviewItemOut.of(i) for i in found if await svc.policy.readable(i.scope)]
+            found = await visible_items(svc, queue(svc), status=None if status == "all" else status)
+            items = [ReviewItemOut.of(i) for i in found]
             return ReviewListOut(items=items, count=len(items))
 
     @tool("memory_review_accept", "Accept a queued memory", DECIDE)
@@ -70,7 +62,6 @@ def register_review_tools(
         that appeared meanwhile makes it a revision or a no-op). A review flag is just closed."""
         with tool_errors():
             svc = here(ctx).svc
-            await visible(svc, id)
             done = await accept(svc, queue(svc), id, decided_by=svc.actor.author, surface="agent-session")
             return ReviewDecisionOut(
                 item=ReviewItemOut.of(await queue(svc).get(id)), entries=list(done.entries()), note=done.reason
@@ -85,8 +76,7 @@ def register_review_tools(
         """Reject a queued candidate: nothing is written, and the same statement is not queued again."""
         with tool_errors():
             svc = here(ctx).svc
-            await visible(svc, id)
-            done = await reject(queue(svc), id, decided_by=svc.actor.author, note=note)
+            done = await reject(svc, queue(svc), id, decided_by=svc.actor.author, note=note)
             return ReviewDecisionOut(item=ReviewItemOut.of(done))
 
 

@@ -130,11 +130,12 @@ async def test_the_review_queue_shows_and_decides_by_the_same_grants_in_the_libr
 
     settings = CaptureSettings().with_mode(WEB, "review").with_mode(OPS, "review")
     queue = ReviewQueue.of(svc)
-    items = {}
+    items: dict[str, str] = {}
     for scope, text in ((WEB, "Acme web always deploys with uv."), (OPS, "Acme ops never pages after midnight.")):
         done = await capture(svc, UserPrompt(text=text), scope=scope, settings=settings, queue=queue)
-        items[scope] = done.outcomes[0].queue_item
-    assert all(items.values())
+        queued = done.outcomes[0].queue_item
+        assert queued is not None
+        items[scope] = queued
     bob = svc.acting(actor("bob", "acme", {WEB: "read"}), user_org=org_of)
     assert [i.scope for i in await visible_items(bob, queue)] == [WEB]  # ops is not shown to exist
     with pytest.raises(NotFound):

@@ -409,7 +409,7 @@ REPLACED: dict[Lang, re.Pattern[str]] = {
     "ja": re.compile(
         r"(?P<x>[A-Za-z0-9][\w.\-/`']*|[\u30a0-\u30ff]{2,})\s*(?:を|は)\s*(?:やめ|廃止|使っていません|使わな|使いません|もう使)"
         r"|(?P<y>[A-Za-z0-9][\w.\-/`']*|[\u30a0-\u30ff]{2,})\s*(?:ではなく|じゃなく)"
-        r"|(?P<z>[A-Za-z0-9][\w.\-/`']*|[\u30a0-\u30ff]{2,})\s*から\s*\S{1,30}?(?:に|へ)(?:移行|変更|切り替え|移|変え|乗り換え)"
+        r"|(?P<z>[A-Za-z0-9][\w.\-/`']*|[\u30a0-\u30ff]{2,})\s*から\s*[^。、]{1,30}?(?:に|へ)(?:移行|変更|切り替え|移|変え|乗り換え)"
     ),
 }
 # A failed or reverted attempt: "tried X, it broke Y, reverted, nothing committed".

@@ -61,6 +61,7 @@ SKIPPED = [
     pytest.param("いずれ RabbitMQ に移したほうがいいかもしれません。", "ja", "speculation", id="ja-speculation"),
     pytest.param("今回は決済モジュールには触らないでください。", "ja", "one_off", id="ja-one-off"),
     pytest.param("ユーザーコントローラの失敗しているテストを直してください。", "ja", "task_request", id="ja-task"),
+    pytest.param("ログイン画面の修正をお願いします。", "ja", "task_request", id="ja-task-onegai"),
     pytest.param("了解です、ありがとうございます！", "ja", "chatter", id="ja-chatter"),
 ]
 
@@ -97,6 +98,7 @@ KEPT = [
     pytest.param("Usiamo Black con righe da 100 caratteri.", "convention", id="it-we"),
     pytest.param("Prefiro mensagens de commit curtas e no imperativo.", "preference", id="pt-preference"),
     pytest.param("個人的には、差分だけ見せてもらえるほうが好きです。", "preference", id="ja-preference-not-a-request"),
+    pytest.param("コードのコメントは英語でお願いします。", "preference", id="ja-manner-request-is-a-preference"),
 ]
 
 

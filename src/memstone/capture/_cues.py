@@ -211,8 +211,9 @@ TASK: dict[Lang, re.Pattern[str]] = {
         r"|controlla|guarda|cerca|elimina|cancella|rimuovi|togli|sposta|rinomina|prepara|genera|spiega|mostra"
         r"|dimmi|aiutami|testa|esegui|apri|chiudi|verifica|metti|puoi|potresti)\b"
     ),
-    # A request ("…してください", "お願いします"), not a prohibition ("…しないでください").
-    "ja": re.compile(r"(?<!ない)(?:て|で)(?:ください|下さい|くれ|もらえ|いただけ)|お願い(?:します|できますか)?"),
+    # A request ("…してください", "…をお願いします"), not a prohibition ("…しないでください") nor a manner
+    # ("返答は日本語でお願いします": a standing preference).
+    "ja": re.compile(r"(?<!ない)(?:て|で)(?:ください|下さい|くれ|もらえ|いただけ)|(?<!で)お願い(?:します|できますか)?"),
 }
 # Clauses that make an imperative a standing rule ("Lass vor jedem „fertig“ … laufen", "Run X before every commit").
 GENERIC: dict[Lang, re.Pattern[str]] = {
@@ -303,7 +304,7 @@ PREFERENCE: dict[Lang, re.Pattern[str]] = {
     "fr": rx(r"\b(?:je préfère|je préférerais|j'aime|je n'aime pas|je déteste|ma préférence)\b"),
     "pt": rx(r"\b(?:prefiro|preferiria|gosto (?:mais )?de|não gosto|odeio)\b"),
     "it": rx(r"\b(?:preferisco|preferirei|mi piace|non mi piace|odio|la mia preferenza)\b"),
-    "ja": re.compile(r"好き|好み|(?:ほう|方)が(?:いい|良い|助かり)|嫌い|苦手"),
+    "ja": re.compile(r"好き|好み|(?:ほう|方)が(?:いい|良い|助かり)|嫌い|苦手|でお願い(?:します|したい)"),
 }
 DECISION: dict[Lang, re.Pattern[str]] = {
     "en": rx(r"\bwe (?:decided|chose|agreed|settled on|approved)\b"),

@@ -102,6 +102,19 @@ KEPT = [
 ]
 
 
+PLAIN_FACTS = [
+    "Hoy en día el frontend se compila con Vite.",  # "hoy en día" is "nowadays", not "today"
+    "Le service de paiement parle à Stripe via des webhooks signés.",  # a name after an accented word
+    "O serviço de pagamentos fala com o Stripe por webhooks assinados.",
+    "データベースのバックアップは毎晩 pg_dump で取っています。",
+]
+
+
+@pytest.mark.parametrize("text", PLAIN_FACTS)
+def test_plain_statements_of_project_fact_are_kept(text: str) -> None:
+    assert len(statement_candidates(UserPrompt(text=text)).candidates) == 1
+
+
 @pytest.mark.parametrize(("text", "kind"), KEPT)
 def test_rules_without_an_english_trigger_word_keep_their_kind(text: str, kind: str) -> None:
     (c,) = statement_candidates(UserPrompt(text=text)).candidates

@@ -155,7 +155,8 @@ ONE_OFF: dict[Lang, re.Pattern[str]] = {
         r"这次|这一次|今天|明天|下班前|现在马上|马上|立刻|暂时|先不|先只|赶时间|这个\s*PR|这个任务|这个需求|本次"
     ),
     "es": rx(
-        r"\b(?:por ahora|de momento|por el momento|hoy|(?<!la )(?<!cada )mañana|esta vez|solo esta vez|ahora mismo"
+        r"\b(?:por ahora|de momento|por el momento|hoy(?! en día)|(?<!la )(?<!cada )mañana|esta vez|solo esta vez"
+        r"|ahora mismo"
         r"|en (?:este|esta) (?:pr|commit|rama|ticket|cambio|tarea)|para (?:este|esta) (?:pr|tarea|ticket|rama))\b"
     ),
     "fr": rx(
@@ -164,11 +165,11 @@ ONE_OFF: dict[Lang, re.Pattern[str]] = {
         r"|cet après-midi|en attendant)\b"
     ),
     "pt": rx(
-        r"\b(?:por agora|por enquanto|por ora|hoje|amanhã|desta vez|agora mesmo|esta tarde|esta manhã"
+        r"\b(?:por agora|por enquanto|por ora|hoje(?! em dia)|amanhã|desta vez|agora mesmo|esta tarde|esta manhã"
         r"|(?:nesta|neste|para esta|para este) (?:pr|tarefa|branch|commit|ticket))\b"
     ),
     "it": rx(
-        r"\b(?:per ora|per adesso|per il momento|oggi|domani|questa volta|stavolta|subito|stasera|stamattina"
+        r"\b(?:per ora|per adesso|per il momento|(?<!d')oggi|domani|questa volta|stavolta|subito|stasera|stamattina"
         r"|(?:in|per) quest[oa] (?:pr|branch|commit|ticket|release))\b"
     ),
     "ja": re.compile(
@@ -494,11 +495,13 @@ SESSION_START = rx(
     r"|vamos retomar|riprendiamo|andiamo avanti con)\b"
 )
 
-# Evidence per language beyond code, paths and names: a "we/our" subject and amounts of time.
+# Evidence per language beyond code, paths and names: a "we/our" subject, amounts of time, a name after an
+# accented word.
+_NAME_AFTER_ACCENT = r"|(?<=[à-ÿ] )(?-i:[A-Z])\w{2,}"  # "parle à Stripe": a name the ASCII evidence pattern misses
 UNITS_WE: dict[Lang, re.Pattern[str]] = {
-    "es": rx(r"\b(?:nosotros|nuestr[oa]s?|\d+\s*(?:segundos|minutos|horas|días))\b"),
-    "fr": rx(r"\b(?:nous|notre|nos|on|\d+\s*(?:secondes|minutes|heures|jours))\b"),
-    "pt": rx(r"\b(?:nós|noss[oa]s?|\d+\s*(?:segundos|minutos|horas|dias))\b"),
-    "it": rx(r"\b(?:noi|nostr[oaie]|\d+\s*(?:secondi|minuti|ore|giorni))\b"),
+    "es": rx(r"\b(?:nosotros|nuestr[oa]s?|\d+\s*(?:segundos|minutos|horas|días))\b" + _NAME_AFTER_ACCENT),
+    "fr": rx(r"\b(?:nous|notre|nos|on|\d+\s*(?:secondes|minutes|heures|jours))\b" + _NAME_AFTER_ACCENT),
+    "pt": rx(r"\b(?:nós|noss[oa]s?|\d+\s*(?:segundos|minutos|horas|dias))\b" + _NAME_AFTER_ACCENT),
+    "it": rx(r"\b(?:noi|nostr[oaie]|\d+\s*(?:secondi|minuti|ore|giorni))\b" + _NAME_AFTER_ACCENT),
     "ja": re.compile(r"私たち|我々|うちの|\d+\s*(?:秒|分|時間|日|件)"),
 }

@@ -22,6 +22,7 @@ lists over :mod:`memstone.capture._text` output: no model.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -49,6 +50,7 @@ from ._cues import (
     TASK,
     UNITS_WE,
     ZH_CHATTER,
+    Cue,
     Lang,
 )
 from ._patterns import rx
@@ -64,6 +66,17 @@ __all__ = [
     "lifecycle_stage_ml",
     "read_sentence",
 ]
+
+
+@functools.cache
+def _compiled(pattern: str, flags: int) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
+
+
+def _cue(table: dict[Lang, Cue], lang: Lang) -> re.Pattern[str]:
+    """The pattern of ``table`` for ``lang``, compiled on first use."""
+    return _compiled(*table[lang])
+
 
 _KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9d]")
 _LATIN_TOKEN = re.compile(r"(?<![\w])[a-zßà-öø-ÿœ]+(?![\w])")  # whole words: not the letters of a hex key
@@ -153,18 +166,18 @@ def read_sentence(sentence: str, lang: Lang | None = None) -> Reading:
     greeting = bool(GREETING.match(s + " "))
     chatter = chatter or (greeting and (len(words) <= 4 or bool(SESSION_OPENER.search(s))))
     chatter = chatter or bool(SESSION_START.match(s))
-    if CONSTRAINT[lang].search(s):
+    if _cue(CONSTRAINT, lang).search(s):
         modality: str | None = "constraint"
-    elif DECISION[lang].search(s):
+    elif _cue(DECISION, lang).search(s):
         modality = "decision"
-    elif CONVENTION[lang].search(s):
+    elif _cue(CONVENTION, lang).search(s):
         modality = "convention"
     else:
         modality = None
-    if PREFERENCE[lang].search(s):
+    if _cue(PREFERENCE, lang).search(s):
         modality = "preference"
     replaced: list[str] = []
-    for m in REPLACED[lang].finditer(s):
+    for m in _cue(REPLACED, lang).finditer(s):
         term = next((g for g in m.groups() if g), "").strip(" `'\".,-")
         if term and term.lower() not in _NOT_TERMS:
             replaced.append(term)
@@ -172,20 +185,20 @@ def read_sentence(sentence: str, lang: Lang | None = None) -> Reading:
     if lang in ("zh", "ja"):  # no spaces: count the Latin words (tools, commands) and a sentence of some length
         evidence += len(_LATIN_WORD.findall(s)) + (1 if len(s) >= 12 else 0)
     if lang in UNITS_WE:
-        evidence += len(UNITS_WE[lang].findall(s))
-    generic = bool(GENERIC[lang].search(s))
+        evidence += len(_cue(UNITS_WE, lang).findall(s))
+    generic = bool(_cue(GENERIC, lang).search(s))
     return Reading(
         lang=lang,
-        question=bool(QUESTION[lang].search(s)) or s.endswith(("?", "？")),  # a question in any language
-        speculation=bool(SPECULATION[lang].search(s)),
-        one_off=bool(ONE_OFF[lang].search(s)),
+        question=bool(_cue(QUESTION, lang).search(s)) or s.endswith(("?", "？")),  # a question in any language
+        speculation=bool(_cue(SPECULATION, lang).search(s)),
+        one_off=bool(_cue(ONE_OFF, lang).search(s)),
         chatter=chatter,
-        task_request=bool(TASK[lang].search(s)) and not generic and modality != "preference",
+        task_request=bool(_cue(TASK, lang).search(s)) and not generic and modality != "preference",
         generic=generic,
         modality=modality,
-        correction_lead=bool(CORRECTION_LEAD[lang].search(s)),
-        change=bool(CHANGE[lang].search(s)),
-        lesson=bool(ATTEMPT[lang].search(s)) and bool(FAILED[lang].search(s)),
+        correction_lead=bool(_cue(CORRECTION_LEAD, lang).search(s)),
+        change=bool(_cue(CHANGE, lang).search(s)),
+        lesson=bool(_cue(ATTEMPT, lang).search(s)) and bool(_cue(FAILED, lang).search(s)),
         evidence=evidence,
         replaced=tuple(dict.fromkeys(replaced)),
     )

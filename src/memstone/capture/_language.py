@@ -1,4 +1,5 @@
-"""Language-aware reading of one user sentence: English, German and Chinese cues (issue 16).
+"""Language-aware reading of one user sentence: English, German, Chinese, Spanish, French, Portuguese, Italian and
+Japanese cues (issue 16).
 
 Capture used to need an English trigger word ("always", "we use", "from now on") before it kept a statement.
 Teams write their rules in their own language and often state a fact plainly ("The docs site is Docusaurus
@@ -15,18 +16,44 @@ under docs/, deployed from main by CI"). :func:`read_sentence` reads what a sent
   (CamelCase, ALLCAPS, dotted or hyphenated), a "we/our" subject. A plain declarative sentence with evidence
   is a project fact even without a marker.
 
-Everything here is regular expressions and word lists over :mod:`memstone.capture._text` output: no model.
+The cue tables per language are in :mod:`memstone.capture._cues`. Everything is regular expressions and word
+lists over :mod:`memstone.capture._text` output: no model.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
-from typing import Literal
 
 from ..domain.analyzer import is_cjk
-
-Lang = Literal["en", "de", "zh"]
+from ._cues import (
+    ATTEMPT,
+    CHANGE,
+    CHATTER_WORDS,
+    CONSTRAINT,
+    CONVENTION,
+    CORRECTION_LEAD,
+    DECISION,
+    FAILED,
+    FUNCTION_WORDS,
+    GENERIC,
+    GREETING,
+    JA_CHATTER,
+    ONE_OFF,
+    PREFERENCE,
+    QUESTION,
+    REPLACED,
+    SESSION_OPENER,
+    SESSION_START,
+    SPECULATION,
+    TASK,
+    UNITS_WE,
+    ZH_CHATTER,
+    Cue,
+    Lang,
+)
+from ._patterns import rx
 
 __all__ = [
     "FROM_NOW_ON",
@@ -41,203 +68,49 @@ __all__ = [
 ]
 
 
-def _rx(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.I)
+@functools.cache
+def _compiled(pattern: str, flags: int) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+def _cue(table: dict[Lang, Cue], lang: Lang) -> re.Pattern[str]:
+    """The pattern of ``table`` for ``lang``, compiled on first use."""
+    return _compiled(*table[lang])
 
 
-_DE_WORDS = _words(
-    "der die das den dem des und ist sind nicht wir mit für auf ein eine einen einem zu von bei als im "
-    "auch nur wird werden wurde immer nie niemals jeder jede jedes alle aber oder wenn dass weil sonst "
-    "kein keine keinen sich es ich du bitte mehr noch schon läuft laufen über unter nach vor ohne statt "
-    "inzwischen mittlerweile gibt hier heute jetzt dürfen darf muss müssen soll sollen wer will etwas zum zur "
-    "durch vom niemand "
+_KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9d]")
+_LATIN_TOKEN = re.compile(r"(?<![\w])[a-zßà-öø-ÿœ]+(?![\w])")  # whole words: not the letters of a hex key
+# Letters and elisions that tell the Latin-script languages apart where their function words are shared.
+_MARKS: tuple[tuple[Lang, re.Pattern[str]], ...] = (
+    ("de", re.compile(r"[äöüß]", re.I)),
+    ("es", re.compile(r"[ñ¿¡]|\b\w+ción\b", re.I)),
+    ("pt", re.compile(r"[ãõ]|\b\w+ção\b|\b\w+ções\b", re.I)),
+    ("fr", re.compile(r"[èêëîœù]|\b(?:qu|j|n|c|s)'", re.I)),
+    ("it", re.compile(r"[ìò]|\bè\b|\b\w+zione\b|\b(?:dell|nell|all|sull|un)'", re.I)),
 )
-_EN_WORDS = _words(
-    "the a an and is are not we with for on to of at as in also only will be was were always never every "
-    "all but or if that because otherwise no it i you please more still our they this these those "
-)
+_LATIN_LANGS: tuple[Lang, ...] = ("de", "es", "fr", "pt", "it")
 
 
 def language(text: str) -> Lang:
-    """``zh`` when CJK characters make up a fifth of the letters, ``de`` when German function words outnumber
-    English ones (and there are at least two), else ``en``."""
+    """``ja`` when CJK characters make up a fifth of the letters and kana is among them, ``zh`` when they do
+    without kana; else the Latin-script language (``de``, ``es``, ``fr``, ``pt``, ``it``) whose function words
+    and marks (umlauts, ``ñ``, ``ã``, elisions) outnumber English function words (at least two), else ``en``.
+
+    >>> [language(s) for s in ("我们用 uv。", "テストは必ず通すこと。", "Los tests se ejecutan con Vitest.")]
+    ['zh', 'ja', 'es']
+    """
     letters = [ch for ch in text if ch.isalpha()]
     if letters and sum(1 for ch in letters if is_cjk(ch)) * 5 >= len(letters):
-        return "zh"
-    words = re.findall(r"[a-zäöüß]+", text.lower())
-    de = sum(1 for w in words if w in _DE_WORDS)
-    en = sum(1 for w in words if w in _EN_WORDS)
-    if any(ch in text for ch in "äöüßÄÖÜ"):
-        de += 1
-    return "de" if de >= 2 and de > en else "en"
+        return "ja" if _KANA.search(text) else "zh"
+    words = _LATIN_TOKEN.findall(text.lower())
+    en = sum(1 for w in words if w in FUNCTION_WORDS["en"])
+    scores = {lang: sum(1 for w in words if w in FUNCTION_WORDS[lang]) for lang in _LATIN_LANGS}
+    for lang, mark in _MARKS:
+        if mark.search(text):
+            scores[lang] += 1
+    best = max(_LATIN_LANGS, key=lambda lang: scores[lang])  # first of equals: German, then Spanish, French, …
+    return best if scores[best] >= 2 and scores[best] > en else "en"
 
-
-# ------------------------------------------------------------------------------------------------ per language
-_QUESTION = {
-    "en": _rx(r"\?\s*$"),
-    "de": _rx(r"\?\s*$|^(?:kannst|könntest|würdest|weißt|hast|gibt es|wie|was|warum|wo|wann|welche[rsnm]?)\b.*\?"),
-    "zh": re.compile(r"[?？]\s*$|吗[。.]?$|呢[。.]?$|^(?:为什么|怎么|是不是|有没有|哪)"),
-}
-_SPECULATION = {
-    "en": _rx(
-        r"\b(?:maybe|perhaps|possibly|probably|might|i think|i guess|i suspect|i wonder|not sure|someday|eventually"
-        r"|could try|worth (?:looking|trying))\b"
-    ),
-    "de": _rx(
-        r"\b(?:vielleicht|eventuell|wahrscheinlich|möglicherweise|vermutlich|irgendwann|ich glaube|ich denke"
-        r"|ich vermute|ich schätze|bin mir (?:aber )?nicht sicher|könnte|könnten|lohnt sich)\b"
-    ),
-    "zh": re.compile(
-        r"也许|或许|可能|大概|我觉得|我怀疑|我猜|不确定|说不好|回头再说|以后再说|以后可能|考虑一下|不一定"
-    ),
-}
-_ONE_OFF = {
-    "en": _rx(
-        r"\b(?:for this (?:task|pr|change|release|ticket|one)|in this (?:pr|change|branch|commit)|this time"
-        r"|right now|for now|today|tonight|tomorrow|this afternoon|this morning|at the moment|just this once"
-        r"|once (?:ci|it) is green)\b"
-    ),
-    "de": _rx(
-        r"\b(?:heute|morgen|jetzt (?:erst|mal|gleich|sofort)|erst (?:ein)?mal|fürs erste|vorerst|diesmal"
-        r"|dieses mal|gerade|in diesem (?:pr|pull request|commit|branch)|für diese[ns]? (?:aufgabe|ticket|pr|release)"
-        r"|nur für (?:die|den|das|diese[ns]?) \w+liste)\b"
-    ),
-    "zh": re.compile(
-        r"这次|这一次|今天|明天|下班前|现在马上|马上|立刻|暂时|先不|先只|赶时间|这个\s*PR|这个任务|这个需求|本次"
-    ),
-}
-_TASK = {
-    "en": _rx(
-        r"^(?:(?:please|now|also|ok(?:ay)?|and|then),?\s+)*(?:add|fix|implement|build|create|write|make(?! sure)"
-        r"|refactor|update|bump|rename|change|look(?: at| into)?|investigate|debug|rerun|re-run|merge|apply|review"
-        r"|help|show|explain|tell|give|find|set up|install|move|delete|remove|clean(?: up)?|generate|convert|port"
-        r"|draft|prepare|open|close|rebase|squash|split|extract|replace|upgrade|downgrade|revert|rewrite|retry"
-        r"|ship|send|post|file|scaffold|wire|hook up|go ahead|let'?s)\b"
-    ),
-    "de": _rx(
-        r"^(?:bitte\s+)?(?:bau|mach|schau|füg|schreib|änder|erstell|prüf|teste|behebe|fix|implementier|richte"
-        r"|lösch|entfern|zeig|erklär|hilf|kannst|könntest|würdest|merge|such|pass|aktualisier|benenn|räum)\w*\b"
-    ),
-    "zh": re.compile(r"^(?:请|麻烦)?(?:帮我|帮忙|你帮|你先|给我|把|请你|麻烦你)|(?:修|改|加|看|查|写|做|调|弄|跑)一下"),
-}
-# Clauses that make an imperative a standing rule ("Lass vor jedem „fertig“ … laufen", "Run X before every commit").
-_GENERIC = {
-    "en": _rx(r"\b(?:always|never|every|each|whenever|any|all|before (?:you|every|each|saying|calling)|by default)\b"),
-    "de": _rx(
-        r"\b(?:immer|nie|niemals|stets|jede[rsnm]?|alle[rsnm]?|grundsätzlich|standardmäßig|bevor|vor jede[rsnm]?)\b"
-    ),
-    "zh": re.compile(r"每次|每个|所有|一律|总是|永远|一直|都要|都用|之前"),
-}
-_CONSTRAINT = {
-    "en": _rx(
-        r"\b(?:always|never|must|mustn'?t|cannot|can'?t|not allowed|forbidden|required|has to|have to|may never"
-        r"|make sure|ensure|no one|nobody|only)\b|\bdon'?t\b|\bdo not\b"
-    ),
-    "de": _rx(
-        r"\b(?:muss|müssen|musst|darf|dürfen|darfst|nie|niemals|immer|stets|ausschließlich|nur|verboten"
-        r"|nicht erlaubt|erforderlich|niemand|keine?[nmrs]?)\b"
-    ),
-    "zh": re.compile(
-        r"必须|一定要|务必|不要|不能|不允许|不许|禁止|严禁|不得|别|千万|绝不|永远不|只能|只允许|不可以|要先|需要"
-    ),
-}
-_CONVENTION = {
-    "en": _rx(
-        r"\b(?:we|our|everyone|everything|all|every|each|by default|as a rule|convention|standard)\b"
-        r"|\b(?:is|are|get|gets)\s+\w+ed\b"
-    ),
-    "de": _rx(
-        r"\b(?:wir|unser[emnrs]?|jede[rsnm]?|alle[rsnm]?|grundsätzlich|standardmäßig)\b"
-        r"|\b(?:wird|werden)\b.*\bge\w+(?:t|en)\b"
-    ),
-    "zh": re.compile(
-        r"我们|统一|都用|都走|都存|都放|默认|每次|每个|所有|全部|遵循|规范|约定|一律|用\S{1,12}管理|放在|由\S{1,20}生成"
-    ),
-}
-_PREFERENCE = {
-    "en": _rx(r"\bi (?:personally )?(?:prefer|like|love|hate|dislike)\b"),
-    "de": _rx(r"\bich (?:bevorzuge|mag|finde|hätte lieber)\b|\bmir ist \w+ lieber\b|\blieber\b"),
-    "zh": re.compile(r"我(?:个人)?(?:更)?(?:喜欢|倾向|偏好|习惯)"),
-}
-_DECISION = {
-    "en": _rx(r"\bwe (?:decided|chose|agreed|settled on|approved)\b"),
-    "de": _rx(r"\bwir haben (?:uns )?(?:entschieden|beschlossen|geeinigt)\b|\bentschieden\b"),
-    "zh": re.compile(r"决定|定下来|商量好"),
-}
-_CORRECTION_LEAD = {
-    "en": _rx(r"^(?:no|nope|actually|wrong|that'?s (?:wrong|not right))\b"),
-    "de": _rx(
-        r"^(?:nein|falsch|stimmt nicht|das stimmt (?:so )?nicht(?: mehr)?|eigentlich|korrektur|nicht \w+\s*[:-])\b"
-    ),
-    "zh": re.compile(r"^(?:不对|不是的|错了|说错了|其实|更正|纠正一下)"),
-}
-# A change of state stated without a correction marker ("We moved the e2e suite off kind to k3d").
-_CHANGE = {
-    "en": _rx(
-        r"\b(?:now|no longer|anymore|any more|these days)\b|\bwe(?:'ve| have)? (?:\w+ )?(?:moved|switched|migrated"
-        r"|changed|replaced|dropped|left|stopped using)\b|\b(?:moved|switched|migrated) (?:\w+ ){0,4}(?:off|from|to)\b"
-        r"|\bis gone\b|\b(?:was|were) (?:bumped|changed|replaced|moved)\b"
-    ),
-    "de": _rx(
-        r"\b(?:inzwischen|mittlerweile|nicht mehr|neuerdings|ab sofort|seit (?:dem|der|letzte[mnr]?)"
-        r"|umgestiegen|gewechselt|umgezogen|ersetzt|geändert|jetzt|nun)\b"
-    ),
-    "zh": re.compile(
-        r"改用|改成|改为|换成|迁到|迁移到|不再|已经\S{0,12}(?:换|迁|改|升级|上线)|现在(?:改|换|用)|从\S{1,20}(?:换|迁|改)"
-    ),
-}
-_REPLACED = {
-    "en": _rx(
-        r"\b(?:off|instead of|rather than|away from|left|dropped|not)\s+(?P<x>[\w.\-/`']+(?:\s+[\w.\-`']+)?)"
-        r"|\bfrom\s+(?P<y>[\w.\-/`']+)\s+to\b|\b(?P<z>[\w.\-/`']+) is gone\b"
-        r"|\b(?:replaced|swapped(?: out)?|ditched|retired)\s+(?:the\s+)?(?P<w>[\w.\-/`']+)\s+(?:with|by|for)\b"
-    ),
-    "de": _rx(
-        r"\bnicht mehr\s+(?:(?:mit|über|in|im|per|auf|nach)\s+)?(?P<w>[\wäöüß.\-/`]+)"
-        r"|\b(?:statt|anstatt|nicht|kein(?:e|en)?|von)\s+(?P<x>[\wäöüß.\-/`]+)"
-        r"|(?P<y>[\wäöüß.\-/`]+)\s+(?:benutzen|verwenden|nutzen)\s+wir\s+nicht\s+mehr"
-        r"|(?P<z>[\wäöüß.\-/`]+)\s+(?:(?:ist|sind)\s+(?:jetzt\s+)?(?:raus|weg|abgeschafft|entfernt)"
-        r"|haben\s+wir\s+(?:\w+\s+){0,3}(?:entfernt|abgeschafft|rausgeworfen|abgelöst|ersetzt))\b"
-    ),
-    "zh": re.compile(
-        r"从\s*(?P<x>[^\s，。,]{1,20}?)\s*(?:迁|换|改)|不再(?:用|使用)\s*(?P<y>[^\s，。,]{1,12})|不是\s*(?P<z>[^\s，。,]{1,12})"
-    ),
-}
-# A failed or reverted attempt: "tried X, it broke Y, reverted, nothing committed".
-_ATTEMPT = {
-    "en": _rx(r"\b(?:tried|attempted|experimented with|tested switching|gave \w+ a try)\b"),
-    "de": _rx(r"\b(?:versucht|probiert|ausprobiert|getestet)\b"),
-    "zh": re.compile(r"试过|试了|试着|尝试|试用"),
-}
-_FAILED = {
-    "en": _rx(
-        r"\b(?:broke|broken|failed|fails|crashed|did ?n[o']t work|timed out|regressed|came out wrong|wanted to recreate"
-        r"|rate limited|reverted|rolled back|backed out|undid|switched back|not (?:merged|committed|applied)"
-        r"|nothing (?:was )?(?:committed|merged|applied))\b"
-    ),
-    "de": _rx(
-        r"(?:abgestürzt|kaputt|fehlgeschlagen|funktioniert nicht|fehler|zurückgerollt|rückgängig|zurückgesetzt"
-        r"|nicht (?:committet|eingecheckt|gemergt))"
-    ),
-    "zh": re.compile(r"失败|报错|不行|崩|挂了|出错|无法|回滚|回退|还原|撤销|没提交|没有提交|编译不过"),
-}
-_CHATTER = {
-    "en": frozenset(),
-    "de": _words(
-        "danke dir super passt ok okay moin hallo hi top prima gut alles klar tschüss bis morgen schön "
-        "perfekt genau ja nein servus vielen dank das wars war es für heute "
-    ),
-    "zh": frozenset(),
-}
-_ZH_CHATTER = re.compile(
-    r"^(?:好的|好嘞|好|谢谢|多谢|感谢|可以|收到|辛苦了|辛苦|嗯|行|没问题|你好|嗨|棒|不错|明白|了解|再见|拜拜|今天就到这里"
-    r"|[，,。.!！~～\s]|\W)+$"
-)
-_GREETING = _rx(r"^(?:hi|hey|hello|morning|good morning|moin|hallo|servus|你好|嗨|早上好|大家好)\b[\s,!！，.]")
 
 # Evidence of a concrete project fact: code, paths, commands, versions, tool-like names, a "we/our" subject.
 _EVIDENCE = re.compile(
@@ -248,6 +121,11 @@ _EVIDENCE = re.compile(
     r"|sekunden|minuten|tage|天|秒|分钟|小时|次)\b"
 )
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9.+#\-]*")
+# Words a replaced term is never: articles and particles the tables' term groups can catch.
+_NOT_TERMS = frozenset(
+    ("the", "a", "an", "der", "die", "das", "den", "dem", "mehr", "nur", "el", "la", "los", "las", "le", "les", "o",
+     "os", "as", "il", "lo", "gli", "i", "un", "una", "une", "um", "uma", "de", "du", "do", "da")
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -280,81 +158,127 @@ def read_sentence(sentence: str, lang: Lang | None = None) -> Reading:
     lang = lang or language(s)
     words = re.findall(r"[\wäöüß]+", s.lower())
     if lang == "zh":
-        chatter = bool(_ZH_CHATTER.match(s)) or not any(ch.isalnum() for ch in s)
-    else:
-        vocab = _CHATTER["de"]  # short German chatter often has no German function word ("super, danke")
-        chatter = not any(ch.isalnum() for ch in s) or (
-            bool(vocab) and len(words) <= 6 and all(w in vocab for w in words)
-        )
-    if _CONSTRAINT[lang].search(s):
+        chatter = bool(ZH_CHATTER.match(s)) or not any(ch.isalnum() for ch in s)
+    elif lang == "ja":
+        chatter = bool(JA_CHATTER.match(s)) or not any(ch.isalnum() for ch in s)
+    else:  # short chatter often has no function word of its language ("super, danke", "merci, parfait")
+        chatter = not any(ch.isalnum() for ch in s) or (len(words) <= 6 and all(w in CHATTER_WORDS for w in words))
+    greeting = bool(GREETING.match(s + " "))
+    chatter = chatter or (greeting and (len(words) <= 4 or bool(SESSION_OPENER.search(s))))
+    chatter = chatter or bool(SESSION_START.match(s))
+    if _cue(CONSTRAINT, lang).search(s):
         modality: str | None = "constraint"
-    elif _PREFERENCE[lang].search(s):
-        modality = "preference"
-    elif _DECISION[lang].search(s):
+    elif _cue(DECISION, lang).search(s):
         modality = "decision"
-    elif _CONVENTION[lang].search(s):
+    elif _cue(CONVENTION, lang).search(s):
         modality = "convention"
     else:
         modality = None
-    if _PREFERENCE[lang].search(s):
+    if _cue(PREFERENCE, lang).search(s):
         modality = "preference"
     replaced: list[str] = []
-    for m in _REPLACED[lang].finditer(s):
+    for m in _cue(REPLACED, lang).finditer(s):
         term = next((g for g in m.groups() if g), "").strip(" `'\".,-")
-        if term and term.lower() not in ("the", "a", "an", "der", "die", "das", "den", "dem", "mehr", "nur"):
+        if term and term.lower() not in _NOT_TERMS:
             replaced.append(term)
     evidence = len(_EVIDENCE.findall(s))
-    if lang == "zh":
+    if lang in ("zh", "ja"):  # no spaces: count the Latin words (tools, commands) and a sentence of some length
         evidence += len(_LATIN_WORD.findall(s)) + (1 if len(s) >= 12 else 0)
+    if lang in UNITS_WE:
+        evidence += len(_cue(UNITS_WE, lang).findall(s))
+    generic = bool(_cue(GENERIC, lang).search(s))
     return Reading(
         lang=lang,
-        question=bool(_QUESTION[lang].search(s)),
-        speculation=bool(_SPECULATION[lang].search(s)),
-        one_off=bool(_ONE_OFF[lang].search(s)),
-        chatter=chatter or bool(_GREETING.match(s + " ") and len(words) <= 4),
-        task_request=bool(_TASK[lang].search(s)) and not _GENERIC[lang].search(s),
-        generic=bool(_GENERIC[lang].search(s)),
+        question=bool(_cue(QUESTION, lang).search(s)) or s.endswith(("?", "？")),  # a question in any language
+        speculation=bool(_cue(SPECULATION, lang).search(s)),
+        one_off=bool(_cue(ONE_OFF, lang).search(s)),
+        chatter=chatter,
+        task_request=bool(_cue(TASK, lang).search(s)) and not generic and modality != "preference",
+        generic=generic,
         modality=modality,
-        correction_lead=bool(_CORRECTION_LEAD[lang].search(s)),
-        change=bool(_CHANGE[lang].search(s)),
-        lesson=bool(_ATTEMPT[lang].search(s)) and bool(_FAILED[lang].search(s)),
+        correction_lead=bool(_cue(CORRECTION_LEAD, lang).search(s)),
+        change=bool(_cue(CHANGE, lang).search(s)),
+        lesson=bool(_cue(ATTEMPT, lang).search(s)) and bool(_cue(FAILED, lang).search(s)),
         evidence=evidence,
         replaced=tuple(dict.fromkeys(replaced)),
     )
 
 
 # ------------------------------------------------------------------------------------------------ whole statements
-FROM_NOW_ON = _rx(r"\bfrom now on\b|\bgoing forward\b|\bab jetzt\b|\bvon nun an\b")
-# The project lifecycle in German and Chinese (the English one is _patterns.LIFECYCLE).
+FROM_NOW_ON = rx(
+    r"\bfrom now on\b|\bgoing forward\b|\bab jetzt\b|\bvon nun an\b|\ba partir de ahora\b|\bde ahora en adelante\b"
+    r"|\bà partir de maintenant\b|\bdésormais\b|\bdorénavant\b|\ba partir de agora\b|\bdaqui em diante\b"
+    r"|\bd'ora in (?:poi|avanti)\b|\bda (?:ora|adesso) in poi\b|今後|これからは|以降は"
+)
+# The project lifecycle in the other languages (the English one is _patterns.LIFECYCLE).
 LIFECYCLE_ML = re.compile(
     r"(?i)\b(?:ist|sind)\s+(?:\w+\s+){0,3}(?:produktiv|in produktion|live|im einsatz|in der beta|in entwicklung"
     r"|noch nicht veröffentlicht)\b|\b(?:echte|aktive|zahlende)\s+(?:nutzer|kunden)\b"
     r"|已经上线|已上线|生产环境|正式环境|内测|公测|开发阶段|还没(?:有)?发布|未发布|真实用户|线上用户"
+    r"|\b(?:está|están|estamos|sigue|seguimos|estão|é|è|sono|siamo|est|sont)\s+(?:\w+\s+){0,2}?"
+    r"(?:en|em|in)\s+(?:producción|produção|produzione|production|beta|bêta|desarrollo|desenvolvimento|sviluppo"
+    r"|développement)\b|\b(?:usuarios|usuários|utilizadores|utilisateurs|utenti|clientes|clients|clienti)\s+"
+    r"(?:reales|reais|réels|reali|de pago|pagantes|payants|paganti)\b"
+    r"|本番(?:運用|稼働)|運用中|稼働中|ベータ(?:版|中|テスト)|開発中|未リリース|リリース前|まだリリースしていな"
+    r"|実際の?(?:ユーザー|利用者)|実ユーザー|実際に使って"
 )
-_STAGES_ML = (
+# Explicit stage words first, then "real users" (a beta with real users is a beta).
+_STAGES_ML: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "development",
+        re.compile(
+            r"(?i)\b(?:no|não)\s+(?:está|estão|estamos)\s+(?:\w+\s+)?(?:en|em)\s+(?:producción|produção)"
+            r"|\bn'(?:est|sommes) pas (?:encore )?en production|\bnon (?:è|siamo) (?:ancora )?in produzione"
+        ),
+    ),
     (
         "production",
         re.compile(
-            r"(?i)produktiv|in produktion|live|im einsatz|echte|zahlende"
-            r"|已经上线|已上线|生产环境|正式环境|真实用户|线上用户"
+            r"(?i)produktiv|in produktion|live|im einsatz|已经上线|已上线|生产环境|正式环境"
+            r"|producción|produção|produzione|production|本番(?:運用|稼働)|運用中|稼働中"
         ),
     ),
-    ("beta", re.compile(r"(?i)beta|内测|公测")),
-    ("development", re.compile(r"(?i)in entwicklung|noch nicht veröffentlicht|开发阶段|还没(?:有)?发布|未发布")),
+    ("beta", re.compile(r"(?i)beta|bêta|内测|公测|ベータ")),
+    (
+        "development",
+        re.compile(
+            r"(?i)in entwicklung|noch nicht veröffentlicht|开发阶段|还没(?:有)?发布|未发布|desarrollo|desenvolvimento"
+            r"|sviluppo|développement|開発中|未リリース|リリース前|まだリリースしていな"
+        ),
+    ),
+    (
+        "production",
+        re.compile(r"(?i)echte|zahlende|真实用户|线上用户|reales|reais|réels|reali|payants|実ユーザー|実際"),
+    ),
 )
 
-
-def lifecycle_stage_ml(text: str) -> str | None:
-    """The lifecycle stage a German or Chinese lifecycle statement names (production, beta, development)."""
-    if not LIFECYCLE_ML.search(text):
-        return None
-    return next((stage for stage, pattern in _STAGES_ML if pattern.search(text)), None)
-
-
-SYSTEM_ML = re.compile(
-    r"(?i)^\s*(?:du bist (?:ein|eine)\b[^.!?\n]{0,60}\b(?:assistent|agent|entwickler|ingenieur|ki|experte)"
-    r"|你是(?:一个|一位|一名)?[^。！？\n]{0,30}(?:助手|工程师|开发者|专家|程序员|ai|AI))"
+_ROLE = (
+    r"du bist (?:ein|eine)\b[^.!?\n]{0,60}\b(?:assistent|agent|entwickler|ingenieur|ki|experte)"
+    r"|你是(?:一个|一位|一名)?[^。！？\n]{0,30}(?:助手|工程师|开发者|专家|程序员|ai|AI)"
+    r"|(?:eres|sé|actúa como)\s+(?:un|una)\b[^.!?\n]{0,60}\b(?:asistente|agente|desarrollador|ingeniero|experto"
+    r"|programador|ia)"
+    r"|(?:tu es|vous êtes|agis comme)\s+(?:un|une)\b[^.!?\n]{0,60}\b(?:assistant|agent|développeur|ingénieur"
+    r"|expert|ia)"
+    r"|(?:você é|tu és|és|aja como)\s+(?:um|uma)\b[^.!?\n]{0,60}\b(?:assistente|agente|desenvolvedor|programador"
+    r"|engenheiro|especialista|ia)"
+    r"|(?:sei|agisci come)\s+(?:un|una|uno)\b[^.!?\n]{0,60}\b(?:assistente|agente|sviluppatore|ingegnere|esperto"
+    r"|programmatore|ia)"
+    r"|あなたは[^。！？\n]{0,40}(?:アシスタント|エンジニア|開発者|専門家|プログラマー?|AI)"
 )
+# Prompt boilerplate: "be concise" together with "follow the repository's conventions", in any language.
+_CONCISE = (
+    r"be concise|keep (?:your )?answers (?:short|brief)|answer (?:briefly|concisely)|fasse dich kurz"
+    r"|antworte (?:kurz|knapp)|简洁|简短|sé conciso|responde (?:de forma |de manera )?(?:concisa|breve)"
+    r"|sois concis|réponds (?:de façon |de manière )?(?:concise|brève)|seja conciso|sê conciso"
+    r"|responde (?:de forma )?concisa|sii conciso|rispondi (?:in modo )?(?:conciso|breve)|簡潔に|手短に"
+)
+_FOLLOW = (
+    r"(?:repository|repo|project|coding) (?:conventions|guidelines)|konventionen des (?:repos|repositorys|projekts)"
+    r"|仓库的规范|项目的规范|convenciones del (?:repositorio|repo|proyecto)|conventions du (?:dépôt|projet|repo)"
+    r"|convenções do (?:repositório|repo|projeto)|convenzioni del (?:repository|repo|progetto)"
+    r"|リポジトリの(?:規約|ルール)|プロジェクトの(?:規約|ルール)"
+)
+SYSTEM_ML = re.compile(rf"(?is)^\s*(?:{_ROLE})|^(?=.*(?:{_CONCISE}))(?=.*(?:{_FOLLOW}))")
 # Workflow moments every session meets: when work is done, what runs before commit/push/merge/release/deploy,
 # what never lands on main or in the repository. Used by statements.is_mandatory.
 WORKFLOW_GATE = re.compile(
@@ -369,4 +293,17 @@ WORKFLOW_GATE = re.compile(
     r"|\bbevor du (?:sagst|meldest)|\bvor jede[mn]? (?:commit|push|merge|„?fertig)|\berst wenn\b|\berledigt ist\b"
     r"|\bfertig ist\b|\bvor dem (?:commit|push|merge)"
     r"|完成之前|说完成|才算完成|才算|算完成|完成任务前|提交之前|提交前|合并之前|合并前|推送前|发布前|上线前"
+    r"|\bantes de (?:cada |hacer |fazer |un |um |el |o )?(?:commit|push|merge|pr\b|despleg|despliegue|deploy|publicar)"
+    r"|\bavant (?:chaque |le |un |de )?(?:commit|push|merge|pr\b|déploi|déployer|livr)"
+    r"|\bprima di (?:ogni |fare |un |il )?(?:commit|push|merge|pr\b|deploy|rilasci)"
+    r"|\bn'est terminée? que|\bterminad[oa] hasta\b|\b(?:só|apenas) (?:está|fica) (?:pront|concluíd|terminad)"
+    r"|(?:コミット|プッシュ|マージ|デプロイ|リリース)(?:の)?前に|(?:完了|終わった)と(?:言う|報告する)前に"
 )
+
+
+def lifecycle_stage_ml(text: str) -> str | None:
+    """The lifecycle stage a lifecycle statement in another language than English names (production, beta,
+    development)."""
+    if not LIFECYCLE_ML.search(text):
+        return None
+    return next((stage for stage, pattern in _STAGES_ML if pattern.search(text)), None)

@@ -5,10 +5,15 @@ Made-up sentences of a wiki project, in no data file.
 
 from __future__ import annotations
 
+import math
+
 from capture_helpers import PROJECT, entry_then
 
 from memstone import MemoryService
-from memstone.capture import UserPrompt, capture
+from memstone.capture import UserPrompt, capture, plan_candidates
+from memstone.capture.admission import Semantic, semantic_key
+from memstone.capture.candidates import Candidate
+from memstone.capture.nearness import SUBJECT_COSINE
 from memstone.capture.statements import statement_candidates
 from memstone.capture.subjects import conflicts, quantities, values
 
@@ -99,3 +104,26 @@ async def test_short_chinese_statements_are_admitted(service: MemoryService) -> 
     for text in ("通知用的是企业微信。", "草稿箱改成走七牛云了。"):
         result = await capture(service, UserPrompt(text=text), scope=PROJECT)
         assert [o.action for o in result.outcomes] == ["added"], text
+
+
+# With a model: two statements that name the same subject need a lower cosine (nearness.SUBJECT_COSINE).
+def _pair(cosine: float, a: str, b: str, *, subject: float | None = 0.70) -> list[str]:
+    """The plans of ``a`` then ``b`` when their vectors have this cosine (two unit vectors in a plane)."""
+    va, vb = (1.0, 0.0), (cosine, math.sqrt(1 - cosine * cosine))
+    semantic = Semantic(vectors={semantic_key(a): va, semantic_key(b): vb}, threshold=0.75, subject=subject)
+    cands = [
+        Candidate(kind="convention", text=a, origin="statement"),
+        Candidate(kind="convention", text=b, origin="statement"),
+    ]
+    return [p.action for p in plan_candidates(cands, [], semantic)]
+
+
+def test_a_restatement_naming_the_same_tool_needs_less_similarity_and_another_subject_does_not() -> None:
+    a = "Kotlin 代码里的变量名用小驼峰。"
+    b = "Kotlin 里的字段名都写成 camelCase。"
+    assert _pair(0.72, a, b)[1] in ("unchanged", "revise")
+    assert _pair(0.72, a, b, subject=None) == ["add", "add"]  # no calibrated subject cosine: the old rule (0.75)
+    assert _pair(0.66, a, b) == ["add", "add"]  # below the subject cosine
+    c = "Swift 代码里的变量名用小驼峰。"  # names another language: no shared subject
+    assert _pair(0.72, a, c) == ["add", "add"]
+    assert set(SUBJECT_COSINE) == {"minilm-l6-int8"}

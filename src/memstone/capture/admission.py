@@ -88,6 +88,7 @@ from .subjects import (
     quantities,
     replaced_name,
     replaced_tokens,
+    same_subject,
     same_tools,
     values,
     versioned_names,
@@ -470,6 +471,9 @@ def _plan_one(
             # Outcome: the same entry; the subject token keeps two different rules of one area apart.
             cos = semantic.cosine(text, t.text)
             matched = cos is not None and cos >= semantic.threshold
+            if not matched and cos is not None and semantic.subject is not None and cos >= semantic.subject:
+                # The two name the same tool, command or path: a lower cosine is enough ("… 小驼峰" / "… camelCase").
+                matched = same_subject(text, t.text)
         if not matched and correction:
             if sim.shared >= 3 and sim.containment >= CORRECTION_CONTAINMENT:
                 matched = True

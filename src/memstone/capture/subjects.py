@@ -50,6 +50,7 @@ __all__ = [
     "quantities",
     "replaced_name",
     "replaced_tokens",
+    "same_subject",
     "same_tools",
     "tool_names",
     "values",
@@ -263,6 +264,13 @@ def same_tools(mine: str, theirs: str) -> bool:
     is no shared subject."""
     a, b = tool_names(mine), tool_names(theirs)
     return bool((a & b) - _GENERIC_NAMES) and a <= b
+
+
+def same_subject(mine: str, theirs: str) -> bool:
+    """Whether two statements name the same subject: the same tool-like names (:func:`same_tools`, either way
+    round) or the same command, path or flag. With a model, such a pair needs less similarity (seventh pass)."""
+    typed = {t for t in typed_subjects(mine) & typed_subjects(theirs) if not t.startswith("tool:")}
+    return bool(typed) or same_tools(mine, theirs) or same_tools(theirs, mine)
 
 
 def replaced_tokens(term: str, mine: frozenset[str]) -> frozenset[str]:

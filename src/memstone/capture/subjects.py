@@ -19,6 +19,10 @@ names; :func:`changed` reads a candidate against an entry:
 - ``name`` (sixth pass): the candidate *says* something changed (a correction), and each side names a tool-like
   name or an identifier (``billing_``) the other lacks, from :data:`CHANGE_NAME_MIN`.
 
+- seventh pass: :func:`quantities` types numbers by their unit (``qty:hour=4``) and host names
+  (``host:staging-api.example.dev``), values of the ``value`` change too; :func:`conflicts` says that a candidate
+  matched to an entry gives another value of the same kind (version, quantity, host), so it revises the entry.
+
 :func:`replaced_name` and :func:`same_tools` serve the correction and restatement rules of
 :mod:`memstone.capture.admission` (sixth pass): a correction revises the entry that names what it replaces, and
 a restatement that names the same tools as its entry, and no other, needs less overlap.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from capture_helpers import PROJECT, entry_then
 
 from memstone import MemoryService
@@ -53,28 +54,20 @@ def test_another_number_of_the_same_unit_or_another_host_conflicts_and_the_same_
     assert not conflicts(quantities("Up to 20 drafts are kept."), old)  # another unit: another setting
 
 
-async def test_a_restatement_with_another_number_revises_the_entry(service: MemoryService) -> None:
-    entry, outcomes = await entry_then(
-        service,
-        MEMORY,
-        "Search indexes are rebuilt every 6 hours by the indexer job.",
-        "Search indexes are rebuilt every 3 hours.",
-    )
-    assert outcomes == [("revised", entry)]
-
-
-async def test_a_restatement_with_another_host_revises_the_entry(service: MemoryService) -> None:
-    entry, outcomes = await entry_then(
-        service,
-        MEMORY,
-        "The preview wiki runs at preview.wiki.example.net.",
-        "The preview wiki runs on wiki-preview.example.org.",
-    )
-    assert outcomes == [("revised", entry)]
-
-
-async def test_a_version_in_a_chinese_clause_revises_the_entry(service: MemoryService) -> None:
-    entry, outcomes = await entry_then(service, MEMORY, "Deno 版本固定在 1.42，CI 也一样。", "Deno 升到 1.46 了。")
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        pytest.param("Search indexes are rebuilt every 6 hours by the indexer job.",
+                     "Search indexes are rebuilt every 3 hours.", id="another-number"),
+        pytest.param("The preview wiki runs at preview.wiki.example.net.",
+                     "The preview wiki runs on wiki-preview.example.org.", id="another-host"),
+        pytest.param("Deno 版本固定在 1.42，CI 也一样。", "Deno 升到 1.46 了。", id="a-version-in-a-chinese-clause"),
+    ],
+)  # fmt: skip
+async def test_a_restatement_with_another_value_revises_the_entry(
+    service: MemoryService, first: str, then: str
+) -> None:
+    entry, outcomes = await entry_then(service, MEMORY, first, then)
     assert outcomes == [("revised", entry)]
 
 

@@ -125,10 +125,29 @@ async def sweep_constant(module: object, name: str, model: str | None, grid: lis
     return chosen
 
 
+class _Slot:
+    """One profile's value of a per-profile threshold table, set by :func:`sweep_constant` like a constant."""
+
+    _table: dict[str, float]
+    _key: str
+
+    def __init__(self, table: dict[str, float], key: str) -> None:
+        object.__setattr__(self, "_table", table)
+        object.__setattr__(self, "_key", key)
+
+    def __setattr__(self, name: str, value: float) -> None:
+        self._table[self._key] = value
+
+
 async def main_async(model: str | None, grid: list[float], rule: str = "weighted") -> None:
     print(f"dev part only ({DEV}{', projects ' + ', '.join(PROJECTS) if PROJECTS else ''}), model {model or 'none'}")
     if rule == "subject":
         await sweep_constant(nearness, "SUBJECT_MIN", model, grid)
+        return
+    if rule == "subject-cosine":  # seventh pass: the cosine two statements naming the same subject need
+        if model is None:
+            raise SystemExit("--rule subject-cosine needs --model")
+        await sweep_constant(_Slot(nearness.SUBJECT_COSINE, model), "SUBJECT_COSINE", model, grid)
         return
     set_thresholds(model, INF, INF)
     off = await measure(model)
@@ -162,7 +181,10 @@ def main() -> None:
     parser.add_argument("--grid", help="thresholds to try, comma-separated (default: 0.10..0.40, or 0.64..1.20)")
     parser.add_argument("--half", choices=("A", "B"), help="fit on one half of the dev projects only")
     parser.add_argument(
-        "--rule", choices=("weighted", "subject"), default="weighted", help="subject: sweep SUBJECT_MIN (sixth pass)"
+        "--rule",
+        choices=("weighted", "subject", "subject-cosine"),
+        default="weighted",
+        help="subject: sweep SUBJECT_MIN (sixth pass); subject-cosine: SUBJECT_COSINE of --model (seventh pass)",
     )
     args = parser.parse_args()
     if args.half:

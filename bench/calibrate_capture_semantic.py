@@ -7,6 +7,9 @@ vectors and the number of subject tokens they share, and splits the pairs into *
 corrects the other, by the labels) and *unrelated*. It prints, for thresholds from 0.50 to 0.80, how many related
 pairs a rule "cosine ≥ t and ≥ 1 shared subject token" catches and how many unrelated pairs it would merge.
 The threshold in ``memstone.capture.admission.SEMANTIC_THRESHOLDS`` is the lowest one with no unrelated pair.
+``--rule subject`` (seventh pass) asks the same of "cosine ≥ t and the two name the same subject": a tool-like
+name in prose (:func:`memstone.capture.subjects.same_tools`, either way) or a command, path or flag
+(:func:`memstone.capture._text.typed_subjects`); that threshold is ``nearness.SUBJECT_COSINE``.
 It never reads ``bench/data/capture-heldout``.
 """
 
@@ -18,7 +21,8 @@ import itertools
 import json
 from pathlib import Path
 
-from memstone.capture._text import subject_tokens
+from memstone.capture._text import subject_tokens, typed_subjects
+from memstone.capture.subjects import same_tools
 from memstone.embedding import load_model
 
 DEV = Path(__file__).resolve().parent / "data" / "capture"
@@ -32,7 +36,14 @@ def related(a: dict[str, object], b: dict[str, object]) -> bool:
     return a["seq"] in links_b or b["seq"] in links or bool(links & links_b)
 
 
-async def main_async(model_name: str) -> None:
+def same_subject(a: str, b: str) -> bool:
+    """Whether two statements name the same thing: a tool-like name (and no other of that kind) or a command,
+    path or flag."""
+    typed = {t for t in typed_subjects(a) & typed_subjects(b) if not t.startswith("tool:")}
+    return same_tools(a, b) or same_tools(b, a) or bool(typed)
+
+
+async def main_async(model_name: str, rule: str) -> None:
     model = load_model(model_name)
     by_project: dict[str, list[dict[str, object]]] = {}
     for path in sorted(DEV.glob("*.jsonl")):
@@ -47,23 +58,27 @@ async def main_async(model_name: str) -> None:
         vec = {int(r["seq"]): v for r, v in zip(rows, vectors, strict=True)}  # type: ignore[call-overload]
         for a, b in itertools.combinations(rows, 2):
             cos = sum(x * y for x, y in zip(vec[int(a["seq"])], vec[int(b["seq"])], strict=True))  # type: ignore[call-overload]
-            shared = len(subject_tokens(str(a["text"])) & subject_tokens(str(b["text"])))
+            ta, tb = str(a["text"]), str(b["text"])
+            shared = int(same_subject(ta, tb)) if rule == "subject" else len(subject_tokens(ta) & subject_tokens(tb))
             pairs.append((cos, shared, related(a, b)))
     n_rel = sum(1 for p in pairs if p[2])
     print(f"{model_name}: {len(pairs)} pairs of {len(by_project)} dev projects, {n_rel} related\n")
-    print("  threshold  related caught  unrelated merged   (cosine ≥ t and ≥ 1 shared subject token)")
-    for t in (0.50, 0.55, 0.60, 0.62, 0.65, 0.70, 0.75, 0.80):
+    condition = "the same subject" if rule == "subject" else "≥ 1 shared subject token"
+    print(f"  threshold  related caught  unrelated merged   (cosine ≥ t and {condition})")
+    for t in (0.40, 0.45, 0.50, 0.55, 0.60, 0.62, 0.65, 0.70, 0.75, 0.80):
         caught = sum(1 for c, s, r in pairs if r and c >= t and s >= 1)
         wrong = sum(1 for c, s, r in pairs if not r and c >= t and s >= 1)
         print(f"  {t:9.2f}  {caught:>6} of {n_rel:<5}  {wrong:>8}")
     top = max((c for c, s, r in pairs if not r and s >= 1), default=0.0)
-    print(f"\nhighest unrelated pair with a shared subject token: {top:.3f}")
+    print(f"\nhighest unrelated pair with {condition}: {top:.3f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="use-multilingual-v3", help="embedding profile")
-    asyncio.run(main_async(parser.parse_args().model))
+    parser.add_argument("--rule", choices=("token", "subject"), default="token", help="what else a pair must share")
+    args = parser.parse_args()
+    asyncio.run(main_async(args.model, args.rule))
 
 
 if __name__ == "__main__":

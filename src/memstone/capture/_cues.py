@@ -281,6 +281,7 @@ CONVENTION: dict[Lang, Cue] = {
     ),
     "zh": _c(
         r"我们|统一|都用|都走|都存|都放|默认|每次|每个|所有|全部|遵循|规范|约定|一律|用\S{1,12}管理|放在|由\S{1,20}生成"
+        r"|(?:用|走)的(?:都)?是"
     ),
     # we/our, the first person plural (-amos/-emos/-imos), the impersonal/passive "se …" and "van en …"
     "es": _i(

@@ -53,7 +53,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ..domain.ids import EntryId, EntryVersionId
 from ..domain.model import KNOWN_KINDS, EntryVersion
 from ..domain.secrets import find_secrets
 from ._patterns import (
@@ -68,7 +67,7 @@ from ._patterns import (
     is_chatter,
     lifecycle_stage,
 )
-from ._text import clean, informative_count, probes, same_frame, searchable, subject_tokens, typed_subjects
+from ._text import clean, informative_count, probes, same_frame, subject_tokens, typed_subjects
 from .candidates import Candidate, Plan
 from .nearness import (
     SEMANTIC_THRESHOLDS,
@@ -83,7 +82,18 @@ from .nearness import (
     similarity,
     weighted_match,
 )
-from .subjects import pick_change, replaced_name, replaced_tokens, same_tools, values, versioned_names
+from .subjects import (
+    conflicts,
+    pick_change,
+    quantities,
+    replaced_name,
+    replaced_tokens,
+    same_subject,
+    same_tools,
+    values,
+    versioned_names,
+)
+from .targets import Target, norm_text
 
 __all__ = [
     "REASONS",
@@ -210,7 +220,11 @@ def admit(candidate: Candidate, *, evidence: Mapping[str, str]) -> Admission:
         return no("no_evidence")
     if not _KIND_WORD.fullmatch(c.kind) or (c.origin == "model" and c.kind not in KNOWN_KINDS):
         return no("unknown_kind", f"kind {c.kind!r} is not allowed here")
-    if len(text) < MIN_CHARS or informative_count(text) < MIN_INFORMATIVE:
+    # A CJK character says about what two Latin letters do ("推送改成走个推了" is a whole statement).
+    if (
+        len(text) + sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff") < MIN_CHARS
+        or informative_count(text) < MIN_INFORMATIVE
+    ):
         return no("too_short")
     if not structured and DEICTIC_START.search(text) and informative_count(text) < 8:
         return no("not_standalone")
@@ -296,66 +310,6 @@ def _near(
     )
 
 
-@dataclass(slots=True)
-class _Target:
-    entry_id: EntryId | None
-    entry_version_id: EntryVersionId | None
-    kind: str
-    text: str
-    slug: str | None
-    plan_index: int | None  # the plan that created or last revised it in this batch
-    _tokens: frozenset[str] | None = None
-    _exact: frozenset[str] | None = None
-    _search: str | None = None
-    _norm: str | None = None
-    _typed: frozenset[str] | None = None
-    _values: frozenset[str] | None = None
-
-    @property
-    def values(self) -> frozenset[str]:
-        if self._values is None:
-            self._values = values(self.text)
-        return self._values
-
-    @property
-    def typed(self) -> frozenset[str]:
-        if self._typed is None:
-            self._typed = typed_subjects(self.text)
-        return self._typed
-
-    @property
-    def tokens(self) -> frozenset[str]:
-        if self._tokens is None:
-            self._tokens = subject_tokens(self.text)
-        return self._tokens
-
-    @property
-    def exact(self) -> frozenset[str]:
-        if self._exact is None:
-            self._exact = subject_tokens(self.text, synonyms=False)
-        return self._exact
-
-    @property
-    def search(self) -> str:
-        if self._search is None:
-            self._search = searchable(self.text)
-        return self._search
-
-    @property
-    def norm(self) -> str:
-        if self._norm is None:
-            self._norm = _norm(self.text)
-        return self._norm
-
-    def retext(self, text: str) -> None:
-        self.text, self._tokens, self._exact, self._search, self._norm = text, None, None, None, None
-        self._typed, self._values = None, None
-
-
-def _norm(text: str) -> str:
-    return " ".join(clean(text).casefold().split()).rstrip(".")
-
-
 def plan_candidates(
     candidates: Sequence[Candidate], live: Sequence[EntryVersion], semantic: Semantic | None = None
 ) -> list[Plan]:
@@ -366,7 +320,7 @@ def plan_candidates(
     subject token with an entry and is at least ``semantic.threshold`` similar to it is the same statement too.
     """
     targets = [
-        _Target(
+        Target(
             entry_id=v.entry_id,
             entry_version_id=v.entry_version_id,
             kind=v.kind,
@@ -391,7 +345,7 @@ def plan_candidates(
         index = len(plans) - 1
         if plan.action == "add":
             targets.append(
-                _Target(
+                Target(
                     entry_id=None,
                     entry_version_id=None,
                     kind=cand.kind,
@@ -407,8 +361,8 @@ def plan_candidates(
 
 
 def _plan_one(
-    cand: Candidate, targets: list[_Target], semantic: Semantic | None, weights: TermWeights | None = None
-) -> tuple[Plan, _Target | None]:
+    cand: Candidate, targets: list[Target], semantic: Semantic | None, weights: TermWeights | None = None
+) -> tuple[Plan, Target | None]:
     note = cand.kind == "working_note"
     text = clean(cand.text)
     mine = subject_tokens(text)
@@ -426,7 +380,7 @@ def _plan_one(
     replaced_probes = [probes(subject_tokens(r)) for r in cand.replaces]
     named = versioned_names(text)  # an entry naming one of them may hold another version (subjects.py)
 
-    def candidate_target(t: _Target) -> bool:
+    def candidate_target(t: Target) -> bool:
         if (t.kind == "working_note") != note:
             return False
         if not keys or (cand.slug is not None and t.slug == cand.slug):
@@ -451,9 +405,9 @@ def _plan_one(
         return False
 
     pool = [t for t in targets if candidate_target(t)]
-    own = _norm(text)
+    own = norm_text(text)
 
-    def make(action: str, t: _Target | None, new_text: str, score: float, why: str) -> tuple[Plan, _Target | None]:
+    def make(action: str, t: Target | None, new_text: str, score: float, why: str) -> tuple[Plan, Target | None]:
         assert action in ("add", "revise", "unchanged")
         return (
             Plan(
@@ -492,11 +446,11 @@ def _plan_one(
 
     correction = cand.origin == "correction" or cand.kind == "correction"
     replaced = [replaced_tokens(r, mine) for r in cand.replaces]
-    best_t: _Target | None = None
+    best_t: Target | None = None
     best_score = 0.0
     best_sim: Similarity | None = None
     best_value: tuple[str, str] | None = None
-    top: tuple[float, _Target, Similarity] | None = None  # the closest unmatched entry the weighted rule takes
+    top: tuple[float, Target, Similarity] | None = None  # the closest unmatched entry the weighted rule takes
     for t in pool:
         sim = similarity(mine, t.tokens)
         swap = _swap(mine, t.tokens)
@@ -517,6 +471,9 @@ def _plan_one(
             # Outcome: the same entry; the subject token keeps two different rules of one area apart.
             cos = semantic.cosine(text, t.text)
             matched = cos is not None and cos >= semantic.threshold
+            if not matched and cos is not None and semantic.subject is not None and cos >= semantic.subject:
+                # The two name the same tool, command or path: a lower cosine is enough ("… 小驼峰" / "… camelCase").
+                matched = same_subject(text, t.text)
         if not matched and correction:
             if sim.shared >= 3 and sim.containment >= CORRECTION_CONTAINMENT:
                 matched = True
@@ -575,6 +532,8 @@ def _plan_one(
         return make("add", None, text, 0.0, "no similar live entry")
     sim = best_sim
     detail = f"jaccard {sim.jaccard:.2f}, containment {sim.containment:.2f}"
+    # A restatement that gives another version, number or host ("… every 2 hours" for "… every 4 hours") changes it.
+    correction = correction or (best_value is None and conflicts(values(text) | quantities(text), best_t.values))
     if correction:
         if sim.b_in_a >= CORRECTION_RESTATES:
             return make("revise", best_t, text, sim.jaccard, f"correction restates the entry ({detail})")

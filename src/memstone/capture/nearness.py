@@ -45,6 +45,7 @@ __all__ = [
     "CORRECTION_SHARED",
     "LEXICAL_MIN",
     "SEMANTIC_THRESHOLDS",
+    "SUBJECT_COSINE",
     "SUBJECT_MIN",
     "Semantic",
     "Similarity",
@@ -214,6 +215,12 @@ def weighted_overlap(mine: frozenset[str], theirs: frozenset[str], weights: Term
 # lowest value with no unrelated pair of the same project above it (USE: highest unrelated 0.604, 24 of 46
 # related pairs caught; MiniLM: 0.745, 19 of 46). Uncalibrated profiles get no semantic rule.
 SEMANTIC_THRESHOLDS: dict[str, float] = {"use-multilingual-v3": 0.62, "minilm-l6-int8": 0.75}
+# Cosine above which two statements that name the same subject (a tool-like name in prose, a command, a path or a
+# flag: subjects.same_subject) are the same statement (seventh pass). Fitted on the dev part only by the whole
+# pipeline, bench/calibrate_capture_nearness.py --rule subject-cosine (pairs: calibrate_capture_semantic.py --rule
+# subject). 0.68 and 0.70 give the same dev result (0.66: two false merges more); each dev half alone picks 0.66 / 0.68,
+# so 0.70 keeps a margin. Uncalibrated profiles get no such rule.
+SUBJECT_COSINE: dict[str, float] = {"minilm-l6-int8": 0.70}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -224,6 +231,7 @@ class Semantic:
     threshold: float
     combined: float | None = None  # weighted overlap + cosine at or above which the top entry matches
     combined_correction: float | None = None  # the same for a correction
+    subject: float | None = None  # cosine at or above which two statements naming the same subject match
 
     def cosine(self, a: str, b: str) -> float | None:
         va, vb = self.vectors.get(semantic_key(a)), self.vectors.get(semantic_key(b))

@@ -49,7 +49,7 @@ from .events import (
     fit_event,
 )
 from .extractor import ModelExtractor, TokenUsage
-from .nearness import COMBINED_CORRECTION_MIN, COMBINED_MIN
+from .nearness import COMBINED_CORRECTION_MIN, COMBINED_MIN, SUBJECT_COSINE
 from .outcomes import CaptureOutcome, CaptureResult, Proposal
 from .queue import QueueItem, ReviewQueue
 from .settings import CaptureMode, CaptureSettings
@@ -287,6 +287,7 @@ async def _semantic(
         threshold=threshold,
         combined=COMBINED_MIN.get(profile),
         combined_correction=COMBINED_CORRECTION_MIN.get(profile),
+        subject=SUBJECT_COSINE.get(profile),
     )
 
 

@@ -52,6 +52,7 @@ from ._patterns import (
 from ._text import clean, excerpt, informative_count, sentences
 from .candidates import Candidate, Skip
 from .events import Scope, UserCorrection, UserPrompt
+from .subjects import quantities, versioned_names
 
 __all__ = ["StatementAnalysis", "is_mandatory", "lesson_candidates", "statement_candidates"]
 
@@ -187,14 +188,24 @@ def _english(s: str, rd: Reading, *, forced: bool, lifecycle: bool) -> tuple[str
             return "task_request", None, False
         if _unmarked_change(s, rd):
             return None, "correction", True
-        if rd.evidence >= 1 and informative_count(s) >= 4:
+        setting = _sets_value(s)
+        if (rd.evidence >= 1 or setting) and informative_count(s) >= (3 if setting else 4):
             return None, "fact", False  # a plain statement of project fact ("The docs site is Docusaurus …")
     return None, kind, correction
 
 
+def _sets_value(s: str) -> bool:
+    """Whether a sentence gives a name a version, a number a unit or names a host ("We're on .NET 8", "Attachments
+    can be up to 50 MB", "Staging sync runs on sync-staging.example.app"): a setting, evidence enough for a short
+    fact (seventh pass)."""
+    return bool(versioned_names(s)) or bool(quantities(s))
+
+
 def _unmarked_change(s: str, rd: Reading) -> bool:
-    """A statement that a fact changed, with no "no"/"actually": "We moved the e2e suite off kind to k3d"."""
-    return rd.change and not FROM_NOW_ON.search(s) and not rd.task_request and (rd.evidence >= 1 or bool(rd.replaced))
+    """A statement that a fact changed, with no "no"/"actually": "We moved the e2e suite off kind to k3d". A Chinese
+    change verb carries its object ("推送改成走个推了"), so there it is evidence enough."""
+    evidence = rd.evidence >= 1 or bool(rd.replaced) or rd.lang == "zh"
+    return rd.change and not FROM_NOW_ON.search(s) and not rd.task_request and evidence
 
 
 def _other_language(s: str, rd: Reading, *, forced: bool, lifecycle: bool) -> tuple[str | None, str | None, bool]:

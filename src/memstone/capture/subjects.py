@@ -19,6 +19,10 @@ names; :func:`changed` reads a candidate against an entry:
 - ``name`` (sixth pass): the candidate *says* something changed (a correction), and each side names a tool-like
   name or an identifier (``billing_``) the other lacks, from :data:`CHANGE_NAME_MIN`.
 
+- seventh pass: :func:`quantities` types numbers by their unit (``qty:hour=4``) and host names
+  (``host:staging-api.example.dev``), values of the ``value`` change too; :func:`conflicts` says that a candidate
+  matched to an entry gives another value of the same kind (version, quantity, host), so it revises the entry.
+
 :func:`replaced_name` and :func:`same_tools` serve the correction and restatement rules of
 :mod:`memstone.capture.admission` (sixth pass): a correction revises the entry that names what it replaces, and
 a restatement that names the same tools as its entry, and no other, needs less overlap.
@@ -33,8 +37,9 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..domain.analyzer import STOPWORDS
 from ._language import language
-from ._text import subject_tokens, typed_subjects
+from ._text import _CJK_FUNCTION, stem, subject_tokens, typed_subjects
 from .nearness import TermWeights, align, weighted_overlap
 
 __all__ = [
@@ -43,10 +48,13 @@ __all__ = [
     "CHANGE_SHARED",
     "Change",
     "changed",
+    "conflicts",
     "names",
     "pick_change",
+    "quantities",
     "replaced_name",
     "replaced_tokens",
+    "same_subject",
     "same_tools",
     "tool_names",
     "values",
@@ -61,8 +69,27 @@ CHANGE_SHARED = 2
 CHANGE_NAME_MIN = 0.04
 
 _VERSION = re.compile(
-    r"(?<![\w.-])([A-Za-z][A-Za-z0-9+#-]*[A-Za-z0-9+#])\s+v?(\d+(?:\.\d+)*)(?!\w|[.-]\w)"  # ESP-IDF 5.1, Node 20
+    r"(?<![\w.-])(\.?[A-Za-z][A-Za-z0-9+#-]*[A-Za-z0-9+#])\s+v?(\d+(?:\.\d+)*)(?!\w|[.-]\w)"  # ESP-IDF 5.1, .NET 8
 )
+# A dotted version a clause gives the last tool-like name before it ("Flutter 版本锁定在 3.16", "Node is pinned to
+# 20.11"): the name and its number need not touch (seventh pass).
+_CLAUSE_VERSION = re.compile(r"(?<![\w.])(\d+\.\d+(?:\.\d+)?)(?![\w.])")
+_CLAUSE_BREAK = re.compile(r"[,;:()，。；：（）!?！？]")
+# A quantity: a number and the unit word after it ("every 4 hours", "25 MB", "30 分钟"), and a host name as written
+# (lowercase, dotted, not a file name: "staging-api.pocketbook.dev", "https://api-test.xiaoman.cn").
+_QUANTITY = re.compile(r"(?<![\w.#-])(\d+(?:[.,]\d+)?)\s*([A-Za-z]{2,12}|[\u4e00-\u9fff]{1,2})")
+_HOST = re.compile(r"(?<![\w@/.-])(?:https?://)?((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,12})(?![\w.-]*[\w-])")
+_NOT_UNITS = STOPWORDS | frozenset(
+    ("since", "via", "per", "than", "from", "with", "at", "by", "on", "in", "to", "of", "for", "and", "or", "is",
+     "are", "was", "were")
+)  # fmt: skip
+_REVERSE_DNS = frozenset(("com", "org", "net", "io", "de", "cn", "uk", "fr", "nl", "edu", "gov"))  # a package name
+_FILE_SUFFIXES = frozenset(
+    ("py", "ts", "tsx", "js", "jsx", "mjs", "go", "rs", "java", "kt", "kts", "swift", "rb", "c", "h", "cc", "cpp", "cs",
+     "md", "json", "yaml", "yml", "toml", "sql", "dart", "hcl", "lock", "cfg", "ini", "xml", "tf", "ex", "exs", "txt",
+     "env", "sh", "html", "css", "scss", "vue", "lua", "php", "gradle", "properties", "csproj", "sln", "plist", "proto")
+)  # fmt: skip
+
 _VERSIONED_NAME = re.compile(r"(?<![\w.-])([A-Za-z][\w-]*[.-])v?(\d+)(?![\w])", re.I)  # orders.v1, api-v2
 _NAME = re.compile(r"(?<![\w./-])([A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*|[A-Z][a-z]+[A-Za-z0-9]*)(?![\w/-])")
 _CODE = re.compile(r"`[^`\n]*`")
@@ -137,7 +164,51 @@ def _versions(text: str) -> dict[str, str]:
             found[name.lower()] = number
     for m in _VERSIONED_NAME.finditer(text):
         found.setdefault(m.group(1).lower().rstrip(".-"), m.group(2))
+    for m in _CLAUSE_VERSION.finditer(text):
+        if m.group(1) in found.values():
+            continue
+        clause = _CLAUSE_BREAK.split(text[max(0, m.start() - 40) : m.start()])[-1]
+        tools = tool_names(text) - _GENERIC_NAMES
+        named = [n for n in re.findall(r"[A-Za-z][\w.+#-]*", clause) if n.lower() in tools]
+        if named:
+            found.setdefault(named[-1].lower(), m.group(1))
     return found
+
+
+def quantities(text: str) -> frozenset[str]:
+    """The quantities a statement gives, typed by their unit (``qty:hour=4``, ``qty:mb=25``, ``qty:分钟=30``),
+    and the host names it names (``host:staging-api.pocketbook.dev``): values a change sets anew.
+
+    >>> sorted(quantities("Refresh runs every 4 hours against sync.example.dev; files up to 25 MB."))
+    ['host:sync.example.dev', 'qty:hour=4', 'qty:mb=25']
+    """
+    versions = set(_versions(text).values())
+    out = {f"qty:{stem(u.lower()) if u.isascii() else u}={n.replace(',', '.')}" for n, u in _QUANTITY.findall(text)
+           if n not in versions and u.lower() not in _NOT_UNITS and not set(u) & _CJK_FUNCTION}  # fmt: skip
+    out.update(
+        "host:" + h
+        for h in _HOST.findall(text)
+        if h.rsplit(".", 1)[1] not in _FILE_SUFFIXES and h.split(".", 1)[0] not in _REVERSE_DNS  # com.acme.stockroom
+    )
+    return frozenset(out)
+
+
+def conflicts(mine: frozenset[str], theirs: frozenset[str]) -> bool:
+    """Whether a candidate (its :func:`values` and :func:`quantities`) sets a value of an entry anew: the same
+    name with another version, the same unit with other numbers only ("every 2 hours" / "every 4 hours"), or other
+    hosts only. Then what looks like a restatement is a change: it revises the entry, never leaves it as it was."""
+    if _version_change(mine, theirs):
+        return True
+    for prefix in ("qty:", "host:"):
+        a = {v for v in mine if v.startswith(prefix)}
+        b = {v for v in theirs if v.startswith(prefix)}
+        if prefix == "qty:":
+            units = {v.split("=", 1)[0] for v in a} & {v.split("=", 1)[0] for v in b}
+            if any(not {v for v in a if v.startswith(u + "=")} & b for u in units):
+                return True
+        elif a and b and not a & b:
+            return True
+    return False
 
 
 def versioned_names(text: str) -> tuple[str, ...]:
@@ -197,6 +268,13 @@ def same_tools(mine: str, theirs: str) -> bool:
     is no shared subject."""
     a, b = tool_names(mine), tool_names(theirs)
     return bool((a & b) - _GENERIC_NAMES) and a <= b
+
+
+def same_subject(mine: str, theirs: str) -> bool:
+    """Whether two statements name the same subject: the same tool-like names (:func:`same_tools`, either way
+    round) or the same command, path or flag. With a model, such a pair needs less similarity (seventh pass)."""
+    typed = {t for t in typed_subjects(mine) & typed_subjects(theirs) if not t.startswith("tool:")}
+    return bool(typed) or same_tools(mine, theirs) or same_tools(theirs, mine)
 
 
 def replaced_tokens(term: str, mine: frozenset[str]) -> frozenset[str]:
@@ -274,11 +352,12 @@ def _kinds(found: frozenset[str]) -> set[str]:
     ``tool:atlas.hcl``, is a path). Tool names alone are not enough: two rules of one area name different tools
     ("Prefer records over Lombok for DTOs" / "map JPA entities to DTO records")."""
     out = set()
+    hosts = {v[5:] for v in found if v.startswith("host:")}
     for v in found:
         kind, _, body = v.partition(":")
-        if kind == "tool" and re.search(r"\.[a-z]{1,5}$", body):
+        if kind == "tool" and re.search(r"\.[a-z]{1,5}$", body) and body not in hosts:
             kind = "path"
-        if kind in ("cmd", "path"):
+        if kind in ("cmd", "path", "qty", "host"):
             out.add(kind)
     return out
 
@@ -293,16 +372,20 @@ def pick_change(
 ) -> int | None:
     """The index of the entry (text, subject tokens) whose subject the candidate (``text``, tokens ``mine``)
     changes, the closest by weighted overlap; None when it changes none. ``stated``: see :func:`changed`."""
-    own = values(text)
+    own = values(text) | quantities(text)
     if not own:
         return None
     best: tuple[float, int] | None = None
     for i, (entry_text, theirs) in enumerate(entries):
-        aligned = align(mine, theirs)
+        other = values(entry_text) | quantities(entry_text)
+        ours = mine
+        if any(v.startswith("host:") for v in own | other):
+            # A host's words say where, not what about: two hosts of one domain share no subject (seventh pass).
+            ours, theirs = subject_tokens(_HOST.sub(" ", text)), subject_tokens(_HOST.sub(" ", entry_text))
+        aligned = align(ours, theirs)
         shared = aligned & theirs
         if not shared or _swap_only(aligned, theirs):
             continue
-        other = values(entry_text)
         # The subject is what is left when the values that differ are taken out of both texts.
         differing = subject_tokens(" ".join(v.split(":", 1)[1] for v in own ^ other)) - shared
         overlap = weighted_overlap(aligned - differing, theirs - differing, weights)

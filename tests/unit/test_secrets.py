@@ -8,8 +8,14 @@ import base64
 import random
 import string
 
+from pathlib import Path
+
 import pytest
 
+from memstone import EntryInput, open_service
+from memstone.capture import UserPrompt, capture
+from memstone.domain.errors import SecretRefusedError
+from memstone.domain.model import EntryPatch
 from memstone.domain.secrets import SecretFinding, describe_findings, find_secrets, redact, shannon_entropy
 
 # Fake but realistic-looking values (random characters in each provider's format).
@@ -300,6 +306,7 @@ FORMATS = [
     ("supabase-pat", f"supabase login sbp_{rnd(40, HEX)}", "supabase_token", "sbp_token_for_supabase_cli_login_command"),
     ("supabase-secret-key", f"server uses sb_secret_{rnd(31, URLSAFE)}", "supabase_secret_key", f"browser uses sb_publishable_{rnd(31, URLSAFE)}"),
     ("supabase-service-role-jwt", f"service role {SPACED_JWT}", "jwt", b64url(b'{ "name": "x" }') + "." + b64url(b'{ "v": 1, "w": 2 }') + "." + "abcdefghij"),
+    ("unsigned-jwt", "session " + b64url(b'{"alg":"none"}') + "." + b64url(b'{"sub":"admin","exp":4102444800}') + ".", "jwt", "call eyJzb21lIjoib2JqIn0.eyJ2IjoxfQ. in the parser"),
     ("cloudflare-origin-ca", f"origin ca v1.0-{rnd(24, HEX)}-{rnd(146, HEX)}", "cloudflare_origin_ca_key", "released v1.0-beta and v1.0-rc1"),
     ("vercel", f"vercel deploy --token vcp_{rnd(56)}", "vercel_token", "vcp_config_loader_module_name"),
     ("vercel-blob", f"vercel_blob_rw_{rnd(16)}_{rnd(30)}", "vercel_blob_token", "BLOB_READ_WRITE_TOKEN=vercel_blob_rw_<store>_<secret>"),
@@ -363,3 +370,27 @@ COMMON_SHAPES = [
 @pytest.mark.parametrize("text", COMMON_SHAPES)
 def test_common_code_shapes_beside_credential_words_are_not_refused(text: str) -> None:
     assert find_secrets(text) == ()
+
+
+async def test_every_format_is_refused_by_every_write_path_of_the_service_and_by_capture(tmp_path: Path) -> None:
+    """One detector: the service's remember, update, evidence and capture's whole-event refusal all use it."""
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    scope = "memstone://orgs/acme/projects/web"
+    async with open_service(url, embedding=None) as svc:
+        rev = await svc.remember(None, entries=[EntryInput(kind="fact", text="We deploy with uv.")], scope=scope)
+        assert rev is not None
+        entry = rev.changes[0].entry_id
+        for name, text, _, _ in FORMATS:
+            paste = f"Remember this for {name}: {text}"
+            with pytest.raises(SecretRefusedError):
+                await svc.remember(None, entries=[EntryInput(kind="fact", text=paste)], scope=scope)
+            with pytest.raises(SecretRefusedError):
+                await svc.update(entry, EntryPatch(text=paste))
+            with pytest.raises(SecretRefusedError):
+                await svc.record_source("transcript", paste)
+            result = await capture(svc, UserPrompt(text=f"Always use this: {text}"), scope=scope)
+            assert result.status == "refused" and result.findings, name
+        current = await svc.get(entry)
+        assert (current.version, current.text) == (1, "We deploy with uv.")
+    raw = (tmp_path / "m.db").read_bytes()
+    assert not [name for name, text, _, _ in FORMATS if text[-16:].encode() in raw]

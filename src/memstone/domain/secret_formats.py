@@ -64,9 +64,7 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
         flags=re.S,
     ),
     _r("private_key", r"---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----", "---- begin ssh2"),
-    _r(
-        "private_key", r"PuTTY-User-Key-File-[23]: [^\n]*(?:\n[^\n]*){0,8}?\nPrivate-Lines: \d+", "putty-user-key-file-"
-    ),
+    _r("private_key", r"PuTTY-User-Key-File-[23]: .{0,2000}?\sPrivate-Lines: \d+", "putty-user-key-file-", flags=re.S),
     # A PEM private key pasted base64-encoded (kubeconfig client-key-data, Kubernetes Secret data).
     _r("private_key", r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,}={0,2}", "ls0tls1crudjti"),
     # ---------------------------------------------------------------- AI providers
@@ -238,7 +236,7 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     # ---------------------------------------------------------------- generic shapes with a fixed part
     _r(
         "jwt",
-        _B + r"e[yw][A-Za-z0-9_\-]{8,}\.e[yw][A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _E,
+        _B + r"e[yw][A-Za-z0-9_\-]{8,}\.e[yw][A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*" + _E,
         "ey",
         "ew",
     ),

@@ -346,7 +346,9 @@ def _format_match_ok(rule: FormatRule, m: re.Match[str]) -> bool:
     if kind == "aws_access_key_id":
         return not value.endswith("EXAMPLE")  # AWS's documented example key id (AKIAIOSFODNN7EXAMPLE)
     if kind == "jwt":
-        return value.startswith("eyJ") or decodes_to(value.split(".", 1)[0], b'"alg"')
+        # eyJ…eyJ…sig as before; a header with spaces or no signature (alg "none") must decode to a JOSE header.
+        signed = len(value.rsplit(".", 1)[1]) >= 8 and value.startswith("eyJ")
+        return signed or decodes_to(value.split(".", 1)[0], b'"alg"')
     if kind == "discord_bot_token":
         raw = b64decode_loose(m.group(1))
         return raw is not None and raw.isdigit() and 16 <= len(raw) <= 20  # base64 of the bot's numeric id

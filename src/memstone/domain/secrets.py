@@ -154,7 +154,7 @@ def _classes(value: str) -> int:
 
 _NAME_LIKE = re.compile(r"^_?[A-Za-z][A-Za-z0-9]*$")
 # A Python/JS identifier made of words (token_normalize_func, proxy_auth) or a dotted type (x25519.X25519PrivateKey).
-_IDENTIFIER = re.compile(r"^_?[a-z]+(?:_[a-z]+)+$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.(?:[A-Z]\w{3,}|[a-z]{4,})$")
+_IDENTIFIER = re.compile(r"^_?[a-z]+(?:_+[a-z]+)+$|^[A-Z]+(?:_[A-Z]+)+$|^urn:[a-z0-9:.\-]+$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.(?:[A-Z]\w{3,}|[a-z]{4,})$")
 _TYPE_WORD = re.compile(r"(?i)^(?:string|str|int|integer|bool|boolean|number|object|any|bytes)\??$")
 _CODE_EXPRESSION = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*[(\[]|^[A-Za-z_]+(?:\.[A-Za-z_]+)+$")
 _CREDENTIAL_IN_NAME = re.compile(r"(?i)password|passwd|secret|token|key|credential")

@@ -367,6 +367,11 @@ COMMON_SHAPES = [
     pytest.param('_TOKEN_EXCHANGE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange"', id="urn-value"),
     pytest.param('"refresh_token": "hf_oauth__refresh_token",', id="double-underscore-name"),
     pytest.param("last_pass = DEFAULT_LAST_PASS", id="constant-name"),
+    pytest.param("or passing :py:const:`None` value returns it. Otherwise a valid", id="passing-prose"),
+    pytest.param("pass_context = jinja2.pass_context", id="pass-context"),
+    pytest.param("key: PKCS12PrivateKeyTypes | None,", id="camel-type-after-key"),
+    pytest.param("credentials_list = [cast(Credentials, credentials)]", id="bracketed-call"),
+    pytest.param('_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"', id="pem-marker-in-code"),
 ]  # fmt: skip
 
 

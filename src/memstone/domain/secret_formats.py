@@ -58,7 +58,10 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     # ---------------------------------------------------------------- private keys (PEM, PGP, SSH2, PuTTY, kubeconfig)
     _r(
         "private_key",
+        # a BEGIN line followed by a key body or PEM headers; the marker alone in code (_START = b"-----BEGIN …")
+        # is not a key
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?=(?:\\[rn]|\s)*(?:[A-Za-z0-9+/=]{16}|Proc-Type:|Version:|Comment:|-----END))"
         r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?",
         "-----begin ",
         flags=re.S,

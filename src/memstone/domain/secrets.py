@@ -77,6 +77,7 @@ _ASSIGNMENT = re.compile(
 # Names that contain a credential word but are not credentials.
 _NOT_CREDENTIAL_NAME = re.compile(
     r"(?i)(?:tokeniz|tokens\b|_tokens|max_tokens|token_count|token_type|token_url|token_endpoint|passthrough"
+    r"|\bpass(?:ing|es|ed|age|ive)\b|pass_context|pass_through|last_pass|first_pass"
     r"|password_(?:policy|length|field|hash(?:er|ing)?|reset)|compass|bypass|passenger|passport|keyboard)"
 )
 _PLACEHOLDER = re.compile(
@@ -154,9 +155,11 @@ def _classes(value: str) -> int:
 
 _NAME_LIKE = re.compile(r"^_?[A-Za-z][A-Za-z0-9]*$")
 # A Python/JS identifier made of words (token_normalize_func, proxy_auth) or a dotted type (x25519.X25519PrivateKey).
-_IDENTIFIER = re.compile(r"^_?[a-z]+(?:_+[a-z]+)+$|^[A-Z]+(?:_[A-Z]+)+$|^urn:[a-z0-9:.\-]+$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.(?:[A-Z]\w{3,}|[a-z]{4,})$")
+_IDENTIFIER = re.compile(
+    r"^_?[a-z]+(?:_+[a-z]+)+$|^[A-Z]+(?:_[A-Z]+)+$|^urn:[a-z0-9:.\-]+$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.(?:[A-Z]\w{3,}|[a-z]{4,})$"
+)
 _TYPE_WORD = re.compile(r"(?i)^(?:string|str|int|integer|bool|boolean|number|object|any|bytes)\??$")
-_CODE_EXPRESSION = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*[(\[]|^[A-Za-z_]+(?:\.[A-Za-z_]+)+$")
+_CODE_EXPRESSION = re.compile(r"^[\[{(]?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*[(\[]|^[A-Za-z_]+(?:\.[A-Za-z_]+)+$")
 _CREDENTIAL_IN_NAME = re.compile(r"(?i)password|passwd|secret|token|key|credential")
 
 
@@ -186,6 +189,9 @@ def _high_entropy(value: str) -> bool:
     return shannon_entropy(v) >= 3.3
 
 
+_CAMEL_WORD = re.compile(r"[A-Z][a-z]{2,}")
+
+
 def _random_token(value: str) -> bool:
     """A token that looks machine-generated: long, mixed letters and digits, high entropy, not a hash or an id.
 
@@ -205,6 +211,8 @@ def _random_token(value: str) -> bool:
     digits = sum(c.isdigit() for c in v)
     if letters < 4 or digits < 2:
         return False  # words-with-dashes-like-this and plain numbers are not keys
+    if len(_CAMEL_WORD.findall(v)) >= 3 and v.isalnum() and shannon_entropy(v) < 4.2:
+        return False  # a CamelCase name: PKCS12PrivateKeyTypes, LangGraphDeprecatedSinceV10
     if not any(c.islower() for c in v) or not any(c.isupper() for c in v):
         return len(v) >= 32 and shannon_entropy(v) >= 4.0
     return shannon_entropy(v) >= 3.7

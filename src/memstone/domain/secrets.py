@@ -3,19 +3,13 @@
 :func:`find_secrets` returns :class:`SecretFinding` values (a kind and a character span). No finding, message or
 ``repr`` ever contains the secret itself, so a finding can be logged, shown to a model or stored in a refusal.
 
-Three families of rules:
+Four families of rules:
 
-- **Formats** that are secrets wherever they appear: provider key prefixes (OpenAI ``sk-``/``sk-proj-``,
-  Anthropic ``sk-ant-``, GitHub ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``/``github_pat_``, AWS ``AKIA…``,
-  Slack ``xox?-``, Google ``AIza``, Stripe ``sk_live_``/``rk_live_``/``sk_test_``, crates.io ``cio…``, npm
-  ``npm_``, PyPI ``pypi-``, Hugging Face ``hf_``, SendGrid ``SG.``, Mailgun ``key-``, GitLab ``glpat-``,
-  Twilio ``SK…``, Shopify ``shpat_``, DigitalOcean ``dop_v1_``, Square ``sq0atp-``, Databricks ``dapi``,
-  age ``AGE-SECRET-KEY-1``, Telegram bot tokens, Grafana ``glsa_``, Stripe webhook ``whsec_``, Firebase server
-  keys, Linear, Doppler, Sentry tokens), Azure connection strings (``AccountKey=``, ``SharedAccessKey=``) and
-  SAS signatures (``sig=``), GCP service-account JSON (``private_key_id``; its PEM body is a private key), JWTs,
-  PEM private key blocks (RSA, EC, OpenSSH, PGP ``PRIVATE KEY BLOCK``), passwords in URLs
-  (``scheme://user:pass@host``, but not ``postgres:postgres@``), a random key as a URL's user part (Sentry DSN)
-  and ``Authorization: Bearer/Basic`` credentials.
+- **Formats** that are secrets wherever they appear: the provider token formats of
+  :mod:`memstone.domain.secret_formats` (one rule per documented prefix and shape, ~100 of them: AI providers,
+  code hosting, registries, chat and mail, payments, clouds, observability, PEM/PGP/PuTTY private keys, JWTs,
+  passwords in URLs, ``Authorization`` headers, ``mysql -p…``/``--password …`` on a command line), with the
+  checks a regex cannot express in :func:`_format_match_ok` (placeholders, defaults, decodable parts).
 - **Assignments**: a credential-like name (``api_key``, ``token``, ``secret``, ``password``, …) followed by
   ``=``, ``:``, ``is`` … and a value. Password-like names need a value that is not a placeholder; the others
   need a high-entropy value (at least 16 characters, two character classes, Shannon entropy ≥ 3.3 bits/char).
@@ -23,7 +17,10 @@ Three families of rules:
 - **Near a credential word**: a long, random-looking token (≥ 20 characters, letters and digits, high entropy,
   not a hex digest, UUID or ULID) within 80 characters after "key", "token", "secret", "password",
   "credentials"…, whatever the phrasing; and a password-like value (digits, letters, symbols) within 60
-  characters after a password word in English, German, Chinese and a few more languages (``Passwort``, ``密码``).
+  characters after a password word in English, German, French, Spanish, Chinese, Japanese and a few more
+  languages (``Passwort``, ``mdp``, ``clave``, ``密码``, ``パスワード``), with or without a space before it; a UUID
+  or ≥ 32 hex digits right after a word naming a credential ("Heroku API key 3fa8…"), and a Twilio auth token
+  beside its ``AC…`` account SID.
 - **Shape alone**: a ``.env`` line ``NAME=value`` with a long random value, whatever the name; and the entropy
   rule for formats no list names: a run of ≥ 32 base64/alphanumeric characters with mixed case, ≥ 3 digits and
   ≥ 4.3 bits/char that is not a digest, an identifier made of words, an alphabet, or base64 that decodes to text.

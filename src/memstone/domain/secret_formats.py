@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from dataclasses import dataclass
 
@@ -26,14 +27,25 @@ _E = r"(?![A-Za-z0-9_\-])"
 @dataclass(frozen=True, slots=True)
 class FormatRule:
     kind: str
-    pattern: re.Pattern[str]
+    source: str
     group: int = 0
     anchors: tuple[str, ...] = ()  # lowercase literals; the rule runs only if one occurs in text.lower()
     random_tail: int = -1  # ≥ 0: the match from this offset on must look random (see secrets._random_tail)
+    flags: int = 0
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """Compiled on first use and kept, so a hook that never sees a prefix never compiles its rule."""
+        return _compiled(self.source, self.flags)
+
+
+@functools.cache
+def _compiled(source: str, flags: int) -> re.Pattern[str]:
+    return re.compile(source, flags)
 
 
 def _r(kind: str, pattern: str, *anchors: str, group: int = 0, random_tail: int = -1, flags: int = 0) -> FormatRule:
-    return FormatRule(kind, re.compile(pattern, flags), group, anchors, random_tail)
+    return FormatRule(kind, pattern, group, anchors, random_tail, flags)
 
 
 def b64decode_loose(value: str) -> bytes | None:

@@ -331,7 +331,13 @@ FORMATS = [
     ("kubeconfig-client-key", f"client-key-data: {KUBE_KEY}", "private_key", f"certificate-authority-data: {KUBE_CERT}"),
     ("docker-config-auth", '{"auths": {"registry.acme.io": {"auth": "' + base64.b64encode(f"deploybot:{rnd(20)}".encode()).decode() + '"}}}', "docker_auth", '{"auth": "' + base64.b64encode(b"service-account-name").decode() + '"}'),
     ("mysql-p-flag", f"mysql -h db -u root -p{rnd(10)}x! shop", "cli_password", "mysql -u root -p shop"),
-    ("password-flag", f"docker login -u ci --password {rnd(14)} registry.acme.io", "cli_password", "docker login -u ci --password $REGISTRY_PASSWORD"),
+    ("password-flag", f"docker login -u ci --password {rnd(12)}9x registry.acme.io", "cli_password", "docker login -u ci --password $REGISTRY_PASSWORD"),
+    ("sshpass", f"sshpass -p '{rnd(12)}9x' ssh deploy@10.0.3.15", "cli_password", "sshpass -p \"$SSH_PASS\" ssh deploy@10.0.3.15"),
+    ("docker-login-p", f"docker login -u ci -p {rnd(12)}9x registry.acme.io", "cli_password", "docker login -u ci -p $CI_REGISTRY_PASSWORD registry.acme.io"),
+    ("curl-user-password", f"curl -u admin:{rnd(12)}9x https://grafana.acme.io/api/dashboards", "cli_password", "curl -u admin:$GRAFANA_PASSWORD https://grafana.acme.io/api/dashboards"),
+    ("env-password-no-digit", "DB_PASSWORD=correcthorse", "password_assignment", "POSTGRES_PASSWORD=postgres"),
+    ("private-key-0x-hex", f"wallet private key 0x{rnd(64, HEX)}", "credential_near_keyword", f"tx hash 0x{rnd(64, HEX)}"),
+    ("teams-webhook", f"https://acme.webhook.office.com/webhookb2/{uuid4()}@{uuid4()}/IncomingWebhook/{rnd(32, HEX)}/{uuid4()}", "teams_webhook", "https://acme.webhook.office.com/webhookb2/<id>"),
     ("url-password-with-at", f"postgres://app:p@ss-W0rd-{rnd(6)}@db:5432/app", "url_password", "postgres://postgres:postgres@localhost"),
     # passwords in prose without spaces or with a local word
     ("password-japanese", f"ステージングのパスワードは{rnd(6)}!x9です", "password_near_keyword", "パスワードは12文字以上にしてください"),
@@ -339,8 +345,8 @@ FORMATS = [
     ("password-french-mdp", f"le mdp du wifi : {rnd(8)}#7q", "password_near_keyword", "le mdp doit contenir 12 caractères"),
     ("password-spanish-clave", f"la clave del servidor es {rnd(8)}#7q", "password_near_keyword", "la clave primaria es user_id"),
     ("password-pw", f"PW: {rnd(9)}!4", "password_near_keyword", "PW: see the vault"),
-    ("key-word-french", f"la clé API : {rnd(24)}", "credential_near_keyword", "la clé API est dans le coffre"),
-    ("key-word-japanese", f"APIキー：{rnd(24)}", "credential_near_keyword", "APIキーは環境変数に入れる"),
+    ("key-word-french", "la clé API : Zq8Rw2Lk5Np9Xt3Vb7Mc1Hd4", "credential_near_keyword", "la clé API est dans le coffre"),
+    ("key-word-japanese", "APIキー：Hd4Tp6Ys0Zq8Rw2Lk5Np9Xt3", "credential_near_keyword", "APIキーは環境変数に入れる"),
 ]  # fmt: skip
 
 

@@ -121,6 +121,11 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     # ---------------------------------------------------------------- chat, mail and messaging
     _r("slack_token", _B + r"xox[abposr]-(?:[0-9]+-)*[A-Za-z0-9\-]{10,}", "xox"),
     _r("slack_token", _B + r"(?:xapp|xoxe(?:\.xox[abp])?)-\d-[A-Za-z0-9\-]{40,}", "xapp-", "xoxe"),
+    _r(
+        "teams_webhook",
+        r"https://[\w.\-]+\.webhook\.office\.com/webhookb2/[\w@\-]+/IncomingWebhook/[0-9a-f]{32}/[\w\-]+",
+        "webhook.office.com",
+    ),
     _r("slack_webhook", r"https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+", "hooks.slack"),
     _r(
         "discord_webhook",
@@ -277,6 +282,14 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
         r"\b(?:mysql|mysqldump|mariadb|mysqladmin)\b[^\n|;&]*?\s-p([^\s'\"\-][^\s'\"]{5,})",
         "mysql",
         "mariadb",
+        group=1,
+    ),
+    _r("cli_password", r"\bsshpass\s+-p\s*['\"]?([^\s'\"$<{\-][^\s'\"]{5,})", "sshpass", group=1),
+    _r("cli_password", r"\bdocker\s+login\b[^\n|;&]*?\s-p\s+['\"]?([^\s'\"$<{\-][^\s'\"]{5,})", "docker", group=1),
+    _r(
+        "cli_password",
+        r"\bcurl\b[^\n|;&]*?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:([^\s'\"$<{][^\s'\"]{5,})",
+        "curl",
         group=1,
     ),
     _r(

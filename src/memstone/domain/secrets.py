@@ -69,7 +69,7 @@ _SECRET_NAMES = (
 )
 _ASSIGNMENT = re.compile(
     r"(?i)(?P<name>\b[A-Za-z0-9_.\-]*?(?:" + _PASSWORD_NAMES + "|" + _SECRET_NAMES + r")[A-Za-z0-9_\-]*)"
-    r"[\"']?\s*(?::=|=>|=|:|\bis\b)\s*(?P<quote>[\"'`]?)(?P<value>[^\s\"'`,;]{6,})"
+    r"[\"']?(?P<sep>\s*(?::=|=>|=|:|\bis\b)\s*)(?P<quote>[\"'`]?)(?P<value>[^\s\"'`,;]{6,})"
 )
 # Names that contain a credential word but are not credentials.
 _NOT_CREDENTIAL_NAME = re.compile(
@@ -109,7 +109,7 @@ _KEYED_WORD = re.compile(
     r"|geniekey"
 )
 _KEYED_VALUE = re.compile(
-    r"(?<![0-9A-Za-z_\-])([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{32,64})"
+    r"(?<![0-9A-Za-z_\-])(?:0x)?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{32,64})"
     r"(?![0-9A-Za-z_\-])"
 )
 # Words between the credential word and the value that make the value an id, a digest or an example of a format.
@@ -312,6 +312,12 @@ def _unknown_random(value: str) -> bool:
     return shannon_entropy(v) >= 4.3
 
 
+def _env_style(name: str, sep: str, value: str) -> bool:
+    """``DB_PASSWORD=supersecret``: an UPPER_SNAKE name, ``=`` with no space, and not a documented default whose
+    value is part of the name (``POSTGRES_PASSWORD=postgres``)."""
+    return sep == "=" and name.isupper() and value.lower() not in name.lower()
+
+
 def _password_like(value: str) -> bool:
     v = value.strip("\"'`.,;:)(")
     if len(v) < 6 or _is_placeholder(v):
@@ -326,13 +332,17 @@ _SAME_CHAR_RUN = re.compile(r"(.)\1{7,}")  # xxxxxxxx, 00000000: a documentation
 
 
 def _random_tail(value: str) -> bool:
-    """The part of a token after its prefix looks generated: letters and digits, varied, no long repeated run."""
-    return (
-        any(c.isdigit() for c in value)
-        and any(c.isalpha() for c in value)
-        and not _SAME_CHAR_RUN.search(value)
-        and shannon_entropy(value) >= 3.0
-    )
+    """The part of a token after its prefix looks generated: varied, no long repeated run, and digits or mixed
+    case that is not made of words (``re_findall_multilineStringWithoutDigits`` is a name, not a key)."""
+    if _SAME_CHAR_RUN.search(value) or shannon_entropy(value) < 3.0 or not any(c.isalpha() for c in value):
+        return False
+    if any(c.isdigit() for c in value):
+        return True
+    wordish = sum(len(w) for w in _WORDISH.findall(value))
+    return any(c.islower() for c in value) and any(c.isupper() for c in value) and wordish < 0.6 * len(value)
+
+
+_WORDISH = re.compile(r"[A-Z]?[a-z]{3,}")
 
 
 def _format_match_ok(rule: FormatRule, m: re.Match[str]) -> bool:
@@ -390,7 +400,7 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
             continue
         is_password = re.search(_PASSWORD_NAMES, name, re.I) is not None
         ok = _password_like(value) if is_password else _high_entropy(value)
-        if not ok and is_password and m.group("quote"):
+        if not ok and is_password and (m.group("quote") or _env_style(name, m.group("sep"), value)):
             ok = len(value) >= 6 and not _is_placeholder(value)
         if ok:
             found.append(

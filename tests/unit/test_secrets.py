@@ -4,8 +4,17 @@
 
 from __future__ import annotations
 
+import base64
+import random
+import string
+from pathlib import Path
+
 import pytest
 
+from memstone import EntryInput, open_service
+from memstone.capture import UserPrompt, capture
+from memstone.domain.errors import SecretRefusedError
+from memstone.domain.model import EntryPatch
 from memstone.domain.secrets import SecretFinding, describe_findings, find_secrets, redact, shannon_entropy
 
 # Fake but realistic-looking values (random characters in each provider's format).
@@ -209,3 +218,188 @@ def test_a_password_word_in_a_name_url_or_docstring_is_not_a_password(text: str)
 @pytest.mark.parametrize(("text", "kind"), DRIVER_DOC_POSITIVES)
 def test_the_same_shapes_with_a_real_password_are_still_refused(text: str, kind: str) -> None:
     assert kind in {f.kind for f in find_secrets(text)}
+
+
+# --------------------------------------------------------------- issue 16 item 4: every common developer format
+# Each row: a paste in a provider's documented format (fake, random characters from a seeded generator, so no
+# scanner mistakes this file for a leak), the kind it must be refused as, and a near miss of the same shape that
+# must not be refused (a placeholder, a prefix alone, a public key, an id, a digest). None of these kinds existed
+# before this table.
+_RNG = random.Random(16)
+ALNUM = string.ascii_letters + string.digits
+URLSAFE = ALNUM + "_-"
+HEX = "0123456789abcdef"
+
+
+def rnd(n: int, alphabet: str = ALNUM) -> str:
+    return "".join(_RNG.choice(alphabet) for _ in range(n))
+
+
+def uuid4() -> str:
+    h = rnd(32, HEX)
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+TWILIO_SID = "AC" + rnd(32, HEX)
+DISCORD_ID = b64url(b"1098765432109876543")
+SPACED_JWT = (
+    b64url(b'{ "alg": "HS256", "typ": "JWT" }')
+    + "."
+    + b64url(b'{ "sub": "svc", "role": "service_role" }')
+    + "."
+    + rnd(43, URLSAFE)
+)
+KUBE_KEY = base64.b64encode(b"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA" + rnd(60).encode()).decode()
+KUBE_CERT = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIDBTCCAe2gAwIBAgIIb" + rnd(60).encode()).decode()
+PUTTY = (
+    "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\nPublic-Lines: 2\n"
+    + rnd(64)
+    + "\n"
+    + rnd(20)
+    + "\nPrivate-Lines: 1\n"
+    + rnd(44)
+)
+
+FORMATS = [
+    # code hosting, CI, infrastructure tools
+    ("gitlab-job-token", f"the pipeline fetched artifacts with glcbt-{rnd(20)} yesterday", "gitlab_token", "glcbt-" + "x" * 20 + " in the docs"),
+    ("gitlab-runner-registration", f"gitlab-runner register --registration-token GR1348941{rnd(20, URLSAFE)}", "gitlab_token", "runner tokens start with GR1348941"),
+    ("bitbucket-app-password", f"mirror job pushes with ATBB{rnd(32)} to bitbucket", "bitbucket_app_password", "ATBB" + "X" * 32 + " (placeholder)"),
+    ("atlassian-api-token", f"jira: ATATT3xFfGF0{rnd(170, URLSAFE)}=7DAE497F", "atlassian_api_token", "Atlassian tokens begin with ATATT3xFfGF0"),
+    ("azure-devops-pat", f"ado pat {rnd(52)}JQQJ99{rnd(22)}AZDO{rnd(2)}", "azure_devops_pat", "the JQQJ9 signature marks new Azure keys"),
+    ("terraform-cloud", f"credentials app.terraform.io {{ token = {rnd(14)}.atlasv1.{rnd(67)} }}", "terraform_cloud_token", "TFC tokens contain .atlasv1. in the middle"),
+    ("vault-service-token", f"VAULT_TOKEN is now hvs.CAESI{rnd(86, URLSAFE)}", "vault_token", "vault login hvs.example"),
+    ("figma", f"figma figd_{rnd(40, URLSAFE)}", "figma_token", "figd_" + "x" * 40),
+    ("rubygems", f"gem push with rubygems_{rnd(48, HEX)}", "rubygems_token", "rubygems_api_key_goes_here"),
+    ("nuget", f"dotnet nuget push -k oy2{rnd(43, string.ascii_lowercase + string.digits)}", "nuget_api_key", "dotnet nuget push -k convoy2 settings"),
+    ("docker-hub", f"docker login -u ci --password-stdin <<< dckr_pat_{rnd(27, URLSAFE)}", "docker_hub_token", "Docker's API reference shows dckr_pat_124509ugsdjga93"),
+    # chat and mail
+    ("slack-app-token", f"socket mode xapp-1-A0{rnd(9, string.ascii_uppercase + string.digits)}-{rnd(13, string.digits)}-{rnd(64, HEX)}", "slack_token", "xapp-1- tokens are app-level"),
+    ("discord-bot-token", f"bot: {DISCORD_ID}.{rnd(6, URLSAFE)}.{rnd(38, URLSAFE)}", "discord_bot_token", "MyModuleNameIsLongEnough1.abcdef.ghijklmnopqrstuvwxyz0123456789"),
+    ("discord-webhook", f"alerts go to https://discord.com/api/webhooks/1098765432109876543/{rnd(68, URLSAFE)}", "discord_webhook", "https://discord.com/api/webhooks/<id>/<token>"),
+    ("mailgun-new-key", f"mailgun {rnd(32, HEX)}-{rnd(8, HEX)}-{rnd(8, HEX)}", "mailgun_api_key", "request 3fa85f64-5717-4562-b3fc-2c963f66afa6 failed"),
+    ("mailchimp", f"mailchimp {rnd(32, HEX)}-us21 for the newsletter", "mailchimp_api_key", "md5 d41d8cd98f00b204e9800998ecf8427e-usa"),
+    ("resend", f"resend re_{rnd(8)}_{rnd(24)} sends the receipts", "resend_api_key", "re_findall_multilineStringWithoutDigits"),
+    ("twilio-auth-token", f"Twilio {TWILIO_SID} / {rnd(32, HEX)}", "twilio_auth_token", f"Twilio account {TWILIO_SID}, fixed in {rnd(40, HEX)}"),
+    ("opsgenie", f"curl -H 'Authorization: GenieKey {uuid4()}' https://api.opsgenie.com/v2/alerts", "opsgenie_api_key", "Authorization: GenieKey <key>"),
+    ("postmark-uuid", f"Postmark server token {uuid4()} for transactional mail", "credential_near_keyword", f"Postmark message id {uuid4()}"),
+    ("heroku-uuid", f"the Heroku API key {uuid4()} deploys staging", "credential_near_keyword", f"the Heroku app id {uuid4()}"),
+    ("datadog-hex", f"Datadog API key {rnd(32, HEX)} goes in the agent config", "credential_near_keyword", f"Datadog trace id {rnd(32, HEX)}"),
+    ("pagerduty-integration", f"integration key {rnd(32, HEX)} for billing alerts", "credential_near_keyword", f"integration commit {rnd(40, HEX)}"),
+    ("authorization-token-hex", f"Authorization: Token {rnd(40, HEX)}", "authorization_header", "Authorization: Token <token>"),
+    # payments
+    ("square-access-token", f"square EAAA{rnd(60, URLSAFE)}", "square_token", "EAAA" + "x" * 60),
+    ("braintree", f"BT: access_token$production${rnd(16, string.ascii_lowercase + string.digits)}${rnd(32, HEX)}", "braintree_access_token", "access_token$production$<merchant_id>$<hash>"),
+    ("paypal-access-token", f"paypal bearer A21AA{rnd(90, URLSAFE)}", "paypal_access_token", "PayPal access tokens start with A21AA"),
+    ("mercadopago", f"MP APP_USR-{rnd(16, string.digits)}-{rnd(6, string.digits)}-{rnd(32, HEX)}-{rnd(9, string.digits)}", "mercadopago_access_token", f"public key APP_USR-{uuid4()}"),
+    # clouds
+    ("aws-session-token", f"session: IQoJb3JpZ2luX2VjE{rnd(300, ALNUM + '+/')}", "aws_session_token", "STS tokens often begin IQoJb3JpZ2lu"),
+    ("azure-client-secret", f"entra app secret {rnd(3)}8Q~{rnd(34, URLSAFE + '~.')}", "azure_client_secret", "abc8Q~short"),
+    ("google-oauth-client-secret", f"GOCSPX-{rnd(28, URLSAFE)} is the web client's", "google_oauth_client_secret", "client_secret: GOCSPX-<secret>"),
+    ("google-access-token", f"gcloud printed ya29.{rnd(120, URLSAFE)}", "google_oauth_token", "ya29.a0AfH6SM" + "x" * 30),
+    ("google-refresh-token", f"refresh 1//0{rnd(90, URLSAFE)}", "google_oauth_token", "see 1//0 in the docs"),
+    ("supabase-pat", f"supabase login sbp_{rnd(40, HEX)}", "supabase_token", "sbp_token_for_supabase_cli_login_command"),
+    ("supabase-secret-key", f"server uses sb_secret_{rnd(31, URLSAFE)}", "supabase_secret_key", f"browser uses sb_publishable_{rnd(31, URLSAFE)}"),
+    ("supabase-service-role-jwt", f"service role {SPACED_JWT}", "jwt", b64url(b'{ "name": "x" }') + "." + b64url(b'{ "v": 1, "w": 2 }') + "." + "abcdefghij"),
+    ("unsigned-jwt", "session " + b64url(b'{"alg":"none"}') + "." + b64url(b'{"sub":"admin","exp":4102444800}') + ".", "jwt", "call eyJzb21lIjoib2JqIn0.eyJ2IjoxfQ. in the parser"),
+    ("cloudflare-origin-ca", f"origin ca v1.0-{rnd(24, HEX)}-{rnd(146, HEX)}", "cloudflare_origin_ca_key", "released v1.0-beta and v1.0-rc1"),
+    ("vercel", f"vercel deploy --token vcp_{rnd(56)}", "vercel_token", "vcp_config_loader_module_name"),
+    ("vercel-blob", f"vercel_blob_rw_{rnd(16)}_{rnd(30)}", "vercel_blob_token", "BLOB_READ_WRITE_TOKEN=vercel_blob_rw_<store>_<secret>"),
+    ("netlify", f"netlify nfp_{rnd(36)}", "netlify_token", "nfp_" + "x" * 36),
+    ("heroku-new", f"heroku HRKU-AA{rnd(58, URLSAFE)}", "heroku_api_key", "HRKU-AA prefixes new Heroku keys"),
+    ("flyio", f"FLY: FlyV1 fm2_{rnd(200, ALNUM + '+/=')}", "flyio_token", "FlyV1 fm2_<token>"),
+    ("render", f"render rnd_{rnd(32)}", "render_api_key", "rnd_seed_value_for_the_tests"),
+    # AI providers
+    ("groq", f"groq gsk_{rnd(52)}", "groq_api_key", "gsk_" + "x" * 52),
+    ("replicate", f"replicate r8_{rnd(37)}", "replicate_token", "r8_" + "X" * 37),
+    ("openrouter", f"sk-or-v1-{rnd(64, HEX)}", "openrouter_api_key", "sk-or-v1-abc"),
+    ("huggingface-org", f"api_org_{rnd(34)}", "huggingface_token", "api_org_settings_page_for_the_admins"),
+    # observability and work tools
+    ("newrelic-user-key", f"NRAK-{rnd(27, string.ascii_uppercase + string.digits)}", "newrelic_key", "NRAK-" + "X" * 27),
+    ("newrelic-license", f"license {rnd(36, HEX)}NRAL", "newrelic_key", f"sha1 {rnd(40, HEX)}"),
+    ("grafana-legacy-key", f"grafana eyJrIjoi{rnd(80, ALNUM + '+/')}", "grafana_api_key", "eyJrIjoi is base64 for {\"k\":"),
+    ("linear-oauth", f"lin_oauth_{rnd(64, HEX)}", "linear_api_key", "lin_oauth_"),
+    ("notion", f"notion ntn_{rnd(46)}", "notion_token", "ntn_" + "x" * 46),
+    ("airtable", f"airtable pat{rnd(14)}.{rnd(64, HEX)}", "airtable_token", f"patches.{rnd(64, HEX)}"),
+    ("asana", f"asana 2/{rnd(16, string.digits)}/{rnd(16, string.digits)}:{rnd(32, HEX)}", "asana_token", "serves 1/2 cup: 120 g"),
+    # keys, files, command lines, URLs
+    ("putty-private-key", PUTTY, "private_key", "PuTTY-User-Key-File-3: ssh-ed25519"),
+    ("kubeconfig-client-key", f"client-key-data: {KUBE_KEY}", "private_key", f"certificate-authority-data: {KUBE_CERT}"),
+    ("docker-config-auth", '{"auths": {"registry.acme.io": {"auth": "' + base64.b64encode(f"deploybot:{rnd(20)}".encode()).decode() + '"}}}', "docker_auth", '{"auth": "' + base64.b64encode(b"service-account-name").decode() + '"}'),
+    ("mysql-p-flag", f"mysql -h db -u root -p{rnd(10)}x! shop", "cli_password", "mysql -u root -p shop"),
+    ("password-flag", f"docker login -u ci --password {rnd(12)}9x registry.acme.io", "cli_password", "docker login -u ci --password $REGISTRY_PASSWORD"),
+    ("sshpass", f"sshpass -p '{rnd(12)}9x' ssh deploy@10.0.3.15", "cli_password", "sshpass -p \"$SSH_PASS\" ssh deploy@10.0.3.15"),
+    ("docker-login-p", f"docker login -u ci -p {rnd(12)}9x registry.acme.io", "cli_password", "docker login -u ci -p $CI_REGISTRY_PASSWORD registry.acme.io"),
+    ("curl-user-password", f"curl -u admin:{rnd(12)}9x https://grafana.acme.io/api/dashboards", "cli_password", "curl -u admin:$GRAFANA_PASSWORD https://grafana.acme.io/api/dashboards"),
+    ("env-password-no-digit", "DB_PASSWORD=correcthorse", "password_assignment", "POSTGRES_PASSWORD=postgres"),
+    ("private-key-0x-hex", f"wallet private key 0x{rnd(64, HEX)}", "credential_near_keyword", f"tx hash 0x{rnd(64, HEX)}"),
+    ("teams-webhook", f"https://acme.webhook.office.com/webhookb2/{uuid4()}@{uuid4()}/IncomingWebhook/{rnd(32, HEX)}/{uuid4()}", "teams_webhook", "https://acme.webhook.office.com/webhookb2/<id>"),
+    ("url-password-with-at", f"postgres://app:p@ss-W0rd-{rnd(6)}@db:5432/app", "url_password", "postgres://postgres:postgres@localhost"),
+    # passwords in prose without spaces or with a local word
+    ("password-japanese", f"ステージングのパスワードは{rnd(6)}!x9です", "password_near_keyword", "パスワードは12文字以上にしてください"),
+    ("password-chinese-quotes", f"数据库密码：「{rnd(8)}#7q」", "password_near_keyword", "密码：「至少十二位」"),
+    ("password-french-mdp", f"le mdp du wifi : {rnd(8)}#7q", "password_near_keyword", "le mdp doit contenir 12 caractères"),
+    ("password-spanish-clave", f"la clave del servidor es {rnd(8)}#7q", "password_near_keyword", "la clave primaria es user_id"),
+    ("password-pw", f"PW: {rnd(9)}!4", "password_near_keyword", "PW: see the vault"),
+    ("key-word-french", "la clé API : Zq8Rw2Lk5Np9Xt3Vb7Mc1Hd4", "credential_near_keyword", "la clé API est dans le coffre"),
+    ("key-word-japanese", "APIキー：Hd4Tp6Ys0Zq8Rw2Lk5Np9Xt3", "credential_near_keyword", "APIキーは環境変数に入れる"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "kind"), [pytest.param(t, k, id=i) for i, t, k, _ in FORMATS])
+def test_each_documented_format_is_refused(text: str, kind: str) -> None:
+    assert kind in {f.kind for f in find_secrets(text)}, (text, find_secrets(text))
+
+
+COMMON_SHAPES = [
+    pytest.param('client_secret="my-client-secret",', id="placeholder-client-secret"),
+    pytest.param('    "api_key": "secret_key_123"\n  the password field', id="doc-example-value"),
+    pytest.param('password = request.form["password"]\nauthorization = b"Basic " + base64.b64encode(userpass)', id="code-call-after-password"),
+    pytest.param("The API key id 3fa85f64-5717-4562-b3fc-2c963f66afa6 is logged, never the key.", id="key-id-uuid"),
+    pytest.param(f"token format: a UUID such as {uuid4()}", id="token-format-example"),
+    pytest.param("access token 00000000-0000-0000-0000-000000000000", id="nil-uuid"),
+    pytest.param("version 1.2.3-rc.4+build.5, wheel sha256 " + "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", id="version-and-digest"),
+    pytest.param("ExampleToken.eyJpc3MiOiJ0ZXN0In0.part", id="dotted-name-with-ey"),
+    # bench_secrets_fp.py hits in huggingface_hub and mypy (refused before this change too)
+    pytest.param('_TOKEN_EXCHANGE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange"', id="urn-value"),
+    pytest.param('"refresh_token": "hf_oauth__refresh_token",', id="double-underscore-name"),
+    pytest.param("last_pass = DEFAULT_LAST_PASS", id="constant-name"),
+    pytest.param("or passing :py:const:`None` value returns it. Otherwise a valid", id="passing-prose"),
+    pytest.param("pass_context = jinja2.pass_context", id="pass-context"),
+    pytest.param("key: PKCS12PrivateKeyTypes | None,", id="camel-type-after-key"),
+    pytest.param("credentials_list = [cast(Credentials, credentials)]", id="bracketed-call"),
+    pytest.param('_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"', id="pem-marker-in-code"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", [pytest.param(n, id=i) for i, _, _, n in FORMATS] + COMMON_SHAPES)
+def test_each_formats_near_miss_and_common_code_shapes_are_not_refused(text: str) -> None:
+    assert find_secrets(text) == ()
+
+
+async def test_every_format_is_refused_by_every_write_path_of_the_service_and_by_capture(tmp_path: Path) -> None:
+    """One detector: the service's remember, update, evidence and capture's whole-event refusal all use it."""
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    scope = "memstone://orgs/acme/projects/web"
+    async with open_service(url, embedding=None) as svc:
+        rev = await svc.remember(None, entries=[EntryInput(kind="fact", text="We deploy with uv.")], scope=scope)
+        assert rev is not None
+        entry = rev.changes[0].entry_id
+        for name, text, _, _ in FORMATS:
+            paste = f"Remember this for {name}: {text}"
+            with pytest.raises(SecretRefusedError):
+                await svc.remember(None, entries=[EntryInput(kind="fact", text=paste)], scope=scope)
+            with pytest.raises(SecretRefusedError):
+                await svc.update(entry, EntryPatch(text=paste))
+            with pytest.raises(SecretRefusedError):
+                await svc.record_source("transcript", paste)
+            result = await capture(svc, UserPrompt(text=f"Always use this: {text}"), scope=scope)
+            assert result.status == "refused" and result.findings, name
+        current = await svc.get(entry)
+        assert (current.version, current.text) == (1, "We deploy with uv.")
+    raw = (tmp_path / "m.db").read_bytes()
+    assert not [name for name, text, _, _ in FORMATS if text[-16:].encode() in raw]

@@ -3,19 +3,13 @@
 :func:`find_secrets` returns :class:`SecretFinding` values (a kind and a character span). No finding, message or
 ``repr`` ever contains the secret itself, so a finding can be logged, shown to a model or stored in a refusal.
 
-Three families of rules:
+Four families of rules:
 
-- **Formats** that are secrets wherever they appear: provider key prefixes (OpenAI ``sk-``/``sk-proj-``,
-  Anthropic ``sk-ant-``, GitHub ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_``/``github_pat_``, AWS ``AKIA…``,
-  Slack ``xox?-``, Google ``AIza``, Stripe ``sk_live_``/``rk_live_``/``sk_test_``, crates.io ``cio…``, npm
-  ``npm_``, PyPI ``pypi-``, Hugging Face ``hf_``, SendGrid ``SG.``, Mailgun ``key-``, GitLab ``glpat-``,
-  Twilio ``SK…``, Shopify ``shpat_``, DigitalOcean ``dop_v1_``, Square ``sq0atp-``, Databricks ``dapi``,
-  age ``AGE-SECRET-KEY-1``, Telegram bot tokens, Grafana ``glsa_``, Stripe webhook ``whsec_``, Firebase server
-  keys, Linear, Doppler, Sentry tokens), Azure connection strings (``AccountKey=``, ``SharedAccessKey=``) and
-  SAS signatures (``sig=``), GCP service-account JSON (``private_key_id``; its PEM body is a private key), JWTs,
-  PEM private key blocks (RSA, EC, OpenSSH, PGP ``PRIVATE KEY BLOCK``), passwords in URLs
-  (``scheme://user:pass@host``, but not ``postgres:postgres@``), a random key as a URL's user part (Sentry DSN)
-  and ``Authorization: Bearer/Basic`` credentials.
+- **Formats** that are secrets wherever they appear: the provider token formats of
+  :mod:`memstone.domain.secret_formats` (one rule per documented prefix and shape, ~100 of them: AI providers,
+  code hosting, registries, chat and mail, payments, clouds, observability, PEM/PGP/PuTTY private keys, JWTs,
+  passwords in URLs, ``Authorization`` headers, ``mysql -p…``/``--password …`` on a command line), with the
+  checks a regex cannot express in :func:`_format_match_ok` (placeholders, defaults, decodable parts).
 - **Assignments**: a credential-like name (``api_key``, ``token``, ``secret``, ``password``, …) followed by
   ``=``, ``:``, ``is`` … and a value. Password-like names need a value that is not a placeholder; the others
   need a high-entropy value (at least 16 characters, two character classes, Shannon entropy ≥ 3.3 bits/char).
@@ -23,7 +17,10 @@ Three families of rules:
 - **Near a credential word**: a long, random-looking token (≥ 20 characters, letters and digits, high entropy,
   not a hex digest, UUID or ULID) within 80 characters after "key", "token", "secret", "password",
   "credentials"…, whatever the phrasing; and a password-like value (digits, letters, symbols) within 60
-  characters after a password word in English, German, Chinese and a few more languages (``Passwort``, ``密码``).
+  characters after a password word in English, German, French, Spanish, Chinese, Japanese and a few more
+  languages (``Passwort``, ``mdp``, ``clave``, ``密码``, ``パスワード``), with or without a space before it; a UUID
+  or ≥ 32 hex digits right after a word naming a credential ("Heroku API key 3fa8…"), and a Twilio auth token
+  beside its ``AC…`` account SID.
 - **Shape alone**: a ``.env`` line ``NAME=value`` with a long random value, whatever the name; and the entropy
   rule for formats no list names: a run of ≥ 32 base64/alphanumeric characters with mixed case, ≥ 3 digits and
   ≥ 4.3 bits/char that is not a digest, an identifier made of words, an alphabet, or base64 that decodes to text.
@@ -43,6 +40,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from .secret_formats import FORMAT_RULES, FormatRule, b64decode_loose, decodes_to
+
 __all__ = ["SecretFinding", "contains_secret", "describe_findings", "find_secrets", "redact"]
 
 
@@ -61,87 +60,6 @@ class SecretFinding:
         return {"kind": self.kind, "start": self.start, "end": self.end}
 
 
-# ------------------------------------------------------------------------------------------- format rules
-# Each rule: (kind, pattern, group). ``group`` is the capture group holding the secret (0 = whole match).
-_B = r"(?<![A-Za-z0-9_\-])"  # a token boundary that treats - and _ as word characters
-_E = r"(?![A-Za-z0-9_\-])"
-
-_FORMAT_RULES: tuple[tuple[str, re.Pattern[str], int], ...] = (
-    (
-        "private_key",
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?",
-            re.S,
-        ),
-        0,
-    ),
-    ("anthropic_api_key", re.compile(_B + r"sk-ant-[A-Za-z0-9_\-]{20,}"), 0),
-    ("openai_api_key", re.compile(_B + r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}"), 0),
-    ("openai_api_key", re.compile(_B + r"sk-(?!ant-)[A-Za-z0-9]{20,}T3BlbkFJ[A-Za-z0-9]{20,}"), 0),
-    (
-        "openai_api_key",
-        re.compile(_B + r"sk-(?!ant-)(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{32,}" + _E),
-        0,
-    ),
-    ("github_token", re.compile(_B + r"gh[pousr]_[A-Za-z0-9]{30,}" + _E), 0),
-    ("github_token", re.compile(_B + r"github_pat_[A-Za-z0-9_]{22,}" + _E), 0),
-    ("aws_access_key_id", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"), 0),
-    ("slack_token", re.compile(_B + r"xox[abposr]-(?:[0-9]+-)*[A-Za-z0-9\-]{10,}"), 0),
-    ("slack_webhook", re.compile(r"https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+"), 0),
-    ("google_api_key", re.compile(_B + r"AIza[0-9A-Za-z_\-]{35}" + _E), 0),
-    ("stripe_secret_key", re.compile(_B + r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}" + _E), 0),
-    ("crates_io_token", re.compile(r"(?<![A-Za-z0-9])cio[A-Za-z0-9]{32}(?![A-Za-z0-9])"), 0),
-    ("npm_token", re.compile(_B + r"npm_[A-Za-z0-9]{36}" + _E), 0),
-    ("huggingface_token", re.compile(_B + r"hf_[A-Za-z0-9]{30,}" + _E), 0),
-    ("sendgrid_api_key", re.compile(_B + r"SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}" + _E), 0),
-    ("mailgun_api_key", re.compile(_B + r"key-[0-9a-f]{32}" + _E), 0),
-    ("gitlab_token", re.compile(_B + r"gl(?:pat|dt|ptt|rt)-[A-Za-z0-9_\-]{20,}" + _E), 0),
-    ("twilio_api_key", re.compile(r"(?<![A-Za-z0-9])SK[0-9a-f]{32}(?![A-Za-z0-9])"), 0),
-    ("shopify_token", re.compile(_B + r"shp(?:at|ss|ca|pa)_[0-9a-fA-F]{32}" + _E), 0),
-    ("digitalocean_token", re.compile(_B + r"do[opr]_v1_[0-9a-f]{64}" + _E), 0),
-    ("square_token", re.compile(_B + r"sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,}" + _E), 0),
-    ("databricks_token", re.compile(_B + r"dapi[0-9a-f]{32}" + _E), 0),
-    ("age_secret_key", re.compile(r"AGE-SECRET-KEY-1[0-9A-Z]{58}"), 0),
-    ("telegram_bot_token", re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])"), 0),
-    ("azure_storage_key", re.compile(r"(?i)AccountKey=([A-Za-z0-9+/]{40,}={0,2})"), 1),
-    ("pypi_token", re.compile(_B + r"pypi-AgE[A-Za-z0-9_\-]{50,}"), 0),
-    # Azure Service Bus / Event Hubs / IoT connection strings and shared access signatures (SAS URLs, tokens).
-    ("azure_shared_access_key", re.compile(r"(?i)SharedAccessKey=([A-Za-z0-9+/]{32,}={0,2})"), 1),
-    (
-        "azure_sas_token",
-        re.compile(
-            r"(?i)(?:[?&]|\bsig=)(?:sig=)?((?:[A-Za-z0-9+/]|%2[Bb]|%2[Ff]){30,}(?:=|%3[Dd]){0,2})"
-            r"(?=[&\s\"'`]|$)"
-        ),
-        1,
-    ),
-    ("azure_sas_token", re.compile(r"(?i)SharedAccessSignature\s+sr=[^\s&]+&sig=([^\s&]{20,})"), 1),
-    # A GCP service-account key file pasted as JSON: the private key id (the PEM body is the private_key rule).
-    ("gcp_service_account", re.compile(r'"private_key_id"\s*:\s*"([0-9a-f]{40})"'), 1),
-    ("grafana_token", re.compile(_B + r"gl(?:sa|c)_[A-Za-z0-9_\-+/=]{32,}" + _E), 0),
-    ("stripe_webhook_secret", re.compile(_B + r"whsec_[A-Za-z0-9+/]{24,}" + _E), 0),
-    ("firebase_server_key", re.compile(r"AAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}"), 0),
-    ("linear_api_key", re.compile(_B + r"lin_api_[A-Za-z0-9]{32,}" + _E), 0),
-    ("doppler_token", re.compile(_B + r"dp\.(?:st|sa|ct|pt|scim|audit)\.[A-Za-z0-9_\-.]{32,}" + _E), 0),
-    ("sentry_token", re.compile(_B + r"sntr[yu]s?_[A-Za-z0-9_\-=+/]{32,}" + _E), 0),
-    (
-        "jwt",
-        re.compile(_B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _E),
-        0,
-    ),
-    # scheme://user:password@host — the password group must not be a placeholder (checked below).
-    (
-        "url_password",
-        re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\"'<>]*:([^\s@/\"'<>]+)@[A-Za-z0-9.\-\[\]]"),
-        1,
-    ),
-    ("bearer_token", re.compile(r"(?i)\bBearer\s+([A-Za-z0-9\-._~+/]{20,}=*)"), 1),
-    ("basic_auth", re.compile(r"(?i)\bAuthorization:\s*Basic\s+([A-Za-z0-9+/]{12,}={0,2})"), 1),
-    # scheme://KEY@host with a random user part and no password: a Sentry DSN, a token-in-URL.
-    ("url_credentials", re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://([A-Za-z0-9_\-]{16,})@[A-Za-z0-9.\-]"), 1),
-)
-
 # ------------------------------------------------------------------------------------------- assignments
 _PASSWORD_NAMES = r"(?:passwd|password|passphrase|pwd|pass)"
 _SECRET_NAMES = (
@@ -151,18 +69,19 @@ _SECRET_NAMES = (
 )
 _ASSIGNMENT = re.compile(
     r"(?i)(?P<name>\b[A-Za-z0-9_.\-]*?(?:" + _PASSWORD_NAMES + "|" + _SECRET_NAMES + r")[A-Za-z0-9_\-]*)"
-    r"[\"']?\s*(?::=|=>|=|:|\bis\b)\s*(?P<quote>[\"'`]?)(?P<value>[^\s\"'`,;]{6,})"
+    r"[\"']?(?P<sep>\s*(?::=|=>|=|:|\bis\b)\s*)(?P<quote>[\"'`]?)(?P<value>[^\s\"'`,;]{6,})"
 )
 # Names that contain a credential word but are not credentials.
 _NOT_CREDENTIAL_NAME = re.compile(
     r"(?i)(?:tokeniz|tokens\b|_tokens|max_tokens|token_count|token_type|token_url|token_endpoint|passthrough"
+    r"|\bpass(?:ing|es|ed|age|ive)\b|pass_context|pass_through|last_pass|first_pass"
     r"|password_(?:policy|length|field|hash(?:er|ing)?|reset)|compass|bypass|passenger|passport|keyboard)"
 )
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%\(?[A-Za-z_]+\)?s?|<[^>]*>|\{\{?[^}]*\}?\}|\[[^\]]*\]"
     r"|x{3,}|\*{3,}|\.{3,}|_+|-+|(?:your|my|the|some|example|sample|dummy|fake|test|placeholder|changeme"
     r"|redacted|hidden|secret|password|passwd|token|none|null|nil|undefined|empty|required|optional|str|string"
-    r"|int|bool|bytes|true|false)(?:[_\-]?(?:api|key|token|secret|password|here|value|string))*)$"
+    r"|int|bool|bytes|true|false)(?:[_\-]?(?:api|app|client|key|token|secret|password|here|value|string))*)$"
 )
 _CODE_REFERENCE = re.compile(
     r"(?i)^(?:os\.environ|os\.getenv|getenv|process\.env|env\(|env\.|environ|settings\.|config\.|self\.|"
@@ -175,10 +94,36 @@ _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
 # Any long random-looking token shortly after a credential word, in any phrasing ("the sendgrid key for the
 # mailer: SG…", "here's my token so you can pull it: …"): the rule that catches formats no list names yet.
 _CREDENTIAL_WORD = re.compile(
-    r"(?i)\b(?:api[\s_-]?keys?|keys?|tokens?|secrets?|passwords?|passwd|passphrase|credentials?|creds|auth)\b"
+    r"(?i)\b(?:api[\s_-]?keys?|keys?|tokens?|secrets?|passwords?|passwd|passphrase|credentials?|creds|auth"
+    r"|cl(?:é|e)f?s?|claves?|chaves?|jetons?|токен\w*|ключ\w*)\b|トークン|キー|シークレット|秘密鍵|密钥|令牌|秘钥"
 )
 _TOKEN = re.compile(r"(?<![A-Za-z0-9_\-./+=])([A-Za-z0-9][A-Za-z0-9_\-./+=]{19,})(?![A-Za-z0-9_\-./+=])")
 _NEAR_CHARS = 80
+
+# A UUID or a hex id is not a secret by itself; right after a word that names a credential it is (Heroku and
+# Postmark keys are UUIDs, Datadog, PagerDuty and Twilio ones hex): "the Heroku API key 3fa85f64-…".
+_KEYED_WORD = re.compile(
+    r"(?i)\b(?:api|app|application|access|auth|secret|server|account|integration|routing|license|licence|ingest"
+    r"|admin|service|private|signing|master|deploy|personal|bot|client|webhook|management|rest|user|org|project"
+    r"|team)[\s_-]?(?:keys?|tokens?)\b|\b(?:secrets?|passwords?|passwd|passphrase|credentials?|apikey|tokens?)\b"
+    r"|geniekey"
+)
+_KEYED_VALUE = re.compile(
+    r"(?<![0-9A-Za-z_\-])(?:0x)?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{32,64})"
+    r"(?![0-9A-Za-z_\-])"
+)
+# Words between the credential word and the value that make the value an id, a digest or an example of a format.
+_KEYED_NOT = re.compile(
+    r"(?i)\b(?:ids?|fingerprints?|hash(?:es)?|digests?|sha\d*|md5|checksums?|commits?|uuids?|names?|versions?|like"
+    r"|e\.g|examples?|formats?|such as|looks?|hex)\b|\n\s*\n|[.!?]\s"
+)
+_KEYED_CHARS = 48
+_PUBLIC_WORD = re.compile(r"(?i)\b(?:public|publishable|pub)[\s_-]?$")
+# Keys published by design: Stripe and Supabase publishable keys, SSH public key bodies.
+_PUBLIC_PREFIX = re.compile(r"pk_(?:live|test)_|sb_publishable_|AAAA[BC]3NzaC1|AAAAE2VjZHNh")
+# Twilio: the auth token is 32 hex beside the account SID (AC + 32 hex); the SID alone is an id.
+_TWILIO_SID = re.compile(r"(?<![A-Za-z0-9])AC[0-9a-f]{32}(?![A-Za-z0-9])")
+_HEX32 = re.compile(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
 
 # A 40-character AWS secret access key, only next to an AWS key id or an aws/secret keyword.
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
@@ -207,15 +152,19 @@ def _classes(value: str) -> int:
 
 _NAME_LIKE = re.compile(r"^_?[A-Za-z][A-Za-z0-9]*$")
 # A Python/JS identifier made of words (token_normalize_func, proxy_auth) or a dotted type (x25519.X25519PrivateKey).
-_IDENTIFIER = re.compile(r"^_?[a-z]+(?:_[a-z]+)+$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.(?:[A-Z]\w{3,}|[a-z]{4,})$")
+_IDENTIFIER = re.compile(
+    r"^_?[a-z]+(?:_+[a-z]+)+$|^[A-Z]+(?:_[A-Z]+)+$|^urn:[a-z0-9:.\-]+$|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.(?:[A-Z]\w{3,}|[a-z]{4,})$"
+)
 _TYPE_WORD = re.compile(r"(?i)^(?:string|str|int|integer|bool|boolean|number|object|any|bytes)\??$")
-_CODE_EXPRESSION = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*[(\[]|^[A-Za-z_]+(?:\.[A-Za-z_]+)+$")
+_CODE_EXPRESSION = re.compile(r"^[\[{(]?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*[(\[]|^[A-Za-z_]+(?:\.[A-Za-z_]+)+$")
 _CREDENTIAL_IN_NAME = re.compile(r"(?i)password|passwd|secret|token|key|credential")
 
 
 def _is_placeholder(value: str) -> bool:
     if value.endswith("(") or _CODE_EXPRESSION.match(value):
         return True  # code: ObjectIdentifier(…), var.set(…), NotRequired[ProgressToken], a.b.c
+    if "<" in value and ">" in value:
+        return True  # a template: vercel_blob_rw_<store>_<secret>
     v = value.strip("\"'`.,;:)(")
     if _EMPHASIS.match(v):
         return True  # reST/Markdown emphasis: ":param passwd: **DEPRECATED** Alias for password."
@@ -237,6 +186,9 @@ def _high_entropy(value: str) -> bool:
     return shannon_entropy(v) >= 3.3
 
 
+_CAMEL_WORD = re.compile(r"[A-Z][a-z]{2,}")
+
+
 def _random_token(value: str) -> bool:
     """A token that looks machine-generated: long, mixed letters and digits, high entropy, not a hash or an id.
 
@@ -256,6 +208,8 @@ def _random_token(value: str) -> bool:
     digits = sum(c.isdigit() for c in v)
     if letters < 4 or digits < 2:
         return False  # words-with-dashes-like-this and plain numbers are not keys
+    if len(_CAMEL_WORD.findall(v)) >= 3 and v.isalnum() and shannon_entropy(v) < 4.2:
+        return False  # a CamelCase name: PKCS12PrivateKeyTypes, LangGraphDeprecatedSinceV10
     if not any(c.islower() for c in v) or not any(c.isupper() for c in v):
         return len(v) >= 32 and shannon_entropy(v) >= 4.0
     return shannon_entropy(v) >= 3.7
@@ -263,8 +217,8 @@ def _random_token(value: str) -> bool:
 
 # Password and key words in the languages capture sees (a CJK word has no word boundary to test).
 _PASSWORD_WORD = re.compile(
-    r"(?i)\b(?:passwords?|passwd|passphrase|passwort|kennwort|contrase(?:ñ|n)a|mot de passe|senha|пароль)\b"
-    r"|密码|口令|密碼|パスワード|비밀번호|(?i:\bschl(?:ü|ue)ssel\b|\bzugangs\w*)|密钥|秘钥|令牌|私钥|凭证|凭据"
+    r"(?i)\b(?:passwords?|passwd|passphrase|passwort|kennwort|contrase(?:ñ|n)a|mot de passe|mdp|senha|пароль|pw"
+    r"|claves?)\b|密码|口令|密碼|パスワード|暗証番号|비밀번호|(?i:\bschl(?:ü|ue)ssel\b|\bzugangs\w*)|密钥|秘钥|令牌|私钥|凭证|凭据"
 )
 _NEAR_PASSWORD_CHARS = 60
 # A password word inside a URL, path, anchor or hyphenated name is not an announcement of a password
@@ -273,11 +227,14 @@ _WORD_IN_NAME_BEFORE = "/#._"
 _WORD_IN_NAME_AFTER = re.compile(r"[-/._]\w")
 # A lowercase snake_case name of words, each perhaps with a version number: a column, a charset or a plugin
 # (utf8_bin, sha256_password, public_key), not a password.
-_SNAKE_NAME = re.compile(r"^[a-z]+\d*(?:_[a-z]+\d*)+$")
+_SNAKE_NAME = re.compile(r"^[a-z]+\d*(?:_(?:[a-z]+\d*|\d+))+$")  # also secret_key_123, a doc example
 # Markdown or reST emphasis of a word (``**DEPRECATED**``): prose, not a value.
 _EMPHASIS = re.compile(r"^\*{1,2}[A-Za-z][A-Za-z_\- ]*\*{1,2}$")
-# A value after "password … is/ist/是/：": one run of non-space characters, not in a sentence's words.
-_PASSWORD_VALUE = re.compile(r"(?:^|(?<=[\s:=：是为]))([^\s，。、；：\"'`<>]{8,64})(?=[\s，。、；\"'`<>]|$)")
+# A value after "password … is/ist/是/は/：": one run of ASCII letters, digits and symbols, wherever it starts; in
+# Chinese and Japanese it follows a particle or a full-width quote with no space ("パスワードはXk29!mPq77です").
+_PW_CHAR = r"A-Za-z0-9!#$%&*+\-./?@^_~|\\"
+_PASSWORD_VALUE = re.compile(rf"(?<![{_PW_CHAR}])([{_PW_CHAR}]{{8,64}})(?![{_PW_CHAR}])")
+_DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\.?$")
 # A .env line: NAME=value alone on its line, NAME in UPPER_SNAKE_CASE.
 _ENV_LINE = re.compile(r"(?m)^\s*(?:export\s+)?(?P<name>[A-Z][A-Z0-9_]{2,})=[\"']?(?P<value>[^\s\"'#]{16,})[\"']?\s*$")
 _DIGEST_NAME = re.compile(r"SHA|HASH|DIGEST|CHECKSUM|MD5|COMMIT|REVISION|VERSION|_ID$")
@@ -322,14 +279,7 @@ def _env_secret(value: str) -> bool:
 
 def _printable_base64(value: str) -> bool:
     """True when ``value`` decodes as base64 to readable text (test data such as ``SGVsbG8gd29ybGQ=``)."""
-    import base64
-    import binascii
-
-    v = value.replace("-", "+").replace("_", "/")
-    try:
-        raw = base64.b64decode(v + "=" * (-len(v) % 4), validate=True)
-    except (binascii.Error, ValueError):
-        return False
+    raw = b64decode_loose(value)
     if not raw:
         return False
     printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in raw)
@@ -344,7 +294,7 @@ def _unknown_random(value: str) -> bool:
     base64 that decodes to readable text (test data). Measured on installed packages by bench/bench_secrets_fp.py.
     """
     v = value.rstrip(".,;:")
-    if len(v) < 32 or "://" in v or "." in v or _DIGEST_PREFIX.match(v):
+    if len(v) < 32 or "://" in v or "." in v or _DIGEST_PREFIX.match(v) or _PUBLIC_PREFIX.match(v):
         return False
     if not re.fullmatch(r"[A-Za-z0-9+/=_\-]+", v) or _HEX.match(v.replace("-", "")):
         return False
@@ -362,6 +312,12 @@ def _unknown_random(value: str) -> bool:
     return shannon_entropy(v) >= 4.3
 
 
+def _env_style(name: str, sep: str, value: str) -> bool:
+    """``DB_PASSWORD=supersecret``: an UPPER_SNAKE name, ``=`` with no space, and not a documented default whose
+    value is part of the name (``POSTGRES_PASSWORD=postgres``)."""
+    return sep == "=" and name.isupper() and value.lower() not in name.lower()
+
+
 def _password_like(value: str) -> bool:
     v = value.strip("\"'`.,;:)(")
     if len(v) < 6 or _is_placeholder(v):
@@ -370,6 +326,54 @@ def _password_like(value: str) -> bool:
     return (_classes(v) >= 2 and (any(c.isdigit() for c in v) or any(not c.isalnum() for c in v))) or (
         len(v) >= 12 and shannon_entropy(v) >= 3.5
     )
+
+
+_SAME_CHAR_RUN = re.compile(r"(.)\1{7,}")  # xxxxxxxx, 00000000: a documentation placeholder, never a real key
+
+
+def _random_tail(value: str) -> bool:
+    """The part of a token after its prefix looks generated: varied, no long repeated run, and digits or mixed
+    case that is not made of words (``re_findall_multilineStringWithoutDigits`` is a name, not a key)."""
+    if _SAME_CHAR_RUN.search(value) or shannon_entropy(value) < 3.0 or not any(c.isalpha() for c in value):
+        return False
+    if any(c.isdigit() for c in value):
+        return True
+    wordish = sum(len(w) for w in _WORDISH.findall(value))
+    return any(c.islower() for c in value) and any(c.isupper() for c in value) and wordish < 0.6 * len(value)
+
+
+_WORDISH = re.compile(r"[A-Z]?[a-z]{3,}")
+
+
+def _format_match_ok(rule: FormatRule, m: re.Match[str]) -> bool:
+    """The checks a format's regex cannot express: placeholders, defaults, decodable parts."""
+    kind, value = rule.kind, m.group(rule.group)
+    if kind != "private_key" and _SAME_CHAR_RUN.search(m.group(0)):
+        return False  # glpat-xxxxxxxxxxxxxxxxxxxx, AKIAXXXXXXXXXXXXXXXX: a placeholder in a doc
+    if rule.random_tail >= 0 and not _random_tail(m.group(0)[rule.random_tail :]):
+        return False
+    if kind == "url_password":
+        return not (_is_placeholder(value) or _default_password(m.group(0), value))
+    if kind in ("bearer_token", "authorization_header"):
+        return _high_entropy(value)
+    if kind == "url_credentials":
+        return _random_token(value) or _long_hex(value)
+    if kind == "aws_access_key_id":
+        return not value.endswith("EXAMPLE")  # AWS's documented example key id (AKIAIOSFODNN7EXAMPLE)
+    if kind == "jwt":
+        # eyJ…eyJ…sig as before; a header with spaces or no signature (alg "none") must decode to a JOSE header.
+        signed = len(value.rsplit(".", 1)[1]) >= 8 and value.startswith("eyJ")
+        return signed or decodes_to(value.split(".", 1)[0], b'"alg"')
+    if kind == "discord_bot_token":
+        raw = b64decode_loose(m.group(1))
+        return raw is not None and raw.isdigit() and 16 <= len(raw) <= 20  # base64 of the bot's numeric id
+    if kind == "private_key" and value.startswith("LS0t"):
+        return decodes_to(value[:64], b"PRIVATE KEY")
+    if kind == "docker_auth":
+        return decodes_to(value, b":")
+    if kind == "cli_password":
+        return _password_like(value)
+    return True
 
 
 def find_secrets(text: str) -> tuple[SecretFinding, ...]:
@@ -383,24 +387,20 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
     if not text:
         return ()
     found: list[SecretFinding] = []
-    for kind, pattern, group in _FORMAT_RULES:
-        for m in pattern.finditer(text):
-            if kind == "url_password" and (_is_placeholder(m.group(1)) or _default_password(m.group(0), m.group(1))):
-                continue
-            if kind == "bearer_token" and not _high_entropy(m.group(1)):
-                continue
-            if kind == "url_credentials" and not (_random_token(m.group(1)) or _long_hex(m.group(1))):
-                continue
-            if kind == "aws_access_key_id" and m.group(0).endswith("EXAMPLE"):
-                continue  # AWS's documented example key id (AKIAIOSFODNN7EXAMPLE)
-            found.append(SecretFinding(kind=kind, start=m.start(group), end=m.end(group)))
+    lower = text.lower()
+    for rule in FORMAT_RULES:
+        if rule.anchors and not any(a in lower for a in rule.anchors):
+            continue
+        for m in rule.pattern.finditer(text):
+            if _format_match_ok(rule, m):
+                found.append(SecretFinding(kind=rule.kind, start=m.start(rule.group), end=m.end(rule.group)))
     for m in _ASSIGNMENT.finditer(text):
         name, value = m.group("name"), m.group("value")
         if _NOT_CREDENTIAL_NAME.search(name) or _is_placeholder(value):
             continue
         is_password = re.search(_PASSWORD_NAMES, name, re.I) is not None
         ok = _password_like(value) if is_password else _high_entropy(value)
-        if not ok and is_password and m.group("quote"):
+        if not ok and is_password and (m.group("quote") or _env_style(name, m.group("sep"), value)):
             ok = len(value) >= 6 and not _is_placeholder(value)
         if ok:
             found.append(
@@ -411,9 +411,12 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
                 )
             )
     for word in _CREDENTIAL_WORD.finditer(text):
+        if _PUBLIC_WORD.search(text, max(0, word.start() - 12), word.start()):
+            continue  # a public or publishable key is meant to be shared (SSH, Stripe pk_, Mercado Pago)
         window_end = min(len(text), word.end() + _NEAR_CHARS)
         for m in _TOKEN.finditer(text, word.end(), window_end):
-            if _random_token(m.group(1)):
+            value = m.group(1)
+            if _random_token(value) and not (_printable_base64(value) and not decodes_to(value, b":")):
                 found.append(SecretFinding(kind="credential_near_keyword", start=m.start(1), end=m.end(1)))
     for word in _PASSWORD_WORD.finditer(text):
         before = text[word.start() - 1] if word.start() > 0 else " "
@@ -423,6 +426,8 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
         paragraph = text.find("\n\n", word.end(), window_end)
         window_end = paragraph if paragraph >= 0 else window_end  # a value belongs to its own paragraph
         for m in _PASSWORD_VALUE.finditer(text, word.end(), window_end):
+            if text.startswith(("(", "["), m.end()) or _DOTTED_NAME.match(m.group(1)):
+                continue  # code: base64.b64encode(userpass), self.password_hasher
             if _password_in_prose(m.group(1)):
                 found.append(SecretFinding(kind="password_near_keyword", start=m.start(1), end=m.end(1)))
                 break
@@ -433,6 +438,11 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
     for m in _RANDOM_RUN.finditer(text):
         if _unknown_random(m.group(1)):
             found.append(SecretFinding(kind="high_entropy_token", start=m.start(1), end=m.end(1)))
+    found.extend(_keyed_ids(text))
+    if "AC" in text:
+        for sid in _TWILIO_SID.finditer(text):
+            for m in _HEX32.finditer(text, max(0, sid.start() - 200), min(len(text), sid.end() + 200)):
+                found.append(SecretFinding(kind="twilio_auth_token", start=m.start(), end=m.end()))
     if _AWS_CONTEXT.search(text):
         for m in _AWS_SECRET.finditer(text):
             value = m.group(1)
@@ -440,6 +450,19 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
             if _classes(value) >= 3 and shannon_entropy(value) >= 4.0 and _AWS_CONTEXT.search(window):
                 found.append(SecretFinding(kind="aws_secret_access_key", start=m.start(1), end=m.end(1)))
     return _merge(found)
+
+
+def _keyed_ids(text: str) -> list[SecretFinding]:
+    """A UUID or ≥ 32 hex digits right after a word naming a credential, unless the words between make it an id."""
+    out = []
+    for word in _KEYED_WORD.finditer(text):
+        m = _KEYED_VALUE.search(text, word.end(), min(len(text), word.end() + _KEYED_CHARS))
+        if m is None or _KEYED_NOT.search(text, word.end(), m.start()):
+            continue
+        if _SAME_CHAR_RUN.search(m.group(1)):
+            continue  # 00000000-0000-0000-0000-000000000000
+        out.append(SecretFinding(kind="credential_near_keyword", start=m.start(1), end=m.end(1)))
+    return out
 
 
 _GENERIC_KINDS = frozenset(["high_entropy_token", "env_assignment", "password_near_keyword", "credential_near_keyword"])

@@ -4,7 +4,6 @@ the authoritative manifest (every hit is re-checked against the head's manifest 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Literal, NamedTuple
 
 from ...context_query import NeighboursQuery
@@ -27,9 +26,8 @@ from ...domain.search import (
     support_terms,
 )
 from ...ports import SearchPage, SearchRequest
-from .engine import Candidates
+from .engine import Candidates, FtsRow
 from .parts import StoreParts
-from .projection import HeadRow
 from .vectors import VectorPart, window_depth
 
 _CHANNELS: tuple[Literal["fts", "vector"], ...] = ("fts", "vector")
@@ -73,8 +71,8 @@ class SearchPart:
 
     def _fts_candidates(
         self, memory_ids: Sequence[str], terms: Sequence[str], depth: int, request: SearchRequest
-    ) -> list[HeadRow]:
-        """Top ``depth`` head rows matching any of ``terms`` by the engine's ranking, with their text.
+    ) -> list[FtsRow]:
+        """Top ``depth`` head rows matching any of ``terms`` by the engine's ranking, each with its text.
 
         The text is read for the top rows only: a ranked statement would materialize every matching row's text
         before its LIMIT (a common word matches thousands of long entries).
@@ -83,18 +81,11 @@ class SearchPart:
         args: list[object] = list(memory_ids)
         self.p.proj.request_filters(request, where, args)
         rows = self.p.engine.fts.head_candidates(self.p.engine.conn, Candidates(memory_ids, terms, depth, where, args))
-        texts = self.p.proj.head_texts([r.key for r in rows if r.text is None])
-        return [
-            HeadRow(
-                r.memory_id,
-                r.entry_id,
-                r.entry_version_id,
-                r.entry_content_hash,
-                texts.get(r.key, "") if r.text is None else r.text,
-                r.score,
-            )
-            for r in rows
-        ]
+        missing = [r.key for r in rows if r.text is None]
+        if not missing:
+            return rows
+        texts = self.p.proj.head_texts(missing)
+        return [r._replace(text=texts.get(r.key, "")) if r.text is None else r for r in rows]
 
     def _lexical_support(self, memory_ids: Sequence[str], request: SearchRequest) -> bool:
         """Whether a word of the query (or one sharing its first letters) occurs in these Memories, under the
@@ -170,11 +161,12 @@ class SearchPart:
                     # Only informative terms reach MATCH; each row's matched share is both its admission (the
                     # RFC's coverage) and its per-candidate confidence in the fusion.
                     rows = self._fts_candidates(memory_ids, informative, depth, request)
-                    shares = matched_shares(informative, [row.searchable_text for row in rows])
+                    shares = matched_shares(informative, [row.text or "" for row in rows])
+                    bar = required - 1e-9
                     fts = [
-                        (Candidate(row.memory_id, row.entry_id, row.entry_version_id), row.bm25, share)
+                        (Candidate(row.memory_id, row.entry_id, row.entry_version_id), row.score, share)
                         for row, share in zip(rows, shares, strict=True)
-                        if share >= required - 1e-9
+                        if share >= bar
                     ]
             vec: list[tuple[Candidate, float]] | None = None
             cal = request.calibration
@@ -194,25 +186,27 @@ class SearchPart:
                     supported=lambda: bool(fts) or self._lexical_support(memory_ids, request),
                 )
             fused = self._fuse(request, fts, vec, floor)
-            hits: list[MemoryHit] = []
+            found: list[tuple[Fused, HitRow]] = []
             start = 0
-            while start < len(fused) and len(hits) < request.limit:
+            while start < len(fused) and len(found) < request.limit:
                 batch = fused[start : start + request.limit]
                 start += len(batch)
-                verified = self._verified(heads, [cand for cand, *_ in batch])
-                for cand, score, ranks, parts in batch:
-                    row = verified.get(cand)
+                verified = self._verified(heads, [f.candidate for f in batch])
+                for f in batch:
+                    row = verified.get(f.candidate)
                     if row is None:
                         continue
-                    hits.append(self._hit(heads[cand.memory_id], row, score, ranks, parts))
-                    if len(hits) >= request.limit:
+                    found.append((f, row))
+                    if len(found) >= request.limit:
                         break
-            if hits:
-                # Annotate each hit with its Memory's scope here, in the search's own read transaction.
-                bound = self.p.rows.scopes_of(sorted({h.memory_ref.memory_id for h in hits}))
-                if bound:
-                    hits = [replace(h, scope=bound.get(h.memory_ref.memory_id)) for h in hits]
-            return SearchPage(hits=tuple(hits), heads=tuple(heads[mid].ref for mid in memory_ids))
+            # Each hit carries its Memory's scope, read here in the search's own read transaction.
+            bound = self.p.rows.scopes_of(sorted({f.candidate.memory_id for f, _ in found})) if found else {}
+            hits = tuple(
+                self._hit(heads[mid], row, f.score, f.ranks, f.parts, bound.get(mid))
+                for f, row in found
+                for mid in (f.candidate.memory_id,)
+            )
+            return SearchPage(hits=hits, heads=tuple(heads[mid].ref for mid in memory_ids))
 
     def _verified(self, heads: dict[str, Revision], cands: Sequence[Candidate]) -> dict[Candidate, HitRow]:
         """The candidates whose version the head's manifest holds, active, with bytes hashing to its commitment.
@@ -292,7 +286,14 @@ class SearchPart:
         )
 
     @staticmethod
-    def _hit(head: Revision, row: HitRow, score: float, ranks: dict[str, int], parts: dict[str, float]) -> MemoryHit:
+    def _hit(
+        head: Revision,
+        row: HitRow,
+        score: float,
+        ranks: dict[str, int],
+        parts: dict[str, float],
+        scope: str | None = None,
+    ) -> MemoryHit:
         c = row.content
         return MemoryHit(
             memory_ref=head.ref,
@@ -310,6 +311,7 @@ class SearchPart:
             updated_at=row.created_at,
             ranks=ranks,
             slug=c.slug,
+            scope=scope,
             contributions=parts,
         )
 

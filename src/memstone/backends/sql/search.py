@@ -219,11 +219,13 @@ class SearchPart:
             by_memory.setdefault(cand.memory_id, []).append(cand)
         out: dict[Candidate, HitRow] = {}
         for mid, group in by_memory.items():
-            loaded = {r.entry_version_id: r for r in self._hit_rows(MemoryId(mid), [c.entry_version_id for c in group])}
+            loaded: dict[str, _RawHit] = {
+                r.entry_version_id: r for r in self._hit_rows(MemoryId(mid), [c.entry_version_id for c in group])
+            }
             manifest = self.p.manifests.lookup_many(heads[mid].manifest_root, [c.entry_id for c in group])
             for cand in group:
-                m = manifest.get(EntryId(cand.entry_id))
-                raw = loaded.get(EntryVersionId(cand.entry_version_id))
+                m = manifest.get(cand.entry_id)
+                raw = loaded.get(cand.entry_version_id)
                 if m is None or m.state != "active" or m.entry_version_id != cand.entry_version_id:
                     continue
                 if raw is None or raw.entry_id != cand.entry_id or raw.entry_content_hash != m.entry_content_hash:

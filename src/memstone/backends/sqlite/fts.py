@@ -140,9 +140,7 @@ class SQLiteFullText:
                 h = heads.get(key)
                 if h is not None:
                     # bm25() is negated: lower is better.
-                    out.append(
-                        FtsRow(MemoryId(h[1]), EntryId(h[2]), EntryVersionId(h[3]), h[4], key, -float(score), h[5])
-                    )
+                    out.append(FtsRow(h[1], h[2], h[3], h[4], key, -float(score), h[5]))
                     if len(out) == depth:
                         break
             return out

@@ -3,7 +3,8 @@ the authoritative manifest (every hit is re-checked against the head's manifest 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import islice
 from typing import Literal, NamedTuple
 
 from ...context_query import NeighboursQuery
@@ -21,6 +22,7 @@ from ...domain.search import (
     dense_bar,
     fts_required_terms,
     l2_to_cosine,
+    lexical_fused,
     matched_shares,
     rrf_fuse,
     support_terms,
@@ -185,12 +187,12 @@ class SearchPart:
                     min_top=dense_bar(query_terms(request.query), cal.vector_min_top, cal.prose_bar),
                     supported=lambda: bool(fts) or self._lexical_support(memory_ids, request),
                 )
-            fused = self._fuse(request, fts, vec, floor)
+            fused = iter(self._fuse(request, fts, vec, floor))
             found: list[tuple[Fused, HitRow]] = []
-            start = 0
-            while start < len(fused) and len(found) < request.limit:
-                batch = fused[start : start + request.limit]
-                start += len(batch)
+            while len(found) < request.limit:
+                batch = list(islice(fused, request.limit))  # the next candidates, verified together
+                if not batch:
+                    break
                 verified = self._verified(heads, [f.candidate for f in batch])
                 for f in batch:
                     row = verified.get(f.candidate)
@@ -271,14 +273,16 @@ class SearchPart:
         fts: list[tuple[Candidate, float, float]] | None,
         vec: list[tuple[Candidate, float]] | None,
         floor: float,
-    ) -> list[Fused]:
+    ) -> Iterable[Fused]:
         """The request's fusion over the admitted channel lists (domain/search.py holds both rules)."""
         if request.fusion == "rrf":
             channels = {"fts": [c for c, *_ in fts or ()], "vector": [c for c, _ in vec or ()]}
             chosen: dict[str, Sequence[Candidate]] = {k: v for k, v in channels.items() if k in request.channels}
             return [Fused(c, score, ranks, {"fusion": score}) for c, score, ranks in rrf_fuse(chosen)]
+        if vec is None:
+            return lexical_fused(fts or (), FTS_COVERAGE_POWER)  # convex_fuse's lexical-only order, built as taken
         cal = request.calibration
-        hybrid = fts is not None and vec is not None
+        hybrid = fts is not None
         return convex_fuse(
             fts,
             vec,

@@ -12,7 +12,7 @@ from ...domain.analyzer import informative_terms, query_terms
 from ...domain.calibration import FTS_COVERAGE_POWER
 from ...domain.errors import ArtifactNotFoundError, CapabilityNotSupportedError, InvalidInput
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
-from ...domain.model import EntryContent, EntryVersion, MemoryHit, Revision
+from ...domain.model import ArtifactRef, EntryContent, EntryVersion, MemoryHit, Revision
 from ...domain.search import (
     Candidate,
     Fused,
@@ -32,7 +32,13 @@ from .engine import Candidates, FtsRow
 from .parts import StoreParts
 from .vectors import VectorPart, window_depth
 
-_CHANNELS: tuple[Literal["fts", "vector"], ...] = ("fts", "vector")
+# A hit's ``matched_by``: the channels that ranked it ("fts" in ranks, "vector" in ranks), in channel order.
+_MATCHED_BY: dict[tuple[bool, bool], tuple[Literal["fts", "vector"], ...]] = {
+    (True, True): ("fts", "vector"),
+    (True, False): ("fts",),
+    (False, True): ("vector",),
+    (False, False): (),
+}
 
 
 class HitRow(NamedTuple):
@@ -203,12 +209,13 @@ class SearchPart:
                         break
             # Each hit carries its Memory's scope, read here in the search's own read transaction.
             bound = self.p.rows.scopes_of(sorted({f.candidate.memory_id for f, _ in found})) if found else {}
+            refs = {mid: heads[mid].ref for mid in memory_ids}
             hits = tuple(
-                self._hit(heads[mid], row, f.score, f.ranks, f.parts, bound.get(mid))
+                self._hit(refs[mid], row, f.score, f.ranks, f.parts, bound.get(mid))
                 for f, row in found
                 for mid in (f.candidate.memory_id,)
             )
-            return SearchPage(hits=hits, heads=tuple(heads[mid].ref for mid in memory_ids))
+            return SearchPage(hits=hits, heads=tuple(refs.values()))
 
     def _verified(self, heads: dict[str, Revision], cands: Sequence[Candidate]) -> dict[Candidate, HitRow]:
         """The candidates whose version the head's manifest holds, active, with bytes hashing to its commitment.
@@ -263,7 +270,7 @@ class SearchPart:
             row = verified.get(cand)
             if row is None or not passes(row.content, query.request):
                 continue
-            hit = self._hit(heads[cand.memory_id], row, 0.0, {}, {})
+            hit = self._hit(heads[cand.memory_id].ref, row, 0.0, {}, {})
             out.append((anchor, hit))
         return out
 
@@ -293,7 +300,7 @@ class SearchPart:
 
     @staticmethod
     def _hit(
-        head: Revision,
+        ref: ArtifactRef,
         row: HitRow,
         score: float,
         ranks: dict[str, int],
@@ -302,12 +309,12 @@ class SearchPart:
     ) -> MemoryHit:
         c = row.content
         return MemoryHit(
-            memory_ref=head.ref,
+            memory_ref=ref,
             entry_id=row.entry_id,
             entry_version_id=row.entry_version_id,
             text=c.text,
             score=score,
-            matched_by=tuple(ch for ch in _CHANNELS if ch in ranks),
+            matched_by=_MATCHED_BY["fts" in ranks, "vector" in ranks],
             kind=c.kind,
             title=c.title,
             tags=c.tags,

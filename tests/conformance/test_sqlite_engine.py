@@ -209,3 +209,27 @@ async def test_search_never_serves_a_version_row_whose_bytes_were_changed(tmp_pa
         assert len(texts) == 4 and all("rewritten" not in t for t in texts)
         report = await fresh.verify()
         assert any("does not match its content hash" in d for d in report.authority_damage)
+
+
+async def test_search_skips_a_version_row_whose_tags_or_flags_were_changed(tmp_path: Path) -> None:
+    # Every hashed field is re-checked, not only the text: a forged tag or flag on the best hit's version row makes
+    # the search serve the next verified entry in its place (limit 1), and never the forged row.
+    path = tmp_path / "m.db"
+    memory_id = await seeded(path)
+    async with open_service(f"sqlite:///{path}", embedding=None) as svc:
+        top = (await svc.search("deploys", memories=[memory_id], mode="fts", limit=1)).hits[0]
+        second = (await svc.search("deploys", memories=[memory_id], mode="fts", limit=2)).hits[1]
+        conn = raw(path)
+        conn.execute("DROP TRIGGER trg_memory_entry_versions_no_update")
+        conn.execute(
+            "UPDATE memory_entry_versions SET tags = '[\"forged\"]' WHERE entry_version_id = ?", (top.entry_version_id,)
+        )
+        conn.execute(
+            "UPDATE memory_entry_versions SET important = 1 WHERE entry_version_id = ?", (second.entry_version_id,)
+        )
+        conn.close()
+        (best,) = (await svc.search("deploys", memories=[memory_id], mode="fts", limit=1)).hits
+        assert best.entry_version_id not in (top.entry_version_id, second.entry_version_id)
+        found = (await svc.search("deploys", memories=[memory_id], mode="fts", limit=10)).hits
+        assert len(found) == 3
+        assert not any(h.tags or h.important for h in found)

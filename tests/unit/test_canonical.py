@@ -5,8 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memstone.domain.canonical import canonical_json, canonical_json_floatless
+from memstone.domain.canonical import ENTRY_CONTENT_TAG, canonical_json, canonical_json_floatless, tagged_sha256
 from memstone.domain.errors import InvalidInput
+from memstone.domain.ids import EntryId, MemoryId, SourceId
+from memstone.domain.model import ArtifactRef, EntryContent, Relation
 
 
 @pytest.mark.parametrize(
@@ -62,3 +64,37 @@ _json = st.recursive(
 @given(_json)
 def test_fast_encoder_equals_jcs_on_floatless_values(value: object) -> None:
     assert canonical_json_floatless(value) == canonical_json(value)
+
+
+_refs = st.builds(ArtifactRef, memory_id=st.builds(MemoryId, _text), revision=st.integers(1, 2**40))
+_relations = st.builds(Relation, kind=_text, target=st.builds(EntryId, _text))
+_content = st.builds(
+    EntryContent,
+    kind=_text,
+    text=_text,
+    title=st.none() | _text,
+    tags=st.lists(_text, max_size=3).map(tuple),
+    slug=st.none() | _text,
+    important=st.booleans(),
+    mandatory=st.booleans(),
+    sources=st.lists(st.builds(SourceId, _text), max_size=3).map(tuple),
+    artifacts=st.lists(_refs, max_size=2).map(tuple),
+    relations=st.lists(_relations, max_size=2).map(tuple),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_content)
+def test_entry_content_text_equals_jcs_of_its_canonical_object(content: EntryContent) -> None:
+    # The field-by-field writer behind every entry content hash (writes and each search hit's re-check) must give
+    # the very text RFC 8785 gives for the canonical object, for the usual content and for every other shape.
+    assert content.canonical_text() == canonical_json(content.canonical())
+
+
+@pytest.mark.parametrize(
+    "text", ["plain", 'quote " and \\ backslash', "ctl \u0007\b\f\n\r\t", "é € 😀", "\u2028\u2029", ""]
+)
+def test_entry_content_hash_is_the_tagged_hash_of_jcs(text: str) -> None:
+    content = EntryContent(kind="fact", text=text or "x", title=text or None, tags=("a", text), slug=text or None)
+    expected = tagged_sha256(ENTRY_CONTENT_TAG, canonical_json(content.canonical()).encode("utf-8"))
+    assert content.content_hash == expected

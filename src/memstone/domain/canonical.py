@@ -6,7 +6,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from .errors import InvalidInput, shown
 
@@ -102,6 +102,10 @@ def canonical_json_floatless(value: object) -> str:
     a property test pins the two encoders to the same bytes.
     """
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+
+
+# The JSON string canonical_json_floatless writes for a str (json's C encoder: RFC 8785's escapes, no ASCII escaping).
+json_string: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def canonical_bytes(value: object) -> bytes:

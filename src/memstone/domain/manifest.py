@@ -195,6 +195,30 @@ class ManifestReader:
         return found
 
     def _walk_many(self, root: str, entry_ids: Sequence[str]) -> dict[str, ManifestEntry]:
+        # Each id down the decoded nodes already cached (the usual case: a searched head's nodes were decoded
+        # when it was written or first read); the ids that reach an uncached node go down level by level, each
+        # level's missing nodes loaded in one batch.
+        cache = self._cache
+        found: dict[str, ManifestEntry] = {}
+        uncached: list[str] = []
+        for entry_id in entry_ids:
+            node = cache.get(root)
+            while node is not None and node.children is not None:
+                if not entry_id.startswith(node.prefix):
+                    break
+                child = node.children.get(_key(entry_id, len(node.prefix)))
+                if child is None:
+                    break
+                node = cache.get(child)
+            if node is None:
+                uncached.append(entry_id)
+            elif node.children is None and (entry := node.find(entry_id)) is not None:
+                found[entry_id] = entry
+        if uncached:
+            found.update(self._walk_levels(root, uncached))
+        return found
+
+    def _walk_levels(self, root: str, entry_ids: Sequence[str]) -> dict[str, ManifestEntry]:
         at: dict[str, str] = dict.fromkeys(entry_ids, root)  # id -> the node it has reached
         found: dict[str, ManifestEntry] = {}
         while at:

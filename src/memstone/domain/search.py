@@ -12,7 +12,7 @@ hybrid score is ``(1 - a) * lexical + a * dense``; one-channel modes use that ch
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Literal, NamedTuple
 
 from .analyzer import STOPWORDS, informative_terms, query_terms
@@ -245,6 +245,8 @@ def convex_fuse(
         vector_share = query_share(best, low=low, high=high, pivot=pivot, width=width)
     if not 0.0 <= vector_share <= 1.0:
         raise ValueError(f"vector_share must be in [0, 1], got {vector_share}")
+    if vector is None:
+        return list(lexical_fused(fts or (), coverage_power))
     lexical: dict[Candidate, float] = {}
     dense: dict[Candidate, float] = {}
     ranks: dict[Candidate, dict[str, int]] = {}
@@ -290,6 +292,28 @@ def convex_fuse(
             p["vector_share"] = vector_share
         out.append(Fused(cand, score, ranks[cand], p))
     return out
+
+
+def lexical_fused(fts: Sequence[tuple[Candidate, float, float]], coverage_power: float) -> Iterator[Fused]:
+    """:func:`convex_fuse` of the lexical channel alone, best first: the same scores, parts and order. The scores
+    are computed and sorted at once; each :class:`Fused` (and its parts) is built only when it is taken, so a
+    search that returns its first ``limit`` candidates builds no more."""
+    if not fts:
+        return
+    top = max(max(bm25 for _, bm25, _ in fts), 0.0)
+    seen: set[Candidate] = set()
+    scored: list[tuple[float, Candidate, int, float, float]] = []
+    for rank, (cand, bm25, share) in enumerate(fts, start=1):
+        if cand in seen:
+            continue
+        seen.add(cand)
+        rel = (bm25 / top if top > 0 else 1.0) * (share**coverage_power if coverage_power else 1.0)
+        lex = 1.0 if rel > 1.0 else (rel if rel > 0.0 else 0.0)
+        scored.append((-lex, cand, rank, bm25, share))
+    if coverage_power:
+        scored.sort()  # score descending, then the ids (each candidate once, so no two entries tie past them)
+    for neg, cand, rank, bm25, share in scored:
+        yield Fused(cand, -neg, {"fts": rank}, {"bm25": bm25, "coverage": share, "lexical": -neg, "fusion": -neg})
 
 
 def archived_scores(

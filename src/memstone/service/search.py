@@ -53,6 +53,7 @@ from .core import (
 # Neighbour context is opt-in: through the service it gains R@10 on conversations but displaces gold on MemoryCode
 # convention (docs/benchmarks.md, "Neighbour context through the service").
 CONTEXT_DEFAULT = False
+MODEL_FREE = Calibration()  # immutable, so one instance serves every FTS search
 
 
 class Search:
@@ -157,7 +158,7 @@ class Search:
             "hybrid": ("fts", "vector"),
         }[used_mode]  # type: ignore[assignment]
         query_vector = None
-        calibration = Calibration()  # the model-free rules of an FTS search
+        calibration = MODEL_FREE  # the model-free rules of an FTS search
         if "vector" in channels:
             assert indexer is not None
             query_vector = await indexer.query_vector(query)  # the model of the searched Memories' profile

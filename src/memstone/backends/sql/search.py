@@ -3,8 +3,8 @@ the authoritative manifest (every hit is re-checked against the head's manifest 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Sequence
+from itertools import islice
 from typing import Literal, NamedTuple
 
 from ...context_query import NeighboursQuery
@@ -12,7 +12,7 @@ from ...domain.analyzer import informative_terms, query_terms
 from ...domain.calibration import FTS_COVERAGE_POWER
 from ...domain.errors import ArtifactNotFoundError, CapabilityNotSupportedError, InvalidInput
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
-from ...domain.model import EntryContent, EntryVersion, MemoryHit, Revision
+from ...domain.model import ArtifactRef, EntryContent, EntryVersion, MemoryHit, Revision
 from ...domain.search import (
     Candidate,
     Fused,
@@ -22,17 +22,23 @@ from ...domain.search import (
     dense_bar,
     fts_required_terms,
     l2_to_cosine,
+    lexical_fused,
     matched_shares,
     rrf_fuse,
     support_terms,
 )
 from ...ports import SearchPage, SearchRequest
-from .engine import Candidates
+from .engine import Candidates, FtsRow
 from .parts import StoreParts
-from .projection import HeadRow
 from .vectors import VectorPart, window_depth
 
-_CHANNELS: tuple[Literal["fts", "vector"], ...] = ("fts", "vector")
+# A hit's ``matched_by``: the channels that ranked it ("fts" in ranks, "vector" in ranks), in channel order.
+_MATCHED_BY: dict[tuple[bool, bool], tuple[Literal["fts", "vector"], ...]] = {
+    (True, True): ("fts", "vector"),
+    (True, False): ("fts",),
+    (False, True): ("vector",),
+    (False, False): (),
+}
 
 
 class HitRow(NamedTuple):
@@ -73,8 +79,8 @@ class SearchPart:
 
     def _fts_candidates(
         self, memory_ids: Sequence[str], terms: Sequence[str], depth: int, request: SearchRequest
-    ) -> list[HeadRow]:
-        """Top ``depth`` head rows matching any of ``terms`` by the engine's ranking, with their text.
+    ) -> list[FtsRow]:
+        """Top ``depth`` head rows matching any of ``terms`` by the engine's ranking, each with its text.
 
         The text is read for the top rows only: a ranked statement would materialize every matching row's text
         before its LIMIT (a common word matches thousands of long entries).
@@ -83,18 +89,11 @@ class SearchPart:
         args: list[object] = list(memory_ids)
         self.p.proj.request_filters(request, where, args)
         rows = self.p.engine.fts.head_candidates(self.p.engine.conn, Candidates(memory_ids, terms, depth, where, args))
-        texts = self.p.proj.head_texts([r.key for r in rows if r.text is None])
-        return [
-            HeadRow(
-                r.memory_id,
-                r.entry_id,
-                r.entry_version_id,
-                r.entry_content_hash,
-                texts.get(r.key, "") if r.text is None else r.text,
-                r.score,
-            )
-            for r in rows
-        ]
+        missing = [r.key for r in rows if r.text is None]
+        if not missing:
+            return rows
+        texts = self.p.proj.head_texts(missing)
+        return [r._replace(text=texts.get(r.key, "")) if r.text is None else r for r in rows]
 
     def _lexical_support(self, memory_ids: Sequence[str], request: SearchRequest) -> bool:
         """Whether a word of the query (or one sharing its first letters) occurs in these Memories, under the
@@ -170,11 +169,12 @@ class SearchPart:
                     # Only informative terms reach MATCH; each row's matched share is both its admission (the
                     # RFC's coverage) and its per-candidate confidence in the fusion.
                     rows = self._fts_candidates(memory_ids, informative, depth, request)
-                    shares = matched_shares(informative, [row.searchable_text for row in rows])
+                    shares = matched_shares(informative, [row.text or "" for row in rows])
+                    bar = required - 1e-9
                     fts = [
-                        (Candidate(row.memory_id, row.entry_id, row.entry_version_id), row.bm25, share)
+                        (Candidate(row.memory_id, row.entry_id, row.entry_version_id), row.score, share)
                         for row, share in zip(rows, shares, strict=True)
-                        if share >= required - 1e-9
+                        if share >= bar
                     ]
             vec: list[tuple[Candidate, float]] | None = None
             cal = request.calibration
@@ -193,26 +193,29 @@ class SearchPart:
                     min_top=dense_bar(query_terms(request.query), cal.vector_min_top, cal.prose_bar),
                     supported=lambda: bool(fts) or self._lexical_support(memory_ids, request),
                 )
-            fused = self._fuse(request, fts, vec, floor)
-            hits: list[MemoryHit] = []
-            start = 0
-            while start < len(fused) and len(hits) < request.limit:
-                batch = fused[start : start + request.limit]
-                start += len(batch)
-                verified = self._verified(heads, [cand for cand, *_ in batch])
-                for cand, score, ranks, parts in batch:
-                    row = verified.get(cand)
+            fused = iter(self._fuse(request, fts, vec, floor))
+            found: list[tuple[Fused, HitRow]] = []
+            while len(found) < request.limit:
+                batch = list(islice(fused, request.limit))  # the next candidates, verified together
+                if not batch:
+                    break
+                verified = self._verified(heads, [f.candidate for f in batch])
+                for f in batch:
+                    row = verified.get(f.candidate)
                     if row is None:
                         continue
-                    hits.append(self._hit(heads[cand.memory_id], row, score, ranks, parts))
-                    if len(hits) >= request.limit:
+                    found.append((f, row))
+                    if len(found) >= request.limit:
                         break
-            if hits:
-                # Annotate each hit with its Memory's scope here, in the search's own read transaction.
-                bound = self.p.rows.scopes_of(sorted({h.memory_ref.memory_id for h in hits}))
-                if bound:
-                    hits = [replace(h, scope=bound.get(h.memory_ref.memory_id)) for h in hits]
-            return SearchPage(hits=tuple(hits), heads=tuple(heads[mid].ref for mid in memory_ids))
+            # Each hit carries its Memory's scope, read here in the search's own read transaction.
+            bound = self.p.rows.scopes_of(sorted({f.candidate.memory_id for f, _ in found})) if found else {}
+            refs = {mid: heads[mid].ref for mid in memory_ids}
+            hits = tuple(
+                self._hit(refs[mid], row, f.score, f.ranks, f.parts, bound.get(mid))
+                for f, row in found
+                for mid in (f.candidate.memory_id,)
+            )
+            return SearchPage(hits=hits, heads=tuple(refs.values()))
 
     def _verified(self, heads: dict[str, Revision], cands: Sequence[Candidate]) -> dict[Candidate, HitRow]:
         """The candidates whose version the head's manifest holds, active, with bytes hashing to its commitment.
@@ -225,11 +228,13 @@ class SearchPart:
             by_memory.setdefault(cand.memory_id, []).append(cand)
         out: dict[Candidate, HitRow] = {}
         for mid, group in by_memory.items():
-            loaded = {r.entry_version_id: r for r in self._hit_rows(MemoryId(mid), [c.entry_version_id for c in group])}
+            loaded: dict[str, _RawHit] = {
+                r.entry_version_id: r for r in self._hit_rows(MemoryId(mid), [c.entry_version_id for c in group])
+            }
             manifest = self.p.manifests.lookup_many(heads[mid].manifest_root, [c.entry_id for c in group])
             for cand in group:
-                m = manifest.get(EntryId(cand.entry_id))
-                raw = loaded.get(EntryVersionId(cand.entry_version_id))
+                m = manifest.get(cand.entry_id)
+                raw = loaded.get(cand.entry_version_id)
                 if m is None or m.state != "active" or m.entry_version_id != cand.entry_version_id:
                     continue
                 if raw is None or raw.entry_id != cand.entry_id or raw.entry_content_hash != m.entry_content_hash:
@@ -265,7 +270,7 @@ class SearchPart:
             row = verified.get(cand)
             if row is None or not passes(row.content, query.request):
                 continue
-            hit = self._hit(heads[cand.memory_id], row, 0.0, {}, {})
+            hit = self._hit(heads[cand.memory_id].ref, row, 0.0, {}, {})
             out.append((anchor, hit))
         return out
 
@@ -275,14 +280,16 @@ class SearchPart:
         fts: list[tuple[Candidate, float, float]] | None,
         vec: list[tuple[Candidate, float]] | None,
         floor: float,
-    ) -> list[Fused]:
+    ) -> Iterable[Fused]:
         """The request's fusion over the admitted channel lists (domain/search.py holds both rules)."""
         if request.fusion == "rrf":
             channels = {"fts": [c for c, *_ in fts or ()], "vector": [c for c, _ in vec or ()]}
             chosen: dict[str, Sequence[Candidate]] = {k: v for k, v in channels.items() if k in request.channels}
             return [Fused(c, score, ranks, {"fusion": score}) for c, score, ranks in rrf_fuse(chosen)]
+        if vec is None:
+            return lexical_fused(fts or (), FTS_COVERAGE_POWER)  # convex_fuse's lexical-only order, built as taken
         cal = request.calibration
-        hybrid = fts is not None and vec is not None
+        hybrid = fts is not None
         return convex_fuse(
             fts,
             vec,
@@ -292,15 +299,22 @@ class SearchPart:
         )
 
     @staticmethod
-    def _hit(head: Revision, row: HitRow, score: float, ranks: dict[str, int], parts: dict[str, float]) -> MemoryHit:
+    def _hit(
+        ref: ArtifactRef,
+        row: HitRow,
+        score: float,
+        ranks: dict[str, int],
+        parts: dict[str, float],
+        scope: str | None = None,
+    ) -> MemoryHit:
         c = row.content
         return MemoryHit(
-            memory_ref=head.ref,
+            memory_ref=ref,
             entry_id=row.entry_id,
             entry_version_id=row.entry_version_id,
             text=c.text,
             score=score,
-            matched_by=tuple(ch for ch in _CHANNELS if ch in ranks),
+            matched_by=_MATCHED_BY["fts" in ranks, "vector" in ranks],
             kind=c.kind,
             title=c.title,
             tags=c.tags,
@@ -310,6 +324,7 @@ class SearchPart:
             updated_at=row.created_at,
             ranks=ranks,
             slug=c.slug,
+            scope=scope,
             contributions=parts,
         )
 

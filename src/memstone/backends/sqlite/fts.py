@@ -48,6 +48,7 @@ _RANKED = (
     "WHERE memory_entry_search_fts MATCH ? ORDER BY s, rowid LIMIT ?"
 )
 _COUNT = "SELECT count(*) FROM memory_entry_search_fts WHERE memory_entry_search_fts MATCH ?"
+_ROWS = "SELECT count(*) FROM memory_entry_search_fts_docsize"
 
 # Issue 15: bm25() scores every row a MATCH finds (and counts each term's rows for its IDF), and natural questions
 # hold common words that match thousands of rows which, holding no rarer term of the query, seldom reach the top.
@@ -73,15 +74,23 @@ class SQLiteFullText:
 
     def _shares(self, conn: Conn, terms: Sequence[str]) -> list[float]:
         """Each term's share of the indexed rows (the rows holding it / all rows)."""
+        # The file's data version changes with every commit, this connection's and any other's (a file control,
+        # not a statement: read inside the search's transaction, it names the snapshot the counts come from); the
+        # connection's change count, with its own writes not yet committed.
         raw = self._engine.raw
-        key = (int(conn.q("PRAGMA data_version")[0][0]), int(raw.total_changes()))
-        if key != self._counted or len(self._df) > 50_000:
+        key = (int(raw.data_version()), int(raw.total_changes()))
+        fresh = key != self._counted or len(self._df) > 50_000
+        if fresh:
             self._df = {}
-            self._rows = int(conn.q("SELECT count(*) FROM memory_entry_search_fts_docsize")[0][0])
-            self._counted = key
-        for t in terms:
-            if t not in self._df:
-                self._df[t] = int(conn.q(_COUNT, [match_expression([t])])[0][0])
+        uncounted = list(dict.fromkeys(t for t in terms if t not in self._df))
+        if fresh or uncounted:  # the rows (when the snapshot changed) and the terms not yet counted: one statement
+            counts = ([_ROWS] if fresh else []) + [_COUNT] * len(uncounted)
+            got = [
+                int(c) for c in conn.q(f"SELECT ({'), ('.join(counts)})", [match_expression([t]) for t in uncounted])[0]
+            ]
+            if fresh:
+                self._rows, self._counted = got.pop(0), key
+            self._df.update(zip(uncounted, got, strict=True))
         return [self._df[t] / max(1, self._rows) for t in terms]
 
     def _ranked(self, conn: Conn, terms: Sequence[str], wide: int) -> Sequence[Row]:
@@ -131,9 +140,7 @@ class SQLiteFullText:
                 h = heads.get(key)
                 if h is not None:
                     # bm25() is negated: lower is better.
-                    out.append(
-                        FtsRow(MemoryId(h[1]), EntryId(h[2]), EntryVersionId(h[3]), h[4], key, -float(score), h[5])
-                    )
+                    out.append(FtsRow(h[1], h[2], h[3], h[4], key, -float(score), h[5]))
                     if len(out) == depth:
                         break
             return out

@@ -28,7 +28,7 @@ from ...domain.model import (
 )
 from ...domain.purge import purge_mark
 from ...ports import ScopeBinding
-from .engine import Engine, Row
+from .engine import Engine, Row, later, later_many
 
 PURGE_GENERATION = "purge_generation"
 
@@ -215,7 +215,8 @@ class AuthorityRows:
         lineage = dumps_json(
             {"sources": list(revision.sources), "artifacts": [a.to_dict() for a in revision.artifacts]}
         )
-        self.engine.conn.x(
+        later(  # nothing is read back: it travels with the head's compare-and-swap
+            self.engine.conn,
             f"INSERT INTO artifact_revisions ({REVISION_COLUMNS}) VALUES ({self.dialect.marks(11)})",
             (
                 revision.memory_id,
@@ -268,7 +269,8 @@ class AuthorityRows:
 
     def insert_nodes(self, nodes: Mapping[str, bytes]) -> None:
         if nodes:
-            self.engine.conn.many(
+            later_many(
+                self.engine.conn,
                 self.dialect.insert_ignore("manifest_nodes", ("node_hash", "body"), ("node_hash",)),
                 [(h, zlib.compress(raw, 6)) for h, raw in nodes.items()],
             )
@@ -306,8 +308,10 @@ class AuthorityRows:
                 )
             )
         if rows:
-            self.engine.conn.many(
-                f"INSERT INTO memory_entry_versions ({VERSION_COLUMNS}) VALUES ({self.dialect.marks(20)})", rows
+            later_many(
+                self.engine.conn,
+                f"INSERT INTO memory_entry_versions ({VERSION_COLUMNS}) VALUES ({self.dialect.marks(20)})",
+                rows,
             )
 
     def forget_cached(self, version_id: str) -> None:

@@ -204,6 +204,72 @@ async def test_a_write_sends_its_inserts_with_its_compare_and_swap(
     assert traced[traced.index("INSERT INTO memory_entry_heads") :].count("\tReadyForQuery") == 1  # with COMMIT
 
 
+async def test_a_write_on_a_head_the_process_wrote_takes_five_round_trips(
+    postgres_url: str, libpq_trace: Callable[[], str]
+) -> None:
+    """A single-entry write on a head this process committed (a server's steady state, and the benchmark's): its
+    duplicate check is one statement and a COMMIT; the write three trips: BEGIN, locks and checks; the Revision, its
+    manifest nodes, the entry version and the head's compare-and-swap, whose row count is read before anything
+    else is sent; the head row, its postings and COMMIT. The base Revision is not read back (this process committed
+    it) and no insert waits for a reply of its own. The old code took 11: the check's head, its Revision and the
+    versions apart (4 with its COMMIT), then the Revision, the nodes, the version, the head's compare-and-swap and
+    the head row one trip each (7 with the first statement and COMMIT)."""
+    read = libpq_trace
+    read()  # connections opened from here on are traced
+    async with open_service(postgres_url, embedding=None) as svc:
+        first = await svc.remember(None, entries=[EntryInput(kind="fact", text="The first fact of the Memory.")])
+        assert first is not None
+        start = len(read())
+        second = await svc.remember(first, entries=[EntryInput(kind="fact", text="A second fact, traced.")])
+        assert second is not None and second.revision == 2
+        traced = read()[start:]
+    assert traced.count("\tReadyForQuery") == 5, _trips(traced)
+    begin = traced.index("BEGIN ISOLATION LEVEL READ COMMITTED")
+    assert traced[:begin].count("\tReadyForQuery") == 2  # the duplicate check: one statement, then COMMIT
+    check = _trips(traced[:begin])
+    assert "FROM artifact_heads h LEFT JOIN memory_entry_versions" in check[0][-1], check
+    write = _trips(traced[begin:])
+    assert len(write) == 3, write
+    assert "store_meta" in write[0][-1] and "FROM artifact_revisions" not in traced, write
+    statements = [s.split('"')[3] for s in write[1]]
+    assert statements[0].startswith("INSERT INTO artifact_revisions"), statements
+    assert statements[-2].startswith("INSERT INTO memory_entry_versions"), statements
+    assert statements[-1].startswith("UPDATE artifact_heads SET revision = $1 WHERE artifact_id = $2"), statements
+    assert all(s.startswith("INSERT INTO manifest_nodes") for s in statements[1:-2]) and len(statements) > 3
+    assert write[2][0].split('"')[3].startswith("INSERT INTO memory_entry_heads"), write[2]
+    assert traced[traced.index("INSERT INTO memory_entry_heads") :].count("\tReadyForQuery") == 1  # with COMMIT
+
+
+async def test_the_duplicate_check_reads_the_head_and_the_matching_versions_in_one_snapshot(postgres_url: str) -> None:
+    """A write's duplicate check (one statement): a text a live entry of this Memory holds writes nothing and names
+    that entry, whichever process wrote it; a forgotten entry's text, or another Memory's, is added anew."""
+    async with open_service(postgres_url, embedding=None) as svc:
+        one = await svc.remember(None, entries=[EntryInput(kind="fact", text="Alpha is the first letter.")])
+        other = await svc.remember(None, entries=[EntryInput(kind="fact", text="Gamma is the third letter.")])
+        assert one is not None and other is not None
+        one = await svc.remember(one, entries=[EntryInput(kind="fact", text="Beta is the second letter.")])
+        assert one is not None
+        (alpha, beta) = sorted(await svc.entries(one), key=lambda e: e.content.text)
+    async with open_service(postgres_url, embedding=None) as svc:  # a process that has read no Revision yet
+        same = await svc.remember_outcome(one, entries=[EntryInput(kind="fact", text="Beta is the second letter.")])
+        assert same.status == "unchanged" and same.revision == one and same.existing == (beta.entry_id,)
+        mixed = await svc.remember_outcome(
+            one,
+            entries=[
+                EntryInput(kind="fact", text="Alpha is the first letter."),
+                EntryInput(kind="fact", text="Gamma is the third letter."),  # only the other Memory holds it
+            ],
+        )
+        assert mixed.existing == (alpha.entry_id,) and len(mixed.added) == 1 and mixed.revision is not None
+        forgotten = await svc.forget(mixed.revision, entries=[alpha.entry_id])
+        again = await svc.remember_outcome(
+            forgotten, entries=[EntryInput(kind="fact", text="Alpha is the first letter.")]
+        )
+        assert again.status != "unchanged" and again.existing == () and len(again.added) == 1
+        texts = sorted(e.content.text for e in await svc.entries(again.revision))
+        assert texts == ["Alpha is the first letter.", "Beta is the second letter.", "Gamma is the third letter."]
+
+
 async def test_a_write_whose_queued_insert_fails_stores_nothing(postgres_url: str) -> None:
     """The inserts of a write that nobody reads back travel with its compare-and-swap, so the database refuses one
     only there: the whole write still rolls back, with the engine's error, and the next write succeeds."""

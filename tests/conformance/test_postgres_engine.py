@@ -204,16 +204,18 @@ async def test_a_write_sends_its_inserts_with_its_compare_and_swap(
     assert traced[traced.index("INSERT INTO memory_entry_heads") :].count("\tReadyForQuery") == 1  # with COMMIT
 
 
-async def test_a_write_on_a_head_the_process_wrote_takes_five_round_trips(
+async def test_a_write_on_a_head_the_process_wrote_takes_four_round_trips(
     postgres_url: str, libpq_trace: Callable[[], str]
 ) -> None:
     """A single-entry write on a head this process committed (a server's steady state, and the benchmark's): its
-    duplicate check is one statement and a COMMIT; the write three trips: BEGIN, locks and checks; the Revision, its
-    manifest nodes, the entry version and the head's compare-and-swap, whose row count is read before anything
-    else is sent; the head row, its postings and COMMIT. The base Revision is not read back (this process committed
-    it) and no insert waits for a reply of its own. The old code took 11: the check's head, its Revision and the
-    versions apart (4 with its COMMIT), then the Revision, the nodes, the version, the head's compare-and-swap and
-    the head row one trip each (7 with the first statement and COMMIT)."""
+    duplicate check is one statement outside a transaction (``read_once``: it reads the head and the matching
+    versions at once, and what may follow is immutable), so no BEGIN and no COMMIT to wait for; the write is three
+    trips: BEGIN, locks and checks; the Revision, its manifest nodes, the entry version and the head's
+    compare-and-swap, whose row count is read before anything else is sent; the head row, its postings and COMMIT.
+    The base Revision is not read back (this process committed it) and no insert waits for a reply of its own. The
+    old code took 11: the check's head, its Revision and the versions apart (4 with its COMMIT), then the Revision,
+    the nodes, the version, the head's compare-and-swap and the head row one trip each (7 with the first statement
+    and COMMIT); the check in a transaction of its own took 5."""
     read = libpq_trace
     read()  # connections opened from here on are traced
     async with open_service(postgres_url, embedding=None) as svc:
@@ -223,9 +225,9 @@ async def test_a_write_on_a_head_the_process_wrote_takes_five_round_trips(
         second = await svc.remember(first, entries=[EntryInput(kind="fact", text="A second fact, traced.")])
         assert second is not None and second.revision == 2
         traced = read()[start:]
-    assert traced.count("\tReadyForQuery") == 5, _trips(traced)
+    assert traced.count("\tReadyForQuery") == 4, _trips(traced)
     begin = traced.index("BEGIN ISOLATION LEVEL READ COMMITTED")
-    assert traced[:begin].count("\tReadyForQuery") == 2  # the duplicate check: one statement, then COMMIT
+    assert traced[:begin].count("\tReadyForQuery") == 1 and "BEGIN" not in traced[:begin]  # the duplicate check
     check = _trips(traced[:begin])
     assert "FROM artifact_heads h LEFT JOIN memory_entry_versions" in check[0][-1], check
     write = _trips(traced[begin:])

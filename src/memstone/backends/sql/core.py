@@ -325,7 +325,8 @@ class StoreCore:
 
     def _read_sync(self, query: Query[object]) -> object:
         p = self.parts
-        with self.engine.read_txn():
+        once = isinstance(query, ContentQuery)  # its first statement reads all it needs of what may change
+        with getattr(self.engine, "read_once", self.engine.read_txn)() if once else self.engine.read_txn():
             match query:
                 case HeadQuery(memory_id=mid):
                     return p.rows.head(mid)

@@ -16,6 +16,10 @@ The parts
     - ``write_txn()``: a read-write transaction bound to the calling thread (``engine.conn`` inside it). Nested
       calls join the outer transaction. It commits when the block ends and rolls back on any exception.
     - ``read_txn()``: a read-only transaction that sees ONE snapshot for all its statements.
+    - optionally ``read_once()``: statements outside a transaction, each its own snapshot, for a read whose first
+      statement reads all it needs of what may change (what follows reads immutable rows: Revisions, manifest
+      nodes): nothing to BEGIN or COMMIT. The core uses it for a write's duplicate check; an engine without it
+      gives a ``read_txn``.
     - ``lock(key, shared=False)``: inside a write transaction, take the engine's own lock on ``key`` until the
       transaction ends (see the isolation contract below). An engine whose write transaction already serializes
       every write (SQLite's ``BEGIN IMMEDIATE``) makes this a no-op.

@@ -242,36 +242,6 @@ async def test_a_write_on_a_head_the_process_wrote_takes_four_round_trips(
     assert traced[traced.index("INSERT INTO memory_entry_heads") :].count("\tReadyForQuery") == 1  # with COMMIT
 
 
-async def test_the_duplicate_check_reads_the_head_and_the_matching_versions_in_one_snapshot(postgres_url: str) -> None:
-    """A write's duplicate check (one statement): a text a live entry of this Memory holds writes nothing and names
-    that entry, whichever process wrote it; a forgotten entry's text, or another Memory's, is added anew."""
-    async with open_service(postgres_url, embedding=None) as svc:
-        one = await svc.remember(None, entries=[EntryInput(kind="fact", text="Alpha is the first letter.")])
-        other = await svc.remember(None, entries=[EntryInput(kind="fact", text="Gamma is the third letter.")])
-        assert one is not None and other is not None
-        one = await svc.remember(one, entries=[EntryInput(kind="fact", text="Beta is the second letter.")])
-        assert one is not None
-        (alpha, beta) = sorted(await svc.entries(one), key=lambda e: e.content.text)
-    async with open_service(postgres_url, embedding=None) as svc:  # a process that has read no Revision yet
-        same = await svc.remember_outcome(one, entries=[EntryInput(kind="fact", text="Beta is the second letter.")])
-        assert same.status == "unchanged" and same.revision == one and same.existing == (beta.entry_id,)
-        mixed = await svc.remember_outcome(
-            one,
-            entries=[
-                EntryInput(kind="fact", text="Alpha is the first letter."),
-                EntryInput(kind="fact", text="Gamma is the third letter."),  # only the other Memory holds it
-            ],
-        )
-        assert mixed.existing == (alpha.entry_id,) and len(mixed.added) == 1 and mixed.revision is not None
-        forgotten = await svc.forget(mixed.revision, entries=[alpha.entry_id])
-        again = await svc.remember_outcome(
-            forgotten, entries=[EntryInput(kind="fact", text="Alpha is the first letter.")]
-        )
-        assert again.status != "unchanged" and again.existing == () and len(again.added) == 1
-        texts = sorted(e.content.text for e in await svc.entries(again.revision))
-        assert texts == ["Alpha is the first letter.", "Beta is the second letter.", "Gamma is the third letter."]
-
-
 async def test_a_write_whose_queued_insert_fails_stores_nothing(postgres_url: str) -> None:
     """The inserts of a write that nobody reads back travel with its compare-and-swap, so the database refuses one
     only there: the whole write still rolls back, with the engine's error, and the next write succeeds."""

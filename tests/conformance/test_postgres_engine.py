@@ -176,6 +176,18 @@ async def test_a_write_sends_begin_its_locks_and_its_checks_with_its_first_state
     assert not later, later
 
 
+async def _a_second_write_traced(url: str, read: Callable[[], str]) -> str:
+    """libpq's trace of a process's second single-entry write, on the head its first one wrote."""
+    read()  # connections opened from here on are traced
+    async with open_service(url, embedding=None) as svc:
+        first = await svc.remember(None, entries=[EntryInput(kind="fact", text="The first fact of the Memory.")])
+        assert first is not None
+        start = len(read())
+        second = await svc.remember(first, entries=[EntryInput(kind="fact", text="A second fact, traced.")])
+        assert second is not None and second.revision == 2
+        return read()[start:]
+
+
 async def test_a_write_sends_its_inserts_with_its_compare_and_swap(
     postgres_url: str, libpq_trace: Callable[[], str]
 ) -> None:
@@ -183,15 +195,7 @@ async def test_a_write_sends_its_inserts_with_its_compare_and_swap(
     travel with the head's compare-and-swap, whose row count is read before anything else is sent; the head row
     travels with its postings and COMMIT. The old code sent each in a trip of its own: 7 trips from BEGIN to COMMIT,
     now 3 (the first one, with BEGIN, the locks and the write's checks; these two)."""
-    read = libpq_trace
-    read()  # connections opened from here on are traced
-    async with open_service(postgres_url, embedding=None) as svc:
-        first = await svc.remember(None, entries=[EntryInput(kind="fact", text="The first fact of the Memory.")])
-        assert first is not None
-        start = len(read())
-        second = await svc.remember(first, entries=[EntryInput(kind="fact", text="A second fact, traced.")])
-        assert second is not None and second.revision == 2
-        traced = read()[start:]
+    traced = await _a_second_write_traced(postgres_url, libpq_trace)
     begin = traced.index("BEGIN ISOLATION LEVEL READ COMMITTED")
     assert traced[begin:].count("\tReadyForQuery") == 3, _trips(traced[begin:])
     write = _trips(traced[begin:])
@@ -216,30 +220,14 @@ async def test_a_write_on_a_head_the_process_wrote_takes_four_round_trips(
     old code took 11: the check's head, its Revision and the versions apart (4 with its COMMIT), then the Revision,
     the nodes, the version, the head's compare-and-swap and the head row one trip each (7 with the first statement
     and COMMIT); the check in a transaction of its own took 5."""
-    read = libpq_trace
-    read()  # connections opened from here on are traced
-    async with open_service(postgres_url, embedding=None) as svc:
-        first = await svc.remember(None, entries=[EntryInput(kind="fact", text="The first fact of the Memory.")])
-        assert first is not None
-        start = len(read())
-        second = await svc.remember(first, entries=[EntryInput(kind="fact", text="A second fact, traced.")])
-        assert second is not None and second.revision == 2
-        traced = read()[start:]
+    traced = await _a_second_write_traced(postgres_url, libpq_trace)
     assert traced.count("\tReadyForQuery") == 4, _trips(traced)
     begin = traced.index("BEGIN ISOLATION LEVEL READ COMMITTED")
     assert traced[:begin].count("\tReadyForQuery") == 1 and "BEGIN" not in traced[:begin]  # the duplicate check
     check = _trips(traced[:begin])
     assert "FROM artifact_heads h LEFT JOIN memory_entry_versions" in check[0][-1], check
-    write = _trips(traced[begin:])
-    assert len(write) == 3, write
-    assert "store_meta" in write[0][-1] and "FROM artifact_revisions" not in traced, write
-    statements = [s.split('"')[3] for s in write[1]]
-    assert statements[0].startswith("INSERT INTO artifact_revisions"), statements
-    assert statements[-2].startswith("INSERT INTO memory_entry_versions"), statements
-    assert statements[-1].startswith("UPDATE artifact_heads SET revision = $1 WHERE artifact_id = $2"), statements
-    assert all(s.startswith("INSERT INTO manifest_nodes") for s in statements[1:-2]) and len(statements) > 3
-    assert write[2][0].split('"')[3].startswith("INSERT INTO memory_entry_heads"), write[2]
-    assert traced[traced.index("INSERT INTO memory_entry_heads") :].count("\tReadyForQuery") == 1  # with COMMIT
+    write = _trips(traced[begin:])  # what each of its 3 trips carries: the test above
+    assert len(write) == 3 and "store_meta" in write[0][-1] and "FROM artifact_revisions" not in traced, write
 
 
 async def test_a_write_whose_queued_insert_fails_stores_nothing(postgres_url: str) -> None:

@@ -13,6 +13,14 @@ time summed over the database's plans, per write or search on average; ``BEGIN``
 so the time inside statements splits into the server's work and the rest (round trips, waits for a core), and
 ``--size`` reports the database's bytes (its SSTables, and with its memtables). ``--start-postgres`` /
 ``--start-oceanbase`` start the test server of ``memstone.testing.servers`` instead.
+
+On PostgreSQL a write's wall time is split further (``split``, ms per write, means): the engine's jobs on their
+worker threads (``in_jobs``) and the hand-offs to them and back (``to_thread``, ``back_to_loop``: the executor's
+queue and the event loop's wake-up), the waits for a pooled connection (``pool``), the network trips the engine
+made (``trips``: statements or pipelines it waited for, COMMIT and ``executemany`` included) and the time in them
+(``in_trips``); what is left of ``in_jobs`` is the core's Python on the worker thread, what is left of the wall
+time the service's Python on the event loop. ``--keep NAME`` builds the seed Memory once in a database of that name
+and reuses it (so two codes can be timed alternately on the same rows; it is not dropped).
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ from corpus import Corpus
 from memstone import EntryInput, open_service
 
 _spent = {"seconds": 0.0, "statements": 0, "commit": 0.0}
+_split = {"in_jobs": 0.0, "to_thread": 0.0, "back_to_loop": 0.0, "pool": 0.0, "trips": 0, "in_trips": 0.0, "jobs": 0}
 
 
 def _timed(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -71,6 +80,78 @@ def statements_timed(engine: str) -> Iterator[None]:
         yield
     finally:
         for name, fn in saved.items():
+            setattr(cls, name, fn)
+
+
+@contextlib.contextmanager
+def postgres_split() -> Iterator[None]:
+    """Time the PostgreSQL engine's jobs, their hand-offs, its pool waits and its network trips (see the module's
+    docstring), by patching its entry points for the run."""
+    import threading
+
+    from psycopg_pool import ConnectionPool
+
+    from memstone.backends.postgres.engine import PostgresConn
+    from memstone.backends.sql.workers import Workers
+
+    inside = threading.local()  # a trip inside a trip (many calls flush) is counted once
+
+    def trip(fn: Callable[..., Any], when: Callable[..., bool] = lambda *a: True) -> Callable[..., Any]:
+        def timed(*args: Any) -> Any:
+            if getattr(inside, "on", False) or not when(*args):
+                return fn(*args)
+            inside.on, start = True, time.perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                inside.on = False
+                _split["in_trips"] += time.perf_counter() - start
+                _split["trips"] += 1
+
+        return timed
+
+    def waited(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _split["pool"] += time.perf_counter() - start
+
+        return timed
+
+    async def run(self: Workers, fn: Callable[..., Any], *args: object) -> Any:
+        marks: dict[str, float] = {}
+
+        def job() -> Any:
+            marks["start"] = time.perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                marks["end"] = time.perf_counter()
+
+        submitted = time.perf_counter()
+        result = await asyncio.get_running_loop().run_in_executor(self.executor, job)
+        _split["to_thread"] += marks["start"] - submitted
+        _split["in_jobs"] += marks["end"] - marks["start"]
+        _split["back_to_loop"] += time.perf_counter() - marks["end"]
+        _split["jobs"] += 1
+        return result
+
+    saved = [
+        (PostgresConn, "_execute", trip(PostgresConn._execute)),
+        (PostgresConn, "many", trip(PostgresConn.many)),
+        (PostgresConn, "flush", trip(PostgresConn.flush, lambda conn: bool(conn.pending))),
+        (ConnectionPool, "getconn", waited(ConnectionPool.getconn)),
+        (Workers, "run", run),
+    ]
+    originals = [(cls, name, getattr(cls, name)) for cls, name, _ in saved]
+    for cls, name, fn in saved:
+        setattr(cls, name, fn)
+    try:
+        yield
+    finally:
+        for cls, name, fn in originals:
             setattr(cls, name, fn)
 
 
@@ -127,6 +208,8 @@ async def _timed_calls(
     counts: list[int] = []
     commits: list[float] = []
     before = clock.plans() if clock else {}
+    for key in _split:
+        _split[key] = 0
     for _ in range(calls):
         _spent.update(seconds=0.0, statements=0, commit=0.0)
         start = time.perf_counter()
@@ -141,6 +224,11 @@ async def _timed_calls(
         "statements_p50_ms": round(statistics.median(inside), 2),
         "statements_per_call": statistics.median(counts),
     }
+    if _split["jobs"]:
+        result["split"] = {
+            "wall": round(statistics.mean(walls), 2),
+            **{k: round(float(v) * (1 if k in ("trips", "jobs") else 1000) / calls, 2) for k, v in _split.items()},
+        }
     if clock:
         spent = clock.spent(before, clock.plans())
         result["server_mean_ms"] = round(sum(r[0] for r in spent) / calls, 2)
@@ -156,11 +244,19 @@ async def run(url: str, seed: int, writes: int, searches: int, size: bool) -> di
     result: dict[str, object] = {}
     try:
         async with open_service(url, embedding=None) as svc:
-            rev = None
-            for done in range(0, seed, 1000):
-                entries = [EntryInput(kind="fact", text=corpus.note()) for _ in range(min(1000, seed - done))]
-                rev = await svc.remember(rev.ref if rev else None, entries=entries)
-            assert rev is not None
+            built = engines.built_memory(url)
+            if built is None:
+                rev = None
+                for done in range(0, seed, 1000):
+                    entries = [EntryInput(kind="fact", text=corpus.note()) for _ in range(min(1000, seed - done))]
+                    rev = await svc.remember(rev.ref if rev else None, entries=entries)
+                assert rev is not None
+                engines.mark_built(url, rev.memory_id)
+            else:  # a kept database: new texts (its seed's are stored), and a warm-up like a fresh run's first load
+                corpus = Corpus(seed=time.time_ns() % 2**31)
+                rev = await svc.head(built)
+                for _ in range(20):
+                    rev = await svc.remember(rev, entries=[EntryInput(kind="fact", text=corpus.note())])
             memory = rev
 
             async def write() -> None:
@@ -170,7 +266,8 @@ async def run(url: str, seed: int, writes: int, searches: int, size: bool) -> di
             async def search() -> None:
                 await svc.search(corpus.query(), memories=[memory], limit=8, mode="fts")
 
-            with statements_timed(engine):
+            split = postgres_split() if engine == "postgresql" else contextlib.nullcontext()
+            with statements_timed(engine), split:
                 result["write"] = await _timed_calls(writes, write, clock)
                 if searches:
                     result["fts"] = await _timed_calls(searches, search, clock)
@@ -194,6 +291,7 @@ def main() -> None:
     ap.add_argument("--writes", type=int, default=100)
     ap.add_argument("--searches", type=int, default=0, help="Also time this many two-term full-text searches.")
     ap.add_argument("--size", action="store_true", help="OceanBase: the database's bytes at the end.")
+    ap.add_argument("--keep", metavar="NAME", help="Build the seed Memory once in database NAME and reuse it.")
     args = ap.parse_args()
     if not args.url and not args.start_postgres and not args.start_oceanbase:
         ap.error("give --url postgresql://…, --url oceanbase://…, --start-postgres or --start-oceanbase")
@@ -201,7 +299,7 @@ def main() -> None:
     with contextlib.ExitStack() as stack:
         server = stack.enter_context(engines.server_for(args.url, start))
         assert server is not None
-        url, _ = stack.enter_context(engines.server_database(server))
+        url, _ = stack.enter_context(engines.server_database(server, args.keep))
         result = asyncio.run(run(url, args.seed, args.writes, args.searches, args.size))
     print(f"load {os.getloadavg()[0]:.1f}: {result}")
 

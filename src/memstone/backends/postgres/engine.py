@@ -141,7 +141,7 @@ class PostgresEngine:
 
     # ---------------------------------------------------------------- transactions
     @contextmanager
-    def _txn(self, begin: str) -> Iterator[None]:
+    def _txn(self, begin: str | None) -> Iterator[None]:
         if getattr(self._local, "conn", None) is not None:
             yield  # nested: joins the outer transaction
             return
@@ -152,7 +152,8 @@ class PostgresEngine:
             raw = pool.getconn()
         try:
             conn = self._local.conn = PostgresConn(raw)
-            conn.defer(begin)  # sent with the transaction's first statement
+            if begin is not None:  # None: autocommit, each statement its own snapshot (``read_once``)
+                conn.defer(begin)  # sent with the transaction's first statement
             try:
                 with translated(url=self.url):
                     yield
@@ -185,6 +186,11 @@ class PostgresEngine:
 
     def read_txn(self) -> AbstractContextManager[None]:
         return self._txn("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+
+    def read_once(self) -> AbstractContextManager[None]:
+        """Statements in autocommit, each its own snapshot (the engine contract's ``read_once``): a duplicate check
+        is one statement, with no BEGIN before it and no COMMIT to wait for after it."""
+        return self._txn(None)
 
     def lock(self, key: str, *, shared: bool = False) -> None:
         fn = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
-from ..sql.engine import ArchiveRow, Candidates, Conn, FtsRow
+from ..sql.engine import ArchiveRow, Candidates, Conn, FtsRow, later
 
 K1 = 1.2
 B = 0.75
@@ -50,16 +50,6 @@ _CHECKS: tuple[tuple[str, str], ...] = (
         "archive full-text index has {count} posting(s) of rows not in the archive projection",
     ),
 )
-
-
-def later(conn: Conn, sql: str, args: Sequence[object]) -> None:
-    """Run a statement whose result nobody reads. On the engine's connection it is queued and travels with the next
-    statement (``PostgresConn.defer``: in order, in the same transaction, its error raised there)."""
-    defer = getattr(conn, "defer", None)
-    if defer is None:
-        conn.x(sql, args)
-    else:
-        defer(sql, args)
 
 
 def _postings(text: str) -> tuple[list[str], list[int], int]:
@@ -198,4 +188,4 @@ class PostgresFullText:
         return damage
 
 
-__all__ = ["PostgresFullText"]
+__all__ = ["PostgresFullText", "later"]  # later: for the vector codec too

@@ -191,6 +191,7 @@ class StoreCore:
             revision = self._apply_plan_sync(plan, after_commit)
         for update in after_commit:  # caches change only after COMMIT: a rolled-back write leaves them as they were
             update()
+        self.parts.rows.cache_revision(revision)  # the next write's base, read back from here
         return revision
 
     def _apply_plan_sync(self, plan: WritePlan, after_commit: list[Callable[[], None]]) -> Revision:
@@ -324,7 +325,8 @@ class StoreCore:
 
     def _read_sync(self, query: Query[object]) -> object:
         p = self.parts
-        with self.engine.read_txn():
+        once = isinstance(query, ContentQuery)  # its first statement reads all it needs of what may change
+        with getattr(self.engine, "read_once", self.engine.read_txn)() if once else self.engine.read_txn():
             match query:
                 case HeadQuery(memory_id=mid):
                     return p.rows.head(mid)
@@ -347,15 +349,10 @@ class StoreCore:
                         return p.rows.entry_versions(mid, eid)
                     return p.rows.versions(mid, list(vids))
                 case ContentQuery(memory_id=mid, content_hashes=hashes):
-                    head = p.rows.head(mid)
-                    if head is None:
-                        return []
-                    live = []
-                    for v in p.rows.versions_by_hash(mid, hashes):
-                        m = p.manifests.lookup(head.manifest_root, v.entry_id)
-                        if m is not None and m.entry_version_id == v.entry_version_id:
-                            live.append(LiveVersion(v, m.state))
-                    return live
+                    number, matched = p.rows.head_versions_by_hash(mid, hashes)  # one statement
+                    head = p.rows.head_at(mid, number) if matched else None
+                    hits = [(v, p.manifests.lookup(head.manifest_root, v.entry_id)) for v in matched] if head else []
+                    return [LiveVersion(v, m.state) for v, m in hits if m and m.entry_version_id == v.entry_version_id]
                 case MemoriesQuery():
                     return p.rows.heads()
                 case SourcesQuery(source_ids=sids):

@@ -16,6 +16,10 @@ The parts
     - ``write_txn()``: a read-write transaction bound to the calling thread (``engine.conn`` inside it). Nested
       calls join the outer transaction. It commits when the block ends and rolls back on any exception.
     - ``read_txn()``: a read-only transaction that sees ONE snapshot for all its statements.
+    - optionally ``read_once()``: statements outside a transaction, each its own snapshot, for a read whose first
+      statement reads all it needs of what may change (what follows reads immutable rows: Revisions, manifest
+      nodes): nothing to BEGIN or COMMIT. The core uses it for a write's duplicate check; an engine without it
+      gives a ``read_txn``.
     - ``lock(key, shared=False)``: inside a write transaction, take the engine's own lock on ``key`` until the
       transaction ends (see the isolation contract below). An engine whose write transaction already serializes
       every write (SQLite's ``BEGIN IMMEDIATE``) makes this a no-op.
@@ -26,7 +30,10 @@ The parts
     The statements of the current thread's transaction. SQL is written with ``?`` placeholders; the engine
     translates them to its driver's form. ``q`` fetches every row (tuples), ``x`` returns the row count,
     ``many`` runs one statement over many parameter rows, ``insert_id`` inserts one row and returns its
-    generated integer key.
+    generated integer key. Optionally ``defer(sql, args)``: queue a statement whose result nobody reads; it runs
+    before the connection's next statement (or the COMMIT), in order, in the same transaction, and its error is
+    raised there (a server engine sends the queue in one network round trip with that statement). The core's
+    statements whose results it does not read go through :func:`later` / :func:`later_many`.
 
 ``Dialect`` (``engine.dialect``)
     The SQL forms that differ between engines: upsert, insert-or-ignore, "a JSON array column holds this text",
@@ -106,6 +113,26 @@ class Conn(Protocol):
     def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None: ...
 
     def insert_id(self, sql: str, args: Sequence[object], id_column: str) -> int: ...
+
+
+def later(conn: Conn, sql: str, args: Sequence[object] = ()) -> None:
+    """Run a statement whose result nobody reads: queued by an engine's connection that can (``defer``), so it
+    travels with the next statement; run now by any other."""
+    defer = getattr(conn, "defer", None)
+    if defer is None:
+        conn.x(sql, args)
+    else:
+        defer(sql, args)
+
+
+def later_many(conn: Conn, sql: str, rows: Sequence[Sequence[object]]) -> None:
+    """:func:`later` for one statement over many parameter rows (``Conn.many`` on an engine that cannot queue)."""
+    defer = getattr(conn, "defer", None)
+    if defer is None:
+        conn.many(sql, rows)
+        return
+    for row in rows:
+        defer(sql, row)
 
 
 class Dialect:
@@ -343,4 +370,6 @@ __all__ = [
     "VectorCodec",
     "VectorMeta",
     "driver_errors",
+    "later",
+    "later_many",
 ]

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
 from ...ports import SearchRequest
-from .engine import ArchiveRow, Engine, VectorCodec, VectorMeta
+from .engine import ArchiveRow, Engine, VectorCodec, VectorMeta, later
 from .rows import dumps_json, json_list
 
 
@@ -74,7 +74,8 @@ class ProjectionRows:
     def put_head(self, revision: int, version: EntryVersion, text: str) -> None:
         c = version.content
         conn = self.engine.conn
-        conn.x(
+        later(  # nothing is read back (the postings find the row by its key)
+            conn,
             self._put_head_sql,
             (
                 version.memory_id,
@@ -96,7 +97,9 @@ class ProjectionRows:
     def drop_head(self, memory_id: MemoryId, entry_id: EntryId) -> None:
         conn = self.engine.conn
         self.engine.fts.drop_head(conn, memory_id, entry_id)
-        conn.x("DELETE FROM memory_entry_heads WHERE memory_artifact_id = ? AND entry_id = ?", (memory_id, entry_id))
+        later(
+            conn, "DELETE FROM memory_entry_heads WHERE memory_artifact_id = ? AND entry_id = ?", (memory_id, entry_id)
+        )
 
     def head_rows(self, memory_id: MemoryId | None) -> Iterator[HeadRow]:
         sql = (

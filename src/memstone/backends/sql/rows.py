@@ -28,7 +28,7 @@ from ...domain.model import (
 )
 from ...domain.purge import purge_mark
 from ...ports import ScopeBinding
-from .engine import Engine, Row
+from .engine import Engine, Row, later, later_many
 
 PURGE_GENERATION = "purge_generation"
 
@@ -184,10 +184,14 @@ class AuthorityRows:
         if not rows:
             return None
         found = revision_from_row(rows[0])
+        self.cache_revision(found)
+        return found
+
+    def cache_revision(self, revision: Revision) -> None:
+        """Keep a decoded Revision (one read, or one this process committed: called after its COMMIT)."""
         if len(self._revision_cache) > 4096:
             self._revision_cache.clear()
-        self._revision_cache[key] = found
-        return found
+        self._revision_cache[(revision.memory_id, revision.revision)] = revision
 
     def revisions(self, memory_id: MemoryId, first: int, last: int) -> list[Revision]:
         rows = self.q(
@@ -215,7 +219,8 @@ class AuthorityRows:
         lineage = dumps_json(
             {"sources": list(revision.sources), "artifacts": [a.to_dict() for a in revision.artifacts]}
         )
-        self.engine.conn.x(
+        later(  # nothing is read back: it travels with the head's compare-and-swap
+            self.engine.conn,
             f"INSERT INTO artifact_revisions ({REVISION_COLUMNS}) VALUES ({self.dialect.marks(11)})",
             (
                 revision.memory_id,
@@ -268,7 +273,8 @@ class AuthorityRows:
 
     def insert_nodes(self, nodes: Mapping[str, bytes]) -> None:
         if nodes:
-            self.engine.conn.many(
+            later_many(
+                self.engine.conn,
                 self.dialect.insert_ignore("manifest_nodes", ("node_hash", "body"), ("node_hash",)),
                 [(h, zlib.compress(raw, 6)) for h, raw in nodes.items()],
             )
@@ -306,8 +312,10 @@ class AuthorityRows:
                 )
             )
         if rows:
-            self.engine.conn.many(
-                f"INSERT INTO memory_entry_versions ({VERSION_COLUMNS}) VALUES ({self.dialect.marks(20)})", rows
+            later_many(
+                self.engine.conn,
+                f"INSERT INTO memory_entry_versions ({VERSION_COLUMNS}) VALUES ({self.dialect.marks(20)})",
+                rows,
             )
 
     def forget_cached(self, version_id: str) -> None:
@@ -396,15 +404,23 @@ class AuthorityRows:
         ):
             yield version_from_row(row)
 
-    def versions_by_hash(self, memory_id: MemoryId, hashes: Sequence[str]) -> list[EntryVersion]:
+    def head_versions_by_hash(
+        self, memory_id: MemoryId, hashes: Sequence[str]
+    ) -> tuple[int | None, list[EntryVersion]]:
+        """The head revision of ``memory_id`` (None: no head) and its versions whose entry hash is one of ``hashes``,
+        in one statement (a write's duplicate check: one round trip on a server engine)."""
         if not hashes:
-            return []
+            return None, []
+        columns = ", ".join("v." + c.strip() for c in VERSION_COLUMNS.split(","))
         rows = self.q(
-            f"SELECT {VERSION_COLUMNS} FROM memory_entry_versions WHERE memory_artifact_id = ? "
-            f"AND entry_content_hash IN ({self.dialect.marks(len(hashes))})",
-            (memory_id, *hashes),
+            f"SELECT h.revision, {columns} FROM artifact_heads h LEFT JOIN memory_entry_versions v "
+            f"ON v.memory_artifact_id = ? AND v.entry_content_hash IN ({self.dialect.marks(len(hashes))}) "
+            "WHERE h.artifact_id = ?",
+            (memory_id, *hashes, memory_id),
         )
-        return [version_from_row(r) for r in rows]
+        if not rows:
+            return None, []
+        return int(rows[0][0]), [version_from_row(r[1:]) for r in rows if r[1] is not None]
 
     def version_number(self, version_id: EntryVersionId) -> int | None:
         found = self.versions(None, [version_id])

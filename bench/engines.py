@@ -169,17 +169,18 @@ def bulk_vectors(url: str, dimension: int) -> Iterator[None]:
         conn.execute("ANALYZE")
 
 
-def mark_built(url: str, memory_id: str) -> None:
-    """Record in a kept server database that its build finished (``built_memory`` reads it back)."""
-    _run(url, "CREATE TABLE bench_built (memory_id VARCHAR(64) NOT NULL)")
-    _run(url, "INSERT INTO bench_built (memory_id) VALUES (%s)", (memory_id,))
+def mark_built(url: str, memory_id: str, stage: str = "built") -> None:
+    """Record in a kept server database that a stage of its build finished (``built_memory`` reads it back):
+    ``built`` (the whole build), or a stage a rerun resumes after (``loaded``: the entries, before their vectors)."""
+    _run(url, f"CREATE TABLE bench_{stage} (memory_id VARCHAR(64) NOT NULL)")
+    _run(url, f"INSERT INTO bench_{stage} (memory_id) VALUES (%s)", (memory_id,))
 
 
-def built_memory(url: str) -> str | None:
-    """The Memory a finished build of this kept database wrote, or None (never built, or interrupted)."""
+def built_memory(url: str, stage: str = "built") -> str | None:
+    """The Memory a finished stage of this kept database's build wrote, or None (never built, or interrupted)."""
     try:
-        rows = _run(url, "SELECT memory_id FROM bench_built")
-    except Exception:  # no such table: the build did not finish
+        rows = _run(url, f"SELECT memory_id FROM bench_{stage}")
+    except Exception:  # no such table: the stage did not finish
         return None
     return str(rows[0][0]) if rows else None
 

@@ -242,8 +242,10 @@ class RawEngine:
             import psycopg
 
             self._conn = psycopg.connect(url, autocommit=True)
-            # the settings memstone's search uses (ef_search 100 for k = 10), once for the session
-            self._conn.execute("SET hnsw.ef_search = 100")
+            # the settings memstone's search uses (ef_search 400 for k = 10: vectors.EF_SEARCH_MIN), once per session
+            from memstone.backends.postgres.vectors import EF_SEARCH_MIN
+
+            self._conn.execute(f"SET hnsw.ef_search = {EF_SEARCH_MIN}")
             self._conn.execute("SET hnsw.iterative_scan = relaxed_order")
         else:
             import pymysql

@@ -434,12 +434,17 @@ def speed_texts(n: int) -> list[str]:
 async def speed_store(n: int, texts: list[str], cached: CachedModel) -> tuple[str, Path | None, str]:
     """(URL, SQLite file or None, Memory id) of the speed store of ``n`` entries, built once and kept.
 
-    SQLite: a file in ``bench/.cache``. ``--url``: a database on that server named by the same fingerprint, kept
-    after the run (with a ``bench_built`` row naming its Memory once the build finished), so a rerun against the
-    same server reuses it; a database whose build did not finish is dropped and built again.
+    SQLite: a file in ``bench/.cache``, loaded with ``remember`` (1,000 entries each) and the cached vectors.
+    ``--url``: a database on that server named by the same fingerprint, kept after the run (with a ``bench_built``
+    row naming its Memory once the build finished), so a rerun against the same server reuses it. A server store
+    is built as a bulk import: the entries first, with no model (``load_speed_entries``, marked ``bench_loaded``;
+    it needs no vector, so it can run while the vector cache fills), then their vectors by ``backfill`` from the
+    cache, with PostgreSQL's HNSW index built once after them (``engines.bulk_vectors``). A database whose build did
+    not finish is dropped and built again, or, when its entries were loaded, resumes with the vectors.
     """
     fp = fingerprint([BUILD_VERSION, n, texts[:n]])
     path: Path | None = None
+    t0 = time.perf_counter()
     if PG_SERVER is None:
         path = CACHE / f"speed-{cached.profile.profile_id}-{n}-{fp}.db"
         side = path.with_suffix(".json")
@@ -447,33 +452,58 @@ async def speed_store(n: int, texts: list[str], cached: CachedModel) -> tuple[st
             return f"sqlite:///{path}", path, json.loads(side.read_text())["memory_id"]
         _remove_db(path)
         url = f"sqlite:///{path}"
-    else:
-        name = f"bench_speed_{cached.profile.profile_id.replace('-', '_')}_{n}_{fp}"
-        with engines.server_database(PG_SERVER, name) as (url, existed):
-            built = engines.built_memory(url) if existed else None
-        if built is not None:
-            log(f"  speed store {n}: reusing database {name}")
-            return url, None, built
-        if existed:
-            engines.drop_database(PG_SERVER, name)
-            with engines.server_database(PG_SERVER, name) as (url, _):
-                pass
+        head = None
+        async with memstone.open_service(url, embedding=cached) as svc:
+            for i in range(0, n, 1000):
+                head = await svc.remember(head, entries=[EntryInput(kind="note", text=t) for t in texts[i : i + 1000]])
+                log(f"  speed store {n}: {min(i + 1000, n)}/{n} ({time.perf_counter() - t0:.0f} s, load {load()})")
+        assert head is not None
+        conn = apsw.Connection(str(path))
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+        side.write_text(json.dumps({"memory_id": head.memory_id, "n": n}))
+        log(f"  speed store {n}: built in {time.perf_counter() - t0:.0f} s (load {load()})")
+        return url, path, head.memory_id
+    url, memory_id = await load_speed_entries(n, texts, cached.profile.profile_id)
+    built = engines.built_memory(url)
+    if built is not None:
+        log(f"  speed store {n}: reusing database {url.rsplit('/', 1)[-1]}")
+        return url, None, built
+    async with memstone.open_service(url, embedding=cached) as svc:
+        with engines.bulk_vectors(url, cached.profile.dimension):  # PostgreSQL: HNSW built once, after the load
+
+            def progress(done: int, total: int) -> None:
+                if done % 10_000 < 1000 or done == total:
+                    log(f"  speed store {n}: vectors {done}/{total} ({time.perf_counter() - t0:.0f} s, load {load()})")
+
+            await svc.backfill(batch=1000, progress=progress)
+    engines.mark_built(url, memory_id)
+    log(f"  speed store {n}: vectors and index in {time.perf_counter() - t0:.0f} s (load {load()})")
+    return url, None, memory_id
+
+
+async def load_speed_entries(n: int, texts: list[str], profile_id: str) -> tuple[str, str]:
+    """(URL, Memory id) of the server speed store of ``n`` entries with its entries loaded (no vectors yet)."""
+    assert PG_SERVER is not None
+    fp = fingerprint([BUILD_VERSION, n, texts[:n]])
+    name = f"bench_speed_{profile_id.replace('-', '_')}_{n}_{fp}"
+    with engines.server_database(PG_SERVER, name) as (url, existed):
+        loaded = engines.built_memory(url, "loaded") if existed else None
+    if loaded is not None:
+        return url, loaded
+    if existed:
+        engines.drop_database(PG_SERVER, name)
+        with engines.server_database(PG_SERVER, name) as (url, _):
+            pass
     head = None
     t0 = time.perf_counter()
-    async with memstone.open_service(url, embedding=cached) as svc:
+    async with memstone.open_service(url, embedding=None) as svc:
         for i in range(0, n, 1000):
             head = await svc.remember(head, entries=[EntryInput(kind="note", text=t) for t in texts[i : i + 1000]])
-            log(f"  speed store {n}: {min(i + 1000, n)}/{n} ({time.perf_counter() - t0:.0f} s, load {load()})")
-        assert head is not None
-        memory_id = head.memory_id
-    if path is None:
-        engines.mark_built(url, memory_id)
-        return url, None, memory_id
-    conn = apsw.Connection(str(path))
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    path.with_suffix(".json").write_text(json.dumps({"memory_id": memory_id, "n": n}))
-    return url, path, memory_id
+            log(f"  speed store {n}: {min(i + 1000, n)}/{n} entries ({time.perf_counter() - t0:.0f} s, load {load()})")
+    assert head is not None
+    engines.mark_built(url, head.memory_id, "loaded")
+    return url, head.memory_id
 
 
 async def raw_speed(

@@ -43,11 +43,14 @@ async def build(url: str, n: int, corpus: Corpus, model: HashingEmbedder) -> str
     t0 = time.time()
     head = None
     async with memstone.open_service(url, embedding=model) as svc:
-        for i in range(0, n, 1000):
-            head = await svc.remember(
-                head, entries=[EntryInput(kind="fact", text=corpus.note()) for _ in range(min(1000, n - i))]
-            )
-            print(f"\r  loaded {min(i + 1000, n)}/{n} ({time.time() - t0:.0f} s)", end="", file=sys.stderr, flush=True)
+        with engines.bulk_vectors(url, model.profile.dimension):  # PostgreSQL: HNSW built once, after the load
+            for i in range(0, n, 1000):
+                head = await svc.remember(
+                    head, entries=[EntryInput(kind="fact", text=corpus.note()) for _ in range(min(1000, n - i))]
+                )
+                print(
+                    f"\r  loaded {min(i + 1000, n)}/{n} ({time.time() - t0:.0f} s)", end="", file=sys.stderr, flush=True
+                )
     print(file=sys.stderr)
     assert head is not None
     print(f"{n} entries loaded in {time.time() - t0:.0f} s")

@@ -116,7 +116,8 @@ def main() -> None:
     parser.add_argument("--json", dest="json_out", help="also write the figures here")
     opts = parser.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="memstone-bench-hooks-") as tmp:
+    # The warm hook server and a capture child may still write bytecode there while it is removed: ignore that.
+    with tempfile.TemporaryDirectory(prefix="memstone-bench-hooks-", ignore_cleanup_errors=True) as tmp:
         root = Path(tmp)
         project = root / "web"
         (project / ".git").mkdir(parents=True)

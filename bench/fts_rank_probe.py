@@ -11,11 +11,13 @@ terms, and the rare terms alone find ``2 x depth`` rows); thread CPU, passes int
 1. **statements** on the store as built: ``two``, the split's two ranked statements as the search runs them;
    ``match`` the same two MATCHes returning row ids only; ``aux`` the same with a Python FTS5 auxiliary function
    returning a constant, ``docsize`` one returning the row's token count (FTS5's ``%_docsize`` lookup that
-   ``bm25()`` makes for every row it scores); two exact Python rankings that use the per-connection term counts
-   instead of FTS5's per-statement IDF pass: ``py-one`` (one statement, ``(rare) AND (rare OR common)``, BM25 in
-   a Python auxiliary function) and ``py-postings`` (one statement per term returning its frequency, the token
-   counts read from ``%_docsize``, BM25 summed in Python). Both are compared with ``bm25()`` of the whole query
-   over the rows holding a rare term: (row id, score) bit for bit.
+   ``bm25()`` makes for every row it scores); ``idf-common`` the common terms' rows counted, one statement each
+   (what ``bm25()``'s per-statement IDF pass reads for them); ``rare-not-common``, the first statement ranked
+   without the rows the second scores again (``(rare) NOT (common)``); two exact Python rankings that use the
+   per-connection term counts instead of FTS5's per-statement IDF pass: ``py-one`` (one statement,
+   ``(rare) AND (rare OR common)``, BM25 in a Python auxiliary function) and ``py-postings`` (one statement per
+   term returning its frequency, the token counts read from ``%_docsize``, BM25 summed in Python). Both are
+   compared with ``bm25()`` of the whole query over the rows holding a rare term: (row id, score) bit for bit.
 2. **segments**: the index as built (one FTS5 segment per write transaction, merged by FTS5's automerge) against
    a copy after FTS5 ``optimize`` (one segment: what the maintenance daemon's storage upkeep does,
    ``backends/sqlite/upkeep.py``): ``two`` on each, then ``search(mode="fts")`` through the service on each copy,
@@ -123,6 +125,18 @@ class Probe:
         scores = dict(first)
         scores.update(self.ranked(f"({match_expression(common)}) AND ({match_expression(rare)})"))
         return sorted(scores.items(), key=lambda kv: (kv[1], kv[0]))[:WIDE]
+
+    def idf_pass(self, c: Case) -> None:
+        """What bm25()'s IDF pass reads for the common terms: each one's rows, counted."""
+        for t in c[2]:
+            self.conn.execute(
+                f"SELECT count(*) FROM {self.t} WHERE {self.t} MATCH ?", [match_expression([t])]
+            ).fetchall()
+
+    def rare_not_common(self, c: Case) -> None:
+        """The first statement without the rows the second one scores again (``rare NOT common``)."""
+        _, rare, common = c
+        self.ranked(f"({match_expression(rare)}) NOT ({match_expression(common)})")
 
     def scan(self, c: Case, fn: str) -> None:
         _, rare, common = c
@@ -319,6 +333,8 @@ def main() -> None:
                 "match": lambda c: a.scan(c, ""),
                 "aux": lambda c: a.scan(c, f", probe_const({FTS})"),
                 "docsize": lambda c: a.scan(c, f", probe_docsize({FTS})"),
+                "idf-common": a.idf_pass,
+                "rare-not-common": a.rare_not_common,
                 "py-one": a.py_one,
                 "py-postings": a.py_postings,
             },

@@ -34,6 +34,7 @@ __all__ = [
     "QUESTION",
     "REPLACED",
     "SESSION_OPENER",
+    "SESSION_PLAN",
     "SESSION_START",
     "SPECULATION",
     "TASK",
@@ -111,13 +112,31 @@ _ART = r"(?:(?:el|la|los|las|le|les|o|a|os|as|il|lo|gli|i|do|da|del|du)\s+|l'|d'
 
 QUESTION: dict[Lang, Cue] = {
     "en": _i(r"\?\s*$"),
-    "de": _i(r"\?\s*$|^(?:kannst|könntest|würdest|weißt|hast|gibt es|wie|was|warum|wo|wann|welche[rsnm]?)\b.*\?"),
+    "de": _i(
+        r"\?\s*$|^(?:kannst|könntest|würdest|weißt|hast|gibt es|wie|was|warum|wo|wann|welche[rsnm]?)\b.*(?:\?|[^.!]$)"
+    ),
     "zh": _c(r"[?？]\s*$|吗[。.]?$|呢[。.]?$|^(?:为什么|怎么|是不是|有没有|哪)"),
-    "es": _i(r"\?\s*$|^¿"),
-    "fr": _i(r"\?\s*$|^(?:est-ce que|qu'est-ce qu)"),
-    "pt": _i(r"\?\s*$|^será que\b"),
-    "it": _i(r"\?\s*$"),
-    "ja": _c(r"[?？]\s*$|(?:です|ます|でしょう|ません|ました|だろう|ない)か[。.]?\s*$|っけ[。.]?\s*$|かな[。.]?\s*$"),
+    # An interrogative word (or "do you know where …") opening a sentence without a closing period.
+    "es": _i(
+        r"\?\s*$|^¿|^(?:dónde|cuándo|cómo|por qué|qué|cuál|cuáles|cuánto|cuántos|quién|(?:tú )?sabes (?:si|dónde|cómo"
+        r"|qué|cuál)|me (?:recuerdas|dices))\b.*[^.!]$"
+    ),
+    "fr": _i(
+        r"\?\s*$|^(?:est-ce que|qu'est-ce qu)|^(?:où|quand|comment|pourquoi|quel(?:le)?s?|combien|qui|(?:tu|vous) "
+        r"(?:sais|savez|peux|pouvez)|sais-tu|savez-vous|peux-tu|pouvez-vous)\b.*[^.!]$"
+    ),
+    "pt": _i(
+        r"\?\s*$|^será que\b|^(?:onde|quando|como|por ?que|qual|quais|quanto|quantos|quem|o que|(?:você|tu) "
+        r"(?:sabe|sabes|pode|podes)|sabe(?:s)? (?:se|onde|como|qual))\b.*[^.!]$"
+    ),
+    "it": _i(
+        r"\?\s*$|^(?:dove|quando|come|perché|quale|quali|quanto|quanti|chi|cosa|che cosa|sai (?:se|dove|come))"
+        r"\b.*[^.!]$"
+    ),
+    "ja": _c(
+        r"[?？]\s*$|(?:です|ます|でしょう|ません|ました|だろう|ない)か[。.]?\s*$|っけ[。.]?\s*$|かな[。.]?\s*$"
+        r"|(?:なぜ|なんで|どうして|どこ|いつ|どれ|どの|どう|何|なに)[^。]*(?:でしょう|のか|んだろう|の|か)[。.]?\s*$"
+    ),
 }
 SPECULATION: dict[Lang, Cue] = {
     "en": _i(
@@ -128,14 +147,17 @@ SPECULATION: dict[Lang, Cue] = {
         r"\b(?:vielleicht|eventuell|wahrscheinlich|möglicherweise|vermutlich|irgendwann|ich glaube|ich denke"
         r"|ich vermute|ich schätze|bin mir (?:aber )?nicht sicher|könnte|könnten|lohnt sich)\b"
     ),
-    "zh": _c(r"也许|或许|可能|大概|我觉得|我怀疑|我猜|不确定|说不好|回头再说|以后再说|以后可能|考虑一下|不一定"),
+    "zh": _c(
+        r"也许|或许|可能|大概|我觉得|我怀疑|我猜|不确定|说不好|说不定|回头再说|以后再说|以后可能|考虑一下|不一定|要不要"
+    ),
     "es": _i(
         r"\b(?:quizás?|tal vez|a lo mejor|probablemente|posiblemente|puede que|podríamos|podría|creo que|me parece que"
         r"|supongo|no (?:lo )?tengo claro|no estoy segur[oa]|no sé si|algún día|convendría|valdría la pena)\b"
     ),
     "fr": _i(
         r"\b(?:peut-être|probablement|sans doute|il se peut|on pourrait|pourrait|pourrions|je pense que|je crois que"
-        r"|j'imagine|je suppose|pas sûr|pas certain|un jour|éventuellement|vaudrait la peine|vaille le coup|à voir)\b"
+        r"|j'imagine|je suppose|pas sûr|pas certain|un jour|éventuellement|vaudrait la peine|vaille le coup|à voir"
+        r"|je me demande|on devrait peut|ça vaudrait)\b"
     ),
     "pt": _i(
         r"\b(?:talvez|provavelmente|possivelmente|pode ser que|poderíamos|poderia|acho que|creio que|suponho"
@@ -146,7 +168,7 @@ SPECULATION: dict[Lang, Cue] = {
         r"|non so se|un giorno|prima o poi|varrebbe la pena|chissà)\b"
     ),
     "ja": _c(
-        r"かもしれ|たぶん|多分|おそらく|恐らく|と思(?:う|います|っています)|気がする|何とも言えな|わからな|分からな"
+        r"かもしれ|かも[。.]?\s*$|でしょう[。.]?\s*$|たぶん|多分|おそらく|恐らく|と思(?:う|います|っています)|気がする|何とも言えな|わからな|分からな"
         r"|検討(?:中|したい|しても)|いずれ|そのうち|将来的に"
     ),
 }
@@ -161,7 +183,10 @@ ONE_OFF: dict[Lang, Cue] = {
         r"|dieses mal|gerade|in diesem (?:pr|pull request|commit|branch)|für diese[ns]? (?:aufgabe|ticket|pr|release)"
         r"|nur für (?:die|den|das|diese[ns]?) \w+liste)\b"
     ),
-    "zh": _c(r"这次|这一次|今天|明天|下班前|现在马上|马上|立刻|暂时|先不|先只|赶时间|这个\s*PR|这个任务|这个需求|本次"),
+    "zh": _c(
+        r"这次|这一次|今天|明天|下班前|现在马上|马上|立刻|暂时|先不|先只|先别|再说[。.!！]?$|赶时间|这个\s*PR|这个任务"
+        r"|这个需求|这个\s*bug|本次"
+    ),
     "es": _i(
         r"\b(?:por ahora|de momento|por el momento|hoy(?! en día)|(?<!la )(?<!cada )mañana|esta vez|solo esta vez"
         r"|ahora mismo"
@@ -200,30 +225,42 @@ TASK: dict[Lang, Cue] = {
     "es": _i(
         r"^(?:por favor,?\s+)?(?:añade|agrega|crea|corrige|arregla|haz|implementa|escribe|cambia|actualiza|revisa"
         r"|mira|busca|elimina|borra|quita|mueve|renombra|prepara|genera|explica|muestra|dime|ayúdame|prueba"
-        r"|ejecuta|sube|migra|refactoriza|abre|cierra|comprueba|investiga|puedes|podrías|me ayudas)\b"
+        r"|ejecuta|sube|migra|refactoriza|abre|cierra|comprueba|investiga|puedes|podrías|me ayudas"
+        r"|vamos a \w+(?:ar|er|ir)|hagamos|empecemos)\b"
     ),
     "fr": _i(
         r"^(?:s'il te plaît,?\s+|merci de\s+)?(?:ajoute|rajoute|crée|corrige|répare|fais|implémente|écris|change"
         r"|modifie|mets|regarde|cherche|supprime|enlève|retire|déplace|renomme|prépare|génère|explique|montre"
         r"|dis-moi|aide-moi|teste|exécute|ouvre|ferme|vérifie|refactorise|migre|ajoutez|créez|corrigez|faites"
-        r"|écrivez|modifiez|regardez|vérifiez|tu peux|peux-tu|pourrais-tu|tu pourrais)\b"
+        r"|écrivez|modifiez|regardez|vérifiez|tu peux|peux-tu|pourrais-tu|tu pourrais|(?:allons|on va) \w+(?:er|ir|re)"
+        r"|commençons)\b"
     ),
     "pt": _i(
         r"^(?:por favor,?\s+)?(?:adiciona|acrescenta|cria|corrige|conserta|faz|implementa|escreve|muda|altera"
         r"|atualiza|revê|vê|olha|procura|apaga|remove|tira|move|renomeia|prepara|gera|explica|mostra|diz-me|ajuda"
         r"|testa|executa|abre|fecha|verifica|investiga|adicione|crie|corrija|faça|implemente|escreva|mude|altere"
         r"|atualize|revise|veja|procure|apague|remova|mova|renomeie|gere|explique|mostre|teste|rode|execute"
-        r"|abra|feche|verifique|podes|consegues|você pode)\b"
+        r"|abra|feche|verifique|podes|consegues|você pode|vamos \w+(?:ar|er|ir)|bora)\b"
     ),
     "it": _i(
         r"^(?:per favore,?\s+)?(?:aggiungi|crea|correggi|sistema|fai|implementa|scrivi|cambia|modifica|aggiorna"
         r"|controlla|guarda|cerca|elimina|cancella|rimuovi|togli|sposta|rinomina|prepara|genera|spiega|mostra"
-        r"|dimmi|aiutami|testa|esegui|apri|chiudi|verifica|metti|puoi|potresti)\b"
+        r"|dimmi|aiutami|testa|esegui|apri|chiudi|verifica|metti|puoi|potresti|facciamo|andiamo a|iniziamo)\b"
     ),
     # A request ("…してください", "…をお願いします"), not a prohibition ("…しないでください") nor a manner
     # ("返答は日本語でお願いします": a standing preference).
-    "ja": _c(r"(?<!ない)(?:て|で)(?:ください|下さい|くれ|もらえ|いただけ)|(?<!で)お願い(?:します|できますか)?"),
+    "ja": _c(
+        r"(?<!ない)(?:て|で)(?:ください|下さい|くれ|もらえ|いただけ|ほしい|欲しい)|(?<!で)お願い(?:します|できますか)?"
+        r"|(?:[っしいきぎえけせべめれねちり]て|んで)[。.!！]?\s*$"
+    ),
 }
+# A plan for this session: a sequencing word opening the sentence ("First, let's …", "D'abord …", "まずは…", "先把…").
+SESSION_PLAN = rx(
+    r"^(?:first(?:,| of all| let'?s| we)|let'?s (?:first|start)|to start(?: with)?,|zuerst|zunächst|als erstes"
+    r"|d'abord|tout d'abord|pour commencer|en premier|primero|para empezar|antes que nada|primeiro|pra começar"
+    r"|para começar|antes de mais nada|prima(?! d)|per cominciare|innanzitutto)\b"
+    r"|^(?:まずは|まず、|最初に)|^先(?:把|来|看|修|处理|弄|搞|搞定)|^首先"
+)
 # Clauses that make an imperative a standing rule ("Lass vor jedem „fertig“ … laufen", "Run X before every commit").
 GENERIC: dict[Lang, Cue] = {
     "en": _i(r"\b(?:always|never|every|each|whenever|any|all|before (?:you|every|each|saying|calling)|by default)\b"),
@@ -488,7 +525,7 @@ JA_CHATTER = re.compile(
 )
 GREETING = rx(
     r"^(?:hi|hey|hello|morning|good morning|moin|hallo|servus|hola|buenas|buenos días|bonjour|salut|olá|oi|bom dia"
-    r"|ciao|buongiorno|你好|嗨|早上好|大家好|おはよう(?:ございます)?|こんにちは)\b[\s,!！，.]"
+    r"|ciao|buongiorno|你好|嗨|早上好|早安|早|晚上好|下午好|大家好|おはよう(?:ございます)?|こんにちは|こんばんは)\b[\s,!！，.、。]"
 )
 # A line that opens a session ("Hola, seguimos con la API", "On reprend le site …", "Moin, weiter mit …") says
 # nothing to keep: a greeting with a "let's go on" verb, or a sentence that starts with a "let's go on (with)".

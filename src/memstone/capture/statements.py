@@ -159,13 +159,13 @@ _MODALITY_KIND = {"constraint": "constraint", "convention": "convention", "prefe
 def _english(s: str, rd: Reading, *, forced: bool, lifecycle: bool) -> tuple[str | None, str | None, bool]:
     """(skip reason, kind, correction) for an English sentence: the trigger words first, then its meaning."""
     correction = forced or bool(CORRECTION_LEAD.search(s)) or bool(STOP_DOING.search(s))
-    if s.endswith("?") or (QUESTION_START.search(s) and not s.endswith(".")):
+    if s.endswith("?") or (QUESTION_START.search(s) and not s.endswith(".")) or rd.question:
         return "question", None, correction
-    if SPECULATION.search(s):
+    if SPECULATION.search(s) or rd.speculation:
         return "speculation", None, correction
     if rd.lesson:
         return None, "lesson", False
-    if ONE_OFF.search(s) and not lifecycle:
+    if (ONE_OFF.search(s) or (rd.one_off and not rd.change)) and not lifecycle:  # "… was bumped this morning"
         return "one_off", None, correction
     if is_chatter(s) or rd.chatter:
         return "chatter", None, correction

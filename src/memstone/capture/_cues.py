@@ -176,37 +176,37 @@ ONE_OFF: dict[Lang, Cue] = {
     "en": _i(
         r"\b(?:for this (?:task|pr|change|release|ticket|one)|in this (?:pr|change|branch|commit)|this time"
         r"|right now|for now|today|tonight|tomorrow|this afternoon|this morning|at the moment|just this once"
-        r"|once (?:ci|it) is green)\b"
+        r"|once (?:ci|it) is green|this (?:week|sprint))\b"
     ),
     "de": _i(
         r"\b(?:heute|morgen|jetzt (?:erst|mal|gleich|sofort)|erst (?:ein)?mal|fürs erste|vorerst|diesmal"
         r"|dieses mal|gerade|in diesem (?:pr|pull request|commit|branch)|für diese[ns]? (?:aufgabe|ticket|pr|release)"
-        r"|nur für (?:die|den|das|diese[ns]?) \w+liste)\b"
+        r"|nur für (?:die|den|das|diese[ns]?) \w+liste|diese woche|in diesem sprint)\b"
     ),
     "zh": _c(
-        r"这次|这一次|今天|明天|下班前|现在马上|马上|立刻|暂时|先不|先只|先别|再说[。.!！]?$|赶时间|这个\s*PR|这个任务"
+        r"这次|这一次|这周|本周|这个星期|今天|明天|下班前|现在马上|马上|立刻|暂时|先不|先只|先别|再说[。.!！]?$|赶时间|这个\s*PR|这个任务"
         r"|这个需求|这个\s*bug|本次"
     ),
     "es": _i(
         r"\b(?:por ahora|de momento|por el momento|hoy(?! en día)|(?<!la )(?<!cada )mañana|esta vez|solo esta vez"
-        r"|ahora mismo"
+        r"|ahora mismo|esta semana"
         r"|en (?:este|esta) (?:pr|commit|rama|ticket|cambio|tarea)|para (?:este|esta) (?:pr|tarea|ticket|rama))\b"
     ),
     "fr": _i(
         r"\b(?:pour l'instant|pour le moment|pour (?:cette|ce) (?:pr|tâche|fois|branche|ticket|commit|release)"
         r"|dans (?:cette|ce) (?:pr|branche|commit)|cette fois|aujourd'hui|demain|tout de suite|ce soir|ce matin"
-        r"|cet après-midi|en attendant)\b"
+        r"|cet après-midi|en attendant|cette semaine|ce sprint)\b"
     ),
     "pt": _i(
         r"\b(?:por agora|por enquanto|por ora|hoje(?! em dia)|amanhã|desta vez|agora mesmo|esta tarde|esta manhã"
-        r"|(?:nesta|neste|para esta|para este) (?:pr|tarefa|branch|commit|ticket))\b"
+        r"|esta semana|nesta semana|(?:nesta|neste|para esta|para este) (?:pr|tarefa|branch|commit|ticket))\b"
     ),
     "it": _i(
         r"\b(?:per ora|per adesso|per il momento|(?<!d')oggi|domani|questa volta|stavolta|subito|stasera|stamattina"
-        r"|(?:in|per) quest[oa] (?:pr|branch|commit|ticket|release))\b"
+        r"|questa settimana|(?:in|per) quest[oa] (?:pr|branch|commit|ticket|release))\b"
     ),
     "ja": _c(
-        r"今回|(?:今日|明日)(?!から|以降)|今すぐ|とりあえず|ひとまず|いったん|一旦|当面|この\s*(?:PR|プルリク|チケット|タスク)"
+        r"今回|今週|(?:今日|明日)(?!から|以降)|今すぐ|とりあえず|ひとまず|いったん|一旦|当面|この\s*(?:PR|プルリク|チケット|タスク)"
     ),
 }
 TASK: dict[Lang, Cue] = {
@@ -251,7 +251,7 @@ TASK: dict[Lang, Cue] = {
     # ("返答は日本語でお願いします": a standing preference).
     "ja": _c(
         r"(?<!ない)(?:て|で)(?:ください|下さい|くれ|もらえ|いただけ|ほしい|欲しい)|(?<!で)お願い(?:します|できますか)?"
-        r"|(?:[っしいきぎえけせべめれねちり]て|んで)[。.!！]?\s*$"
+        r"|(?:[っしいきぎえけせべめれねちり]て|んで)[。.!！]?\s*$|ましょう[。.!！]?\s*$"
     ),
 }
 # A plan for this session: a sequencing word opening the sentence ("First, let's …", "D'abord …", "まずは…", "先把…").
@@ -259,7 +259,7 @@ SESSION_PLAN = rx(
     r"^(?:first(?:,| of all| let'?s| we)|let'?s (?:first|start)|to start(?: with)?,|zuerst|zunächst|als erstes"
     r"|d'abord|tout d'abord|pour commencer|en premier|primero|para empezar|antes que nada|primeiro|pra começar"
     r"|para começar|antes de mais nada|prima(?! d)|per cominciare|innanzitutto)\b"
-    r"|^(?:まずは|まず、|最初に)|^先(?:把|来|看|修|处理|弄|搞|搞定)|^首先"
+    r"|^(?:まず(?!い)|最初に)|^先(?:把|来|看|修|处理|弄|搞|搞定)|^首先"
 )
 # Clauses that make an imperative a standing rule ("Lass vor jedem „fertig“ … laufen", "Run X before every commit").
 GENERIC: dict[Lang, Cue] = {

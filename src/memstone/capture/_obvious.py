@@ -51,6 +51,7 @@ _LOCATIVE = re.compile(
     r"|si trovano|risiede)\s+(?:\w+\s+){0,2}?(?:in|inside|under|at|im|in der|unter|unterhalb|en|dentro|bajo"
     r"|dans|à|au|sous|em|no|na|nos|nas|sob|nel|nella|nei|nelle|sotto|dentro|a)\b"
     r"|在|位于|放在|に(?:あります|ある|置いて|置かれて|入って|います|いる)|の(?:中|下|直下|配下)に"
+    r"|に\S{0,6}(?:て|で)(?:あります|ある)"  # resultative "に書いてあります": it has been put there
 )
 # Nouns that name a place in a repository; they say where, not what.
 _PLACE_NOUNS = _words(
@@ -65,6 +66,8 @@ _CJK_PLACE = re.compile(
     r"|ルート|ディレクトリ|フォルダ|リポジトリ|プロジェクト|直下|配下|中|下|に|は|の|が|あります|ある|います|置いて|。|、|\s"
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+_KATAKANA_RUN = re.compile(r"[\u30a0-\u30ffー]{2,}")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
 _ALL_FUNCTION_WORDS = frozenset().union(*FUNCTION_WORDS.values())
 _COPULAS = _words(
     "is are lives live sits sit resides stays liegt liegen steht stehen befindet befinden está están esta "
@@ -100,8 +103,10 @@ def is_location(text: str) -> bool:
         return False  # a command in backticks says how, not only where
     if len(_residual_words(text)) > LOCATION_MAX_WORDS:
         return False
-    cjk_rest = _CJK_PLACE.sub("", _PATHLIKE.sub("", text))
-    return len(_CJK.findall(cjk_rest)) <= 2 * LOCATION_MAX_WORDS
+    cjk_rest = _CJK_PLACE.sub("", _LOCATIVE.sub("", _PATHLIKE.sub("", text)))
+    # a katakana run is one word, two Chinese characters about one; kana endings and particles are none
+    words = len(_KATAKANA_RUN.findall(cjk_rest)) + (len(_HAN.findall(cjk_rest)) + 1) // 2
+    return words <= LOCATION_MAX_WORDS
 
 
 # A verb of containing, then an enumeration: "The Gemfile lists rails, sidekiq and mjml."

@@ -41,6 +41,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .secret_formats import FORMAT_RULES, FormatRule, b64decode_loose, decodes_to
+from .secret_generic import credential_pairs, prefixed_tokens, query_credentials, suffix_named_tokens
 
 __all__ = ["SecretFinding", "contains_secret", "describe_findings", "find_secrets", "redact"]
 
@@ -260,8 +261,14 @@ def _password_in_prose(value: str) -> bool:
         return False
     if _SNAKE_NAME.match(v):
         return False  # "`password` varchar(255) COLLATE utf8_bin", "Used for sha256_password"
-    if not any(c.isdigit() for c in v) or not any(c.isalpha() for c in v) or not v.isascii():
+    if not any(c.isalpha() for c in v) or not v.isascii():
         return False
+    if not any(c.isdigit() for c in v):
+        # letters only: a generated one (CXlMaXZjljEN: several capitals inside, not words), never a word or a Name
+        inner_caps = sum(c.isupper() for c in v[1:])
+        wordish = sum(len(w) for w in _WORDISH.findall(v))
+        varied = shannon_entropy(v) >= 0.8 * math.log2(min(len(v), 64))
+        return len(v) >= 10 and inner_caps >= 2 and wordish < 0.5 * len(v) and varied
     return _classes(v) >= 3 or (len(v) >= 12 and shannon_entropy(v) >= 3.5)
 
 
@@ -439,6 +446,7 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
         if _unknown_random(m.group(1)):
             found.append(SecretFinding(kind="high_entropy_token", start=m.start(1), end=m.end(1)))
     found.extend(_keyed_ids(text))
+    found.extend(_generic(text))
     if "AC" in text:
         for sid in _TWILIO_SID.finditer(text):
             for m in _HEX32.finditer(text, max(0, sid.start() - 200), min(len(text), sid.end() + 200)):
@@ -465,7 +473,21 @@ def _keyed_ids(text: str) -> list[SecretFinding]:
     return out
 
 
-_GENERIC_KINDS = frozenset(["high_entropy_token", "env_assignment", "password_near_keyword", "credential_near_keyword"])
+def _generic(text: str) -> list[SecretFinding]:
+    """The shapes of :mod:`memstone.domain.secret_generic`, judged by this module's value rules."""
+    spans = [
+        *query_credentials(text, lambda v: not _is_placeholder(v) and (_random_token(v) or _high_entropy(v))),
+        *suffix_named_tokens(text, lambda v: _random_token(v) and not _printable_base64(v)),
+        *credential_pairs(text, _password_in_prose),
+        *prefixed_tokens(text, lambda v: not _HEX.match(v) and _random_tail(v) and shannon_entropy(v) >= 3.8),
+    ]
+    return [SecretFinding(kind=kind, start=start, end=end) for kind, start, end in spans]
+
+
+_GENERIC_KINDS = frozenset(
+    ["high_entropy_token", "env_assignment", "password_near_keyword", "credential_near_keyword",
+     "url_query_credential", "credential_pair", "prefixed_token"]
+)  # fmt: skip
 
 
 def _merge(found: list[SecretFinding]) -> tuple[SecretFinding, ...]:

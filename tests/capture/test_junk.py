@@ -33,6 +33,11 @@ SKIPPED = [
     pytest.param("Vamos a revisar el endpoint /api/pedidos de la tienda.", "task_request", id="es-lets"),
     pytest.param("ログイン画面のバリデーションを直して。", "task_request", id="ja-casual-request"),
     pytest.param("注文一覧に検索ボックスを付けてほしい。", "task_request", id="ja-want-you-to"),
+    pytest.param("Poné un spinner mientras carga la tabla de clientes.", "task_request", id="es-voseo-request"),
+    pytest.param("Capaz que convenga usar DuckDB para los reportes, no sé.", "speculation", id="es-capaz-que"),
+    pytest.param("Until Friday don't touch the billing module, Sam is rewriting it.", "one_off", id="en-until-friday"),
+    pytest.param("Jusqu'à lundi, ne touche pas au module de facturation.", "one_off", id="fr-until-monday"),
+    pytest.param("Estou publicando a versão nova, me dá cinco minutos.", "one_off", id="pt-progressive-now"),
     # a greeting that opens the session
     pytest.param("早，继续搞后端。", "chatter", id="zh-short-greeting"),
 ]
@@ -52,6 +57,11 @@ KEPT = [
     "We use Go 1.24 now, the toolchain line was bumped this morning.",  # a past time of a change, not a one-off
     "日付は必ず UTC で保存してください。",
     "所有时间都用 UTC 存储。",
+    "Generally I like short answers: the diff first, the reasoning after.",  # "I like": a preference
+    "Webhook payloads are validated with zod before anything else touches them.",  # a generic passive
+    "A mí explicame los cambios en español, pero los commits van en inglés.",  # "a mí": a personal manner
+    "Está prohibido tocar el core de Odoo.",  # an accented first word that is no voseo request
+    "El cron de respaldo arranca a las 3:15 desde que cambió el horario del proveedor.",  # a time is a setting
 ]
 
 
@@ -74,6 +84,7 @@ def _reason(text: str) -> str | None:
         ("設定ファイルは config/ ディレクトリにあります。", "location_only"),
         ("README.md 在仓库根目录。", "location_only"),
         ("ルーティングは app/router.ts に書いてあります。", "location_only"),
+        ("The token contract is src/PointsToken.sol.", "location_only"),
         ("Our Dockerfile sits in the project root.", "location_only"),
         ("The package.json lists react, vite and zod.", "file_inventory"),
         ("Le projet contient trois modules : api, web et worker.", "file_inventory"),
@@ -93,6 +104,8 @@ def test_locations_and_inventories_are_rejected_by_structure(text: str, reason: 
         "The API has rate limits per token and per IP, enforced at the gateway.",  # no enumeration of parts
         "Shared types live in packages/shared and every app imports them from there.",
         "数据库迁移用 goose，迁移文件放在 db/migrations。",  # a tool and its place: more than a location
+        "R está fijado en 4.3.3, en el servidor y en renv.lock.",  # a version pinned in a file is a setting
+        "The token contract is audited before every release, see docs/audit.md.",
         "ルーティングは必ず app/router.ts の型付きルート定義に書いてあります。",  # "必ず": a rule
     ],
 )

@@ -422,6 +422,12 @@ GENERIC_HITS = [
     pytest.param("A senha do banco é UhJduRHHJEYX", "password_near_keyword", id="pt-prose-letters-only"),
     pytest.param("LTAI5tKq9bP1ZBeLItYIfvfr", "alibaba_access_key_id", id="alibaba-id"),
     pytest.param("FLWSECK-6ed8c4b4a95db3ea22dfe9029629fa94-X", "flutterwave_secret_key", id="flutterwave"),
+    pytest.param("开发者 APPKEY：Q7RZK2M9XW4T1VB8NC3JP6YD", "credential_near_keyword", id="upper-name-upper-key"),
+    pytest.param("signer key for the testnet: 0x" + "3c9f" * 4 + "a1b2c3d4e5f60718" * 3, "credential_near_keyword", id="hex-key"),
+    pytest.param("if the vault is locked the passphrase is copper violin 17 slowly", "passphrase_in_prose",
+                 id="passphrase-words"),
+    pytest.param("mapbox: sk.eyJ1IjoiYWNtZSIsImEiOiJja3h5ejEyMzQifQ.Zx8Cv7Bn6Mm5Kl4Jh3Gf2D", "mapbox_secret_token",
+                 id="mapbox-secret"),
 ]  # fmt: skip
 
 GENERIC_NEAR_MISSES = [
@@ -442,6 +448,13 @@ GENERIC_NEAR_MISSES = [
     "A senha fica no Vault, nunca no código.",
     "Use MyOwnPassword as the field label",
     "LTAIxxxxxxxxxxxxxxxx",
+    "开发者 APPKEY：见 1Password 的 打印机 条目",
+    "tx hash 0x" + "3c9f" * 4 + "a1b2c3d4e5f60718" * 3,
+    "the cache key is the sha256 of 0x" + "3c9f" * 4 + "a1b2c3d4e5f60718" * 3,
+    "the passphrase is stored in the team vault",
+    "the password is at least 12 characters long",
+    "mot de passe : voir le coffre 1Password",
+    "mapbox: pk.eyJ1IjoiYWNtZSIsImEiOiJja3h5ejEyMzQifQ.Zx8Cv7Bn6Mm5Kl4Jh3Gf2D",
 ]
 
 

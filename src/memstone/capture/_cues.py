@@ -18,6 +18,7 @@ Lang = Literal["en", "de", "zh", "es", "fr", "pt", "it", "ja"]
 
 __all__ = [
     "ATTEMPT",
+    "BOUNDED_NOW",
     "CHANGE",
     "CHATTER_WORDS",
     "CONSTRAINT",
@@ -152,7 +153,8 @@ SPECULATION: dict[Lang, Cue] = {
     ),
     "es": _i(
         r"\b(?:quizás?|tal vez|a lo mejor|probablemente|posiblemente|puede que|podríamos|podría|creo que|me parece que"
-        r"|supongo|no (?:lo )?tengo claro|no estoy segur[oa]|no sé si|algún día|convendría|valdría la pena)\b"
+        r"|supongo|no (?:lo )?tengo claro|no estoy segur[oa]|no sé si|algún día|convendría|valdría la pena|capaz que"
+        r"|no sé[.!]?$)\b"
     ),
     "fr": _i(
         r"\b(?:peut-être|probablement|sans doute|il se peut|on pourrait|pourrait|pourrions|je pense que|je crois que"
@@ -227,6 +229,8 @@ TASK: dict[Lang, Cue] = {
         r"|mira|busca|elimina|borra|quita|mueve|renombra|prepara|genera|explica|muestra|dime|ayúdame|prueba"
         r"|ejecuta|sube|migra|refactoriza|abre|cierra|comprueba|investiga|puedes|podrías|me ayudas"
         r"|vamos a \w+(?:ar|er|ir)|hagamos|empecemos)\b"
+        r"|^(?!(?:está|así|quizá|aquí|allí|ahí|acá|allá|sí|más|también|además|jamás|según|través|café|menú|país)\b)"
+        r"[a-zñ]{2,}[áéí](?:\s|,|$)"  # voseo: "Agregá un botón …", "Poné …", "Corré los tests"
     ),
     "fr": _i(
         r"^(?:s'il te plaît,?\s+|merci de\s+)?(?:ajoute|rajoute|crée|corrige|répare|fais|implémente|écris|change"
@@ -254,6 +258,21 @@ TASK: dict[Lang, Cue] = {
         r"|(?:[っしいきぎえけせべめれねちり]て|んで)[。.!！]?\s*$|ましょう[。.!！]?\s*$"
     ),
 }
+# An instruction bounded by a near date ("until Friday", "hasta el viernes", "jusqu'à lundi"), or a report of what the
+# speaker is doing right now ("Estoy publicando …", "Je suis en train de …"): read in every Latin-script language.
+_WEEKDAY = (
+    r"monday|tuesday|wednesday|thursday|friday|montag|dienstag|mittwoch|donnerstag|freitag|lunes|martes|miércoles"
+    r"|jueves|viernes|lundi|mardi|mercredi|jeudi|vendredi|segunda|terça|quarta|quinta|sexta|lunedì|martedì"
+    r"|mercoledì|giovedì|venerdì|next week|la semana que viene|la semaine prochaine|a próxima semana|la prossima"
+    r" settimana|nächste woche"
+)
+BOUNDED_NOW = rx(
+    rf"\b(?:until|till|bis|hasta(?: el)?|jusqu'(?:à|au)|até (?:a|o|à)?|fino a)\s+(?:{_WEEKDAY})\b"
+    r"|^(?:estoy|estamos) \w+(?:ando|iendo)\b|^(?:estou|estamos) \w+(?:ando|endo|indo)\b"
+    r"|^(?:sto|stiamo) \w+(?:ando|endo)\b|^je suis en train de\b|^(?:dame|dadme|dá-me|me dá|dammi|donne-moi)\b"
+    r"|\b(?:dame|dá-me|dammi|donne-moi|gib mir) (?:\w+ )?(?:cinco|cinq|cinque|fünf|diez|dix|dieci|zehn|un|una|um)"
+    r" (?:minutos?|minutes?|minuti|minuten|momento|momentito|instante|segundo)\b"
+)
 # A plan for this session: a sequencing word opening the sentence ("First, let's …", "D'abord …", "まずは…", "先把…").
 SESSION_PLAN = rx(
     r"^(?:first(?:,| of all| let'?s| we)|let'?s (?:first|start)|to start(?: with)?,|zuerst|zunächst|als erstes"
@@ -345,7 +364,7 @@ PREFERENCE: dict[Lang, Cue] = {
     "en": _i(r"\bi (?:personally )?(?:prefer|like|love|hate|dislike)\b"),
     "de": _i(r"\bich (?:bevorzuge|mag|finde|hätte lieber)\b|\bmir ist \w+ lieber\b|\blieber\b"),
     "zh": _c(r"我(?:个人)?(?:更)?(?:喜欢|倾向|偏好|习惯)"),
-    "es": _i(r"\b(?:prefiero|preferiría|me gusta(?:n)?|no me gusta(?:n)?|odio|me quedo con)\b"),
+    "es": _i(r"\b(?:prefiero|preferiría|me gusta(?:n)?|no me gusta(?:n)?|odio|me quedo con)\b|^a mí\b"),
     "fr": _i(r"\b(?:je préfère|je préférerais|j'aime|je n'aime pas|je déteste|ma préférence)\b"),
     "pt": _i(r"\b(?:prefiro|preferiria|gosto (?:mais )?de|não gosto|odeio)\b"),
     "it": _i(r"\b(?:preferisco|preferirei|mi piace|non mi piace|odio|la mia preferenza)\b"),

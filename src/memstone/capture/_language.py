@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from ..domain.analyzer import is_cjk
 from ._cues import (
     ATTEMPT,
+    BOUNDED_NOW,
     CHANGE,
     CHATTER_WORDS,
     CONSTRAINT,
@@ -119,7 +120,7 @@ _EVIDENCE = re.compile(
     r"`[^`]+`|(?:^|[\s(])[\w.\-]*/[\w.\-/]*|\b[\w\-]+\.(?:ya?ml|toml|json|py|ts|js|kt|kts|rs|go|exs?|tf|xml|md|ini|cfg)\b"
     r"|\b[A-Za-z]+\d[\w.\-]*\b|\b\d+(?:\.\d+)+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b[A-Z]{2,}\b"
     r"|\b\w+[_\-]\w*|(?<=[a-z,;:] )[A-Z][a-z]{2,}\b|\b(?:we|our|us|wir|unser[emnrs]?)\b|我们"
-    r"|\b\d+\s*(?:seconds?|minutes?|hours?|days?|ms|s|mb|gb"
+    r"|\b\d{1,2}:\d{2}\b|\b\d+\s*(?:seconds?|minutes?|hours?|days?|ms|s|mb|gb"
     r"|sekunden|minuten|tage|天|秒|分钟|小时|次)\b"
 )
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9.+#\-]*")
@@ -195,7 +196,7 @@ def read_sentence(sentence: str, lang: Lang | None = None) -> Reading:
     question = s.endswith(("?", "？")) or s.startswith("¿")
     if not question and any(_cue(QUESTION, other).search(s) for other in near):
         question = modality not in ("constraint", "decision")  # "Quando o CI falha, nunca …" is a rule
-    plan = bool(SESSION_PLAN.search(s)) and not generic
+    plan = (bool(SESSION_PLAN.search(s)) or bool(BOUNDED_NOW.search(s))) and not generic
     return Reading(
         lang=lang,
         question=question,

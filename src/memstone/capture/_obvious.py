@@ -43,13 +43,24 @@ _FILE_NAME = re.compile(
     r"|xml|gradle|lock|env|sh|ps1|tf|hcl|proto|graphql|html|css|scss|csproj|sln|plist|properties)\b"
     r"|\b[A-Z]\w*file\b|\bCMakeLists\.txt\b"
 )
+# Between the copula and the preposition: placement participles, articles and adverbs only ("R está fijado en 4.3.3"
+# pins a version; it says no place).
+_BETWEEN = (
+    r"located|defined|declared|implemented|kept|stored|placed|found|situated|all|also|still|now|directly|right|just"
+    r"|ubicad[oa]s?|definid[oa]s?|guardad[oa]s?|localizad[oa]s?|situad[oa]s?|todos|todas|también|ya|aún"
+    r"|situé(?:e|s|es)?|défini(?:e|s|es)?|rangé(?:e|s|es)?|placé(?:e|s|es)?|stocké(?:e|s|es)?|tous|toutes|aussi|déjà"
+    r"|definit[oaie]|salvat[oaie]|collocat[oaie]|tutti|tutte|anche|già|também|ainda|já"
+    r"|abgelegt|definiert|gespeichert|alle|auch|noch|schon|directement|direttamente|directamente|diretamente"
+)
 # A locative predicate: a copula or a verb of being somewhere, then (within two words) a place preposition.
 _LOCATIVE = re.compile(
     r"(?i)\b(?:is|are|'s|lives?|sits?|resides?|stays?|ist|sind|liegt|liegen|steht|stehen|befindet|befinden"
     r"|está|están|esta|estan|queda|quedan|vive|viven|se encuentra|se encuentran|est|sont|se trouve|se trouvent"
     r"|réside|vit|é|são|fica|ficam|vive|vivem|encontra-se|se encontra|está|estão|è|sono|sta|stanno|si trova"
-    r"|si trovano|risiede)\s+(?:\w+\s+){0,2}?(?:in|inside|under|at|im|in der|unter|unterhalb|en|dentro|bajo"
-    r"|dans|à|au|sous|em|no|na|nos|nas|sob|nel|nella|nei|nelle|sotto|dentro|a)\b"
+    rf"|si trovano|risiede)\s+(?:(?:{_BETWEEN})\s+){{0,2}}(?:in|inside|under|at|im|in der|unter|unterhalb|en|dentro"
+    r"|bajo|dans|à|au|sous|em|no|na|nos|nas|sob|nel|nella|nei|nelle|sotto|dentro|a)\b"
+    # "The token contract is src/PointsToken.sol.": the predicate is the path itself
+    r"|\b(?:is|are|ist|sind|es|son|est|sont|é|são|è|sono)\s+`?(?:[\w.\-]+/)*[\w\-]+\.[A-Za-z]\w{0,9}`?\s*[.。]?$"
     r"|在|位于|放在|に(?:あります|ある|置いて|置かれて|入って|います|いる)|の(?:中|下|直下|配下)に"
     r"|に\S{0,6}(?:て|で)(?:あります|ある)"  # resultative "に書いてあります": it has been put there
 )
@@ -75,6 +86,7 @@ _COPULAS = _words(
     "estão sono sta stanno trova trovano risiede located found kept stored"
 )
 _WORD = re.compile(r"[^\W\d_][\w'\-]*")
+_VERSION = re.compile(r"\b\d+(?:\.\d+)+\b")
 
 
 def _residual_words(text: str) -> list[str]:
@@ -101,6 +113,8 @@ def is_location(text: str) -> bool:
     """
     if "`" in text or not _FILE_NAME.search(text) or not _LOCATIVE.search(text):
         return False  # a command in backticks says how, not only where
+    if _VERSION.search(_PATHLIKE.sub(" ", text)):
+        return False  # a version pinned "in" a file is a setting
     if len(_residual_words(text)) > LOCATION_MAX_WORDS:
         return False
     cjk_rest = _CJK_PLACE.sub("", _LOCATIVE.sub("", _PATHLIKE.sub("", text)))

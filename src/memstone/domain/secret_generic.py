@@ -20,7 +20,14 @@ import re
 from collections.abc import Callable
 from urllib.parse import unquote
 
-__all__ = ["credential_pairs", "prefixed_tokens", "query_credentials", "suffix_named_tokens"]
+__all__ = [
+    "credential_pairs",
+    "hex_private_keys",
+    "passphrases",
+    "prefixed_tokens",
+    "query_credentials",
+    "suffix_named_tokens",
+]
 
 Span = tuple[str, int, int]
 Check = Callable[[str], bool]
@@ -45,7 +52,10 @@ def query_credentials(text: str, random_value: Check) -> list[Span]:
     return out
 
 
-_SUFFIX_NAME = re.compile(r"(?<=[a-z0-9])(?:Secret|Token|ApiKey|AccessKey|PrivateKey|Password|Passwd)s?(?![a-z])")
+_SUFFIX_NAME = re.compile(
+    r"(?<=[a-z0-9])(?:Secret|Token|ApiKey|AccessKey|PrivateKey|Password|Passwd)s?(?![a-z])"
+    r"|(?<=[A-Z])(?:KEY|TOKEN|SECRET)(?![A-Za-z])"  # UKEY, APPKEY, APITOKEN
+)
 _NEAR = 80
 _TOKEN = re.compile(r"(?<![A-Za-z0-9_\-./+=])([A-Za-z0-9][A-Za-z0-9_\-./+=]{15,})(?![A-Za-z0-9_\-./+=])")
 _NAMEISH = re.compile(r"(?i)key|token|secret|passw|credential|public|private")
@@ -107,4 +117,48 @@ def prefixed_tokens(text: str, random_body: Check) -> list[Span]:
             continue  # test_PasswordResetFlow2Works: words
         if random_body(body):
             out.append(("prefixed_token", m.start(), m.end()))
+    return out
+
+
+# A 256-bit hex private key (Ethereum, ed25519 seeds) after a key word: "deployer key …: 0x1e1e…". A 0x address has
+# 40 hex digits and a transaction hash is named as one ("tx hash 0x…"), so neither matches.
+_KEY_WORD = re.compile(
+    r"(?i)\b(?:private|secret|signing|deployer|wallet|signer|owner|admin)?[\s_-]?keys?\b|私钥|秘密鍵"
+)
+_HEX_KEY = re.compile(r"(?<![0-9A-Za-z])(?:0x)?([0-9a-fA-F]{64})(?![0-9A-Za-z])")
+_NOT_KEY = re.compile(r"(?i)\b(?:hash|tx|transaction|block|digest|sha\w*|commit|checksum|address|public)\b")
+
+
+def hex_private_keys(text: str) -> list[Span]:
+    """A 64-hex-digit value within 64 characters after a key word, unless a word between makes it a hash."""
+    out: list[Span] = []
+    for word in _KEY_WORD.finditer(text):
+        m = _HEX_KEY.search(text, word.end(), min(len(text), word.end() + 64 + 66))
+        if (
+            m
+            and m.start() - word.end() <= 64
+            and not _NOT_KEY.search(text, word.end(), m.start())
+            and len(set(m.group(1))) > 4
+        ):
+            out.append(("credential_near_keyword", m.start(1), m.end(1)))
+    return out
+
+
+# A passphrase of several words after "passphrase/password … is": "the passphrase is harbour lantern 42 quietly".
+_PASSPHRASE = re.compile(
+    r"(?i)\b(?:passphrase|pass phrase|password|passwort|mot de passe|contraseña|senha|frase secreta)\s+"
+    r"(?:is|ist|est|es|é|è|:|=|lautet)\s*[:\"'“«]?\s*(?P<value>(?-i:[a-z0-9'\-]+(?:\s+[a-z0-9'\-]+){2,6}))\s*[\"'”»]?"
+    r"(?=\s*(?:[.,;!)]|$))"
+)
+
+
+def passphrases(text: str, is_function_word: Check) -> list[Span]:
+    """Three to seven lowercase words (one with a digit, or none a function word) given as a passphrase."""
+    out: list[Span] = []
+    for m in _PASSPHRASE.finditer(text):
+        words = m.group("value").split()
+        if any(is_function_word(w) for w in words):
+            continue  # "the password is stored in the vault": prose
+        if any(any(c.isdigit() for c in w) for w in words) or len(words) >= 4:
+            out.append(("passphrase_in_prose", m.start("value"), m.end("value")))
     return out

@@ -40,8 +40,16 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from .analyzer import STOPWORDS
 from .secret_formats import FORMAT_RULES, FormatRule, b64decode_loose, decodes_to
-from .secret_generic import credential_pairs, prefixed_tokens, query_credentials, suffix_named_tokens
+from .secret_generic import (
+    credential_pairs,
+    hex_private_keys,
+    passphrases,
+    prefixed_tokens,
+    query_credentials,
+    suffix_named_tokens,
+)
 
 __all__ = ["SecretFinding", "contains_secret", "describe_findings", "find_secrets", "redact"]
 
@@ -261,6 +269,8 @@ def _password_in_prose(value: str) -> bool:
         return False
     if _SNAKE_NAME.match(v):
         return False  # "`password` varchar(255) COLLATE utf8_bin", "Used for sha256_password"
+    if re.fullmatch(r"\d[A-Z][a-z]+", v):
+        return False  # "1Password" is a product's name
     if not any(c.isalpha() for c in v) or not v.isascii():
         return False
     if not any(c.isdigit() for c in v):
@@ -473,11 +483,33 @@ def _keyed_ids(text: str) -> list[SecretFinding]:
     return out
 
 
+# Words that make a run of lowercase words prose about a password, not the password (English ones: STOPWORDS).
+_PROSE_WORDS = frozenset(
+    str.split(
+        "characters chars long required rotated hashed stored set changed le la les de du des un une et ou el los las "
+        "y en al del lo um uma os as e do da no na il gli di che der die das und oder ein eine zu im voir see ver vedi "
+        "siehe dans avec con com mit"
+    )
+)
+
+
+def _upper_random(value: str) -> bool:
+    """An upper-case and digit key of 20 to 31 characters (YXPUIQZZT33L48NRP0XX200P): ≥ 4 digits, ≥ 8 letters,
+    varied; shorter than the 32 :func:`_random_token` asks of a one-case token."""
+    v = value.rstrip(".,;:")
+    if not re.fullmatch(r"[A-Z0-9]{20,31}", v) or _HEX.match(v) or _ULID.match(v):
+        return False
+    digits = sum(c.isdigit() for c in v)
+    return digits >= 4 and len(v) - digits >= 8 and shannon_entropy(v) >= 3.8
+
+
 def _generic(text: str) -> list[SecretFinding]:
     """The shapes of :mod:`memstone.domain.secret_generic`, judged by this module's value rules."""
     spans = [
         *query_credentials(text, lambda v: not _is_placeholder(v) and (_random_token(v) or _high_entropy(v))),
-        *suffix_named_tokens(text, lambda v: _random_token(v) and not _printable_base64(v)),
+        *suffix_named_tokens(text, lambda v: (_random_token(v) or _upper_random(v)) and not _printable_base64(v)),
+        *hex_private_keys(text),
+        *passphrases(text, lambda w: w in STOPWORDS or w in _PROSE_WORDS),
         *credential_pairs(text, _password_in_prose),
         *prefixed_tokens(text, lambda v: not _HEX.match(v) and _random_tail(v) and shannon_entropy(v) >= 3.8),
     ]
@@ -486,7 +518,7 @@ def _generic(text: str) -> list[SecretFinding]:
 
 _GENERIC_KINDS = frozenset(
     ["high_entropy_token", "env_assignment", "password_near_keyword", "credential_near_keyword",
-     "url_query_credential", "credential_pair", "prefixed_token"]
+     "url_query_credential", "credential_pair", "prefixed_token", "passphrase_in_prose"]
 )  # fmt: skip
 
 

@@ -454,6 +454,8 @@ GENERIC_NEAR_MISSES = [
     "the passphrase is stored in the team vault",
     "the password is at least 12 characters long",
     "mot de passe : voir le coffre 1Password",
+    "logo (data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==)",
+    "icon: iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
     "mapbox: pk.eyJ1IjoiYWNtZSIsImEiOiJja3h5ejEyMzQifQ.Zx8Cv7Bn6Mm5Kl4Jh3Gf2D",
 ]
 

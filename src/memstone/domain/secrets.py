@@ -303,6 +303,15 @@ def _printable_base64(value: str) -> bool:
     return printable / len(raw) >= 0.9
 
 
+_MAGIC = (b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"%PDF", b"RIFF", b"PK\x03\x04", b"\x1f\x8b", b"<svg", b"<?xml")
+
+
+def _file_magic(value: str) -> bool:
+    """Base64 that decodes to a known file header (PNG, GIF, JPEG, PDF, WebP, zip, gzip, SVG, XML)."""
+    raw = b64decode_loose(value[:24].rstrip("=")[: len(value[:24].rstrip("=")) // 4 * 4])
+    return raw is not None and raw.startswith(_MAGIC)
+
+
 def _unknown_random(value: str) -> bool:
     """The entropy rule for formats no list names: a long token of random letters, digits and symbols.
 
@@ -453,6 +462,8 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
         if not _is_placeholder(value) and not _DIGEST_NAME.search(m.group("name")) and _env_secret(value):
             found.append(SecretFinding(kind="env_assignment", start=m.start("value"), end=m.end("value")))
     for m in _RANDOM_RUN.finditer(text):
+        if text.endswith(";base64,", 0, m.start(1)) or _file_magic(m.group(1)):
+            continue  # a data: URI or a file's bytes (an image, a PDF), not a key
         if _unknown_random(m.group(1)):
             found.append(SecretFinding(kind="high_entropy_token", start=m.start(1), end=m.end(1)))
     found.extend(_keyed_ids(text))

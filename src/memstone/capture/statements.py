@@ -191,8 +191,9 @@ def _english(s: str, rd: Reading, *, forced: bool, lifecycle: bool) -> tuple[str
         setting = _sets_value(s)
         if (rd.evidence >= 1 or setting) and informative_count(s) >= (3 if setting else 4):
             return None, "fact", False  # a plain statement of project fact ("The docs site is Docusaurus …")
-        if rd.modality is not None and informative_count(s) >= 4:
-            # the language-neutral reading: a generic passive ("payloads are checked with valibot"), "I like …"
+        if rd.modality in ("constraint", "preference", "decision") and informative_count(s) >= 4:
+            # the language-neutral reading of a rule or a preference ("Make sure …", "Generally I like …"); not the
+            # convention cues ("we …"), which chatter shares: with them 3 more dev rules, and 3 more duplicates
             return None, _MODALITY_KIND[rd.modality], False
     return None, kind, correction
 

@@ -116,7 +116,7 @@ QUESTION: dict[Lang, Cue] = {
     "de": _i(
         r"\?\s*$|^(?:kannst|könntest|würdest|weißt|hast|gibt es|wie|was|warum|wo|wann|welche[rsnm]?)\b.*(?:\?|[^.!]$)"
     ),
-    "zh": _c(r"[?？]\s*$|吗[。.]?$|呢[。.]?$|^(?:为什么|怎么|是不是|有没有|哪)"),
+    "zh": _c(r"[?？]\s*$|吗[。.]?$|呢[。.]?$|^(?:为什么|怎么|是不是|有没有|哪)|有没有\S{0,12}$"),
     # An interrogative word (or "do you know where …") opening a sentence without a closing period.
     "es": _i(
         r"\?\s*$|^¿|^(?:dónde|cuándo|cómo|por qué|qué|cuál|cuáles|cuánto|cuántos|quién|(?:tú )?sabes (?:si|dónde|cómo"
@@ -170,7 +170,7 @@ SPECULATION: dict[Lang, Cue] = {
         r"|non so se|un giorno|prima o poi|varrebbe la pena|chissà)\b"
     ),
     "ja": _c(
-        r"かもしれ|かも[。.]?\s*$|でしょう[。.]?\s*$|たぶん|多分|おそらく|恐らく|と思(?:う|います|っています)|気がする|何とも言えな|わからな|分からな"
+        r"かもしれ|かも[。.]?\s*$|でしょう[。.]?\s*$|(?:分から|わから)ない|(?:分かり|わかり)ません|たぶん|多分|おそらく|恐らく|と思(?:う|います|っています)|気がする|何とも言えな|わからな|分からな"
         r"|検討(?:中|したい|しても)|いずれ|そのうち|将来的に"
     ),
 }
@@ -223,7 +223,9 @@ TASK: dict[Lang, Cue] = {
         r"^(?:bitte\s+)?(?:bau|mach|schau|füg|schreib|änder|erstell|prüf|teste|behebe|fix|implementier|richte"
         r"|lösch|entfern|zeig|erklär|hilf|kannst|könntest|würdest|merge|such|pass|aktualisier|benenn|räum)\w*\b"
     ),
-    "zh": _c(r"^(?:请|麻烦)?(?:帮我|帮忙|你帮|你先|给我|把|请你|麻烦你)|(?:修|改|加|看|查|写|做|调|弄|跑)一下"),
+    "zh": _c(
+        r"^(?:请|麻烦)?(?:帮我|帮忙|你帮|你先|给我|把|请你|麻烦你|你看看|你查查)|(?:修|改|加|看|查|写|做|调|弄|跑)一下"
+    ),
     "es": _i(
         r"^(?:por favor,?\s+)?(?:añade|agrega|crea|corrige|arregla|haz|implementa|escribe|cambia|actualiza|revisa"
         r"|mira|busca|elimina|borra|quita|mueve|renombra|prepara|genera|explica|muestra|dime|ayúdame|prueba"
@@ -272,6 +274,15 @@ BOUNDED_NOW = rx(
     r"|^(?:sto|stiamo) \w+(?:ando|endo)\b|^je suis en train de\b|^(?:dame|dadme|dá-me|me dá|dammi|donne-moi)\b"
     r"|\b(?:dame|dá-me|dammi|donne-moi|gib mir) (?:\w+ )?(?:cinco|cinq|cinque|fünf|diez|dix|dieci|zehn|un|una|um)"
     r" (?:minutos?|minutes?|minuti|minuten|momento|momentito|instante|segundo)\b"
+    # a status report: the speaker's own action just done, in the first person singular and a perfective tense
+    # ("I pushed a fix …", "J'ai poussé le correctif", "Ya subí el arreglo", "我把修复推上去了", "さっき…しました")
+    r"|^(?:ok,? |so,? )?i(?:'ve| have)?(?: just| already)? (?!(?:decided|agreed|chose|prefer|used to)\b)"
+    r"(?:\w+ed|ran|made|wrote|broke|built|did|got|put|set|sent|found|took|left|saw|tried|fixed|pushed|merged)\b"
+    r"|^(?:je viens d|j'ai (?!(?:décidé|choisi)\b)\w+[éiu]s?\b|je vais\b)"
+    r"|^(?:ya |acabo de )?(?:he \w+(?:ado|ido)\b|(?!(?:está|así|quizá|aquí|allí|ahí|acá|allá|sí|más|también|además"
+    r"|jamás|según|través|café|menú|país)\b)\w{3,}[éí]\b)"
+    r"|^(?:já |acabei de |não )?(?:\w+ei|fiz|subi|entendi|corrigi|vi|pus|mandei)\b"
+    r"|^我(?!们)(?:刚|刚刚|已经)?(?:把|先)?[^，。,]{0,20}了|さっき|先ほど|さきほど"
 )
 # A plan for this session: a sequencing word opening the sentence ("First, let's …", "D'abord …", "まずは…", "先把…").
 SESSION_PLAN = rx(

@@ -70,7 +70,7 @@ _PLACE_NOUNS = _words(
     "wurzel ordner verzeichnis projekt repository hauptverzeichnis quellcode "
     "raíz carpeta directorio repositorio proyecto módulo paquete raiz pasta diretório diretorio repositório "
     "projeto módulo pacote racine dossier répertoire dépôt projet paquet radice cartella progetto pacchetto "
-    "file fichier fichero archivo arquivo ficheiro datei"
+    "file fichier fichero archivo arquivo ficheiro datei files"
 )
 _CJK_PLACE = re.compile(
     r"根目录|目录|文件夹|仓库|项目|工程|下面|底下|里面|里|下|中|内|位于|在|。|，|、"
@@ -147,7 +147,11 @@ def is_inventory(text: str) -> bool:
     False
     """
     m = _CONTAINS.search(text)
-    if m is None or not _SUBJECT_PLACE.search(text[: m.start()].strip()):
+    if m is None:
+        return False
+    subject = text[: m.start()].strip()
+    place = any(w.lower() in _PLACE_NOUNS for w in _WORD.findall(subject)) and len(subject.split()) <= 5
+    if not (_SUBJECT_PLACE.search(subject) or place):  # "The tests folder has unit, integration and e2e."
         return False
     tail = text[m.end() :].split(":", 1)[-1]
     items = [p for p in _ITEM_SEP.split(tail.strip(" .。")) if p.strip()]

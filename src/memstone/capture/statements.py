@@ -191,11 +191,21 @@ def _english(s: str, rd: Reading, *, forced: bool, lifecycle: bool) -> tuple[str
         setting = _sets_value(s)
         if (rd.evidence >= 1 or setting) and informative_count(s) >= (3 if setting else 4):
             return None, "fact", False  # a plain statement of project fact ("The docs site is Docusaurus …")
-        if rd.modality in ("constraint", "preference", "decision") and informative_count(s) >= 4:
-            # the language-neutral reading of a rule or a preference ("Make sure …", "Generally I like …"); not the
-            # convention cues ("we …"), which chatter shares: with them 3 more dev rules, and 3 more duplicates
+        ruling = rd.modality in ("constraint", "preference", "decision") or bool(_GENERIC_PASSIVE.search(s))
+        if ruling and informative_count(s) >= 4:
+            # the language-neutral reading of a rule or a preference ("Make sure …", "Generally I like …") and a
+            # generic passive; not the "we …" convention cues, which chatter shares
             return None, _MODALITY_KIND[rd.modality], False
     return None, kind, correction
+
+
+# A present passive that states how something is done ("Errors are retried three times …", "Payloads are checked
+# with valibot"), not that it was just done ("the deploy is finished", "it's merged").
+_GENERIC_PASSIVE = re.compile(
+    r"(?i)\b(?:is|are|gets?)\s+(?:always\s+|only\s+|never\s+)?(?!(?:finished|done|fixed|merged|deployed|released"
+    r"|pushed|committed|started|stopped|failed|passed|closed|resolved|updated|solved|completed|approved|broken|called"
+    r"|based|supposed|used|related|interested|tired|excited|worried|confused|scheduled|blocked)\b)[a-z]+ed\b"
+)
 
 
 def _sets_value(s: str) -> bool:

@@ -195,7 +195,7 @@ def _english(s: str, rd: Reading, *, forced: bool, lifecycle: bool) -> tuple[str
         if ruling and informative_count(s) >= 4:
             # the language-neutral reading of a rule or a preference ("Make sure …", "Generally I like …") and a
             # generic passive; not the "we …" convention cues, which chatter shares
-            return None, _MODALITY_KIND[rd.modality], False
+            return None, _MODALITY_KIND.get(rd.modality or "convention", "convention"), False
     return None, kind, correction
 
 

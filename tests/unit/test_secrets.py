@@ -480,10 +480,11 @@ async def test_generic_shapes_are_refused_by_remember_and_capture_and_near_misse
                 await svc.remember(None, entries=[EntryInput(kind="fact", text=f"Staging uses {text}")], scope=scope)
             result = await capture(svc, UserPrompt(text=f"Always use this for staging: {text}"), scope=scope)
             assert result.status == "refused" and result.findings, param.id
-        stored = await svc.remember(
-            None, entries=[EntryInput(kind="fact", text=f"Staging note: {GENERIC_NEAR_MISSES[0]}")], scope=scope
-        )
-        assert stored is not None
+        for i, near in enumerate(GENERIC_NEAR_MISSES):
+            stored = await svc.remember(
+                None, entries=[EntryInput(kind="fact", text=f"Staging note {i}: {near}")], scope=scope
+            )
+            assert stored is not None, near
         kept = await capture(
             svc, UserPrompt(text="A senha do banco fica sempre no Vault, nunca no código."), scope=scope
         )

@@ -403,3 +403,91 @@ async def test_every_format_is_refused_by_every_write_path_of_the_service_and_by
         assert (current.version, current.text) == (1, "We deploy with uv.")
     raw = (tmp_path / "m.db").read_bytes()
     assert not [name for name, text, _, _ in FORMATS if text[-16:].encode() in raw]
+
+
+# Issue 16, item 4: generic shapes no provider list names. Each rule: a hit, and a near miss that must pass.
+GENERIC_HITS = [
+    pytest.param("https://maps.example.com/api?key=iCDmO46ayJKP4GY08vDuPngU30ZP7T&q=x", "url_query_credential",
+                 id="query-key"),
+    pytest.param("https://cdn.example.net/f.zip?expires=1700000000&signature=q7Rt%2Bk9Lm2Xw4Zp6Vb8Nc3Jd5Fs0Ga1Hy3Ke5%3D",
+                 "url_query_credential", id="query-sig-percent-encoded"),
+    pytest.param('<Setting name="ApiSecret">6T2bwGfcCvJAXrF6bnZ3eBZclIvRY6</Setting>', "credential_near_keyword",
+                 id="xml-camel-name"),
+    pytest.param("login: admin / 09xhTGOWvG!", "credential_pair", id="login-pair"),
+    pytest.param("user admin, pass R1mZeEgbcWJN", "credential_pair", id="user-pass-prose"),
+    pytest.param("credentials are admin:G5KEjmlhnl1k", "credential_pair", id="credentials-colon"),
+    pytest.param("abc_live_n3dwHjhxCiQADMqOLRAxXVH0", "prefixed_token", id="prefix-live"),
+    pytest.param("xk-i8sUipEhG5tYGN2wrrNRUK", "prefixed_token", id="prefix-dash"),
+    pytest.param("La contraseña del admin es CXlMaXZjljEN", "password_near_keyword", id="es-prose-letters-only"),
+    pytest.param("A senha do banco é UhJduRHHJEYX", "password_near_keyword", id="pt-prose-letters-only"),
+    pytest.param("LTAI5tKq9bP1ZBeLItYIfvfr", "alibaba_access_key_id", id="alibaba-id"),
+    pytest.param("FLWSECK-6ed8c4b4a95db3ea22dfe9029629fa94-X", "flutterwave_secret_key", id="flutterwave"),
+    pytest.param("开发者 APPKEY：Q7RZK2M9XW4T1VB8NC3JP6YD", "credential_near_keyword", id="upper-name-upper-key"),
+    pytest.param("signer key for the testnet: 0x" + "3c9f" * 4 + "a1b2c3d4e5f60718" * 3, "credential_near_keyword", id="hex-key"),
+    pytest.param("if the vault is locked the passphrase is copper violin 17 slowly", "passphrase_in_prose",
+                 id="passphrase-words"),
+    pytest.param("mapbox: sk.eyJ1IjoiYWNtZSIsImEiOiJja3h5ejEyMzQifQ.Zx8Cv7Bn6Mm5Kl4Jh3Gf2D", "mapbox_secret_token",
+                 id="mapbox-secret"),
+]  # fmt: skip
+
+GENERIC_NEAR_MISSES = [
+    "https://maps.example.com/api?key=YOUR_API_KEY&q=1",
+    "https://example.com/api?token=${API_TOKEN}",
+    "https://example.com/search?keyword=postgresql18release",
+    '<Setting name="ApiSecret">${API_SECRET}</Setting>',
+    "const accessToken = useAccessToken(sessionStore);",
+    "login: admin / changeme",
+    "credentials are admin:admin",
+    "Log in as alice.smith / AliceSmithAccount on staging",
+    "The login form posts to /api/session/create",
+    "abc_live_xxxxxxxxxxxxxxxxxxxxxxxx",
+    "test_PasswordResetFlow2Works",
+    "api_v1_UsersController2024Index",
+    "user-service_7f9c2ba4e88f827d616045507605853e",
+    "La contraseña se guarda en el gestor de secretos.",
+    "A senha fica no Vault, nunca no código.",
+    "Use MyOwnPassword as the field label",
+    "LTAIxxxxxxxxxxxxxxxx",
+    "开发者 APPKEY：见 1Password 的 打印机 条目",
+    "tx hash 0x" + "3c9f" * 4 + "a1b2c3d4e5f60718" * 3,
+    "the cache key is the sha256 of 0x" + "3c9f" * 4 + "a1b2c3d4e5f60718" * 3,
+    "the passphrase is stored in the team vault",
+    "the password is at least 12 characters long",
+    "mot de passe : voir le coffre 1Password",
+    "logo (data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==)",
+    "icon: iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+    "mapbox: pk.eyJ1IjoiYWNtZSIsImEiOiJja3h5ejEyMzQifQ.Zx8Cv7Bn6Mm5Kl4Jh3Gf2D",
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), GENERIC_HITS)
+def test_generic_shapes_no_list_names_are_found(text: str, kind: str) -> None:
+    assert kind in {f.kind for f in find_secrets(text)}
+
+
+@pytest.mark.parametrize("text", GENERIC_NEAR_MISSES)
+def test_generic_shapes_near_misses_are_not_refused(text: str) -> None:
+    assert find_secrets(text) == ()
+
+
+async def test_generic_shapes_are_refused_by_remember_and_capture_and_near_misses_stored(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    scope = "memstone://orgs/acme/projects/web"
+    async with open_service(url, embedding=None) as svc:
+        for param in GENERIC_HITS:
+            text = str(param.values[0])
+            with pytest.raises(SecretRefusedError):
+                await svc.remember(None, entries=[EntryInput(kind="fact", text=f"Staging uses {text}")], scope=scope)
+            result = await capture(svc, UserPrompt(text=f"Always use this for staging: {text}"), scope=scope)
+            assert result.status == "refused" and result.findings, param.id
+        for i, near in enumerate(GENERIC_NEAR_MISSES):
+            stored = await svc.remember(
+                None, entries=[EntryInput(kind="fact", text=f"Staging note {i}: {near}")], scope=scope
+            )
+            assert stored is not None, near
+        kept = await capture(
+            svc, UserPrompt(text="A senha do banco fica sempre no Vault, nunca no código."), scope=scope
+        )
+        assert kept.status == "stored"
+    raw = (tmp_path / "g.db").read_bytes()
+    assert b"CXlMaXZjljEN" not in raw and b"09xhTGOWvG" not in raw

@@ -18,6 +18,7 @@ Lang = Literal["en", "de", "zh", "es", "fr", "pt", "it", "ja"]
 
 __all__ = [
     "ATTEMPT",
+    "BOUNDED_NOW",
     "CHANGE",
     "CHATTER_WORDS",
     "CONSTRAINT",
@@ -34,6 +35,7 @@ __all__ = [
     "QUESTION",
     "REPLACED",
     "SESSION_OPENER",
+    "SESSION_PLAN",
     "SESSION_START",
     "SPECULATION",
     "TASK",
@@ -111,13 +113,31 @@ _ART = r"(?:(?:el|la|los|las|le|les|o|a|os|as|il|lo|gli|i|do|da|del|du)\s+|l'|d'
 
 QUESTION: dict[Lang, Cue] = {
     "en": _i(r"\?\s*$"),
-    "de": _i(r"\?\s*$|^(?:kannst|könntest|würdest|weißt|hast|gibt es|wie|was|warum|wo|wann|welche[rsnm]?)\b.*\?"),
-    "zh": _c(r"[?？]\s*$|吗[。.]?$|呢[。.]?$|^(?:为什么|怎么|是不是|有没有|哪)"),
-    "es": _i(r"\?\s*$|^¿"),
-    "fr": _i(r"\?\s*$|^(?:est-ce que|qu'est-ce qu)"),
-    "pt": _i(r"\?\s*$|^será que\b"),
-    "it": _i(r"\?\s*$"),
-    "ja": _c(r"[?？]\s*$|(?:です|ます|でしょう|ません|ました|だろう|ない)か[。.]?\s*$|っけ[。.]?\s*$|かな[。.]?\s*$"),
+    "de": _i(
+        r"\?\s*$|^(?:kannst|könntest|würdest|weißt|hast|gibt es|wie|was|warum|wo|wann|welche[rsnm]?)\b.*(?:\?|[^.!]$)"
+    ),
+    "zh": _c(r"[?？]\s*$|吗[。.]?$|呢[。.]?$|^(?:为什么|怎么|是不是|有没有|哪)|有没有\S{0,12}$"),
+    # An interrogative word (or "do you know where …") opening a sentence without a closing period.
+    "es": _i(
+        r"\?\s*$|^¿|^(?:dónde|cuándo|cómo|por qué|qué|cuál|cuáles|cuánto|cuántos|quién|(?:tú )?sabes (?:si|dónde|cómo"
+        r"|qué|cuál)|me (?:recuerdas|dices))\b.*[^.!]$"
+    ),
+    "fr": _i(
+        r"\?\s*$|^(?:est-ce que|qu'est-ce qu)|^(?:où|quand|comment|pourquoi|quel(?:le)?s?|combien|qui|(?:tu|vous) "
+        r"(?:sais|savez|peux|pouvez)|sais-tu|savez-vous|peux-tu|pouvez-vous)\b.*[^.!]$"
+    ),
+    "pt": _i(
+        r"\?\s*$|^será que\b|^(?:onde|quando|como|por ?que|qual|quais|quanto|quantos|quem|o que|(?:você|tu) "
+        r"(?:sabe|sabes|pode|podes)|sabe(?:s)? (?:se|onde|como|qual))\b.*[^.!]$"
+    ),
+    "it": _i(
+        r"\?\s*$|^(?:dove|quando|come|perché|quale|quali|quanto|quanti|chi|cosa|che cosa|sai (?:se|dove|come))"
+        r"\b.*[^.!]$"
+    ),
+    "ja": _c(
+        r"[?？]\s*$|(?:です|ます|でしょう|ません|ました|だろう|ない)か[。.]?\s*$|っけ[。.]?\s*$|かな[。.]?\s*$"
+        r"|(?:なぜ|なんで|どうして|どこ|いつ|どれ|どの|どう|何|なに)[^。]*(?:でしょう|のか|んだろう|の|か)[。.]?\s*$"
+    ),
 }
 SPECULATION: dict[Lang, Cue] = {
     "en": _i(
@@ -128,14 +148,18 @@ SPECULATION: dict[Lang, Cue] = {
         r"\b(?:vielleicht|eventuell|wahrscheinlich|möglicherweise|vermutlich|irgendwann|ich glaube|ich denke"
         r"|ich vermute|ich schätze|bin mir (?:aber )?nicht sicher|könnte|könnten|lohnt sich)\b"
     ),
-    "zh": _c(r"也许|或许|可能|大概|我觉得|我怀疑|我猜|不确定|说不好|回头再说|以后再说|以后可能|考虑一下|不一定"),
+    "zh": _c(
+        r"也许|或许|可能|大概|我觉得|我怀疑|我猜|不确定|说不好|说不定|回头再说|以后再说|以后可能|考虑一下|不一定|要不要"
+    ),
     "es": _i(
         r"\b(?:quizás?|tal vez|a lo mejor|probablemente|posiblemente|puede que|podríamos|podría|creo que|me parece que"
-        r"|supongo|no (?:lo )?tengo claro|no estoy segur[oa]|no sé si|algún día|convendría|valdría la pena)\b"
+        r"|supongo|no (?:lo )?tengo claro|no estoy segur[oa]|no sé si|algún día|convendría|valdría la pena|capaz que"
+        r"|no sé[.!]?$)\b"
     ),
     "fr": _i(
         r"\b(?:peut-être|probablement|sans doute|il se peut|on pourrait|pourrait|pourrions|je pense que|je crois que"
-        r"|j'imagine|je suppose|pas sûr|pas certain|un jour|éventuellement|vaudrait la peine|vaille le coup|à voir)\b"
+        r"|j'imagine|je suppose|pas sûr|pas certain|un jour|éventuellement|vaudrait la peine|vaille le coup|à voir"
+        r"|je me demande|on devrait peut|ça vaudrait)\b"
     ),
     "pt": _i(
         r"\b(?:talvez|provavelmente|possivelmente|pode ser que|poderíamos|poderia|acho que|creio que|suponho"
@@ -146,7 +170,7 @@ SPECULATION: dict[Lang, Cue] = {
         r"|non so se|un giorno|prima o poi|varrebbe la pena|chissà)\b"
     ),
     "ja": _c(
-        r"かもしれ|たぶん|多分|おそらく|恐らく|と思(?:う|います|っています)|気がする|何とも言えな|わからな|分からな"
+        r"かもしれ|かも[。.]?\s*$|でしょう[。.]?\s*$|(?:分から|わから)ない|(?:分かり|わかり)ません|たぶん|多分|おそらく|恐らく|と思(?:う|います|っています)|気がする|何とも言えな|わからな|分からな"
         r"|検討(?:中|したい|しても)|いずれ|そのうち|将来的に"
     ),
 }
@@ -154,34 +178,37 @@ ONE_OFF: dict[Lang, Cue] = {
     "en": _i(
         r"\b(?:for this (?:task|pr|change|release|ticket|one)|in this (?:pr|change|branch|commit)|this time"
         r"|right now|for now|today|tonight|tomorrow|this afternoon|this morning|at the moment|just this once"
-        r"|once (?:ci|it) is green)\b"
+        r"|once (?:ci|it) is green|this (?:week|sprint))\b"
     ),
     "de": _i(
         r"\b(?:heute|morgen|jetzt (?:erst|mal|gleich|sofort)|erst (?:ein)?mal|fürs erste|vorerst|diesmal"
         r"|dieses mal|gerade|in diesem (?:pr|pull request|commit|branch)|für diese[ns]? (?:aufgabe|ticket|pr|release)"
-        r"|nur für (?:die|den|das|diese[ns]?) \w+liste)\b"
+        r"|nur für (?:die|den|das|diese[ns]?) \w+liste|diese woche|in diesem sprint)\b"
     ),
-    "zh": _c(r"这次|这一次|今天|明天|下班前|现在马上|马上|立刻|暂时|先不|先只|赶时间|这个\s*PR|这个任务|这个需求|本次"),
+    "zh": _c(
+        r"这次|这一次|这周|本周|这个星期|今天|明天|下班前|现在马上|马上|立刻|暂时|先不|先只|先别|再说[。.!！]?$|赶时间|这个\s*PR|这个任务"
+        r"|这个需求|这个\s*bug|本次"
+    ),
     "es": _i(
         r"\b(?:por ahora|de momento|por el momento|hoy(?! en día)|(?<!la )(?<!cada )mañana|esta vez|solo esta vez"
-        r"|ahora mismo"
+        r"|ahora mismo|esta semana"
         r"|en (?:este|esta) (?:pr|commit|rama|ticket|cambio|tarea)|para (?:este|esta) (?:pr|tarea|ticket|rama))\b"
     ),
     "fr": _i(
         r"\b(?:pour l'instant|pour le moment|pour (?:cette|ce) (?:pr|tâche|fois|branche|ticket|commit|release)"
         r"|dans (?:cette|ce) (?:pr|branche|commit)|cette fois|aujourd'hui|demain|tout de suite|ce soir|ce matin"
-        r"|cet après-midi|en attendant)\b"
+        r"|cet après-midi|en attendant|cette semaine|ce sprint)\b"
     ),
     "pt": _i(
         r"\b(?:por agora|por enquanto|por ora|hoje(?! em dia)|amanhã|desta vez|agora mesmo|esta tarde|esta manhã"
-        r"|(?:nesta|neste|para esta|para este) (?:pr|tarefa|branch|commit|ticket))\b"
+        r"|esta semana|nesta semana|(?:nesta|neste|para esta|para este) (?:pr|tarefa|branch|commit|ticket))\b"
     ),
     "it": _i(
         r"\b(?:per ora|per adesso|per il momento|(?<!d')oggi|domani|questa volta|stavolta|subito|stasera|stamattina"
-        r"|(?:in|per) quest[oa] (?:pr|branch|commit|ticket|release))\b"
+        r"|questa settimana|(?:in|per) quest[oa] (?:pr|branch|commit|ticket|release))\b"
     ),
     "ja": _c(
-        r"今回|(?:今日|明日)(?!から|以降)|今すぐ|とりあえず|ひとまず|いったん|一旦|当面|この\s*(?:PR|プルリク|チケット|タスク)"
+        r"今回|今週|(?:今日|明日)(?!から|以降)|今すぐ|とりあえず|ひとまず|いったん|一旦|当面|この\s*(?:PR|プルリク|チケット|タスク)"
     ),
 }
 TASK: dict[Lang, Cue] = {
@@ -196,34 +223,74 @@ TASK: dict[Lang, Cue] = {
         r"^(?:bitte\s+)?(?:bau|mach|schau|füg|schreib|änder|erstell|prüf|teste|behebe|fix|implementier|richte"
         r"|lösch|entfern|zeig|erklär|hilf|kannst|könntest|würdest|merge|such|pass|aktualisier|benenn|räum)\w*\b"
     ),
-    "zh": _c(r"^(?:请|麻烦)?(?:帮我|帮忙|你帮|你先|给我|把|请你|麻烦你)|(?:修|改|加|看|查|写|做|调|弄|跑)一下"),
+    "zh": _c(
+        r"^(?:请|麻烦)?(?:帮我|帮忙|你帮|你先|给我|把|请你|麻烦你|你看看|你查查)|(?:修|改|加|看|查|写|做|调|弄|跑)一下"
+    ),
     "es": _i(
         r"^(?:por favor,?\s+)?(?:añade|agrega|crea|corrige|arregla|haz|implementa|escribe|cambia|actualiza|revisa"
         r"|mira|busca|elimina|borra|quita|mueve|renombra|prepara|genera|explica|muestra|dime|ayúdame|prueba"
-        r"|ejecuta|sube|migra|refactoriza|abre|cierra|comprueba|investiga|puedes|podrías|me ayudas)\b"
+        r"|ejecuta|sube|migra|refactoriza|abre|cierra|comprueba|investiga|puedes|podrías|me ayudas"
+        r"|vamos a \w+(?:ar|er|ir)|hagamos|empecemos)\b"
+        r"|^(?!(?:está|así|quizá|aquí|allí|ahí|acá|allá|sí|más|también|además|jamás|según|través|café|menú|país)\b)"
+        r"[a-zñ]{2,}[áéí](?:\s|,|$)"  # voseo: "Agregá un botón …", "Poné …", "Corré los tests"
     ),
     "fr": _i(
         r"^(?:s'il te plaît,?\s+|merci de\s+)?(?:ajoute|rajoute|crée|corrige|répare|fais|implémente|écris|change"
         r"|modifie|mets|regarde|cherche|supprime|enlève|retire|déplace|renomme|prépare|génère|explique|montre"
         r"|dis-moi|aide-moi|teste|exécute|ouvre|ferme|vérifie|refactorise|migre|ajoutez|créez|corrigez|faites"
-        r"|écrivez|modifiez|regardez|vérifiez|tu peux|peux-tu|pourrais-tu|tu pourrais)\b"
+        r"|écrivez|modifiez|regardez|vérifiez|tu peux|peux-tu|pourrais-tu|tu pourrais|(?:allons|on va) \w+(?:er|ir|re)"
+        r"|commençons)\b"
     ),
     "pt": _i(
         r"^(?:por favor,?\s+)?(?:adiciona|acrescenta|cria|corrige|conserta|faz|implementa|escreve|muda|altera"
         r"|atualiza|revê|vê|olha|procura|apaga|remove|tira|move|renomeia|prepara|gera|explica|mostra|diz-me|ajuda"
         r"|testa|executa|abre|fecha|verifica|investiga|adicione|crie|corrija|faça|implemente|escreva|mude|altere"
         r"|atualize|revise|veja|procure|apague|remova|mova|renomeie|gere|explique|mostre|teste|rode|execute"
-        r"|abra|feche|verifique|podes|consegues|você pode)\b"
+        r"|abra|feche|verifique|podes|consegues|você pode|vamos \w+(?:ar|er|ir)|bora)\b"
     ),
     "it": _i(
         r"^(?:per favore,?\s+)?(?:aggiungi|crea|correggi|sistema|fai|implementa|scrivi|cambia|modifica|aggiorna"
         r"|controlla|guarda|cerca|elimina|cancella|rimuovi|togli|sposta|rinomina|prepara|genera|spiega|mostra"
-        r"|dimmi|aiutami|testa|esegui|apri|chiudi|verifica|metti|puoi|potresti)\b"
+        r"|dimmi|aiutami|testa|esegui|apri|chiudi|verifica|metti|puoi|potresti|facciamo|andiamo a|iniziamo)\b"
     ),
     # A request ("…してください", "…をお願いします"), not a prohibition ("…しないでください") nor a manner
     # ("返答は日本語でお願いします": a standing preference).
-    "ja": _c(r"(?<!ない)(?:て|で)(?:ください|下さい|くれ|もらえ|いただけ)|(?<!で)お願い(?:します|できますか)?"),
+    "ja": _c(
+        r"(?<!ない)(?:て|で)(?:ください|下さい|くれ|もらえ|いただけ|ほしい|欲しい)|(?<!で)お願い(?:します|できますか)?"
+        r"|(?:[っしいきぎえけせべめれねちり]て|んで)[。.!！]?\s*$|ましょう[。.!！]?\s*$"
+    ),
 }
+# An instruction bounded by a near date ("until Friday", "hasta el viernes", "jusqu'à lundi"), or a report of what the
+# speaker is doing right now ("Estoy publicando …", "Je suis en train de …"): read in every Latin-script language.
+_WEEKDAY = (
+    r"monday|tuesday|wednesday|thursday|friday|montag|dienstag|mittwoch|donnerstag|freitag|lunes|martes|miércoles"
+    r"|jueves|viernes|lundi|mardi|mercredi|jeudi|vendredi|segunda|terça|quarta|quinta|sexta|lunedì|martedì"
+    r"|mercoledì|giovedì|venerdì|next week|la semana que viene|la semaine prochaine|a próxima semana|la prossima"
+    r" settimana|nächste woche"
+)
+BOUNDED_NOW = rx(
+    rf"\b(?:until|till|bis|hasta(?: el)?|jusqu'(?:à|au)|até (?:a|o|à)?|fino a)\s+(?:{_WEEKDAY})\b"
+    r"|^(?:estoy|estamos) \w+(?:ando|iendo)\b|^(?:estou|estamos) \w+(?:ando|endo|indo)\b"
+    r"|^(?:sto|stiamo) \w+(?:ando|endo)\b|^je suis en train de\b|^(?:dame|dadme|dá-me|me dá|dammi|donne-moi)\b"
+    r"|\b(?:dame|dá-me|dammi|donne-moi|gib mir) (?:\w+ )?(?:cinco|cinq|cinque|fünf|diez|dix|dieci|zehn|un|una|um)"
+    r" (?:minutos?|minutes?|minuti|minuten|momento|momentito|instante|segundo)\b"
+    # a status report: the speaker's own action just done, in the first person singular and a perfective tense
+    # ("I pushed a fix …", "J'ai poussé le correctif", "Ya subí el arreglo", "我把修复推上去了", "さっき…しました")
+    r"|^(?:ok,? |so,? )?i(?:'ve| have)?(?: just| already)? (?!(?:decided|agreed|chose|prefer|used to)\b)"
+    r"(?:\w+ed|ran|made|wrote|broke|built|did|got|put|set|sent|found|took|left|saw|tried|fixed|pushed|merged)\b"
+    r"|^(?:je viens d|j'ai (?!(?:décidé|choisi)\b)\w+[éiu]s?\b|je vais\b)"
+    r"|^(?:ya |acabo de )?(?:he \w+(?:ado|ido)\b|(?!(?:está|así|quizá|aquí|allí|ahí|acá|allá|sí|más|también|además"
+    r"|jamás|según|través|café|menú|país)\b)\w{3,}[éí]\b)"
+    r"|^(?:já |acabei de |não )?(?:\w+ei|fiz|subi|entendi|corrigi|vi|pus|mandei)\b"
+    r"|^我(?!们)(?:刚|刚刚|已经)?(?:把|先)?[^，。,]{0,20}了|さっき|先ほど|さきほど"
+)
+# A plan for this session: a sequencing word opening the sentence ("First, let's …", "D'abord …", "まずは…", "先把…").
+SESSION_PLAN = rx(
+    r"^(?:first(?:,| of all| let'?s| we)|let'?s (?:first|start)|to start(?: with)?,|zuerst|zunächst|als erstes"
+    r"|d'abord|tout d'abord|pour commencer|en premier|primero|para empezar|antes que nada|primeiro|pra começar"
+    r"|para começar|antes de mais nada|prima(?! d)|per cominciare|innanzitutto)\b"
+    r"|^(?:まず(?!い)|最初に)|^先(?:把|来|看|修|处理|弄|搞|搞定)|^首先"
+)
 # Clauses that make an imperative a standing rule ("Lass vor jedem „fertig“ … laufen", "Run X before every commit").
 GENERIC: dict[Lang, Cue] = {
     "en": _i(r"\b(?:always|never|every|each|whenever|any|all|before (?:you|every|each|saying|calling)|by default)\b"),
@@ -308,7 +375,7 @@ PREFERENCE: dict[Lang, Cue] = {
     "en": _i(r"\bi (?:personally )?(?:prefer|like|love|hate|dislike)\b"),
     "de": _i(r"\bich (?:bevorzuge|mag|finde|hätte lieber)\b|\bmir ist \w+ lieber\b|\blieber\b"),
     "zh": _c(r"我(?:个人)?(?:更)?(?:喜欢|倾向|偏好|习惯)"),
-    "es": _i(r"\b(?:prefiero|preferiría|me gusta(?:n)?|no me gusta(?:n)?|odio|me quedo con)\b"),
+    "es": _i(r"\b(?:prefiero|preferiría|me gusta(?:n)?|no me gusta(?:n)?|odio|me quedo con)\b|^a mí\b"),
     "fr": _i(r"\b(?:je préfère|je préférerais|j'aime|je n'aime pas|je déteste|ma préférence)\b"),
     "pt": _i(r"\b(?:prefiro|preferiria|gosto (?:mais )?de|não gosto|odeio)\b"),
     "it": _i(r"\b(?:preferisco|preferirei|mi piace|non mi piace|odio|la mia preferenza)\b"),
@@ -488,7 +555,7 @@ JA_CHATTER = re.compile(
 )
 GREETING = rx(
     r"^(?:hi|hey|hello|morning|good morning|moin|hallo|servus|hola|buenas|buenos días|bonjour|salut|olá|oi|bom dia"
-    r"|ciao|buongiorno|你好|嗨|早上好|大家好|おはよう(?:ございます)?|こんにちは)\b[\s,!！，.]"
+    r"|ciao|buongiorno|你好|嗨|早上好|早安|早|晚上好|下午好|大家好|おはよう(?:ございます)?|こんにちは|こんばんは)\b[\s,!！，.、。]"
 )
 # A line that opens a session ("Hola, seguimos con la API", "On reprend le site …", "Moin, weiter mit …") says
 # nothing to keep: a greeting with a "let's go on" verb, or a sentence that starts with a "let's go on (with)".

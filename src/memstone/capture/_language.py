@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from ..domain.analyzer import is_cjk
 from ._cues import (
     ATTEMPT,
+    BOUNDED_NOW,
     CHANGE,
     CHATTER_WORDS,
     CONSTRAINT,
@@ -45,6 +46,7 @@ from ._cues import (
     QUESTION,
     REPLACED,
     SESSION_OPENER,
+    SESSION_PLAN,
     SESSION_START,
     SPECULATION,
     TASK,
@@ -89,6 +91,7 @@ _MARKS: tuple[tuple[Lang, re.Pattern[str]], ...] = (
     ("it", re.compile(r"[ìò]|\bè\b|\b\w+zione\b|\b(?:dell|nell|all|sull|un)'", re.I)),
 )
 _LATIN_LANGS: tuple[Lang, ...] = ("de", "es", "fr", "pt", "it")
+_LATIN_READ: tuple[Lang, ...] = ("en", *_LATIN_LANGS)
 
 
 def language(text: str) -> Lang:
@@ -117,7 +120,7 @@ _EVIDENCE = re.compile(
     r"`[^`]+`|(?:^|[\s(])[\w.\-]*/[\w.\-/]*|\b[\w\-]+\.(?:ya?ml|toml|json|py|ts|js|kt|kts|rs|go|exs?|tf|xml|md|ini|cfg)\b"
     r"|\b[A-Za-z]+\d[\w.\-]*\b|\b\d+(?:\.\d+)+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|\b[A-Z]{2,}\b"
     r"|\b\w+[_\-]\w*|(?<=[a-z,;:] )[A-Z][a-z]{2,}\b|\b(?:we|our|us|wir|unser[emnrs]?)\b|我们"
-    r"|\b\d+\s*(?:seconds?|minutes?|hours?|days?|ms|s|mb|gb"
+    r"|\b\d{1,2}:\d{2}\b|\b\d+\s*(?:seconds?|minutes?|hours?|days?|ms|s|mb|gb"
     r"|sekunden|minuten|tage|天|秒|分钟|小时|次)\b"
 )
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9.+#\-]*")
@@ -187,11 +190,18 @@ def read_sentence(sentence: str, lang: Lang | None = None) -> Reading:
     if lang in UNITS_WE:
         evidence += len(_cue(UNITS_WE, lang).findall(s))
     generic = bool(_cue(GENERIC, lang).search(s))
+    # What a sentence is not (a question, a guess, a one-off) is read with the cues of every Latin-script language:
+    # a short line often has too few function words for language() to name it ("A lo mejor migramos a Astro").
+    near = _LATIN_READ if lang in _LATIN_READ else (lang,)
+    question = s.endswith(("?", "？")) or s.startswith("¿")
+    if not question and any(_cue(QUESTION, other).search(s) for other in near):
+        question = modality not in ("constraint", "decision")  # "Quando o CI falha, nunca …" is a rule
+    plan = (bool(SESSION_PLAN.search(s)) or bool(BOUNDED_NOW.search(s))) and not generic
     return Reading(
         lang=lang,
-        question=bool(_cue(QUESTION, lang).search(s)) or s.endswith(("?", "？")),  # a question in any language
-        speculation=bool(_cue(SPECULATION, lang).search(s)),
-        one_off=bool(_cue(ONE_OFF, lang).search(s)),
+        question=question,
+        speculation=any(_cue(SPECULATION, other).search(s) for other in near),
+        one_off=plan or any(_cue(ONE_OFF, other).search(s) for other in near),
         chatter=chatter,
         task_request=bool(_cue(TASK, lang).search(s)) and not generic and modality != "preference",
         generic=generic,

@@ -16,6 +16,7 @@ SYSTEM = rx(
     r"|<\s*/?\s*system(?:[-_ ]reminder)?\s*>|\bsystem prompt\b|\bthese instructions\b|\bas an ai\b"
     r"|\bas a (?:large )?language model\b|\byou have access to (?:the following )?tools\b|\bwhen asked for your name\b"
     r"|\byou are running in a sandbox\b|\bhelpful(?:,)? (?:and )?harmless\b|\bknowledge cutoff\b"
+    r"|\bthink step by step\b|\bexplain your reasoning\b"
     r"|^\s*important:\s*you\b"
 )
 CHATTER_WORDS = frozenset(

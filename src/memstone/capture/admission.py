@@ -55,6 +55,8 @@ from dataclasses import dataclass, replace
 
 from ..domain.model import KNOWN_KINDS, EntryVersion
 from ..domain.secrets import find_secrets
+from ._language import read_sentence
+from ._obvious import is_inventory, is_location
 from ._patterns import (
     CONSTRAINT,
     CONVENTION,
@@ -201,6 +203,13 @@ def _rule_marker(text: str) -> bool:
     return bool(CONSTRAINT.search(text) or CONVENTION.search(text) or FACT.search(text))
 
 
+def _states_rule(text: str) -> bool:
+    """A must/never, a decision, a preference or an "always/every" in the text's own language (not the
+    broad convention cues: "Os testes ficam em src/test" is where they are, not how they are made)."""
+    rd = read_sentence(text)
+    return bool(CONSTRAINT.search(text)) or rd.generic or rd.modality in ("constraint", "decision", "preference")
+
+
 def admit(candidate: Candidate, *, evidence: Mapping[str, str]) -> Admission:
     """Check one candidate against the admission rules; ``evidence`` maps each Source key to its content.
 
@@ -254,8 +263,13 @@ def admit(candidate: Candidate, *, evidence: Mapping[str, str]) -> Admission:
         if _INVENTORY_START.search(text) and not _rule_marker(text):
             return no("file_inventory")
         # A correction of where something lives is not cheap to recover: the agent just got it wrong.
-        if _LOCATION.search(text) and not _rule_marker(text) and c.origin != "correction":
+        if _LOCATION.search(text) and "`" not in text and not _rule_marker(text) and c.origin != "correction":
             return no("location_only")
+        if c.origin != "correction" and not _states_rule(text):
+            if is_location(text):
+                return no("location_only")
+            if is_inventory(text):
+                return no("file_inventory")
     if c.origin in ("model", "submitted"):
         if SYSTEM.search(text):
             return no("system_restatement")

@@ -159,13 +159,13 @@ _MODALITY_KIND = {"constraint": "constraint", "convention": "convention", "prefe
 def _english(s: str, rd: Reading, *, forced: bool, lifecycle: bool) -> tuple[str | None, str | None, bool]:
     """(skip reason, kind, correction) for an English sentence: the trigger words first, then its meaning."""
     correction = forced or bool(CORRECTION_LEAD.search(s)) or bool(STOP_DOING.search(s))
-    if s.endswith("?") or (QUESTION_START.search(s) and not s.endswith(".")):
+    if s.endswith("?") or (QUESTION_START.search(s) and not s.endswith(".")) or rd.question:
         return "question", None, correction
-    if SPECULATION.search(s):
+    if SPECULATION.search(s) or rd.speculation:
         return "speculation", None, correction
     if rd.lesson:
         return None, "lesson", False
-    if ONE_OFF.search(s) and not lifecycle:
+    if (ONE_OFF.search(s) or (rd.one_off and not rd.change)) and not lifecycle:  # "… was bumped this morning"
         return "one_off", None, correction
     if is_chatter(s) or rd.chatter:
         return "chatter", None, correction
@@ -191,7 +191,21 @@ def _english(s: str, rd: Reading, *, forced: bool, lifecycle: bool) -> tuple[str
         setting = _sets_value(s)
         if (rd.evidence >= 1 or setting) and informative_count(s) >= (3 if setting else 4):
             return None, "fact", False  # a plain statement of project fact ("The docs site is Docusaurus …")
+        ruling = rd.modality in ("constraint", "preference", "decision") or bool(_GENERIC_PASSIVE.search(s))
+        if ruling and informative_count(s) >= 4:
+            # the language-neutral reading of a rule or a preference ("Make sure …", "Generally I like …") and a
+            # generic passive; not the "we …" convention cues, which chatter shares
+            return None, _MODALITY_KIND.get(rd.modality or "convention", "convention"), False
     return None, kind, correction
+
+
+# A present passive that states how something is done ("Errors are retried three times …", "Payloads are checked
+# with valibot"), not that it was just done ("the deploy is finished", "it's merged").
+_GENERIC_PASSIVE = re.compile(
+    r"(?i)\b(?:is|are|gets?)\s+(?:always\s+|only\s+|never\s+)?(?!(?:finished|done|fixed|merged|deployed|released"
+    r"|pushed|committed|started|stopped|failed|passed|closed|resolved|updated|solved|completed|approved|broken|called"
+    r"|based|supposed|used|related|interested|tired|excited|worried|confused|scheduled|blocked)\b)[a-z]+ed\b"
+)
 
 
 def _sets_value(s: str) -> bool:

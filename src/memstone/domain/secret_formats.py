@@ -170,6 +170,9 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
         "acca",
         "a3t",
     ),
+    _r("mapbox_secret_token", _B + r"(?:sk|tk)\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{16,}" + _E, "sk.eyj", "tk.eyj"),
+    _r("alibaba_access_key_id", r"(?<![A-Za-z0-9])LTAI[A-Za-z0-9]{12,28}(?![A-Za-z0-9])", "ltai", random_tail=4),
+    _r("flutterwave_secret_key", _B + r"FLWSECK(?:_TEST)?-[0-9a-f]{32}-X" + _E, "flwseck"),
     _r(
         "aws_session_token",
         r"(?<![A-Za-z0-9+/])(?:IQoJb3JpZ2lu|FwoGZXIvYXdz|FQoGZXIvYXdz)[A-Za-z0-9+/=]{80,}",

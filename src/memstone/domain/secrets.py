@@ -40,7 +40,16 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from .analyzer import STOPWORDS
 from .secret_formats import FORMAT_RULES, FormatRule, b64decode_loose, decodes_to
+from .secret_generic import (
+    credential_pairs,
+    hex_private_keys,
+    passphrases,
+    prefixed_tokens,
+    query_credentials,
+    suffix_named_tokens,
+)
 
 __all__ = ["SecretFinding", "contains_secret", "describe_findings", "find_secrets", "redact"]
 
@@ -260,8 +269,16 @@ def _password_in_prose(value: str) -> bool:
         return False
     if _SNAKE_NAME.match(v):
         return False  # "`password` varchar(255) COLLATE utf8_bin", "Used for sha256_password"
-    if not any(c.isdigit() for c in v) or not any(c.isalpha() for c in v) or not v.isascii():
+    if re.fullmatch(r"\d[A-Z][a-z]+", v):
+        return False  # "1Password" is a product's name
+    if not any(c.isalpha() for c in v) or not v.isascii():
         return False
+    if not any(c.isdigit() for c in v):
+        # letters only: a generated one (CXlMaXZjljEN: several capitals inside, not words), never a word or a Name
+        inner_caps = sum(c.isupper() for c in v[1:])
+        wordish = sum(len(w) for w in _WORDISH.findall(v))
+        varied = shannon_entropy(v) >= 0.8 * math.log2(min(len(v), 64))
+        return len(v) >= 10 and inner_caps >= 2 and wordish < 0.5 * len(v) and varied
     return _classes(v) >= 3 or (len(v) >= 12 and shannon_entropy(v) >= 3.5)
 
 
@@ -284,6 +301,15 @@ def _printable_base64(value: str) -> bool:
         return False
     printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in raw)
     return printable / len(raw) >= 0.9
+
+
+_MAGIC = (b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"%PDF", b"RIFF", b"PK\x03\x04", b"\x1f\x8b", b"<svg", b"<?xml")
+
+
+def _file_magic(value: str) -> bool:
+    """Base64 that decodes to a known file header (PNG, GIF, JPEG, PDF, WebP, zip, gzip, SVG, XML)."""
+    raw = b64decode_loose(value[:24].rstrip("=")[: len(value[:24].rstrip("=")) // 4 * 4])
+    return raw is not None and raw.startswith(_MAGIC)
 
 
 def _unknown_random(value: str) -> bool:
@@ -436,9 +462,12 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
         if not _is_placeholder(value) and not _DIGEST_NAME.search(m.group("name")) and _env_secret(value):
             found.append(SecretFinding(kind="env_assignment", start=m.start("value"), end=m.end("value")))
     for m in _RANDOM_RUN.finditer(text):
+        if text.endswith(";base64,", 0, m.start(1)) or _file_magic(m.group(1)):
+            continue  # a data: URI or a file's bytes (an image, a PDF), not a key
         if _unknown_random(m.group(1)):
             found.append(SecretFinding(kind="high_entropy_token", start=m.start(1), end=m.end(1)))
     found.extend(_keyed_ids(text))
+    found.extend(_generic(text))
     if "AC" in text:
         for sid in _TWILIO_SID.finditer(text):
             for m in _HEX32.finditer(text, max(0, sid.start() - 200), min(len(text), sid.end() + 200)):
@@ -465,7 +494,43 @@ def _keyed_ids(text: str) -> list[SecretFinding]:
     return out
 
 
-_GENERIC_KINDS = frozenset(["high_entropy_token", "env_assignment", "password_near_keyword", "credential_near_keyword"])
+# Words that make a run of lowercase words prose about a password, not the password (English ones: STOPWORDS).
+_PROSE_WORDS = frozenset(
+    str.split(
+        "characters chars long required rotated hashed stored set changed le la les de du des un une et ou el los las "
+        "y en al del lo um uma os as e do da no na il gli di che der die das und oder ein eine zu im voir see ver vedi "
+        "siehe dans avec con com mit"
+    )
+)
+
+
+def _upper_random(value: str) -> bool:
+    """An upper-case and digit key of 20 to 31 characters (YXPUIQZZT33L48NRP0XX200P): ≥ 4 digits, ≥ 8 letters,
+    varied; shorter than the 32 :func:`_random_token` asks of a one-case token."""
+    v = value.rstrip(".,;:")
+    if not re.fullmatch(r"[A-Z0-9]{20,31}", v) or _HEX.match(v) or _ULID.match(v):
+        return False
+    digits = sum(c.isdigit() for c in v)
+    return digits >= 4 and len(v) - digits >= 8 and shannon_entropy(v) >= 3.8
+
+
+def _generic(text: str) -> list[SecretFinding]:
+    """The shapes of :mod:`memstone.domain.secret_generic`, judged by this module's value rules."""
+    spans = [
+        *query_credentials(text, lambda v: not _is_placeholder(v) and (_random_token(v) or _high_entropy(v))),
+        *suffix_named_tokens(text, lambda v: (_random_token(v) or _upper_random(v)) and not _printable_base64(v)),
+        *hex_private_keys(text),
+        *passphrases(text, lambda w: w in STOPWORDS or w in _PROSE_WORDS),
+        *credential_pairs(text, _password_in_prose),
+        *prefixed_tokens(text, lambda v: not _HEX.match(v) and _random_tail(v) and shannon_entropy(v) >= 3.8),
+    ]
+    return [SecretFinding(kind=kind, start=start, end=end) for kind, start, end in spans]
+
+
+_GENERIC_KINDS = frozenset(
+    ["high_entropy_token", "env_assignment", "password_near_keyword", "credential_near_keyword",
+     "url_query_credential", "credential_pair", "prefixed_token", "passphrase_in_prose"]
+)  # fmt: skip
 
 
 def _merge(found: list[SecretFinding]) -> tuple[SecretFinding, ...]:

@@ -72,17 +72,35 @@ async def worker(url: str, seed: int, label: str) -> None:
             print(f"{(time.perf_counter() - start) * 1000:.4f}", flush=True)
 
 
-def coordinate(url: str, seed: int, writes: int, sources: list[str]) -> dict[str, object]:
+def start_workers(script: str, sources: list[str], args: list[list[str]]) -> list[subprocess.Popen[str]]:
+    """One worker process of ``script`` per code (``PYTHONPATH`` at its ``src``), with its ``--worker`` arguments;
+    returns once every worker printed ``ready``."""
     procs = []
-    for i, src in enumerate(sources):
+    for src, extra in zip(sources, args, strict=True):
         env = dict(os.environ, PYTHONPATH=str(Path(src).resolve()))
-        args = [sys.executable, __file__, "--worker", url, "--seed", str(seed), "--label", f"code{i}"]
-        procs.append(subprocess.Popen(args, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+        cmd = [sys.executable, script, "--worker", *extra]
+        procs.append(subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+    for p in procs:
+        assert p.stdout is not None
+        if p.stdout.readline().strip() != "ready":
+            stop_workers(procs)
+            raise SystemExit("a worker failed before its first job")
+    return procs
+
+
+def stop_workers(procs: list[subprocess.Popen[str]]) -> None:
+    for p in procs:
+        with contextlib.suppress(OSError):
+            assert p.stdin is not None
+            p.stdin.write("q\n")
+            p.stdin.close()
+        p.wait(timeout=60)
+
+
+def coordinate(url: str, seed: int, writes: int, sources: list[str]) -> dict[str, object]:
+    args = [[url, "--seed", str(seed), "--label", f"code{i}"] for i in range(len(sources))]
+    procs = start_workers(__file__, sources, args)
     try:
-        for p in procs:
-            assert p.stdout is not None
-            if p.stdout.readline().strip() != "ready":
-                raise SystemExit("a worker failed before its first write")
         load_before = os.getloadavg()[0]
         times: list[list[float]] = [[] for _ in procs]
         for n in range(writes):
@@ -102,12 +120,7 @@ def coordinate(url: str, seed: int, writes: int, sources: list[str]) -> dict[str
             },
         }
     finally:
-        for p in procs:
-            with contextlib.suppress(OSError):
-                assert p.stdin is not None
-                p.stdin.write("q\n")
-                p.stdin.close()
-            p.wait(timeout=60)
+        stop_workers(procs)
 
 
 def main() -> None:

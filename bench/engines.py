@@ -218,6 +218,135 @@ def database_bytes(url: str, path: Path | None) -> int:
         conn.close()
 
 
+def _fresh(key: str) -> str:
+    """A new key of the same length and form as ``key`` (its last 12 characters replaced)."""
+    import secrets
+
+    return key[:-12] + secrets.token_hex(6).upper()
+
+
+class RawRemember:
+    """PostgreSQL: the rows a single-entry ``remember`` writes, inserted again by plain SQL (the write's floor).
+
+    ``prepare`` (not timed) reads the rows memstone's last write to ``source`` committed: its Revision, the
+    manifest nodes that write added (those of its transaction), the entry version, its head row and postings. The
+    timed ``write`` inserts copies of them, with fresh keys, into a second Memory ``target`` (created by memstone,
+    so its head exists) in one transaction on a bare connection: BEGIN, the Revision, the nodes, the version, the
+    head's compare-and-swap, the head row, its postings (one statement), the full-text totals, COMMIT, all sent in
+    one psycopg pipeline, one round trip. No lock, no check, no read: what is left of a write without memstone.
+    """
+
+    def __init__(self, url: str, source: str, target: str) -> None:
+        import psycopg
+
+        self._conn = psycopg.connect(url, autocommit=True)
+        self._read = psycopg.connect(url, autocommit=True)
+        self.source, self.target = source, target
+        row = self._read.execute("SELECT revision FROM artifact_heads WHERE artifact_id = %s", (target,)).fetchone()
+        assert row is not None, f"no head of {target}"
+        self._revision = int(row[0])
+        self._statements: list[tuple[str, list[object]]] = []
+
+    def close(self) -> None:
+        self._conn.close()
+        self._read.close()
+
+    def _one(self, sql: str, args: Sequence[object]) -> dict[str, Any]:
+        cur = self._read.execute(sql, list(args))
+        row = cur.fetchone()
+        assert row is not None and cur.description is not None, sql
+        return {d.name: v for d, v in zip(cur.description, row, strict=True)}
+
+    def _all(self, sql: str, args: Sequence[object]) -> list[dict[str, Any]]:
+        cur = self._read.execute(sql, list(args))
+        assert cur.description is not None
+        names = [d.name for d in cur.description]
+        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+    def _types(self, table: str) -> dict[str, str]:
+        rows = self._read.execute(
+            "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+            "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped",
+            (table,),
+        ).fetchall()
+        return {str(n): str(t) for n, t in rows}
+
+    @staticmethod
+    def _insert(table: str, row: dict[str, Any]) -> tuple[str, list[object]]:
+        cols = [c for c in row if c != "projection_id"]
+        marks = ", ".join(["%s"] * len(cols))
+        return f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks})", [row[c] for c in cols]
+
+    def prepare(self) -> None:
+        """Read the rows of the source's last write and make the statements of the next raw write (not timed)."""
+        rev = self._one(
+            "SELECT r.xmin::text AS xid, r.* FROM artifact_revisions r JOIN artifact_heads h "
+            "ON h.artifact_id = r.artifact_id AND h.revision = r.revision WHERE r.artifact_id = %s",
+            (self.source,),
+        )
+        xid = rev.pop("xid")
+        nodes = self._all("SELECT * FROM manifest_nodes WHERE xmin::text = %s", (xid,))
+        head = self._one(
+            "SELECT * FROM memory_entry_heads WHERE memory_artifact_id = %s ORDER BY projection_id DESC LIMIT 1",
+            (self.source,),
+        )
+        assert head["head_revision"] == rev["revision"], "the source's last write was not a new entry"
+        version = self._one(
+            "SELECT * FROM memory_entry_versions WHERE entry_version_id = %s", (head["entry_version_id"],)
+        )
+        postings = self._all("SELECT * FROM memory_entry_postings WHERE projection_id = %s", (head["projection_id"],))
+        new = self._revision + 1
+        entry_id, version_id = _fresh(str(head["entry_id"])), _fresh(str(head["entry_version_id"]))
+        rev.update(artifact_id=self.target, revision=new)
+        version.update(
+            memory_artifact_id=self.target,
+            entry_id=entry_id,
+            entry_version_id=version_id,
+            created_in_revision=new,
+            previous_version_id=None,
+        )
+        head.update(memory_artifact_id=self.target, head_revision=new, entry_id=entry_id, entry_version_id=version_id)
+        statements = [self._insert("artifact_revisions", rev)]
+        statements += [self._insert("manifest_nodes", {**n, "node_hash": _fresh(str(n["node_hash"]))}) for n in nodes]
+        statements.append(self._insert("memory_entry_versions", version))
+        statements.append(
+            (
+                "UPDATE artifact_heads SET revision = %s WHERE artifact_id = %s AND revision = %s",
+                [new, self.target, self._revision],
+            )
+        )
+        statements.append(self._insert("memory_entry_heads", head))
+        types = self._types("memory_entry_postings")
+        cols = [c for c in types if c != "projection_id"]
+        unnest = ", ".join(f"%s::{types[c]}[]" for c in cols)
+        statements.append(
+            (
+                f"INSERT INTO memory_entry_postings (projection_id, {', '.join(cols)}) "
+                f"SELECT currval(pg_get_serial_sequence('memory_entry_heads', 'projection_id')), * "
+                f"FROM unnest({unnest})",
+                [[p[c] for p in postings] for c in cols],
+            )
+        )
+        length = next((p["dl"] for p in postings if p["term"] == ""), 0)
+        statements.append(
+            (
+                "UPDATE memory_fts_stats SET docs = docs + 1, total_len = total_len + %s WHERE memory_artifact_id = %s",
+                [length, self.target],
+            )
+        )
+        self._statements = statements
+        self._revision = new
+
+    def write(self) -> None:
+        """The timed part: the prepared statements in one transaction, one pipeline, one round trip."""
+        conn = self._conn
+        with conn.pipeline():
+            conn.execute("BEGIN")
+            for sql, args in self._statements:
+                conn.execute(sql, args)
+            conn.execute("COMMIT")
+
+
 def _vec_text(vector: Sequence[float]) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 

@@ -353,3 +353,66 @@ async def test_verify_names_each_kind_of_full_text_damage_and_rebuild_repairs_it
             "archive full-text index has 1 posting(s) of rows not in the archive projection",
         } <= set(report.projection_damage), report.projection_damage
         assert (await svc.rebuild_projections()).ok
+
+
+WEB = "memstone://orgs/acme/projects/web"
+
+
+def _statement_trips(trace: str, start: int) -> list[list[str]]:
+    """The statements of each round trip in a libpq trace from offset ``start`` on, prepared ones included (a Bind
+    names its statement, prepared earlier in the trace); a trip that only prepares a statement (psycopg's own, once
+    per statement and connection) is left out."""
+    names: dict[str, str] = {}
+    trips: list[list[str]] = [[]]
+    for line in trace[:start].splitlines():
+        fields = line.split("\t")
+        if len(fields) >= 4 and fields[0] == "F" and fields[2] == "Parse":
+            name, _, rest = fields[3].strip()[1:].partition('" "')
+            names[name] = rest.rsplit('" ', 1)[0]
+    for line in trace[start:].splitlines():
+        fields = line.split("\t")
+        if len(fields) < 4 or fields[0] not in ("F", "B"):
+            continue
+        body = fields[3].strip()
+        if fields[0] == "F" and fields[2] == "Parse":
+            name, _, rest = body[1:].partition('" "')
+            names[name] = rest.rsplit('" ', 1)[0]
+        elif fields[0] == "F" and fields[2] == "Bind":
+            trips[-1].append(names[body.split('"')[3]])
+        elif fields[0] == "B" and fields[2] == "ReadyForQuery":
+            trips.append([])
+    return [t for t in trips if t]
+
+
+async def test_a_vector_search_takes_seven_round_trips(postgres_url: str, libpq_trace: Callable[[], str]) -> None:
+    """A vector search with its query vector (a server's steady state, and the benchmark's): the org profiles in one
+    statement outside a transaction; the vector status check's transaction, whose first statement reads the head
+    and the routing rows (org profiles, vector generation) at once; the search's read transaction: BEGIN with the
+    head and the routing rows, the HNSW statement with its windows' metadata, the hits' versions with their
+    Memory's scope, COMMIT. The old code took 14: the profiles in a transaction (2), the status check's profiles,
+    head and generation apart (4), and the search's head, profiles, generation, HNSW, windows, versions and scopes
+    one trip each (8 with its COMMIT). The hits are the same, each still checked against the manifest."""
+    read = libpq_trace
+    async with open_service(postgres_url, embedding="hashing-64") as svc:
+        texts = [f"deploy step {i} runs with uv on the build host" for i in range(30)]
+        rev = await svc.remember(scope=WEB, entries=[EntryInput(kind="fact", text=t) for t in texts])
+        assert rev is not None
+        exact = await svc.search("deploy step 3", memories=[rev], mode="vector", limit=10, exact=True)
+    read()  # connections opened from here on are traced
+    async with open_service(postgres_url, embedding="hashing-64") as svc:
+        for _ in range(2):  # warm: the Revision and the manifest nodes are cached (immutable)
+            warm = await svc.search("deploy step 3", memories=[rev], mode="vector", limit=10)
+        start = len(read())
+        found = await svc.search("deploy step 3", memories=[rev], mode="vector", limit=10)
+        trips = _statement_trips(read(), start)
+    assert [h.entry_version_id for h in found.hits] == [h.entry_version_id for h in warm.hits]
+    assert [h.entry_id for h in found.hits][:3] == [h.entry_id for h in exact.hits][:3]
+    assert all(h.scope == WEB and h.text in texts for h in found.hits) and len(found.hits) == 10
+    assert len(trips) == 7, trips
+    assert not any(s.startswith("BEGIN") for s in trips[0]) and "store_meta" in trips[0][0], trips[0]
+    search = trips[3:]
+    assert search[0][0].startswith("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), search
+    assert "FROM artifact_heads" in search[0][1] and "store_meta" in search[0][1], search[0]
+    assert "memory_entry_vectors" in search[1][-1] and "memory_entry_vector_metadata" in search[1][-1], search[1]
+    assert "FROM memory_entry_versions" in search[2][0] and "scope_bindings" in search[2][0], search[2]
+    assert search[3] == ["COMMIT"], search[3]

@@ -26,7 +26,7 @@ from psycopg_pool import ConnectionPool
 
 from ...domain.errors import BackendError, BackendUnavailable, NotFound
 from ...ports import Capabilities
-from ..sql.engine import Dialect, Migrator
+from ..sql.engine import Dialect, Migrator, Snapshot
 from ..sql.workers import Workers
 from . import schema
 from .errors import translated
@@ -55,9 +55,10 @@ class PostgresConn:
     network round trip instead of four, and they still run in order, before anything they protect.
     """
 
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], snapshot: Snapshot | None = None) -> None:
         self.raw = conn
         self.pending: list[tuple[str, list[object] | None]] = []
+        self.snapshot = snapshot  # a read-only transaction's reads, kept for its later statements
 
     @staticmethod
     @functools.lru_cache(maxsize=4096)
@@ -141,7 +142,7 @@ class PostgresEngine:
 
     # ---------------------------------------------------------------- transactions
     @contextmanager
-    def _txn(self, begin: str | None) -> Iterator[None]:
+    def _txn(self, begin: str | None, *, read_only: bool = False) -> Iterator[None]:
         if getattr(self._local, "conn", None) is not None:
             yield  # nested: joins the outer transaction
             return
@@ -151,7 +152,7 @@ class PostgresEngine:
         with translated(url=self.url):
             raw = pool.getconn()
         try:
-            conn = self._local.conn = PostgresConn(raw)
+            conn = self._local.conn = PostgresConn(raw, Snapshot() if read_only else None)
             if begin is not None:  # None: autocommit, each statement its own snapshot (``read_once``)
                 conn.defer(begin)  # sent with the transaction's first statement
             try:
@@ -185,7 +186,7 @@ class PostgresEngine:
         return self._txn("BEGIN ISOLATION LEVEL READ COMMITTED")
 
     def read_txn(self) -> AbstractContextManager[None]:
-        return self._txn("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        return self._txn("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", read_only=True)
 
     def read_once(self) -> AbstractContextManager[None]:
         """Statements in autocommit, each its own snapshot (the engine contract's ``read_once``): a duplicate check

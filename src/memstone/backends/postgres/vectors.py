@@ -11,8 +11,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Sequence
 
-from ...domain.ids import MemoryId
-from ..sql.engine import Conn, Nearest
+from ...domain.ids import EntryId, EntryVersionId, MemoryId
+from ..sql.engine import Conn, Nearest, snapshot_of
 from . import schema
 from .fts import later
 
@@ -104,13 +104,13 @@ class PgVectors:
         if not memory_ids:
             return []
         q, kind = vector_text(vector), schema.vector_type(len(vector))
+        snap = snapshot_of(conn)
         if exact:
             # ``+ 0`` makes the ordering an expression no index provides: a scan of every row, the reference.
-            rows = conn.q(
+            nearest = (
                 f"SELECT embedding <-> ?::{kind} AS d, vector_rowid FROM {self.table} "
                 f"WHERE memory_artifact_id = ANY(?::text[]) ORDER BY (embedding <-> ?::{kind}) + 0, vector_rowid "
-                "LIMIT ?",
-                (q, list(memory_ids), q, k),
+                "LIMIT ?"
             )
         else:
             ef = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, k))
@@ -120,12 +120,24 @@ class PgVectors:
                 "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
                 (str(ef),),
             )
-            rows = conn.q(
+            nearest = (
                 f"SELECT embedding <-> ?::{kind} AS d, vector_rowid FROM {self.table} "
-                f"WHERE memory_artifact_id = ANY(?::text[]) ORDER BY embedding <-> ?::{kind} LIMIT ?",
-                (q, list(memory_ids), q, k),
+                f"WHERE memory_artifact_id = ANY(?::text[]) ORDER BY embedding <-> ?::{kind} LIMIT ?"
             )
-        return [(float(d), int(rowid)) for d, rowid in rows]
+        args = (q, list(memory_ids), q, k)
+        if snap is None:
+            return [(float(d), int(rowid)) for d, rowid in conn.q(nearest, args)]
+        # In a read transaction the windows' metadata comes in the same statement (``ProjectionRows.windows``).
+        rows = conn.q(
+            "SELECT n.d, n.vector_rowid, m.memory_artifact_id, m.entry_id, m.entry_version_id "
+            f"FROM ({nearest}) n LEFT JOIN memory_entry_vector_metadata m ON m.vector_rowid = n.vector_rowid "
+            "ORDER BY n.d, n.vector_rowid",
+            args,
+        )
+        for _, rowid, memory_id, entry_id, version_id in rows:
+            if memory_id is not None:
+                snap.windows[int(rowid)] = (MemoryId(memory_id), EntryId(entry_id), EntryVersionId(version_id))
+        return [(float(d), int(rowid)) for d, rowid, *_ in rows]
 
     def begin(self, conn: Conn, ask: Nearest) -> Callable[[], list[tuple[float, int]]] | None:
         return None  # the scan is one statement on this connection, after the FTS one

@@ -58,7 +58,7 @@ from ...ports import (
     WritePlan,
 )
 from .capture_store import CaptureRecords
-from .engine import Engine
+from .engine import Engine, snapshot_of
 from .migration import ModelMigration
 from .parts import StoreParts
 from .purge import PurgePart, insert_tombstones
@@ -360,6 +360,8 @@ class StoreCore:
                 case ScopeQuery(scope=scope):
                     return p.rows.scopes(scope)
                 case VectorStatusQuery(memories=refs):
+                    if refs and snapshot_of(self.engine.conn) is not None:
+                        p.rows.head(refs[0].memory_id)  # a kept read's first head brings the routing rows along
                     orgs = self._vectors.routes.org_profiles()  # read once for every Memory asked about
                     return {ref.memory_id: self._vectors.complete(ref.memory_id, orgs) for ref in refs}
                 case NeighboursQuery():
@@ -481,7 +483,7 @@ class StoreCore:
         """The organizations' own embedding profiles, read now (``state.org_profiles`` follows)."""
 
         def read() -> dict[str, EmbeddingProfile]:
-            with self.engine.read_txn():
+            with getattr(self.engine, "read_once", self.engine.read_txn)():  # one statement: its own snapshot
                 found = self._vectors.routes.org_profiles()
             self.parts.org_profiles = found
             return dict(found)

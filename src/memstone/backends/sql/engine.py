@@ -30,7 +30,8 @@ The parts
     The statements of the current thread's transaction. SQL is written with ``?`` placeholders; the engine
     translates them to its driver's form. ``q`` fetches every row (tuples), ``x`` returns the row count,
     ``many`` runs one statement over many parameter rows, ``insert_id`` inserts one row and returns its
-    generated integer key. Optionally ``defer(sql, args)``: queue a statement whose result nobody reads; it runs
+    generated integer key. Optionally ``snapshot``: a read-only transaction's :class:`Snapshot`. Optionally
+    ``defer(sql, args)``: queue a statement whose result nobody reads; it runs
     before the connection's next statement (or the COMMIT), in order, in the same transaction, and its error is
     raised there (a server engine sends the queue in one network round trip with that statement). The core's
     statements whose results it does not read go through :func:`later` / :func:`later_many`.
@@ -123,6 +124,32 @@ def later(conn: Conn, sql: str, args: Sequence[object] = ()) -> None:
         conn.x(sql, args)
     else:
         defer(sql, args)
+
+
+class Snapshot:
+    """What a read-only transaction has read so far, kept for its later statements (``snapshot_of``).
+
+    A read transaction sees one snapshot, so a row it read stays true until it ends: a later read of the same rows
+    takes them from here instead of costing a statement, and a statement may read ahead what the reads after it
+    always ask for (a head read also reads the store's routing metadata; a nearest-neighbour statement also reads
+    its windows' metadata; a hit's version read also reads its Memory's scope). An engine whose statements each
+    cost a network round trip (PostgreSQL) gives each read-only transaction a fresh one; a write transaction, a
+    ``read_once`` read (each statement its own snapshot) and an in-process engine have none.
+    """
+
+    __slots__ = ("heads", "meta", "scopes", "windows")
+
+    def __init__(self) -> None:
+        self.meta: dict[str, str] | None = None  # the routing rows of store_meta (``AuthorityRows.routing_meta``)
+        self.heads: dict[str, int | None] = {}  # memory id -> head revision (None: no head)
+        self.scopes: dict[str, str | None] = {}  # memory id -> the scope it is bound to (None: unbound)
+        self.windows: dict[int, tuple[MemoryId, EntryId, EntryVersionId]] = {}  # vector_rowid -> its entry version
+
+
+def snapshot_of(conn: Conn) -> Snapshot | None:
+    """The read-only transaction's :class:`Snapshot` on this connection, or None (no reads kept)."""
+    found: Snapshot | None = getattr(conn, "snapshot", None)
+    return found
 
 
 def later_many(conn: Conn, sql: str, rows: Sequence[Sequence[object]]) -> None:
@@ -367,9 +394,11 @@ __all__ = [
     "Migrator",
     "Nearest",
     "Row",
+    "Snapshot",
     "VectorCodec",
     "VectorMeta",
     "driver_errors",
     "later",
     "later_many",
+    "snapshot_of",
 ]

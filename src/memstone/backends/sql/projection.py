@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
 from ...ports import SearchRequest
-from .engine import ArchiveRow, Engine, VectorCodec, VectorMeta, later
+from .engine import ArchiveRow, Engine, VectorCodec, VectorMeta, later, snapshot_of
 from .rows import dumps_json, json_list
 
 
@@ -324,6 +324,9 @@ class ProjectionRows:
     def windows(self, rowids: Sequence[int]) -> dict[int, tuple[MemoryId, EntryId, EntryVersionId]]:
         if not rowids:
             return {}
+        snap = snapshot_of(self.engine.conn)  # the codec's statement may have read them with the distances
+        if snap is not None and all(r in snap.windows for r in rowids):
+            return {r: snap.windows[r] for r in rowids}
         rows = self.q(
             "SELECT vector_rowid, memory_artifact_id, entry_id, entry_version_id FROM memory_entry_vector_metadata "
             f"WHERE vector_rowid IN ({self.dialect.marks(len(rowids))})",

@@ -17,11 +17,9 @@ from ...domain.errors import CapabilityNotSupportedError, InvalidInput
 from ...domain.ids import MemoryId
 from ...domain.scopes import org_of_scope
 from ...ports import EmbeddingProfile
-from .engine import VectorCodec
+from .engine import VectorCodec, snapshot_of
 from .parts import StoreParts
-from .rows import loads_json
-
-ORG_KEY = "embedding_profile@org:"
+from .rows import ORG_KEY, loads_json
 
 
 def profile_from_json(raw: str) -> EmbeddingProfile:
@@ -73,6 +71,9 @@ class Routes:
 
     def org_profiles(self) -> dict[str, EmbeddingProfile]:
         """Every organization's own profile (none: every Memory uses the store's)."""
+        if snapshot_of(self.p.engine.conn) is not None:  # a read that keeps its reads: with the routing rows
+            meta = self.p.rows.routing_meta()
+            return {k[len(ORG_KEY) :]: profile_from_json(v) for k, v in meta.items() if k.startswith(ORG_KEY)}
         return self._read("", None).profiles
 
     def write_start(self, memory_id: MemoryId) -> WriteStart:
@@ -85,13 +86,7 @@ class Routes:
         """The ``store_meta`` value of ``key`` and every org's own profile (with ``memory_id``: its head revision
         and the codec's ``exists_sql``), in one statement."""
         tables = getattr(self.p.engine.vectors, "exists_sql", None) if memory_id is not None else None
-        head = "(SELECT revision FROM artifact_heads WHERE artifact_id = ?)" if memory_id is not None else "NULL"
-        one_row = f"(SELECT {head} AS head, {tables or 'NULL'} AS has_vectors) h"
-        meta = "store_meta m ON m.key = ? OR substr(m.key, 1, ?) = ?"
-        rows = self.p.rows.q(
-            f"SELECT h.head, h.has_vectors, m.key, m.value FROM {one_row} LEFT JOIN {meta} ORDER BY m.key",
-            (*((memory_id,) if memory_id is not None else ()), key, len(ORG_KEY), ORG_KEY),
-        )
+        rows = self.p.rows.meta_rows((key,), memory_id, tables)
         found = [(str(k), str(v)) for _, _, k, v in rows if k is not None]  # no meta row: one row of NULLs
         return WriteStart(
             marker=next((v for k, v in found if k == key), None),

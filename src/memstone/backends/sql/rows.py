@@ -28,7 +28,7 @@ from ...domain.model import (
 )
 from ...domain.purge import purge_mark
 from ...ports import ScopeBinding
-from .engine import Engine, Row, later, later_many
+from .engine import Engine, Row, Snapshot, later, later_many, snapshot_of
 
 PURGE_GENERATION = "purge_generation"
 
@@ -150,6 +150,10 @@ def _node_body(body: object) -> bytes:
     return str(body).encode("utf-8")
 
 
+ORG_KEY = "embedding_profile@org:"  # the store_meta key prefix of an organization's own embedding profile
+ROUTING_KEYS = ("vector_generation",)  # with the org profiles: the store_meta rows a search is routed by
+
+
 class AuthorityRows:
     """The authority tables' statements, on the engine's current transaction."""
 
@@ -165,8 +169,48 @@ class AuthorityRows:
 
     # ---------------------------------------------------------------- revisions and heads
     def head(self, memory_id: MemoryId) -> Revision | None:
-        rows = self.q("SELECT revision FROM artifact_heads WHERE artifact_id = ?", (memory_id,))
-        return self.head_at(memory_id, int(rows[0][0]) if rows else None)
+        snap = snapshot_of(self.engine.conn)
+        if snap is None:
+            rows = self.q("SELECT revision FROM artifact_heads WHERE artifact_id = ?", (memory_id,))
+            return self.head_at(memory_id, int(rows[0][0]) if rows else None)
+        if memory_id not in snap.heads:
+            if snap.meta is None:  # the read's first head: the routing rows come with it, in the same statement
+                self._routing(snap, memory_id)
+            else:
+                rows = self.q("SELECT revision FROM artifact_heads WHERE artifact_id = ?", (memory_id,))
+                snap.heads[memory_id] = int(rows[0][0]) if rows else None
+        return self.head_at(memory_id, snap.heads[memory_id])
+
+    def meta_rows(
+        self, keys: Sequence[str], memory_id: MemoryId | None = None, column: str | None = None
+    ) -> list[tuple[Any, Any, str | None, str | None]]:
+        """One statement: ``memory_id``'s head revision (NULL without one), the SQL ``column`` (NULL without one),
+        then the ``store_meta`` rows of ``keys`` and of every org's own profile: (head, column, key, value) rows, or
+        one row of NULLs after the first two when there is no such meta row."""
+        head = "(SELECT revision FROM artifact_heads WHERE artifact_id = ?)" if memory_id is not None else "NULL"
+        one_row = f"(SELECT {head} AS head, {column or 'NULL'} AS extra) h"
+        meta = f"store_meta m ON m.key IN ({self.dialect.marks(len(keys))}) OR substr(m.key, 1, ?) = ?"
+        return self.q(
+            f"SELECT h.head, h.extra, m.key, m.value FROM {one_row} LEFT JOIN {meta} ORDER BY m.key",
+            (*((memory_id,) if memory_id is not None else ()), *keys, len(ORG_KEY), ORG_KEY),
+        )
+
+    def routing_meta(self) -> dict[str, str]:
+        """The ``store_meta`` rows a search is routed by (``ROUTING_KEYS`` and every org's own profile); read once
+        per read-only transaction on an engine that keeps its reads (``Snapshot``)."""
+        snap = snapshot_of(self.engine.conn)
+        if snap is not None and snap.meta is not None:
+            return snap.meta
+        return self._routing(snap, None)
+
+    def _routing(self, snap: Snapshot | None, memory_id: MemoryId | None) -> dict[str, str]:
+        rows = self.meta_rows(ROUTING_KEYS, memory_id)
+        meta = {str(k): str(v) for _, _, k, v in rows if k is not None}
+        if snap is not None:
+            snap.meta = meta
+            if memory_id is not None:
+                snap.heads[memory_id] = None if rows[0][0] is None else int(rows[0][0])
+        return meta
 
     def head_at(self, memory_id: MemoryId, revision: int | None) -> Revision | None:
         """The head Revision whose number this transaction has read (None: the Memory has no head)."""
@@ -375,13 +419,18 @@ class AuthorityRows:
         Memory; the content columns are raw, in ``content_from_row``'s order (the caller decodes what it checks)."""
         if not version_ids:
             return []
+        snap = snapshot_of(self.engine.conn)
+        # In a kept snapshot the Memory's scope comes along: the search annotates its hits with it (``scopes_of``).
+        scope = ", (SELECT scope FROM scope_bindings WHERE memory_id = ?)" if snap is not None else ""
         rows = self.q(
             "SELECT entry_id, entry_version_id, kind, title, text, tags, slug, important, mandatory, "
-            "source_refs, artifact_refs, relations, entry_content_hash, created_at FROM memory_entry_versions "
+            f"source_refs, artifact_refs, relations, entry_content_hash, created_at{scope} FROM memory_entry_versions "
             f"WHERE entry_version_id IN ({self.dialect.marks(len(version_ids))}) "
             f"AND {self.dialect.no_index('memory_artifact_id')} = ?",
-            [*version_ids, memory_id],
+            [*((memory_id,) if snap is not None else ()), *version_ids, memory_id],
         )
+        if snap is not None and rows:
+            snap.scopes[memory_id] = rows[0][14]
         return [(EntryId(r[0]), EntryVersionId(r[1]), tuple(r[2:12]), r[12], r[13]) for r in rows]
 
     def entry_versions(self, memory_id: MemoryId | None, entry_id: EntryId) -> list[EntryVersion]:
@@ -460,6 +509,9 @@ class AuthorityRows:
         so a search annotates its hits without reading every binding of the store."""
         if not memory_ids:
             return {}
+        snap = snapshot_of(self.engine.conn)
+        if snap is not None and all(m in snap.scopes for m in memory_ids):
+            return {m: s for m in memory_ids if (s := snap.scopes[m]) is not None}
         marks = self.dialect.marks(len(memory_ids))
         rows = self.q(f"SELECT memory_id, scope FROM scope_bindings WHERE memory_id IN ({marks})", tuple(memory_ids))
         return {str(m): str(s) for m, s in rows}
@@ -472,6 +524,8 @@ class AuthorityRows:
         return self.engine.conn.x(sql, (scope, memory_id, created_at)) == 1
 
     def meta(self, key: str) -> str | None:
+        if key in ROUTING_KEYS and snapshot_of(self.engine.conn) is not None:
+            return self.routing_meta().get(key)
         rows = self.q("SELECT value FROM store_meta WHERE key = ?", (key,))
         return str(rows[0][0]) if rows else None
 

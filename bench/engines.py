@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from memstone.domain.analyzer import query_terms
+from memstone.domain.analyzer import informative_terms, query_terms
 
 
 def engine_of(url: str | None) -> str:
@@ -422,7 +422,9 @@ class RawEngine:
             return list(cur.fetchall())
 
     def fts(self, query: str, k: int) -> list[Any]:
-        terms = query_terms(query)
+        # the terms memstone's search sends to the engine (stopwords dropped, ``SearchPart``): with every term the
+        # raw statement did more work than memstone's (OceanBase 100k: MATCH p50 309 ms against 140 ms)
+        terms = informative_terms(query_terms(query))
         if self.engine == "sqlite":
             match = " OR ".join(f'"{t}"' for t in terms)
             return self._rows(

@@ -74,13 +74,17 @@ from .nearness import (
     Semantic,
     Similarity,
     TermWeights,
+    acronyms,
     align,
     compound_akin,
     other_subjects,
     semantic_key,
     semantic_texts,
     similarity,
+    spelled_out,
+    spells,
     weighted_match,
+    wording_swap,
 )
 from .subjects import (
     conflicts,
@@ -379,6 +383,7 @@ def _plan_one(
 
     replaced_probes = [probes(subject_tokens(r)) for r in cand.replaces]
     named = versioned_names(text)  # an entry naming one of them may hold another version (subjects.py)
+    short = acronyms(text)  # an entry spelling one of them out is about the same thing ("SPM" / "Swift Package …")
 
     def candidate_target(t: Target) -> bool:
         if (t.kind == "working_note") != note:
@@ -386,7 +391,7 @@ def _plan_one(
         if not keys or (cand.slug is not None and t.slug == cand.slug):
             return True
         search = t.search
-        if any(n in search for n in named):
+        if any(n in search for n in named) or (short and spells(short, t.text)):
             return True
         for rp in replaced_probes:  # a correction is compared with every entry that holds what it replaces
             if rp and all(any(k in search for k in alternatives) for alternatives in rp):
@@ -452,13 +457,15 @@ def _plan_one(
     best_value: tuple[str, str] | None = None
     top: tuple[float, Target, Similarity] | None = None  # the closest unmatched entry the weighted rule takes
     for t in pool:
-        sim = similarity(mine, t.tokens)
-        swap = _swap(mine, t.tokens)
+        ours = spelled_out(mine, text, t.tokens, t.text)  # "SPM" / "Swift Package Manager", "Pods" / "CocoaPods"
+        sim = similarity(ours, t.tokens)
+        swap = _swap(ours, t.tokens)
         value = _is_value(swap) and sim.shared >= 3  # "... after 30 minutes" -> "... after 15 minutes"
-        matched = value or _near(mine, t.tokens, mine_exact, t.exact)
+        matched = value or _near(ours, t.tokens, mine_exact, t.exact)
         typed = mine_typed & t.typed
         need = TYPED_SHARED if any(not k.startswith("tool:") for k in typed) else TYPED_SHARED + 1
-        if not matched and typed and sim.shared >= need and swap is None:
+        wording = wording_swap(swap, mine_typed, t.typed, sim.shared)  # a one-word swap beside the same command
+        if not matched and typed and sim.shared >= need and (swap is None or wording):
             # Trigger: both name the same command, path, flag or tool and share another subject token.
             # Why: a restatement or an unmarked change rewords everything but the thing it is about
             # ("说完成之前必须先把测试全部跑一遍，`pytest -q` 要全绿" / "提交之前一定要跑 `pytest -q`…").
@@ -479,12 +486,12 @@ def _plan_one(
                 matched = True
             else:
                 for term, r in zip(cand.replaces, replaced, strict=True):
-                    if r and r <= t.tokens and (len((mine - r) & t.tokens) >= 1 or same_frame(mine_typed, t.typed)):
+                    if r and r <= t.tokens and (len((ours - r) & t.tokens) >= 1 or same_frame(mine_typed, t.typed)):
                         # "off kind to k3d, so use `make k3d-up`" corrects the entry that says kind and
                         # `make kind-up`: the replaced term is there, and the same step with the new value.
                         matched = True
                         break
-                    if r and r <= t.tokens and any(compound_akin(a, b) for a in mine - r for b in t.tokens - r):
+                    if r and r <= t.tokens and any(compound_akin(a, b) for a in ours - r for b in t.tokens - r):
                         # "Der Flottenimport läuft nicht mehr nachts" / "Die Fahrzeugflotte wird nachts …
                         # importiert": the replaced word is there, and a part of a compound (import).
                         matched = True
@@ -498,7 +505,7 @@ def _plan_one(
                         matched = True
                         break
         if not matched:
-            aligned = align(mine, t.tokens)
+            aligned = align(ours, t.tokens)
             shared = len(aligned & t.tokens)
             if (
                 weights is not None

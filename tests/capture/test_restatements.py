@@ -1,0 +1,105 @@
+"""Issue 16, eighth pass: restatements that the lexical rules used to keep as second entries, by what they are
+about (the same command or path; a name and its short form), and the near misses that stay two rules."""
+
+from __future__ import annotations
+
+from capture_helpers import PROJECT, entry_then
+
+from memstone import MemoryService
+from memstone.capture import UserPrompt, capture
+from memstone.capture._text import subject_tokens
+from memstone.capture.nearness import acronyms, spelled_out, spells, wording_swap
+
+MEMORY = [
+    "The ledger service is written in Rust 1.79 with tokio.",
+    "Invoices are rendered to PDF by a separate worker.",
+    "Never log account numbers, not even masked ones.",
+]
+
+
+async def _actions(service: MemoryService, texts: list[str]) -> list[list[str]]:
+    out = []
+    for text in texts:
+        result = await capture(service, UserPrompt(text=text), scope=PROJECT)
+        out.append([o.action for o in result.outcomes])
+    return out
+
+
+async def test_a_restatement_of_the_same_command_with_one_word_swapped_is_not_a_second_rule(
+    service: MemoryService,
+) -> None:
+    entry, outcomes = await entry_then(
+        service,
+        MEMORY,
+        "Run `cargo test` in the ledger crate before you tell me something is done.",
+        "Before saying it's finished: ledger tests green (`cargo test`).",
+    )
+    assert [e for _, e in outcomes] == [entry] and [a for a, _ in outcomes] != ["added"]
+
+
+async def test_the_same_command_before_another_gate_or_another_command_stays_two_rules(
+    service: MemoryService,
+) -> None:
+    actions = await _actions(
+        service,
+        [
+            *MEMORY,
+            "Run `cargo test` in the ledger crate before every commit.",
+            "Run `cargo test` in the ledger crate before every push.",  # commit / push: two gates
+            "Run `cargo clippy` in the ledger crate before every commit.",  # another command
+        ],
+    )
+    assert actions[-3:] == [["added"], ["added"], ["added"]]
+
+
+def test_a_one_word_swap_is_wording_only_beside_the_same_command_and_outside_it() -> None:
+    same = frozenset({"cmd:cargo test"})
+    assert wording_swap(("green", "crate"), same, same, 4)
+    assert not wording_swap(("green", "crate"), same, same, 3)  # too little else in common
+    assert not wording_swap(("green", "crate"), same, frozenset({"cmd:cargo fmt"}), 4)  # two commands
+    assert not wording_swap(("test", "fmt"), frozenset({"cmd:cargo test"}), frozenset({"cmd:cargo fmt"}), 4)
+    assert not wording_swap(("merg", "releas"), same, same, 5)  # two workflow moments
+    assert not wording_swap(None, same, same, 5)
+
+
+def test_an_acronym_and_a_camelcase_head_meet_the_name_they_stand_for() -> None:
+    mine_text, their_text = (
+        "Use ORM migrations only; no SPs.",
+        "Schema changes go through Entity Framework, never StoredProcs.",
+    )
+    assert acronyms("Builds use the GCP cache; EF Core and SPMs.") == {"GCP", "EF", "SPM"}
+    assert spells(frozenset({"GCP"}), "Staging runs on Google Cloud Platform.")
+    assert not spells(frozenset({"GCP"}), "Staging runs on Google Cloud.")
+    short, long = "Builds run on GCP; no Pods.", "Builds run on Google Cloud Platform, no CocoaPods."
+    mine, theirs = subject_tokens(short), subject_tokens(long)
+    spelled = spelled_out(mine, short, theirs, long)
+    assert {"googl", "cloud", "platform", "cocoapod"} <= spelled and not {"gcp", "pod"} & spelled
+    # The other way round: the short forms in the entry, the long ones in the candidate.
+    back = spelled_out(theirs, long, mine, short)
+    assert "pod" in back and "cocoapod" not in back
+    # Nothing is joined that the other statement does not spell out.
+    assert spelled_out(subject_tokens(mine_text), mine_text, subject_tokens(their_text), their_text) == subject_tokens(
+        mine_text
+    )
+
+
+async def test_a_restatement_by_acronym_and_short_name_revises_its_entry(service: MemoryService) -> None:
+    entry, outcomes = await entry_then(
+        service,
+        MEMORY,
+        "Packages come in through Swift Package Manager, no CocoaPods.",
+        "SPM only for third-party libraries; no Pods.",
+    )
+    assert [e for _, e in outcomes] == [entry] and [a for a, _ in outcomes] != ["added"]
+
+
+async def test_an_acronym_the_entry_does_not_spell_out_is_another_rule(service: MemoryService) -> None:
+    actions = await _actions(
+        service,
+        [
+            *MEMORY,
+            "Packages come in through Swift Package Manager, no CocoaPods.",
+            "CI caches the SPM build folder between runs for faster pipelines.",
+        ],
+    )
+    assert actions[-1] == ["added"]

@@ -18,10 +18,10 @@ MEMORY = [
 
 
 async def _actions(service: MemoryService, texts: list[str]) -> list[list[str]]:
-    out = []
+    out: list[list[str]] = []
     for text in texts:
         result = await capture(service, UserPrompt(text=text), scope=PROJECT)
-        out.append([o.action for o in result.outcomes])
+        out.append([str(o.action) for o in result.outcomes])
     return out
 
 
@@ -34,7 +34,7 @@ async def test_a_restatement_of_the_same_command_with_one_word_swapped_is_not_a_
         "Run `cargo test` in the ledger crate before you tell me something is done.",
         "Before saying it's finished: ledger tests green (`cargo test`).",
     )
-    assert [e for _, e in outcomes] == [entry] and [a for a, _ in outcomes] != ["added"]
+    assert outcomes in ([("revised", entry)], [("unchanged", entry)])
 
 
 async def test_the_same_command_before_another_gate_or_another_command_stays_two_rules(
@@ -90,7 +90,7 @@ async def test_a_restatement_by_acronym_and_short_name_revises_its_entry(service
         "Packages come in through Swift Package Manager, no CocoaPods.",
         "SPM only for third-party libraries; no Pods.",
     )
-    assert [e for _, e in outcomes] == [entry] and [a for a, _ in outcomes] != ["added"]
+    assert outcomes in ([("revised", entry)], [("unchanged", entry)])
 
 
 async def test_an_acronym_the_entry_does_not_spell_out_is_another_rule(service: MemoryService) -> None:

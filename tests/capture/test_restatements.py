@@ -16,6 +16,13 @@ MEMORY = [
     "Never log account numbers, not even masked ones.",
 ]
 
+MEMORY_JA = [
+    "このアプリは社内ベータ中で、二つの倉庫のスタッフが毎日使っています。",
+    "在庫データは PostgreSQL に保存し、数量は必ず整数で持ちます。",
+    "ブランチ名は feature/ か fix/ で始めてください。",
+    "日付はすべて UTC で保存して、画面に出すときだけ JST に変換します。",
+]
+
 
 async def _actions(service: MemoryService, texts: list[str]) -> list[list[str]]:
     out: list[list[str]] = []
@@ -103,3 +110,20 @@ async def test_an_acronym_the_entry_does_not_spell_out_is_another_rule(service: 
         ],
     )
     assert actions[-1] == ["added"]
+
+
+def test_hiragana_alone_is_grammar_not_subject_in_japanese() -> None:
+    tokens = subject_tokens("デプロイの前に必ず `make test` を実行してください。")
+    words = ["".join(chr(int(h, 16)) for h in t[2:].split("_")) for t in tokens if t.startswith("b_")]
+    assert "デプ" in words and "実行" in words  # katakana and kanji carry the subject
+    assert not [w for w in words if all("\u3040" <= ch <= "\u309f" for ch in w)]  # を, くだ, さい: grammar
+
+
+async def test_a_japanese_change_of_a_command_revises_the_rule_it_changes(service: MemoryService) -> None:
+    entry, outcomes = await entry_then(
+        service,
+        MEMORY_JA,
+        "プッシュの前に必ず `pnpm lint` と `pnpm typecheck` を実行してください。",
+        "Lint は ESLint をやめて Oxlint にしました。コマンドは `pnpm check` です。",
+    )
+    assert outcomes == [("revised", entry)]

@@ -9,6 +9,7 @@ from memstone import MemoryService
 from memstone.capture import UserPrompt, capture
 from memstone.capture._text import subject_tokens
 from memstone.capture.nearness import acronyms, spelled_out, spells, wording_swap
+from memstone.capture.subjects import changed
 
 MEMORY = [
     "The ledger service is written in Rust 1.79 with tokio.",
@@ -127,3 +128,33 @@ async def test_a_japanese_change_of_a_command_revises_the_rule_it_changes(servic
         "Lint は ESLint をやめて Oxlint にしました。コマンドは `pnpm check` です。",
     )
     assert outcomes == [("revised", entry)]
+
+
+async def test_a_new_value_answering_the_entry_just_written_revises_it(service: MemoryService) -> None:
+    entry, outcomes = await entry_then(
+        service,
+        MEMORY,
+        "Unpaid reservations are released after 15 minutes.",
+        "30 minutes now; the support team asked for more slack at the counter.",
+    )
+    assert outcomes == [("revised", entry)]
+
+
+async def test_a_number_of_another_unit_or_for_an_older_entry_is_not_a_new_value(service: MemoryService) -> None:
+    actions = await _actions(
+        service,
+        [
+            *MEMORY,
+            "Unpaid reservations are released after 15 minutes.",
+            "Uploads are limited to 30 MB per file.",  # another unit: a rule of its own
+            "30 minutes now; the support team asked for more slack at the counter.",  # the minutes entry is no longer the last one
+        ],
+    )
+    assert actions[-2:] == [["added"], ["added"]]
+
+
+def test_a_number_changes_only_a_number_of_the_same_unit() -> None:
+    mine, theirs = frozenset({"qty:devic=3"}), frozenset({"qty:tester=300"})
+    assert changed(mine, theirs, overlap=0.5, shared=3) is None  # "three test devices" / "about 300 testers"
+    change = changed(frozenset({"qty:hour=2"}), frozenset({"qty:hour=4"}), overlap=0.5, shared=3)
+    assert change is not None and change.how == "value"

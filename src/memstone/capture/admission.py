@@ -97,7 +97,7 @@ from .subjects import (
     values,
     versioned_names,
 )
-from .targets import Target, norm_text
+from .targets import JUST_WRITTEN, Target, just_changed, norm_text
 
 __all__ = [
     "REASONS",
@@ -331,6 +331,7 @@ def plan_candidates(
             text=v.text,
             slug=v.content.slug,
             plan_index=None,
+            written=v.provenance.created_at,
         )
         for v in live
     ]
@@ -356,6 +357,7 @@ def plan_candidates(
                     text=plan.text,
                     slug=cand.slug,
                     plan_index=index,
+                    written=JUST_WRITTEN,
                 )
             )
         elif plan.action == "revise" and target is not None:
@@ -528,6 +530,8 @@ def _plan_one(
         hit = pick_change(text, mine, [(t.text, t.tokens) for t in pool], weights, stated=correction)
         if hit is not None:  # the same subject set to another value: an unmarked correction (subjects.py)
             best_t, best_sim, correction = pool[hit], similarity(mine, pool[hit].tokens), True
+        elif cand.kind != "lesson" and (last := just_changed(text, targets)) is not None:  # the entry just written
+            best_t, best_sim, correction = last, similarity(mine, last.tokens), True
     if best_t is None and top is not None:
         # Trigger: no rule above matched, and the closest entry shares rare subject terms (weighted by how few
         # entries of this Memory hold them), plus a close meaning when a model is loaded.

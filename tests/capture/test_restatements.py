@@ -147,7 +147,8 @@ async def test_a_number_of_another_unit_or_for_an_older_entry_is_not_a_new_value
             *MEMORY,
             "Unpaid reservations are released after 15 minutes.",
             "Uploads are limited to 30 MB per file.",  # another unit: a rule of its own
-            "30 minutes now; the support team asked for more slack at the counter.",  # the minutes entry is no longer the last one
+            # The minutes entry is no longer the last one written:
+            "30 minutes now; the support team asked for more slack at the counter.",
         ],
     )
     assert actions[-2:] == [["added"], ["added"]]

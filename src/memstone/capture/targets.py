@@ -76,7 +76,8 @@ class Target:
 
 def just_changed(text: str, targets: list[Target]) -> Target | None:
     """The entry written last, when the candidate ``text`` sets one of its values anew (eighth pass): the same
-    unit with another number, the same name with another version, another host (:func:`~.subjects.conflicts`).
+    unit with another number, the same name with another version (:func:`~.subjects.conflicts`; not a host: two
+    hosts of one domain are two places, ``tests/capture/test_values.py``).
 
     A correction often answers the statement just made and names nothing but the new value ("改成 10 分钟了。" right
     after "未支付的订单 15 分钟后自动取消。", dev): it shares no subject word with it, so no rule that compares words
@@ -89,7 +90,9 @@ def just_changed(text: str, targets: list[Target]) -> Target | None:
     if not notes:
         return None
     last = max(notes, key=lambda t: t.written)
-    return last if conflicts(values(text) | quantities(text), last.values) else None
+    mine = frozenset(v for v in values(text) | quantities(text) if not v.startswith("host:"))
+    theirs = frozenset(v for v in last.values if not v.startswith("host:"))
+    return last if conflicts(mine, theirs) else None
 
 
 def norm_text(text: str) -> str:

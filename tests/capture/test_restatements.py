@@ -3,6 +3,7 @@ about (the same command or path; a name and its short form), and the near misses
 
 from __future__ import annotations
 
+import pytest
 from capture_helpers import PROJECT, entry_then
 
 from memstone import MemoryService
@@ -33,16 +34,28 @@ async def _actions(service: MemoryService, texts: list[str]) -> list[list[str]]:
     return out
 
 
-async def test_a_restatement_of_the_same_command_with_one_word_swapped_is_not_a_second_rule(
-    service: MemoryService,
+@pytest.mark.parametrize(
+    ("memory", "first", "then", "action"),
+    [
+        pytest.param(MEMORY, "Run `cargo test` in the ledger crate before you tell me something is done.",
+                     "Before saying it's finished: ledger tests green (`cargo test`).", ("revised", "unchanged"),
+                     id="one-word-swapped-beside-the-same-command"),
+        pytest.param(MEMORY, "Packages come in through Swift Package Manager, no CocoaPods.",
+                     "SPM only for third-party libraries; no Pods.", ("revised", "unchanged"),
+                     id="an-acronym-and-a-camelcase-head"),
+        pytest.param(MEMORY_JA, "プッシュの前に必ず `pnpm lint` と `pnpm typecheck` を実行してください。",
+                     "Lint は ESLint をやめて Oxlint にしました。コマンドは `pnpm check` です。", ("revised",),
+                     id="a-japanese-change-of-a-command"),
+        pytest.param(MEMORY, "Unpaid reservations are released after 15 minutes.",
+                     "30 minutes now; the support team asked for more slack at the counter.", ("revised",),
+                     id="a-new-value-for-the-entry-just-written"),
+    ],
+)  # fmt: skip
+async def test_a_restatement_or_change_lands_on_its_entry(
+    service: MemoryService, memory: list[str], first: str, then: str, action: tuple[str, ...]
 ) -> None:
-    entry, outcomes = await entry_then(
-        service,
-        MEMORY,
-        "Run `cargo test` in the ledger crate before you tell me something is done.",
-        "Before saying it's finished: ledger tests green (`cargo test`).",
-    )
-    assert outcomes in ([("revised", entry)], [("unchanged", entry)])
+    entry, outcomes = await entry_then(service, memory, first, then)
+    assert outcomes in [[(a, entry)] for a in action]
 
 
 async def test_the_same_command_before_another_gate_or_another_command_stays_two_rules(
@@ -91,16 +104,6 @@ def test_an_acronym_and_a_camelcase_head_meet_the_name_they_stand_for() -> None:
     )
 
 
-async def test_a_restatement_by_acronym_and_short_name_revises_its_entry(service: MemoryService) -> None:
-    entry, outcomes = await entry_then(
-        service,
-        MEMORY,
-        "Packages come in through Swift Package Manager, no CocoaPods.",
-        "SPM only for third-party libraries; no Pods.",
-    )
-    assert outcomes in ([("revised", entry)], [("unchanged", entry)])
-
-
 async def test_an_acronym_the_entry_does_not_spell_out_is_another_rule(service: MemoryService) -> None:
     actions = await _actions(
         service,
@@ -118,26 +121,6 @@ def test_hiragana_alone_is_grammar_not_subject_in_japanese() -> None:
     words = ["".join(chr(int(h, 16)) for h in t[2:].split("_")) for t in tokens if t.startswith("b_")]
     assert "デプ" in words and "実行" in words  # katakana and kanji carry the subject
     assert not [w for w in words if all("\u3040" <= ch <= "\u309f" for ch in w)]  # を, くだ, さい: grammar
-
-
-async def test_a_japanese_change_of_a_command_revises_the_rule_it_changes(service: MemoryService) -> None:
-    entry, outcomes = await entry_then(
-        service,
-        MEMORY_JA,
-        "プッシュの前に必ず `pnpm lint` と `pnpm typecheck` を実行してください。",
-        "Lint は ESLint をやめて Oxlint にしました。コマンドは `pnpm check` です。",
-    )
-    assert outcomes == [("revised", entry)]
-
-
-async def test_a_new_value_answering_the_entry_just_written_revises_it(service: MemoryService) -> None:
-    entry, outcomes = await entry_then(
-        service,
-        MEMORY,
-        "Unpaid reservations are released after 15 minutes.",
-        "30 minutes now; the support team asked for more slack at the counter.",
-    )
-    assert outcomes == [("revised", entry)]
 
 
 async def test_a_number_of_another_unit_or_for_an_older_entry_is_not_a_new_value(service: MemoryService) -> None:

@@ -308,7 +308,11 @@ def subject_tokens(text: str, *, synonyms: bool = True) -> frozenset[str]:
 
 
 def _cjk_subject_bigram(token: str) -> bool:
+    """Whether a CJK bigram can say what a statement is about: none holding a Chinese function character or force
+    word, and none of hiragana alone (Japanese particles and endings: を, には, ました, ください; eighth pass)."""
     chars = "".join(chr(int(h, 16)) for h in token[2:].split("_"))
+    if all("\u3040" <= ch <= "\u309f" for ch in chars):
+        return False
     return chars not in _CJK_FORCE and not any(ch in _CJK_FUNCTION for ch in chars)
 
 

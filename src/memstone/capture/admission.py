@@ -76,13 +76,17 @@ from .nearness import (
     Semantic,
     Similarity,
     TermWeights,
+    acronyms,
     align,
     compound_akin,
     other_subjects,
     semantic_key,
     semantic_texts,
     similarity,
+    spelled_out,
+    spells,
     weighted_match,
+    wording_swap,
 )
 from .subjects import (
     conflicts,
@@ -95,7 +99,7 @@ from .subjects import (
     values,
     versioned_names,
 )
-from .targets import Target, norm_text
+from .targets import JUST_WRITTEN, Target, just_changed, norm_text
 
 __all__ = [
     "REASONS",
@@ -341,6 +345,7 @@ def plan_candidates(
             text=v.text,
             slug=v.content.slug,
             plan_index=None,
+            written=v.provenance.created_at,
         )
         for v in live
     ]
@@ -366,6 +371,7 @@ def plan_candidates(
                     text=plan.text,
                     slug=cand.slug,
                     plan_index=index,
+                    written=JUST_WRITTEN,
                 )
             )
         elif plan.action == "revise" and target is not None:
@@ -393,6 +399,7 @@ def _plan_one(
 
     replaced_probes = [probes(subject_tokens(r)) for r in cand.replaces]
     named = versioned_names(text)  # an entry naming one of them may hold another version (subjects.py)
+    short = acronyms(text)  # an entry spelling one of them out is about the same thing ("SPM" / "Swift Package …")
 
     def candidate_target(t: Target) -> bool:
         if (t.kind == "working_note") != note:
@@ -400,7 +407,7 @@ def _plan_one(
         if not keys or (cand.slug is not None and t.slug == cand.slug):
             return True
         search = t.search
-        if any(n in search for n in named):
+        if any(n in search for n in named) or (short and spells(short, t.text)):
             return True
         for rp in replaced_probes:  # a correction is compared with every entry that holds what it replaces
             if rp and all(any(k in search for k in alternatives) for alternatives in rp):
@@ -466,13 +473,15 @@ def _plan_one(
     best_value: tuple[str, str] | None = None
     top: tuple[float, Target, Similarity] | None = None  # the closest unmatched entry the weighted rule takes
     for t in pool:
-        sim = similarity(mine, t.tokens)
-        swap = _swap(mine, t.tokens)
+        ours = spelled_out(mine, text, t.tokens, t.text)  # "SPM" / "Swift Package Manager", "Pods" / "CocoaPods"
+        sim = similarity(ours, t.tokens)
+        swap = _swap(ours, t.tokens)
         value = _is_value(swap) and sim.shared >= 3  # "... after 30 minutes" -> "... after 15 minutes"
-        matched = value or _near(mine, t.tokens, mine_exact, t.exact)
+        matched = value or _near(ours, t.tokens, mine_exact, t.exact)
         typed = mine_typed & t.typed
         need = TYPED_SHARED if any(not k.startswith("tool:") for k in typed) else TYPED_SHARED + 1
-        if not matched and typed and sim.shared >= need and swap is None:
+        wording = wording_swap(swap, mine_typed, t.typed, sim.shared)  # a one-word swap beside the same command
+        if not matched and typed and sim.shared >= need and (swap is None or wording):
             # Trigger: both name the same command, path, flag or tool and share another subject token.
             # Why: a restatement or an unmarked change rewords everything but the thing it is about
             # ("说完成之前必须先把测试全部跑一遍，`pytest -q` 要全绿" / "提交之前一定要跑 `pytest -q`…").
@@ -493,12 +502,12 @@ def _plan_one(
                 matched = True
             else:
                 for term, r in zip(cand.replaces, replaced, strict=True):
-                    if r and r <= t.tokens and (len((mine - r) & t.tokens) >= 1 or same_frame(mine_typed, t.typed)):
+                    if r and r <= t.tokens and (len((ours - r) & t.tokens) >= 1 or same_frame(mine_typed, t.typed)):
                         # "off kind to k3d, so use `make k3d-up`" corrects the entry that says kind and
                         # `make kind-up`: the replaced term is there, and the same step with the new value.
                         matched = True
                         break
-                    if r and r <= t.tokens and any(compound_akin(a, b) for a in mine - r for b in t.tokens - r):
+                    if r and r <= t.tokens and any(compound_akin(a, b) for a in ours - r for b in t.tokens - r):
                         # "Der Flottenimport läuft nicht mehr nachts" / "Die Fahrzeugflotte wird nachts …
                         # importiert": the replaced word is there, and a part of a compound (import).
                         matched = True
@@ -512,7 +521,7 @@ def _plan_one(
                         matched = True
                         break
         if not matched:
-            aligned = align(mine, t.tokens)
+            aligned = align(ours, t.tokens)
             shared = len(aligned & t.tokens)
             if (
                 weights is not None
@@ -535,6 +544,8 @@ def _plan_one(
         hit = pick_change(text, mine, [(t.text, t.tokens) for t in pool], weights, stated=correction)
         if hit is not None:  # the same subject set to another value: an unmarked correction (subjects.py)
             best_t, best_sim, correction = pool[hit], similarity(mine, pool[hit].tokens), True
+        elif cand.kind != "lesson" and (last := just_changed(text, targets)) is not None:  # the entry just written
+            best_t, best_sim, correction = last, similarity(mine, last.tokens), True
     if best_t is None and top is not None:
         # Trigger: no rule above matched, and the closest entry shares rare subject terms (weighted by how few
         # entries of this Memory hold them), plus a close meaning when a model is loaded.

@@ -31,6 +31,7 @@ corrections 0.16 on A, 0.20 on B).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -50,6 +51,7 @@ __all__ = [
     "Semantic",
     "Similarity",
     "TermWeights",
+    "acronyms",
     "akin",
     "align",
     "compound_akin",
@@ -57,9 +59,12 @@ __all__ = [
     "semantic_key",
     "semantic_texts",
     "similarity",
+    "spelled_out",
+    "spells",
     "weighted_match",
     "weighted_min",
     "weighted_overlap",
+    "wording_swap",
 ]
 
 # Fitted on bench/data/capture (dev) only; see bench/calibrate_capture_nearness.py and docs/capture.md.
@@ -148,6 +153,96 @@ def other_subjects(mine: frozenset[str], theirs: frozenset[str]) -> bool:
         if a and b and not a & b:
             return True
     return False
+
+
+# A one-word swap is wording, not another rule, between two statements that name the same command or path and share
+# at least this many subject tokens (eighth pass; see wording_swap).
+WORDING_SHARED = 4
+# The workflow moments a rule is gated on: two rules that differ only in one of them are two rules ("run `pytest`
+# before a commit" / "… before a push"), whatever else they share.
+_GATES = frozenset(("commit", "push", "merg", "merge", "releas", "deploy", "tag", "pr", "publish", "apply"))
+
+
+def wording_swap(swap: tuple[str, str] | None, mine: frozenset[str], theirs: frozenset[str], shared: int) -> bool:
+    """Whether the one word each of two statements has that the other lacks (``swap``) is wording: the two name the
+    same command or path (typed subjects ``mine`` / ``theirs``), share ≥ :data:`WORDING_SHARED` subject tokens, and
+    neither swapped word is part of a command or path they name, nor a workflow moment ("Before saying it's
+    finished: PocketCore tests green (`swift test`)" / "Run `swift test` in the PocketCore package before you tell
+    me something is done": *green* / *package*). Two commands ("`ruff check`" / "`ruff format`") or two gates
+    (*commit* / *push*) stay two rules.
+
+    >>> wording_swap(("green", "packag"), frozenset({"cmd:swift test"}), frozenset({"cmd:swift test"}), 4)
+    True
+    >>> wording_swap(("commit", "push"), frozenset({"cmd:swift test"}), frozenset({"cmd:swift test"}), 4)
+    False
+    """
+    if swap is None or shared < WORDING_SHARED:
+        return False
+    common = {t for t in mine & theirs if t.startswith(("cmd:", "path:"))}
+    if not common:
+        return False
+    code = frozenset().union(*(subject_tokens(t.split(":", 1)[1], synonyms=False) for t in mine | theirs))
+    return not any(word in code or word in _GATES for word in swap)
+
+
+_ACRONYM = re.compile(r"(?<![\w./-])([A-Z]{2,6})s?(?![\w/-])")
+_CAPITALIZED_RUN = re.compile(r"(?:[A-Z][a-z]+[ -]){1,5}[A-Z][a-z]+")
+_CAMEL = re.compile(r"(?<![\w./-])([A-Za-z][a-z]*(?:[A-Z][a-z]+)+)(?![\w/-])")
+
+
+def acronyms(text: str) -> frozenset[str]:
+    """The acronyms a statement writes (``SPM``, ``EF``; an acronym's plural is the acronym)."""
+    return frozenset(m.group(1) for m in _ACRONYM.finditer(text))
+
+
+def _spelled(acronym: str, text: str) -> list[list[str]]:
+    """The runs of capitalized words of ``text`` whose initials spell ``acronym`` ("Swift Package Manager")."""
+    found = []
+    for run in _CAPITALIZED_RUN.findall(text):
+        words = re.split(r"[ -]", run)
+        for i in range(len(words) - len(acronym) + 1):
+            if "".join(w[0] for w in words[i : i + len(acronym)]) == acronym:
+                found.append(words[i : i + len(acronym)])
+    return found
+
+
+def _camel_parts(name: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The subject tokens of a CamelCase name and of its last part (``CocoaPods``: ``cocoapod``, ``pod``)."""
+    return subject_tokens(name, synonyms=False), subject_tokens(re.findall(r"[A-Z][a-z]+", name)[-1], synonyms=False)
+
+
+def spells(short: frozenset[str], text: str) -> bool:
+    """Whether ``text`` spells out one of the acronyms ``short`` (the planner compares such an entry)."""
+    return any(_spelled(a, text) for a in short)
+
+
+def spelled_out(mine: frozenset[str], text: str, theirs: frozenset[str], their_text: str) -> frozenset[str]:
+    """``mine`` (the subject tokens of ``text``) with the names the other statement spells out replaced by its
+    spelling (eighth pass): an acronym by the words whose initials it is ("SPM" / "Swift Package Manager"), and the
+    last part of a CamelCase name by the name, either way round ("Pods" / "CocoaPods", "the EF context" /
+    "DbContext"). A name and its short form are one subject; nothing else is joined.
+
+    >>> sorted(spelled_out(subject_tokens("SPM only; no Pods."), "SPM only; no Pods.",
+    ...        subject_tokens("Swift Package Manager, no CocoaPods."), "Swift Package Manager, no CocoaPods."))
+    ['cocoapod', 'manager', 'packag', 'swift']
+    """
+    out = set(mine)
+    for acronym in acronyms(text):
+        token = next(iter(subject_tokens(acronym, synonyms=False)), None)
+        if token is None or token in theirs:
+            continue
+        for words in _spelled(acronym, their_text):
+            out.discard(token)
+            out.update(subject_tokens(" ".join(words), synonyms=False) & theirs)
+    for camel in _CAMEL.findall(text):  # "CocoaPods" here, "Pods" there
+        whole, head = _camel_parts(camel)
+        if head and whole <= out and head <= theirs and not whole <= theirs:
+            out = (out - whole) | head
+    for camel in _CAMEL.findall(their_text):  # "Pods" here, "CocoaPods" there
+        whole, head = _camel_parts(camel)
+        if head and whole <= theirs and head <= out and not whole <= out:
+            out = (out - head) | whole
+    return frozenset(out)
 
 
 def akin(a: str, b: str) -> bool:

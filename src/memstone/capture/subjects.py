@@ -357,7 +357,9 @@ def _kinds(found: frozenset[str]) -> set[str]:
         kind, _, body = v.partition(":")
         if kind == "tool" and re.search(r"\.[a-z]{1,5}$", body) and body not in hosts:
             kind = "path"
-        if kind in ("cmd", "path", "qty", "host"):
+        if kind == "qty":
+            out.add("qty:" + body.split("=", 1)[0])  # a number changes only a number of the same unit (eighth pass)
+        elif kind in ("cmd", "path", "host"):
             out.add(kind)
     return out
 

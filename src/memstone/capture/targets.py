@@ -7,9 +7,12 @@ from dataclasses import dataclass
 
 from ..domain.ids import EntryId, EntryVersionId
 from ._text import clean, searchable, subject_tokens, typed_subjects
-from .subjects import quantities, values
+from .subjects import conflicts, quantities, values
 
-__all__ = ["Target", "norm_text"]
+__all__ = ["JUST_WRITTEN", "Target", "just_changed", "norm_text"]
+
+# A target planned in this batch sorts after every stored entry's creation time (an ISO timestamp).
+JUST_WRITTEN = "~"
 
 
 @dataclass(slots=True)
@@ -22,6 +25,7 @@ class Target:
     text: str
     slug: str | None
     plan_index: int | None  # the plan that created or last revised it in this batch
+    written: str = ""  # when its live version was written (ISO time; JUST_WRITTEN within this batch)
     _tokens: frozenset[str] | None = None
     _exact: frozenset[str] | None = None
     _search: str | None = None
@@ -67,7 +71,28 @@ class Target:
 
     def retext(self, text: str) -> None:
         self.text, self._tokens, self._exact, self._search, self._norm = text, None, None, None, None
-        self._typed, self._values = None, None
+        self._typed, self._values, self.written = None, None, JUST_WRITTEN
+
+
+def just_changed(text: str, targets: list[Target]) -> Target | None:
+    """The entry written last, when the candidate ``text`` sets one of its values anew (eighth pass): the same
+    unit with another number, the same name with another version (:func:`~.subjects.conflicts`; not a host: two
+    hosts of one domain are two places, ``tests/capture/test_values.py``).
+
+    A correction often answers the statement just made and names nothing but the new value ("改成 10 分钟了。" right
+    after "未支付的订单 15 分钟后自动取消。", dev): it shares no subject word with it, so no rule that compares words
+    finds it, but the entry just written is the one it answers. Only that entry is taken, and only for a value of a
+    kind it gives, so a number of another unit, or a value of an older entry, is never a change of it. A number
+    written out ("Thirty minutes") is not a quantity here: as one, it made a chatter line ("give me five minutes")
+    a change of the entry before it on dev.
+    """
+    notes = [t for t in targets if t.kind != "working_note"]
+    if not notes:
+        return None
+    last = max(notes, key=lambda t: t.written)
+    mine = frozenset(v for v in values(text) | quantities(text) if not v.startswith("host:"))
+    theirs = frozenset(v for v in last.values if not v.startswith("host:"))
+    return last if conflicts(mine, theirs) else None
 
 
 def norm_text(text: str) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .canonical import MANIFEST_NODE_TAG, canonical_bytes, tagged_sha256
 from .errors import IntegrityError
@@ -48,6 +48,8 @@ class Node:
     count: int
     active: int
     prefix: str = ""
+    # A leaf's rows by entry id (the first row of each id): a lookup is one probe, not a scan of the leaf.
+    by_id: Mapping[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def entries(self) -> tuple[ManifestEntry, ...] | None:
@@ -56,10 +58,8 @@ class Node:
     def find(self, entry_id: str) -> ManifestEntry | None:
         """The leaf's entry for ``entry_id``, if it holds one."""
         assert self.rows is not None
-        for r in self.rows:
-            if r[0] == entry_id:
-                return _entry(r)
-        return None
+        row = self.by_id.get(entry_id)
+        return None if row is None else _entry(row)
 
 
 def _entry(row: list[str]) -> ManifestEntry:
@@ -96,7 +96,8 @@ def decode_node(node_hash: str, raw: bytes, *, check: bool = True) -> Node:
         if not all(isinstance(r, list) and len(r) == 4 and r[3] in _STATES for r in rows):
             raise IntegrityError(f"manifest node {node_hash} has a malformed leaf row")
         active = sum(1 for r in rows if r[3] == "active")
-        return Node(rows=rows, children=None, count=len(rows), active=active)
+        by_id = {r[0]: r for r in reversed(rows)}
+        return Node(rows=rows, children=None, count=len(rows), active=active, by_id=by_id)
     if body.get("t") == "branch":
         return Node(
             rows=None,
@@ -204,9 +205,11 @@ class ManifestReader:
         for entry_id in entry_ids:
             node = cache.get(root)
             while node is not None and node.children is not None:
-                if not entry_id.startswith(node.prefix):
+                prefix = node.prefix
+                if not entry_id.startswith(prefix):
                     break
-                child = node.children.get(_key(entry_id, len(node.prefix)))
+                depth = len(prefix)  # the child key, as _key gives it (inlined: this loop runs per id and level)
+                child = node.children.get(entry_id[depth] if len(entry_id) > depth else "")
                 if child is None:
                     break
                 node = cache.get(child)

@@ -33,6 +33,7 @@ LEAF_MAX = 24
 _STATES = ("active", "inactive")
 NodeLoader = Callable[[str], bytes]
 BatchNodeLoader = Callable[[Sequence[str]], Mapping[str, bytes]]
+ManifestRow = list[str]  # a leaf's row as decoded: [entry_id, version_id, content_hash, state]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +50,7 @@ class Node:
     active: int
     prefix: str = ""
     # A leaf's rows by entry id (the first row of each id): a lookup is one probe, not a scan of the leaf.
-    by_id: Mapping[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
+    by_id: Mapping[str, ManifestRow] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def entries(self) -> tuple[ManifestEntry, ...] | None:
@@ -138,9 +139,9 @@ class ManifestReader:
         self._load_many = load_many
         self._cache: dict[str, Node] = {}
         self._cache_size = cache_size
-        # root -> entry id -> its entry (None: not in that manifest); a root names immutable content, so an answer
-        # never goes stale. Searching the same head again (the usual case) then walks no trie at all.
-        self._found: dict[str, dict[str, ManifestEntry | None]] = {}
+        # root -> entry id -> its leaf row (None: not in that manifest); a root names immutable content, so an
+        # answer never goes stale. Searching the same head again (the usual case) then walks no trie at all.
+        self._found: dict[str, dict[str, ManifestRow | None]] = {}
 
     def node(self, node_hash: str) -> Node:
         found = self._cache.get(node_hash)
@@ -169,17 +170,19 @@ class ManifestReader:
             node = self.node(child)
         return node.find(entry_id)
 
-    def lookup_many(self, root: str, entry_ids: Sequence[str]) -> dict[str, ManifestEntry]:
+    def rows_many(self, root: str, entry_ids: Sequence[str]) -> dict[str, ManifestRow]:
         """``lookup`` for several ids at once, loading the uncached nodes of each trie level in one batch.
 
-        Returns the ids that are in the manifest (absent ids are simply missing from the result).
+        Returns the leaf row (``[entry_id, version_id, content_hash, state]``, as decoded and checked; read-only)
+        of each id in the manifest (absent ids are simply missing): a search's hit check compares three of its
+        fields, and builds no ``ManifestEntry``.
         """
         memo = self._found.get(root)
         if memo is None:
             if len(self._found) >= _FOUND_ROOTS:
                 self._found.clear()
             memo = self._found[root] = {}
-        found: dict[str, ManifestEntry] = {}
+        found: dict[str, ManifestRow] = {}
         wanted: list[str] = []
         for entry_id in entry_ids:
             if entry_id not in memo:
@@ -195,12 +198,12 @@ class ManifestReader:
             found.update(walked)
         return found
 
-    def _walk_many(self, root: str, entry_ids: Sequence[str]) -> dict[str, ManifestEntry]:
+    def _walk_many(self, root: str, entry_ids: Sequence[str]) -> dict[str, ManifestRow]:
         # Each id down the decoded nodes already cached (the usual case: a searched head's nodes were decoded
         # when it was written or first read); the ids that reach an uncached node go down level by level, each
         # level's missing nodes loaded in one batch.
         cache = self._cache
-        found: dict[str, ManifestEntry] = {}
+        found: dict[str, ManifestRow] = {}
         uncached: list[str] = []
         for entry_id in entry_ids:
             node = cache.get(root)
@@ -215,24 +218,24 @@ class ManifestReader:
                 node = cache.get(child)
             if node is None:
                 uncached.append(entry_id)
-            elif node.children is None and (entry := node.find(entry_id)) is not None:
-                found[entry_id] = entry
+            elif node.children is None and (row := node.by_id.get(entry_id)) is not None:
+                found[entry_id] = row
         if uncached:
             found.update(self._walk_levels(root, uncached))
         return found
 
-    def _walk_levels(self, root: str, entry_ids: Sequence[str]) -> dict[str, ManifestEntry]:
+    def _walk_levels(self, root: str, entry_ids: Sequence[str]) -> dict[str, ManifestRow]:
         at: dict[str, str] = dict.fromkeys(entry_ids, root)  # id -> the node it has reached
-        found: dict[str, ManifestEntry] = {}
+        found: dict[str, ManifestRow] = {}
         while at:
             self._prefetch(set(at.values()))
             following: dict[str, str] = {}
             for entry_id, node_hash in at.items():
                 node = self.node(node_hash)
                 if node.children is None:
-                    entry = node.find(entry_id)
-                    if entry is not None:
-                        found[entry_id] = entry
+                    row = node.by_id.get(entry_id)
+                    if row is not None:
+                        found[entry_id] = row
                 elif entry_id.startswith(node.prefix):
                     child = node.children.get(_key(entry_id, len(node.prefix)))
                     if child is not None:

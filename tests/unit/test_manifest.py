@@ -110,9 +110,12 @@ def test_a_batch_of_new_time_ordered_ids_touches_few_nodes() -> None:
     assert reader.counts(root) == (10_000, 10_000)
 
 
-def test_lookup_many_answers_per_root_when_repeated() -> None:
-    # lookup_many remembers its answers per manifest root (a root names immutable content): asking again, or on
-    # a newer root where the entry changed, must give each root's own answer, absent ids included.
+def test_rows_many_answers_per_root_when_repeated() -> None:
+    # rows_many remembers its answers per manifest root (a root names immutable content): asking again, or on
+    # a newer root where the entry changed, must give each root's own leaf row, absent ids included.
+    def row(e: ManifestEntry) -> list[str]:
+        return [e.entry_id, e.entry_version_id, e.entry_content_hash, e.state]
+
     nodes, reader = store()
     root, new = reader.update(EMPTY_ROOT, {e.entry_id: e for e in (entry(i) for i in range(300))})
     nodes.update(new)
@@ -120,7 +123,15 @@ def test_lookup_many_answers_per_root_when_repeated() -> None:
     nodes.update(new2)
     ids = ["ent_000042", "ent_000007", "ent_999999"]
     for _ in range(2):
-        assert reader.lookup_many(root, ids) == {"ent_000042": entry(42), "ent_000007": entry(7)}
-        assert reader.lookup_many(root2, ids) == {"ent_000042": entry(42, "inactive", ver=2), "ent_000007": entry(7)}
+        assert reader.rows_many(root, ids) == {"ent_000042": row(entry(42)), "ent_000007": row(entry(7))}
+        assert reader.rows_many(root2, ids) == {
+            "ent_000042": row(entry(42, "inactive", ver=2)),
+            "ent_000007": row(entry(7)),
+        }
+        assert {i: reader.lookup(root2, i) for i in ids} == {
+            "ent_000042": entry(42, "inactive", ver=2),
+            "ent_000007": entry(7),
+            "ent_999999": None,
+        }
     nodes.clear()  # a repeated lookup reads no node at all
-    assert reader.lookup_many(root2, ids[:1]) == {"ent_000042": entry(42, "inactive", ver=2)}
+    assert reader.rows_many(root2, ids[:1]) == {"ent_000042": row(entry(42, "inactive", ver=2))}

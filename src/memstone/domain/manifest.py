@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .canonical import MANIFEST_NODE_TAG, canonical_bytes, tagged_sha256
 from .errors import IntegrityError
@@ -33,6 +33,7 @@ LEAF_MAX = 24
 _STATES = ("active", "inactive")
 NodeLoader = Callable[[str], bytes]
 BatchNodeLoader = Callable[[Sequence[str]], Mapping[str, bytes]]
+ManifestRow = list[str]  # a leaf's row as decoded: [entry_id, version_id, content_hash, state]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,8 @@ class Node:
     count: int
     active: int
     prefix: str = ""
+    # A leaf's rows by entry id (the first row of each id): a lookup is one probe, not a scan of the leaf.
+    by_id: Mapping[str, ManifestRow] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def entries(self) -> tuple[ManifestEntry, ...] | None:
@@ -56,10 +59,8 @@ class Node:
     def find(self, entry_id: str) -> ManifestEntry | None:
         """The leaf's entry for ``entry_id``, if it holds one."""
         assert self.rows is not None
-        for r in self.rows:
-            if r[0] == entry_id:
-                return _entry(r)
-        return None
+        row = self.by_id.get(entry_id)
+        return None if row is None else _entry(row)
 
 
 def _entry(row: list[str]) -> ManifestEntry:
@@ -96,7 +97,8 @@ def decode_node(node_hash: str, raw: bytes, *, check: bool = True) -> Node:
         if not all(isinstance(r, list) and len(r) == 4 and r[3] in _STATES for r in rows):
             raise IntegrityError(f"manifest node {node_hash} has a malformed leaf row")
         active = sum(1 for r in rows if r[3] == "active")
-        return Node(rows=rows, children=None, count=len(rows), active=active)
+        by_id = {r[0]: r for r in reversed(rows)}
+        return Node(rows=rows, children=None, count=len(rows), active=active, by_id=by_id)
     if body.get("t") == "branch":
         return Node(
             rows=None,
@@ -137,9 +139,9 @@ class ManifestReader:
         self._load_many = load_many
         self._cache: dict[str, Node] = {}
         self._cache_size = cache_size
-        # root -> entry id -> its entry (None: not in that manifest); a root names immutable content, so an answer
-        # never goes stale. Searching the same head again (the usual case) then walks no trie at all.
-        self._found: dict[str, dict[str, ManifestEntry | None]] = {}
+        # root -> entry id -> its leaf row (None: not in that manifest); a root names immutable content, so an
+        # answer never goes stale. Searching the same head again (the usual case) then walks no trie at all.
+        self._found: dict[str, dict[str, ManifestRow | None]] = {}
 
     def node(self, node_hash: str) -> Node:
         found = self._cache.get(node_hash)
@@ -168,17 +170,19 @@ class ManifestReader:
             node = self.node(child)
         return node.find(entry_id)
 
-    def lookup_many(self, root: str, entry_ids: Sequence[str]) -> dict[str, ManifestEntry]:
+    def rows_many(self, root: str, entry_ids: Sequence[str]) -> dict[str, ManifestRow]:
         """``lookup`` for several ids at once, loading the uncached nodes of each trie level in one batch.
 
-        Returns the ids that are in the manifest (absent ids are simply missing from the result).
+        Returns the leaf row (``[entry_id, version_id, content_hash, state]``, as decoded and checked; read-only)
+        of each id in the manifest (absent ids are simply missing): a search's hit check compares three of its
+        fields, and builds no ``ManifestEntry``.
         """
         memo = self._found.get(root)
         if memo is None:
             if len(self._found) >= _FOUND_ROOTS:
                 self._found.clear()
             memo = self._found[root] = {}
-        found: dict[str, ManifestEntry] = {}
+        found: dict[str, ManifestRow] = {}
         wanted: list[str] = []
         for entry_id in entry_ids:
             if entry_id not in memo:
@@ -194,42 +198,44 @@ class ManifestReader:
             found.update(walked)
         return found
 
-    def _walk_many(self, root: str, entry_ids: Sequence[str]) -> dict[str, ManifestEntry]:
+    def _walk_many(self, root: str, entry_ids: Sequence[str]) -> dict[str, ManifestRow]:
         # Each id down the decoded nodes already cached (the usual case: a searched head's nodes were decoded
         # when it was written or first read); the ids that reach an uncached node go down level by level, each
         # level's missing nodes loaded in one batch.
         cache = self._cache
-        found: dict[str, ManifestEntry] = {}
+        found: dict[str, ManifestRow] = {}
         uncached: list[str] = []
         for entry_id in entry_ids:
             node = cache.get(root)
             while node is not None and node.children is not None:
-                if not entry_id.startswith(node.prefix):
+                prefix = node.prefix
+                if not entry_id.startswith(prefix):
                     break
-                child = node.children.get(_key(entry_id, len(node.prefix)))
+                depth = len(prefix)  # the child key, as _key gives it (inlined: this loop runs per id and level)
+                child = node.children.get(entry_id[depth] if len(entry_id) > depth else "")
                 if child is None:
                     break
                 node = cache.get(child)
             if node is None:
                 uncached.append(entry_id)
-            elif node.children is None and (entry := node.find(entry_id)) is not None:
-                found[entry_id] = entry
+            elif node.children is None and (row := node.by_id.get(entry_id)) is not None:
+                found[entry_id] = row
         if uncached:
             found.update(self._walk_levels(root, uncached))
         return found
 
-    def _walk_levels(self, root: str, entry_ids: Sequence[str]) -> dict[str, ManifestEntry]:
+    def _walk_levels(self, root: str, entry_ids: Sequence[str]) -> dict[str, ManifestRow]:
         at: dict[str, str] = dict.fromkeys(entry_ids, root)  # id -> the node it has reached
-        found: dict[str, ManifestEntry] = {}
+        found: dict[str, ManifestRow] = {}
         while at:
             self._prefetch(set(at.values()))
             following: dict[str, str] = {}
             for entry_id, node_hash in at.items():
                 node = self.node(node_hash)
                 if node.children is None:
-                    entry = node.find(entry_id)
-                    if entry is not None:
-                        found[entry_id] = entry
+                    row = node.by_id.get(entry_id)
+                    if row is not None:
+                        found[entry_id] = row
                 elif entry_id.startswith(node.prefix):
                     child = node.children.get(_key(entry_id, len(node.prefix)))
                     if child is not None:

@@ -147,10 +147,12 @@ class Search:
             raise InvalidInput("search needs at least one memory or scope", hint="pass memories=[...] or scopes=[...]")
         ordered_refs = tuple(refs[k] for k in sorted(refs))
         precedence = precedence and await self._tiered(ordered_refs)
-        if mode != "fts" and self._core.backend.capabilities.org_embedding:
-            await self._core.backend.org_profiles()  # an org may have chosen its own model since: route by it now
-        route = await self._core.routes.one_route(self._core, [r.memory_id for r in ordered_refs])
-        indexer = self._core.routes.indexer(self._core, route) if route is not None else None
+        indexer = None  # the model of the searched Memories' embedding route: only a vector channel needs it
+        if mode != "fts":
+            if self._core.backend.capabilities.org_embedding:
+                await self._core.backend.org_profiles()  # an org may have chosen its own model since: route by it
+            route = await self._core.routes.one_route(self._core, [r.memory_id for r in ordered_refs])
+            indexer = self._core.routes.indexer(self._core, route) if route is not None else None
         used_mode, fallback = await self._resolve_mode(mode, ordered_refs)
         channels: tuple[Literal["fts", "vector"], ...] = {
             "fts": ("fts",),

@@ -231,15 +231,15 @@ class SearchPart:
             loaded: dict[str, _RawHit] = {
                 r.entry_version_id: r for r in self._hit_rows(MemoryId(mid), [c.entry_version_id for c in group])
             }
-            manifest = self.p.manifests.lookup_many(heads[mid].manifest_root, [c.entry_id for c in group])
+            manifest = self.p.manifests.rows_many(heads[mid].manifest_root, [c.entry_id for c in group])
             for cand in group:
-                m = manifest.get(cand.entry_id)
+                m = manifest.get(cand.entry_id)  # [entry_id, version_id, content_hash, state]
                 raw = loaded.get(cand.entry_version_id)
-                if m is None or m.state != "active" or m.entry_version_id != cand.entry_version_id:
+                if m is None or m[3] != "active" or m[1] != cand.entry_version_id:
                     continue
-                if raw is None or raw.entry_id != cand.entry_id or raw.entry_content_hash != m.entry_content_hash:
+                if raw is None or raw.entry_id != cand.entry_id or raw.entry_content_hash != m[2]:
                     continue
-                content = self.p.verified_content(cand.entry_version_id, raw.columns, m.entry_content_hash)
+                content = self.p.verified_content(cand.entry_version_id, raw.columns, m[2])
                 if content is not None:
                     out[cand] = HitRow(
                         raw.entry_id, raw.entry_version_id, content, raw.entry_content_hash, raw.created_at

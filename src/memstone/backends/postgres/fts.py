@@ -52,6 +52,41 @@ _CHECKS: tuple[tuple[str, str], ...] = (
 )
 
 
+# BM25 as FTS5 computes it, over the postings of the query's terms: N and the average length over the whole store,
+# df per term counted from its postings (an index-only scan of the term index).
+_SCORED = (
+    "WITH st AS (SELECT coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_len), 0)::float8 AS len "
+    "FROM memory_fts_stats), "
+    "df AS MATERIALIZED (SELECT term, count(*)::float8 AS df FROM memory_entry_postings "
+    "WHERE term = ANY(?::text[]) GROUP BY term), "
+    "q AS (SELECT df.term, greatest(ln((st.n - df.df + 0.5) / (df.df + 0.5)), 1e-6) AS idf, "
+    "CASE WHEN st.n > 0 THEN greatest(st.len / st.n, 1) ELSE 1 END AS avgdl FROM df, st), "
+    "m AS MATERIALIZED (SELECT p.projection_id, "
+    f"sum(q.idf * (p.tf * {K1 + 1}) / (p.tf + {K1} * ({1 - B} + {B} * p.dl / q.avgdl))) AS score "
+    "FROM memory_entry_postings p JOIN q ON q.term = p.term WHERE p.term = ANY(?::text[]) "
+    "GROUP BY p.projection_id{limit}) "
+)
+# The head row of each match is read by its primary key (OFFSET 0 keeps the LATERAL subquery a nested loop: pulled
+# up, it became a hash join over every head row of the Memory, 100,000 at 100k).
+_HEAD = (
+    "LATERAL (SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash "
+    "FROM memory_entry_heads h WHERE h.projection_id = m.projection_id AND {where} OFFSET 0) AS h"
+)
+# The best ``wide`` matches, each with its head row when it passes the filters (NULLs when not).
+_TOP = (
+    _SCORED.replace("{limit}", " ORDER BY score DESC, p.projection_id LIMIT ?")
+    + "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, m.projection_id, "
+    f"m.score FROM m LEFT JOIN {_HEAD} ON true ORDER BY m.score DESC, m.projection_id"
+)
+# Every match joined to the head rows that pass the filters, the best ``depth`` of them.
+_JOINED = (
+    _SCORED.replace("{limit}", "")
+    + "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, m.projection_id, "
+    f"m.score FROM m CROSS JOIN {_HEAD} ORDER BY m.score DESC, m.projection_id LIMIT ?"
+)
+_WIDEN = 2
+
+
 def _postings(text: str) -> tuple[list[str], list[int], int]:
     tokens = text.split()
     counts = Counter(tokens)
@@ -85,28 +120,21 @@ class PostgresFullText:
         )
 
     def head_candidates(self, conn: Conn, ask: Candidates) -> list[FtsRow]:
-        terms, depth, where, args = ask.terms, ask.depth, ask.where, ask.args
-        # Postings of the query's terms first (an index-only scan of the term index), scored, then each looked up
-        # in the head rows that pass the filters (LATERAL: by the primary key, whatever the table statistics say),
-        # so the cost follows the matching postings, never the size of the searched Memories.
-        rows = conn.q(
-            "WITH st AS (SELECT coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_len), 0)::float8 AS len "
-            "FROM memory_fts_stats), "
-            "df AS MATERIALIZED (SELECT term, count(*)::float8 AS df FROM memory_entry_postings "
-            "WHERE term = ANY(?::text[]) GROUP BY term), "
-            "q AS (SELECT df.term, greatest(ln((st.n - df.df + 0.5) / (df.df + 0.5)), 1e-6) AS idf, "
-            "CASE WHEN st.n > 0 THEN greatest(st.len / st.n, 1) ELSE 1 END AS avgdl FROM df, st), "
-            "m AS MATERIALIZED (SELECT p.projection_id, "
-            f"sum(q.idf * (p.tf * {K1 + 1}) / (p.tf + {K1} * ({1 - B} + {B} * p.dl / q.avgdl))) AS score "
-            "FROM memory_entry_postings p JOIN q ON q.term = p.term WHERE p.term = ANY(?::text[]) "
-            "GROUP BY p.projection_id) "
-            "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, h.projection_id, "
-            "m.score FROM m CROSS JOIN LATERAL (SELECT * FROM memory_entry_heads h "
-            f"WHERE h.projection_id = m.projection_id AND {' AND '.join(where)}) AS h "
-            "ORDER BY m.score DESC, h.projection_id LIMIT ?",
-            [list(terms), list(terms), *args, depth],
-        )
-        return [FtsRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], int(r[4]), float(r[5])) for r in rows]
+        terms, depth, where, args = list(ask.terms), ask.depth, ask.where, ask.args
+        # The postings of the query's terms scored, the best ``depth * _WIDEN`` kept, then each looked up in the
+        # head rows that pass the filters (issue 13: a natural-language query matches thousands of rows at 100k,
+        # and a lookup or a join per match cost more than the scoring). When at least ``depth`` pass, or fewer
+        # than ``depth * _WIDEN`` rows matched, they are exactly the best ``depth`` the ranked join gives (every
+        # row left out scores no better); otherwise the ranked join runs.
+        wide = depth * _WIDEN
+        rows = conn.q(_TOP.format(where=" AND ".join(where)), [terms, terms, wide, *args])
+        passed = [r for r in rows if r[0] is not None]
+        if len(passed) < depth and len(rows) == wide:
+            passed = conn.q(_JOINED.format(where=" AND ".join(where)), [terms, terms, *args, depth])
+        return [
+            FtsRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], int(r[4]), float(r[5]))
+            for r in passed[:depth]
+        ]
 
     def put_archive(self, conn: Conn, version: EntryVersion, text: str) -> None:
         terms, tfs, _ = _postings(text)

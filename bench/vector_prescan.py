@@ -1,17 +1,24 @@
 """The SQLite fast path's 1-bit prescan at 100k: recall against the exact scan and time, by rerank depth.
 
     nice .venv/bin/python bench/vector_prescan.py [--runs 3]
+    nice .venv/bin/python bench/vector_prescan.py --pairs [--rounds 2]
 
 Reads the 100k MiniLM speed store that ``bench/bench_retrieval.py --parts speed --sizes 100000`` built in
 ``bench/.cache`` (read-only) and the speed queries' cached vectors, builds the in-process ``VectorIndex`` the search
 uses, and compares ``nearest(q, k)`` with a prescan of ``rerank_depth`` codes against the full exact scan
 (``rerank_depth=0``). The queries are split in two halves: even positions (dev) fit the depth, odd positions
 (held out) only report it. ``k`` 120 is what ``search(limit=10)`` asks the index for (``window_depth``).
+
+``--pairs`` times whole searches through the service on the same store instead (MiniLM, 1 ONNX thread, limit 10),
+the full exact scan (``rerank_depth`` 0, the code before the prescan) and the prescan alternating query by query
+(which goes first alternates too), so both see the same machine load: hybrid and vector with the query embedded,
+then both with the query vector from the cache ("index only").
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import statistics
@@ -26,6 +33,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 import apsw  # noqa: E402
 import bench_retrieval as br  # noqa: E402
 
+import memstone  # noqa: E402
 from memstone.backends.sql.vectors import window_depth  # noqa: E402
 from memstone.backends.sqlite.vectors import VectorIndex, _vec_extension_path  # noqa: E402
 from memstone.domain.search import candidate_depth  # noqa: E402
@@ -87,11 +95,55 @@ def timed(index: VectorIndex, qs: list[tuple[float, ...]], k: int, depth: int, r
     return statistics.median(p50s), statistics.median(reranked)
 
 
+async def pairs(n: int, rounds: int) -> None:
+    store = next(br.CACHE.glob(f"speed-minilm-l6-int8-{n}-*.db"))
+    memory_id = json.loads(store.with_suffix(".json").read_text())["memory_id"]
+    real = br.real_model("minilm-l6-int8", 1)
+    cached = br.CachedModel(br.real_model("minilm-l6-int8", 1), br.VectorCache(real.profile))
+    queries = br.speed_queries(200)
+    await cached.prefetch(queries, "speed queries")
+    print(f"# vector_prescan --pairs: {n} entries, {len(queries)} queries x {rounds} rounds, load {br.load()}\n")
+    print("| search | exact scan p50 / p95 ms | prescan p50 / p95 ms | load at start |")
+    print("|---|---|---|---|")
+    async with memstone.open_service(f"sqlite:///{store}", embedding=real) as svc:
+        head = await svc.head(memory_id)
+        default = svc.backend.rerank_depth
+        for label, mode, model in (
+            ("hybrid", "hybrid", real),
+            ("vector", "vector", real),
+            ("hybrid index only", "hybrid", cached),
+            ("vector index only", "vector", cached),
+        ):
+            svc.indexer.model = model
+            lat: dict[int, list[float]] = {0: [], default: []}
+            started = br.load()
+            for q in queries[:10]:  # warm both
+                for depth in lat:
+                    svc.backend.rerank_depth = depth
+                    await svc.search(q, memories=[head], limit=br.LIMIT, mode=mode)
+            for r in range(rounds):
+                for i, q in enumerate(queries):
+                    for depth in (0, default) if (i + r) % 2 == 0 else (default, 0):
+                        svc.backend.rerank_depth = depth
+                        t = time.perf_counter()
+                        await svc.search(q, memories=[head], limit=br.LIMIT, mode=mode)
+                        lat[depth].append((time.perf_counter() - t) * 1000)
+            cells = [f"{statistics.median(v):.2f} / {br.pct(v, 0.95):.2f}" for v in (lat[0], lat[default])]
+            print(f"| {label} | {cells[0]} | {cells[1]} | {started} |", flush=True)
+        svc.backend.rerank_depth = default
+    print(f"\nrerank_depth {default}; load at end {br.load()}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--entries", type=int, default=100_000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--pairs", action="store_true", help="time whole searches, exact scan and prescan in turn")
+    ap.add_argument("--rounds", type=int, default=2, help="--pairs: passes over the queries")
     args = ap.parse_args()
+    if args.pairs:
+        asyncio.run(pairs(args.entries, args.rounds))
+        return
     t0 = time.perf_counter()
     index, n = speed_index(args.entries)
     qs = query_vectors()

@@ -103,8 +103,8 @@ async def pairs(n: int, rounds: int) -> None:
     queries = br.speed_queries(200)
     await cached.prefetch(queries, "speed queries")
     print(f"# vector_prescan --pairs: {n} entries, {len(queries)} queries x {rounds} rounds, load {br.load()}\n")
-    print("| search | exact scan p50 / p95 ms | prescan p50 / p95 ms | load at start |")
-    print("|---|---|---|---|")
+    print("| search | exact scan p50 / p95 ms | prescan p50 / p95 ms | CPU ms p50, exact / prescan | load at start |")
+    print("|---|---|---|---|---|")
     async with memstone.open_service(f"sqlite:///{store}", embedding=real) as svc:
         head = await svc.head(memory_id)
         default = svc.backend.rerank_depth
@@ -116,6 +116,7 @@ async def pairs(n: int, rounds: int) -> None:
         ):
             svc.indexer.model = model
             lat: dict[int, list[float]] = {0: [], default: []}
+            cpu: dict[int, list[float]] = {0: [], default: []}  # the process's CPU time: every thread of it
             started = br.load()
             for q in queries[:10]:  # warm both
                 for depth in lat:
@@ -125,11 +126,13 @@ async def pairs(n: int, rounds: int) -> None:
                 for i, q in enumerate(queries):
                     for depth in (0, default) if (i + r) % 2 == 0 else (default, 0):
                         svc.backend.rerank_depth = depth
-                        t = time.perf_counter()
+                        t, c = time.perf_counter(), time.process_time()
                         await svc.search(q, memories=[head], limit=br.LIMIT, mode=mode)
                         lat[depth].append((time.perf_counter() - t) * 1000)
+                        cpu[depth].append((time.process_time() - c) * 1000)
             cells = [f"{statistics.median(v):.2f} / {br.pct(v, 0.95):.2f}" for v in (lat[0], lat[default])]
-            print(f"| {label} | {cells[0]} | {cells[1]} | {started} |", flush=True)
+            used = f"{statistics.median(cpu[0]):.2f} / {statistics.median(cpu[default]):.2f}"
+            print(f"| {label} | {cells[0]} | {cells[1]} | {used} | {started} |", flush=True)
         svc.backend.rerank_depth = default
     print(f"\nrerank_depth {default}; load at end {br.load()}")
 

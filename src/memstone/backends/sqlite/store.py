@@ -64,5 +64,15 @@ class SQLiteMemoryBackend(StoreCore):
     def vec_version(self) -> str | None:
         return self.sqlite.vectors.vec_version
 
+    @property
+    def rerank_depth(self) -> int:
+        """How many 1-bit prescan candidates a large Memory's vector search scores exactly; 0 scans every row
+        (``backends/sqlite/vectors.py``). A tuning knob for benchmarks: results stay exact float32 distances."""
+        return self.sqlite.vectors.rerank_depth
+
+    @rerank_depth.setter
+    def rerank_depth(self, depth: int) -> None:
+        self.sqlite.vectors.rerank_depth = depth
+
 
 __all__ = ["SQLiteMemoryBackend", "parse_sqlite_url"]

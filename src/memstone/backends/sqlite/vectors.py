@@ -1,6 +1,7 @@
 """SQLite's vector codec: exact float32 vectors in a sqlite-vec table partitioned by Memory, keyed by the shared
-metadata row's ``vector_rowid``. Searches run on an in-process numpy copy of a Memory's vectors (``VectorIndex``,
-exact as well); sqlite-vec's own exact scan is the reference (``exact=True``)."""
+metadata row's ``vector_rowid``. Searches run on an in-process numpy copy of a Memory's vectors (``VectorIndex``:
+exact float32 distances, over a 1-bit prescan's candidates in a large Memory); sqlite-vec's own exact scan is the
+reference (``exact=True``)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,23 @@ from ...domain.ids import MemoryId
 from ..sql.engine import Conn, Nearest
 from . import schema
 
+# The fast path's 1-bit prescan (issue 15). In a large Memory a search ranks every row by the Hamming distance of
+# its sign bits to the query's (48 bytes a row at 384 dimensions instead of 1,536), then scores exactly (float32,
+# the full vectors, as the full scan does) only the nearest ``max(RERANK_DEPTH, RERANK_PER_K * k)`` codes and every
+# code tied with the last of them. RERANK_DEPTH was fitted on the dev half of the 100k MiniLM speed queries
+# (bench/vector_prescan.py; docs/benchmarks.md, "100,000 entries with MiniLM"); RERANK_PER_K is the same ratio
+# for the 120 windows ``search(limit=10)`` asks for, so a larger limit reranks proportionally more.
+RERANK_DEPTH = 4096
+RERANK_PER_K = 32
+PRESCAN_ROWS = 4  # prescan only when the Memory holds more than 4x the rows it would rerank
+
 
 class VectorIndex:
-    """One Memory's vector windows as a float32 matrix, for exact nearest-neighbour search in process.
+    """One Memory's vector windows as a float32 matrix, for nearest-neighbour search in process.
 
     Rows live in buffers that grow by doubling, so adding the windows of one write costs O(rows added), not a
     copy of the whole matrix (a search after every write on a 100k Memory would otherwise copy ~150 MB each time).
+    Beside each row sits its sign-bit code, the prescan of large indexes (``nearest``).
     """
 
     def __init__(self, generation: str) -> None:
@@ -33,8 +45,10 @@ class VectorIndex:
         self.generation = generation
         self.revision = -1
         self.max_rowid = 0
+        self.reranked = 0  # rows the last search scored exactly (all live rows without a prescan)
         self._n = 0
         self._buf: Any = None  # (capacity, dim) float32; rows [0, _n) are live data
+        self._codes: Any = None  # (words, capacity) uint64: each row's sign bits, zero-padded to 64-bit words
         self._rowid_buf = np.zeros(0, dtype=np.int64)
         self._alive_buf = np.zeros(0, dtype=bool)
         self._by_entry: dict[str, list[int]] = {}
@@ -47,13 +61,24 @@ class VectorIndex:
             return
         capacity = max(need, 2 * capacity, 1024)
         buf = np.empty((capacity, dim), dtype=np.float32)
+        codes = np.zeros(((dim + 63) // 64, capacity), dtype=np.uint64)  # word-major: each XOR is one pass
         rowids = np.zeros(capacity, dtype=np.int64)
         alive = np.zeros(capacity, dtype=bool)
         if self._buf is not None:
             buf[: self._n] = self._buf[: self._n]
+            codes[:, : self._n] = self._codes[:, : self._n]
             rowids[: self._n] = self._rowid_buf[: self._n]
             alive[: self._n] = self._alive_buf[: self._n]
-        self._buf, self._rowid_buf, self._alive_buf = buf, rowids, alive
+        self._buf, self._codes, self._rowid_buf, self._alive_buf = buf, codes, rowids, alive
+
+    def _code(self, vectors: Any) -> Any:
+        """The sign bits of ``vectors`` (rows), packed into zero-padded 64-bit words."""
+        np = self._np
+        bits = np.packbits(vectors > 0, axis=1)
+        words = (vectors.shape[1] + 63) // 64
+        padded = np.zeros((len(vectors), words * 8), dtype=np.uint8)
+        padded[:, : bits.shape[1]] = bits
+        return padded.view(np.uint64)
 
     def add(self, rows: list[Any]) -> None:
         np = self._np
@@ -63,6 +88,7 @@ class VectorIndex:
         self._reserve(len(rows), vectors.shape[1])
         start, end = self._n, self._n + len(rows)
         self._buf[start:end] = vectors
+        self._codes[:, start:end] = self._code(vectors).T
         self._rowid_buf[start:end] = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         self._alive_buf[start:end] = True
         self._n = end
@@ -75,9 +101,14 @@ class VectorIndex:
             self._by_entry[entry_id] = positions
         self.max_rowid = int(self._rowid_buf[end - 1])
 
-    def nearest(self, vector: tuple[float, ...], k: int) -> list[tuple[float, int]]:
+    def nearest(self, vector: tuple[float, ...], k: int, rerank_depth: int = RERANK_DEPTH) -> list[tuple[float, int]]:
         """The ``k`` nearest live rows as (L2 distance, rowid), nearest first. Pure numpy: it releases the GIL,
-        so it can run on another thread while the caller's thread runs an SQL statement."""
+        so it can run on another thread while the caller's thread runs an SQL statement.
+
+        An index of more than ``PRESCAN_ROWS`` times ``max(rerank_depth, RERANK_PER_K * k)`` live rows is
+        prescanned by sign bits and only its nearest codes (ties included) are scored; a smaller one, or
+        ``rerank_depth=0``, is scanned exactly in full.
+        """
         np = self._np
         n_rows = self._n
         if self._buf is None or n_rows == 0:
@@ -87,16 +118,40 @@ class VectorIndex:
         if live == 0:
             return []
         q = np.asarray(vector, dtype=np.float32)
-        # einsum, not BLAS: one memory-bound pass on the calling thread. OpenBLAS would start its own threads,
-        # which on a small machine fight the embedding model's and the agents' for the same cores.
-        sims = np.einsum("ij,j->i", self._buf[:n_rows], q)
-        sims[~alive] = -np.inf
         n = min(k, live)
-        top = np.argpartition(-sims, n - 1)[:n] if n < n_rows else np.arange(n_rows)
-        top = top[np.isfinite(sims[top])]
+        depth = max(rerank_depth, RERANK_PER_K * k)
+        if rerank_depth > 0 and live > PRESCAN_ROWS * depth:
+            rows = self._prescan(q, alive, depth)
+            # take + vecdot, not fancy indexing + einsum or a BLAS matvec: 0.5 ms instead of 1.6 ms for 4k rows of
+            # 384 here, and no OpenBLAS threads (a matvec of this size starts them; on a small machine they fight
+            # the embedding model's and the agents' for the same cores, 7.9 ms CPU and 34 ms wall at load 12).
+            sims = np.vecdot(self._buf.take(rows, axis=0), q)
+            top = np.argpartition(-sims, n - 1)[:n] if n < len(rows) else np.arange(len(rows))
+            picked, self.reranked = rows[top], len(rows)
+        else:
+            # einsum, not BLAS: one pass on the calling thread (OpenBLAS would start threads of its own).
+            sims = np.einsum("ij,j->i", self._buf[:n_rows], q)
+            sims[~alive] = -np.inf
+            top = np.argpartition(-sims, n - 1)[:n] if n < n_rows else np.arange(n_rows)
+            top = top[np.isfinite(sims[top])]
+            picked, self.reranked = top, live
         # Unit vectors: squared L2 distance = 2 - 2 cos; report L2 like sqlite-vec.
         dist = np.sqrt(np.maximum(0.0, 2.0 - 2.0 * sims[top]))
-        return sorted(zip(dist.tolist(), self._rowid_buf[top].tolist(), strict=True))
+        return sorted(zip(dist.tolist(), self._rowid_buf[picked].tolist(), strict=True))
+
+    def _prescan(self, q: Any, alive: Any, depth: int) -> Any:
+        """Positions of the live rows whose codes are nearest the query's: the ``depth`` nearest by Hamming
+        distance and every row tied with the last of them, so the set does not depend on row order."""
+        np = self._np
+        codes, query = self._codes[:, : len(alive)], self._code(q[None, :])[0]
+        hamming = np.bitwise_count(codes[0] ^ query[0]).astype(np.uint16)
+        for word in range(1, len(query)):
+            hamming += np.bitwise_count(codes[word] ^ query[word])
+        dead = len(query) * 64 + 1  # farther than any code
+        hamming[~alive] = dead
+        within = np.cumsum(np.bincount(hamming, minlength=dead + 1))
+        bound = int(np.searchsorted(within, depth))  # the smallest distance with >= depth codes at or within it
+        return np.flatnonzero(hamming <= min(bound, dead - 1))
 
 
 def _vec_extension_path() -> str:
@@ -117,6 +172,7 @@ class SQLiteVectors:
     def __init__(self) -> None:
         self.vec_version: str | None = None
         self._indexes: dict[MemoryId, VectorIndex] = {}
+        self.rerank_depth = RERANK_DEPTH  # 0: scan every row exactly (VectorIndex.nearest)
         self._scan_pool: ThreadPoolExecutor | None = None  # hybrid search's vector scan, beside the FTS statement
 
     def load(self, conn: apsw.Connection) -> None:
@@ -193,7 +249,7 @@ class SQLiteVectors:
                 )
                 scored.extend((float(d), int(rowid)) for rowid, d in rows)
             else:
-                scored.extend(self._index(conn, MemoryId(mid), generation).nearest(vector, k))
+                scored.extend(self._index(conn, MemoryId(mid), generation).nearest(vector, k, self.rerank_depth))
         return scored
 
     def begin(self, conn: Conn, ask: Nearest) -> Callable[[], list[tuple[float, int]]] | None:
@@ -203,14 +259,15 @@ class SQLiteVectors:
         indexes = [self._index(conn, MemoryId(mid), generation) for mid in memory_ids]
         if self._scan_pool is None:
             self._scan_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memstone-vector-scan")
-        future = self._scan_pool.submit(lambda: [hit for index in indexes for hit in index.nearest(vector, k)])
+        depth = self.rerank_depth
+        future = self._scan_pool.submit(lambda: [hit for i in indexes for hit in i.nearest(vector, k, depth)])
         return future.result
 
     def _index(self, conn: Conn, memory_id: MemoryId, generation: str) -> VectorIndex:
         """The in-process index of a Memory's vectors, brought up to date with the store in this transaction.
 
         sqlite-vec 0.1.9 scans exactly and without SIMD (about 50 ms at 100k x 384 here), so searches use a
-        numpy matrix of the same float32 vectors instead (exact as well: the same distances, a BLAS product).
+        numpy matrix of the same float32 vectors instead (the same distances; ``VectorIndex.nearest``).
         Rows are append-only (AUTOINCREMENT rowids): new windows since the last search are read by rowid range;
         a new window of an entry retires that entry's older windows; a deactivated entry's leftover rows are
         filtered by the authoritative manifest re-check above. Backfill, migration and rebuild bump the

@@ -144,6 +144,8 @@ class SearchPart:
 
     def search_sync(self, request: SearchRequest) -> SearchPage:
         with self.p.engine.read_txn():
+            if {"fts", "vector"} <= set(request.channels) and request.query_vector is not None and not request.exact:
+                self.vectors.share()  # a hybrid search: its scan may run beside the FTS statement (``begin``)
             heads = self.heads(request)
             memory_ids = sorted(heads)
             depth = candidate_depth(request.limit)
@@ -153,7 +155,8 @@ class SearchPart:
                     memory_ids, request.query_vector, request.query_profile
                 )  # the org's table, or the store's
             if "fts" in request.channels and route is not None and request.query_vector is not None:
-                # Hybrid: the vector scan runs while the FTS statement does (both release the GIL).
+                # Hybrid: the vector scan runs while the FTS statement does (both release the GIL; PostgreSQL runs it
+                # on a second connection in this transaction's snapshot).
                 begun = (
                     None
                     if request.exact

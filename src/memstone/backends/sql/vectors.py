@@ -333,6 +333,13 @@ class VectorPart:
         check_vector(vector, dimension=profile.dimension)
         return route
 
+    def share(self) -> None:
+        """Before a hybrid search's first statement: let the engine's codec prepare a scan beside the FTS statement
+        (an optional codec method ``share(conn)``; PostgreSQL exports the read transaction's snapshot)."""
+        share = getattr(self.p.engine.vectors, "share", None)
+        if share is not None:
+            share(self.p.engine.conn)
+
     def begin(
         self, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, route: Route
     ) -> Callable[[], list[VectorCandidate]] | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import Any
 
 import psycopg
 from test_postgres_engine import libpq_trace  # noqa: F401  (a fixture)
@@ -31,7 +32,7 @@ async def test_a_statement_beside_a_search_reads_the_searchs_snapshot_on_another
     bundle = await open_store(postgres_url)
     engine = _engine(bundle)
 
-    def search_like() -> tuple[object, ...]:
+    def search_like() -> tuple[Any, Any, float, int]:
         with engine.read_txn():
             conn = engine.conn
             conn.export_snapshot()

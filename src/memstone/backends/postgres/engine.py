@@ -71,30 +71,46 @@ class PostgresConn:
         self.pending: list[tuple[str, list[object] | None]] = []
         self.snapshot = snapshot  # a read-only transaction's reads, kept for its later statements
         self._engine = engine  # a read-only transaction's: runs a statement beside it (``beside``)
-        self._exported: psycopg.Cursor[Any] | None = None  # pg_export_snapshot()'s reply, read after its trip
+        self._kept: dict[int, list[psycopg.Cursor[Any]]] = {}  # queued statements whose rows are read (``ahead``)
+        self._export: Callable[[], list[Any]] | None = None  # pg_export_snapshot()'s reply, once asked
         self._snapshot_id: str | None = None
+        self.prefetched: dict[tuple[str, str], Callable[[], list[Any]]] = {}  # ``ahead`` statements a codec queued
+
+    def ahead(self, sql: str, args: Sequence[object] = ()) -> Callable[[], list[Any]]:
+        """Queue a statement to travel with the next one, in the same trip, and return the reader of its rows (it
+        sends the queue itself when nothing else has yet)."""
+        entry: tuple[str, list[object] | None] = (self._translate(sql), list(args))
+        cursors: list[psycopg.Cursor[Any]] = []
+        self.pending.append(entry)
+        self._kept[id(entry)] = cursors
+        rows: list[list[Any]] = []
+
+        def read() -> list[Any]:
+            if not rows:
+                if not cursors:
+                    self.flush()
+                cur = cursors[0]
+                rows.append(cur.fetchall() if cur.description is not None else [])
+            return rows[0]
+
+        return read
 
     def export_snapshot(self) -> None:
         """Export this read-only transaction's snapshot with its next statement (no round trip of its own), so a
         statement on another connection can read the same snapshot (``beside``)."""
         if self._engine is None or self._engine.pool_size < 2:
             return  # no second connection to share it with
-        if self._exported is None and (_EXPORT, None) not in self.pending:
-            self.pending.append((_EXPORT, None))
+        if self._export is None:
+            self._export = self.ahead(_EXPORT)
 
     def beside(self, statement: Statement, settings: Sequence[Statement] = ()) -> Callable[[], list[Any]] | None:
         """Run ``statement`` (after ``settings``) on a second pooled connection, in this transaction's own snapshot,
         while this connection runs other statements; returns the finisher that waits for its rows. None (the caller
         runs it here, later) when the snapshot was not exported first or no connection is free at once."""
-        if self._engine is None:
+        if self._engine is None or self._export is None:
             return None
         if self._snapshot_id is None:
-            if (_EXPORT, None) in self.pending:
-                self.flush()
-            row = self._exported.fetchone() if self._exported is not None else None
-            if row is None:
-                return None
-            self._snapshot_id = str(row[0])
+            self._snapshot_id = str(self._export()[0][0])
         return self._engine.beside(self._snapshot_id, statement, settings)
 
     @staticmethod
@@ -108,10 +124,11 @@ class PostgresConn:
 
     def _send_pending(self) -> None:
         pending, self.pending = self.pending, []
-        for sql, args in pending:
-            cur = self.raw.execute(sql, args)
-            if sql == _EXPORT:
-                self._exported = cur  # read after the pipeline's sync
+        for entry in pending:
+            cur = self.raw.execute(*entry)
+            kept = self._kept.pop(id(entry), None) if self._kept else None
+            if kept is not None:
+                kept.append(cur)  # its rows are read after the pipeline's sync
 
     def flush(self) -> None:
         if self.pending:

@@ -147,10 +147,27 @@ class PgVectors:
                     snap.windows[int(rowid)] = (MemoryId(memory_id), EntryId(entry_id), EntryVersionId(version_id))
         return [(float(d), int(rowid)) for d, rowid, *_ in rows]
 
+    def prefetch(self, conn: Conn, ask: Nearest) -> None:
+        """A vector search's read transaction, before its first statement: send the HNSW statement with that one (the
+        heads and routing rows), in the same trip and snapshot; ``knn`` takes its rows when it asks the same (an
+        org's own table, or another ``k``, runs its own statement and this one is left unread)."""
+        ahead = getattr(conn, "ahead", None)
+        prefetched = getattr(conn, "prefetched", None)
+        if ahead is None or prefetched is None or ask.exact or not ask.memory_ids:
+            return
+        settings, (sql, args) = self._statements(conn, ask)
+        for setting in settings:
+            later(conn, *setting)
+        prefetched[sql, str(args)] = ahead(sql, args)
+
     def knn(self, conn: Conn, ask: Nearest) -> list[tuple[float, int]]:
         if not ask.memory_ids:
             return []
         settings, (sql, args) = self._statements(conn, ask)
+        prefetched = getattr(conn, "prefetched", None)
+        read = prefetched.pop((sql, str(args)), None) if prefetched else None
+        if read is not None:
+            return self._scored(conn, read())
         for setting in settings:
             later(conn, *setting)  # travels with the search statement: one round trip
         return self._scored(conn, conn.q(sql, args))

@@ -146,6 +146,10 @@ class SearchPart:
         with self.p.engine.read_txn():
             if {"fts", "vector"} <= set(request.channels) and request.query_vector is not None and not request.exact:
                 self.vectors.share()  # a hybrid search: its scan may run beside the FTS statement (``begin``)
+            elif request.channels == ("vector",) and request.query_vector is not None and not request.exact:
+                named = sorted({*(r.memory_id for r in request.memories), *request.heads})
+                k = window_depth(candidate_depth(request.limit))
+                self.vectors.prefetch(named, request.query_vector, k)  # with the heads' statement, if it can
             heads = self.heads(request)
             memory_ids = sorted(heads)
             depth = candidate_depth(request.limit)

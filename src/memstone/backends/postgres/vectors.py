@@ -131,9 +131,12 @@ class PgVectors:
         args = (q, list(memory_ids), q, k)
         if snapshot_of(conn) is None:
             return settings, (nearest, args)
+        # Each window's metadata by its primary key (``OFFSET 0`` keeps the planner from turning the lookups into a
+        # hash join over a scan of every metadata row: 1.2 ms at 10k rows, which grows with the store).
         return settings, (
             "SELECT n.d, n.vector_rowid, m.memory_artifact_id, m.entry_id, m.entry_version_id "
-            f"FROM ({nearest}) n LEFT JOIN memory_entry_vector_metadata m ON m.vector_rowid = n.vector_rowid "
+            f"FROM ({nearest}) n LEFT JOIN LATERAL (SELECT memory_artifact_id, entry_id, entry_version_id "
+            "FROM memory_entry_vector_metadata m WHERE m.vector_rowid = n.vector_rowid OFFSET 0) m ON true "
             "ORDER BY n.d, n.vector_rowid",
             args,
         )

@@ -17,12 +17,14 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg import sql as pgsql
 from psycopg.pq import TransactionStatus
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...domain.errors import BackendError, BackendUnavailable, NotFound
 from ...ports import Capabilities
@@ -38,6 +40,13 @@ from .vectors import PgVectors
 T = TypeVar("T")
 DEFAULT_POOL_SIZE = 8
 _MIGRATION_LOCK = "memstone:schema-migration"
+_EXPORT = "SELECT pg_export_snapshot()"
+# How long a read waits for a second pooled connection to run a statement beside it before it runs the statement
+# itself, after its own: a busy pool (every connection held by a search that wants a second one) never deadlocks.
+# While the pool is below its size, the wait may open a new connection (a few ms on a local server).
+BESIDE_WAIT_S = 0.001
+BESIDE_GROW_S = 0.25
+Statement = tuple[str, Sequence[object]]
 
 
 class PostgresDialect(Dialect):
@@ -55,10 +64,54 @@ class PostgresConn:
     network round trip instead of four, and they still run in order, before anything they protect.
     """
 
-    def __init__(self, conn: psycopg.Connection[Any], snapshot: Snapshot | None = None) -> None:
+    def __init__(
+        self, conn: psycopg.Connection[Any], snapshot: Snapshot | None = None, engine: PostgresEngine | None = None
+    ) -> None:
         self.raw = conn
         self.pending: list[tuple[str, list[object] | None]] = []
         self.snapshot = snapshot  # a read-only transaction's reads, kept for its later statements
+        self._engine = engine  # a read-only transaction's: runs a statement beside it (``beside``)
+        self._kept: dict[int, list[psycopg.Cursor[Any]]] = {}  # queued statements whose rows are read (``ahead``)
+        self._export: Callable[[], list[Any]] | None = None  # pg_export_snapshot()'s reply, once asked
+        self._snapshot_id: str | None = None
+        self.prefetched: dict[tuple[str, str], Callable[[], list[Any]]] = {}  # ``ahead`` statements a codec queued
+
+    def ahead(self, sql: str, args: Sequence[object] = ()) -> Callable[[], list[Any]]:
+        """Queue a statement to travel with the next one, in the same trip, and return the reader of its rows (it
+        sends the queue itself when nothing else has yet)."""
+        entry: tuple[str, list[object] | None] = (self._translate(sql), list(args))
+        cursors: list[psycopg.Cursor[Any]] = []
+        self.pending.append(entry)
+        self._kept[id(entry)] = cursors
+        rows: list[list[Any]] = []
+
+        def read() -> list[Any]:
+            if not rows:
+                if not cursors:
+                    self.flush()
+                cur = cursors[0]
+                rows.append(cur.fetchall() if cur.description is not None else [])
+            return rows[0]
+
+        return read
+
+    def export_snapshot(self) -> None:
+        """Export this read-only transaction's snapshot with its next statement (no round trip of its own), so a
+        statement on another connection can read the same snapshot (``beside``)."""
+        if self._engine is None or self._engine.pool_size < 2:
+            return  # no second connection to share it with
+        if self._export is None:
+            self._export = self.ahead(_EXPORT)
+
+    def beside(self, statement: Statement, settings: Sequence[Statement] = ()) -> Callable[[], list[Any]] | None:
+        """Run ``statement`` (after ``settings``) on a second pooled connection, in this transaction's own snapshot,
+        while this connection runs other statements; returns the finisher that waits for its rows. None (the caller
+        runs it here, later) when the snapshot was not exported first or no connection is free at once."""
+        if self._engine is None or self._export is None:
+            return None
+        if self._snapshot_id is None:
+            self._snapshot_id = str(self._export()[0][0])
+        return self._engine.beside(self._snapshot_id, statement, settings)
 
     @staticmethod
     @functools.lru_cache(maxsize=4096)
@@ -71,8 +124,11 @@ class PostgresConn:
 
     def _send_pending(self) -> None:
         pending, self.pending = self.pending, []
-        for sql, args in pending:
-            self.raw.execute(sql, args)
+        for entry in pending:
+            cur = self.raw.execute(*entry)
+            kept = self._kept.pop(id(entry), None) if self._kept else None
+            if kept is not None:
+                kept.append(cur)  # its rows are read after the pipeline's sync
 
     def flush(self) -> None:
         if self.pending:
@@ -115,6 +171,7 @@ class PostgresEngine:
         self.pool_size = pool_size
         self._pool: ConnectionPool[psycopg.Connection[Any]] | None = None
         self._workers = Workers("PostgresEngine", size=pool_size, serial=False)
+        self._beside: ThreadPoolExecutor | None = None  # the threads of ``beside`` statements, started on first use
         self._local = threading.local()
         self.dialect = PostgresDialect()
         self.fts = PostgresFullText()
@@ -152,7 +209,7 @@ class PostgresEngine:
         with translated(url=self.url):
             raw = pool.getconn()
         try:
-            conn = self._local.conn = PostgresConn(raw, Snapshot() if read_only else None)
+            conn = self._local.conn = PostgresConn(raw, Snapshot(), self) if read_only else PostgresConn(raw)
             if begin is not None:  # None: autocommit, each statement its own snapshot (``read_once``)
                 conn.defer(begin)  # sent with the transaction's first statement
             try:
@@ -172,6 +229,48 @@ class PostgresEngine:
         finally:
             self._local.conn = None
             pool.putconn(raw)
+
+    def beside(
+        self, snapshot_id: str, statement: Statement, settings: Sequence[Statement]
+    ) -> Callable[[], list[Any]] | None:
+        """``PostgresConn.beside``: the statement in a read-only transaction that imports ``snapshot_id`` (exported by
+        a transaction that stays open until the finisher has returned), sent with its BEGIN, settings and COMMIT in
+        one pipeline: one round trip. None when no pooled connection is free within ``BESIDE_WAIT_S`` (``BESIDE_GROW_S``
+        while the pool may still open one)."""
+        pool = self._pool
+        if pool is None:
+            raise BackendUnavailable("the PostgreSQL store is not open")
+        grows = pool.get_stats().get("pool_size", self.pool_size) < self.pool_size
+        try:
+            raw = pool.getconn(timeout=BESIDE_GROW_S if grows else BESIDE_WAIT_S)
+        except PoolTimeout:
+            return None  # every connection is busy (or the pool is still growing): the caller runs it after
+        if self._beside is None:
+            self._beside = ThreadPoolExecutor(max_workers=self.pool_size, thread_name_prefix="PostgresEngine-beside")
+
+        def run() -> list[Any]:
+            try:
+                with translated(url=self.url), raw.pipeline():
+                    raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    raw.execute(pgsql.SQL("SET TRANSACTION SNAPSHOT {}").format(pgsql.Literal(snapshot_id)))
+                    for sql, args in settings:
+                        raw.execute(PostgresConn._translate(sql), list(args))
+                    cur = raw.execute(PostgresConn._translate(statement[0]), list(statement[1]))
+                    raw.execute("COMMIT")
+                return cur.fetchall()
+            except BaseException:
+                if not raw.closed and raw.info.transaction_status != TransactionStatus.IDLE:
+                    raw.execute("ROLLBACK")
+                raise
+            finally:
+                pool.putconn(raw)
+
+        try:
+            future = self._beside.submit(run)
+        except BaseException:
+            pool.putconn(raw)
+            raise
+        return future.result
 
     def _autocommit(self, sql: str) -> list[tuple[object, ...]]:
         """One statement on a pooled connection outside any transaction (VACUUM cannot run inside one)."""
@@ -309,6 +408,8 @@ class PostgresEngine:
 
         await self.run(close)
         self._workers.shutdown()
+        if self._beside is not None:
+            self._beside.shutdown(wait=True)
 
 
 __all__ = ["DEFAULT_POOL_SIZE", "PostgresEngine"]

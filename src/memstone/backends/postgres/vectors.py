@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ..sql.engine import Conn, Nearest, snapshot_of
 from . import schema
 from .fts import later
+
+Statement = tuple[str, Sequence[object]]
 
 # 100 gave recall@10 0.933 against the exact scan at 100,000 MiniLM vectors (m 16, ef_construction 64), 200 gave
 # 0.945, 400 0.966 at 2.7 / 3.4 / 6.7 ms per statement (docs/benchmarks.md, "100,000 entries with MiniLM").
@@ -99,12 +102,12 @@ class PgVectors:
         if not keep:
             conn.x("DELETE FROM memory_vector_staging")  # the table itself is part of the schema
 
-    def knn(self, conn: Conn, ask: Nearest) -> list[tuple[float, int]]:
+    def _statements(self, conn: Conn, ask: Nearest) -> tuple[list[Statement], Statement]:
+        """(settings, statement) of a nearest-neighbour search: in a read transaction the statement also reads its
+        windows' metadata (``ProjectionRows.windows``), recorded by ``_scored``."""
         memory_ids, vector, k, exact = ask.memory_ids, ask.vector, ask.k, ask.exact
-        if not memory_ids:
-            return []
         q, kind = vector_text(vector), schema.vector_type(len(vector))
-        snap = snapshot_of(conn)
+        settings: list[Statement] = []
         if exact:
             # ``+ 0`` makes the ordering an expression no index provides: a scan of every row, the reference.
             nearest = (
@@ -114,33 +117,89 @@ class PgVectors:
             )
         else:
             ef = min(EF_SEARCH_MAX, max(EF_SEARCH_MIN, k))
-            later(  # travels with the search statement: one round trip
-                conn,
-                "SELECT set_config('hnsw.ef_search', ?, true), "
-                "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-                (str(ef),),
+            settings.append(
+                (
+                    "SELECT set_config('hnsw.ef_search', ?, true), "
+                    "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                    (str(ef),),
+                )
             )
             nearest = (
                 f"SELECT embedding <-> ?::{kind} AS d, vector_rowid FROM {self.table} "
                 f"WHERE memory_artifact_id = ANY(?::text[]) ORDER BY embedding <-> ?::{kind} LIMIT ?"
             )
         args = (q, list(memory_ids), q, k)
-        if snap is None:
-            return [(float(d), int(rowid)) for d, rowid in conn.q(nearest, args)]
-        # In a read transaction the windows' metadata comes in the same statement (``ProjectionRows.windows``).
-        rows = conn.q(
+        if snapshot_of(conn) is None:
+            return settings, (nearest, args)
+        # Each window's metadata by its primary key (``OFFSET 0`` keeps the planner from turning the lookups into a
+        # hash join over a scan of every metadata row: 1.2 ms at 10k rows, which grows with the store).
+        return settings, (
             "SELECT n.d, n.vector_rowid, m.memory_artifact_id, m.entry_id, m.entry_version_id "
-            f"FROM ({nearest}) n LEFT JOIN memory_entry_vector_metadata m ON m.vector_rowid = n.vector_rowid "
+            f"FROM ({nearest}) n LEFT JOIN LATERAL (SELECT memory_artifact_id, entry_id, entry_version_id "
+            "FROM memory_entry_vector_metadata m WHERE m.vector_rowid = n.vector_rowid OFFSET 0) m ON true "
             "ORDER BY n.d, n.vector_rowid",
             args,
         )
-        for _, rowid, memory_id, entry_id, version_id in rows:
-            if memory_id is not None:
-                snap.windows[int(rowid)] = (MemoryId(memory_id), EntryId(entry_id), EntryVersionId(version_id))
+
+    @staticmethod
+    def _scored(conn: Conn, rows: Sequence[Any]) -> list[tuple[float, int]]:
+        snap = snapshot_of(conn)
+        if snap is not None:
+            for _, rowid, memory_id, entry_id, version_id in rows:
+                if memory_id is not None:
+                    snap.windows[int(rowid)] = (MemoryId(memory_id), EntryId(entry_id), EntryVersionId(version_id))
         return [(float(d), int(rowid)) for d, rowid, *_ in rows]
 
+    def prefetch(self, conn: Conn, ask: Nearest) -> None:
+        """A vector search's read transaction, before its first statement: send the HNSW statement with that one (the
+        heads and routing rows), in the same trip and snapshot; ``knn`` takes its rows when it asks the same (an
+        org's own table, or another ``k``, runs its own statement and this one is left unread)."""
+        ahead = getattr(conn, "ahead", None)
+        prefetched = getattr(conn, "prefetched", None)
+        if ahead is None or prefetched is None or ask.exact or not ask.memory_ids:
+            return
+        settings, (sql, args) = self._statements(conn, ask)
+        for setting in settings:
+            later(conn, *setting)
+        prefetched[sql, str(args)] = ahead(sql, args)
+
+    def knn(self, conn: Conn, ask: Nearest) -> list[tuple[float, int]]:
+        if not ask.memory_ids:
+            return []
+        settings, (sql, args) = self._statements(conn, ask)
+        prefetched = getattr(conn, "prefetched", None)
+        read = prefetched.pop((sql, str(args)), None) if prefetched else None
+        if read is not None:
+            return self._scored(conn, read())
+        for setting in settings:
+            later(conn, *setting)  # travels with the search statement: one round trip
+        return self._scored(conn, conn.q(sql, args))
+
+    def share(self, conn: Conn) -> None:
+        """A hybrid search's read transaction, before its first statement: export its snapshot with that statement,
+        so ``begin`` can run the HNSW statement beside the FTS one."""
+        export = getattr(conn, "export_snapshot", None)
+        if export is not None:
+            export()
+
     def begin(self, conn: Conn, ask: Nearest) -> Callable[[], list[tuple[float, int]]] | None:
-        return None  # the scan is one statement on this connection, after the FTS one
+        """The HNSW statement on a second pooled connection while this one runs the FTS statement (``share`` came
+        first): a hybrid search costs the slower of the two instead of their sum.
+
+        Both connections read one snapshot: the second imports the one this read transaction exported
+        (``SET TRANSACTION SNAPSHOT``), which stays valid while this transaction is open, and it is (the finisher
+        is called before the search's COMMIT). So the windows found, and their metadata, are exactly what this
+        transaction's own HNSW statement would have read; each hit is then re-checked against the head's manifest
+        on this connection, as every hit is. None (the statement runs here, after the FTS one) when the snapshot
+        was not exported or no pooled connection is free at once."""
+        beside = getattr(conn, "beside", None)
+        if beside is None or ask.exact or not ask.memory_ids:
+            return None
+        settings, statement = self._statements(conn, ask)
+        started: Callable[[], list[Any]] | None = beside(statement, settings)
+        if started is None:
+            return None
+        return lambda: self._scored(conn, started())
 
     def close(self) -> None:
         return None

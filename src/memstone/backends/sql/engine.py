@@ -270,9 +270,13 @@ class Nearest(NamedTuple):
 class VectorCodec(Protocol):
     """The engine's vector storage for the shared metadata rows (``vector_rowid`` keys).
 
-    Two optional methods, looked up by name: ``read(conn, rowids) -> {rowid: vector}`` returns stored vectors
-    (``memstone copy`` carries them; every engine in this package has it), and ``check_dimension(dimension)``
-    raises when the engine cannot index a profile of that size (a model migration asks before embedding). An
+    Four optional methods, looked up by name: ``read(conn, rowids) -> {rowid: vector}`` returns stored vectors
+    (``memstone copy`` carries them; every engine in this package has it), ``check_dimension(dimension)``
+    raises when the engine cannot index a profile of that size (a model migration asks before embedding), and
+    ``share(conn)`` is called at the start of a hybrid search's read transaction, before its first statement, so
+    that ``begin`` can run the scan beside the FTS statement (PostgreSQL: on a second connection, same snapshot);
+    ``prefetch(conn, ask)``, called there before a vector search's first statement, may send ``ask``'s statement
+    along with it, for the ``knn`` that asks the same. An
     optional attribute ``exists_sql``: an SQL expression (no parameters) with the value of ``exists``, so a write
     reads it in its first statement instead of a round trip of its own (an engine without it is asked).
     """

@@ -144,6 +144,12 @@ class SearchPart:
 
     def search_sync(self, request: SearchRequest) -> SearchPage:
         with self.p.engine.read_txn():
+            if {"fts", "vector"} <= set(request.channels) and request.query_vector is not None and not request.exact:
+                self.vectors.share()  # a hybrid search: its scan may run beside the FTS statement (``begin``)
+            elif request.channels == ("vector",) and request.query_vector is not None and not request.exact:
+                named = sorted({*(r.memory_id for r in request.memories), *request.heads})
+                k = window_depth(candidate_depth(request.limit))
+                self.vectors.prefetch(named, request.query_vector, k)  # with the heads' statement, if it can
             heads = self.heads(request)
             memory_ids = sorted(heads)
             depth = candidate_depth(request.limit)
@@ -153,7 +159,8 @@ class SearchPart:
                     memory_ids, request.query_vector, request.query_profile
                 )  # the org's table, or the store's
             if "fts" in request.channels and route is not None and request.query_vector is not None:
-                # Hybrid: the vector scan runs while the FTS statement does (both release the GIL).
+                # Hybrid: the vector scan runs while the FTS statement does (both release the GIL; PostgreSQL runs it
+                # on a second connection in this transaction's snapshot).
                 begun = (
                     None
                     if request.exact

@@ -333,6 +333,21 @@ class VectorPart:
         check_vector(vector, dimension=profile.dimension)
         return route
 
+    def share(self) -> None:
+        """Before a hybrid search's first statement: let the engine's codec prepare a scan beside the FTS statement
+        (an optional codec method ``share(conn)``; PostgreSQL exports the read transaction's snapshot)."""
+        share = getattr(self.p.engine.vectors, "share", None)
+        if share is not None:
+            share(self.p.engine.conn)
+
+    def prefetch(self, memory_ids: Sequence[str], vector: tuple[float, ...], k: int) -> None:
+        """Before a vector search's first statement: let the codec send its nearest-neighbour statement along with it
+        (an optional codec method ``prefetch(conn, ask)``; PostgreSQL saves a round trip). ``knn`` uses it only when
+        it asks exactly that of the store's table."""
+        prefetch = getattr(self.p.engine.vectors, "prefetch", None)
+        if prefetch is not None:
+            prefetch(self.p.engine.conn, Nearest(memory_ids, vector, k, ""))
+
     def begin(
         self, memory_ids: Sequence[str], vector: tuple[float, ...], k: int, route: Route
     ) -> Callable[[], list[VectorCandidate]] | None:

@@ -132,7 +132,7 @@ async def measure(
                 t = time.perf_counter()
                 head = await svc.remember(head, entries=[EntryInput(kind="fact", text=corpus.note())])
                 t1 = time.perf_counter()
-                floor.prepare()  # reads the rows just written (not timed)
+                floor.prepare(corpus.note())  # reads the rows just written, postings of a new note (not timed)
                 t2 = time.perf_counter()
                 floor.write()
                 lat.append((t1 - t) * 1000)

@@ -16,7 +16,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from memstone.domain.analyzer import informative_terms, query_terms
+from memstone.domain.analyzer import informative_terms, query_terms, searchable_text
+from memstone.domain.manifest import EMPTY_ROOT, Node, decode_node
 
 
 def engine_of(url: str | None) -> str:
@@ -228,12 +229,17 @@ def _fresh(key: str) -> str:
 class RawRemember:
     """PostgreSQL: the rows a single-entry ``remember`` writes, inserted again by plain SQL (the write's floor).
 
-    ``prepare`` (not timed) reads the rows memstone's last write to ``source`` committed: its Revision, the
-    manifest nodes that write added (those of its transaction), the entry version, its head row and postings. The
-    timed ``write`` inserts copies of them, with fresh keys, into a second Memory ``target`` (created by memstone,
-    so its head exists) in one transaction on a bare connection: BEGIN, the Revision, the nodes, the version, the
-    head's compare-and-swap, the head row, its postings (one statement), the full-text totals, COMMIT, all sent in
-    one psycopg pipeline, one round trip. No lock, no check, no read: what is left of a write without memstone.
+    ``prepare(text)`` (not timed) reads the rows memstone's last write to ``source`` committed: its Revision, the
+    manifest nodes that write added (``nodes``: those reachable from its root and not from its base's, found by
+    key, so preparing scans no table), the entry version and its head row. The timed ``write`` inserts copies of
+    them, with fresh keys, into a second Memory ``target`` (created by memstone, so its head exists) in one
+    transaction on a bare connection: BEGIN, the Revision, the nodes, the version, the head's compare-and-swap,
+    the head row, its postings (one statement), the full-text totals, COMMIT, all sent in one psycopg pipeline,
+    one round trip. No lock, no check, no read: what is left of a write without memstone.
+
+    The postings are those memstone would write for ``text``, a note of the same corpus that no one has written:
+    copies of the write's own postings would land in the index pages that write has just read into the buffer
+    pool, so on a store larger than the pool the floor would skip the page reads the write paid (issue 13, 100k).
     """
 
     def __init__(self, url: str, source: str, target: str) -> None:
@@ -277,24 +283,67 @@ class RawRemember:
         marks = ", ".join(["%s"] * len(cols))
         return f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks})", [row[c] for c in cols]
 
-    def prepare(self) -> None:
-        """Read the rows of the source's last write and make the statements of the next raw write (not timed)."""
+    def _node(self, node_hash: str) -> tuple[dict[str, Any], Node]:
+        from memstone.backends.sql.rows import _node_body  # stored compressed, hashed uncompressed
+
+        row = self._one("SELECT * FROM manifest_nodes WHERE node_hash = %s", (node_hash,))
+        return row, decode_node(node_hash, _node_body(row["body"]))
+
+    def _path(self, root: str, entry_id: str) -> list[tuple[dict[str, Any], Node]]:
+        """The nodes from ``root`` towards ``entry_id``'s leaf (as far as the trie goes)."""
+        path: list[tuple[dict[str, Any], Node]] = []
+        at: str | None = root
+        while at is not None and at != EMPTY_ROOT:
+            row, node = self._node(at)
+            path.append((row, node))
+            if node.children is None or not entry_id.startswith(node.prefix):
+                break
+            at = node.children.get(entry_id[len(node.prefix)] if len(entry_id) > len(node.prefix) else "")
+        return path
+
+    def new_nodes(self, root: str, base_root: str, entry_id: str) -> list[dict[str, Any]]:
+        """The manifest nodes a one-entry write from ``base_root`` to ``root`` added: those reachable from
+        ``root`` and not from ``base_root``. Only the nodes on the base's path to ``entry_id`` changed, so every
+        other node of the base is a child of one of them, referenced by hash."""
+        old = {base_root}
+        for _, node in self._path(base_root, entry_id):
+            old.update((node.children or {}).values())
+        found: list[dict[str, Any]] = []
+        todo = [root]
+        while todo:
+            at = todo.pop()
+            if at in old:
+                continue
+            row, node = self._node(at)
+            found.append(row)
+            todo.extend((node.children or {}).values())
+        return found
+
+    def prepare(self, text: str) -> None:
+        """Read the rows of the source's last write and make the statements of the next raw write, with the
+        postings of ``text`` (not timed)."""
+        from memstone.backends.postgres.fts import _postings
+
         rev = self._one(
-            "SELECT r.xmin::text AS xid, r.* FROM artifact_revisions r JOIN artifact_heads h "
+            "SELECT r.* FROM artifact_revisions r JOIN artifact_heads h "
             "ON h.artifact_id = r.artifact_id AND h.revision = r.revision WHERE r.artifact_id = %s",
             (self.source,),
         )
-        xid = rev.pop("xid")
-        nodes = self._all("SELECT * FROM manifest_nodes WHERE xmin::text = %s", (xid,))
         head = self._one(
             "SELECT * FROM memory_entry_heads WHERE memory_artifact_id = %s ORDER BY projection_id DESC LIMIT 1",
             (self.source,),
         )
         assert head["head_revision"] == rev["revision"], "the source's last write was not a new entry"
+        base = self._one(
+            "SELECT manifest_root FROM artifact_revisions WHERE artifact_id = %s AND revision = %s",
+            (self.source, rev["revision"] - 1),
+        )
+        nodes = self.nodes = self.new_nodes(rev["manifest_root"], base["manifest_root"], str(head["entry_id"]))
         version = self._one(
             "SELECT * FROM memory_entry_versions WHERE entry_version_id = %s", (head["entry_version_id"],)
         )
-        postings = self._all("SELECT * FROM memory_entry_postings WHERE projection_id = %s", (head["projection_id"],))
+        terms, tfs, length = _postings(searchable_text("", text, ""))
+        postings = [{"term": t, "tf": f, "dl": length} for t, f in zip(terms, tfs, strict=True)]
         new = self._revision + 1
         entry_id, version_id = _fresh(str(head["entry_id"])), _fresh(str(head["entry_version_id"]))
         rev.update(artifact_id=self.target, revision=new)
@@ -317,6 +366,7 @@ class RawRemember:
         )
         statements.append(self._insert("memory_entry_heads", head))
         types = self._types("memory_entry_postings")
+        assert set(types) == {"projection_id", *postings[0]}, f"the postings' columns changed: {sorted(types)}"
         cols = [c for c in types if c != "projection_id"]
         unnest = ", ".join(f"%s::{types[c]}[]" for c in cols)
         statements.append(
@@ -327,7 +377,6 @@ class RawRemember:
                 [[p[c] for p in postings] for c in cols],
             )
         )
-        length = next((p["dl"] for p in postings if p["term"] == ""), 0)
         statements.append(
             (
                 "UPDATE memory_fts_stats SET docs = docs + 1, total_len = total_len + %s WHERE memory_artifact_id = %s",

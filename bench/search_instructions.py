@@ -1,0 +1,109 @@
+"""Instructions per FTS search under callgrind, so trees can be compared where wall time is noise (issue 11).
+
+    valgrind --tool=callgrind --collect-atstart=no --instr-atstart=no --callgrind-out-file=/tmp/cg.out \\
+        .venv/bin/python bench/search_instructions.py /tmp/s.db [--searches 100] [--write]
+    callgrind_annotate /tmp/cg.out | head     # "PROGRAM TOTALS" / searches = instructions per search
+
+The store (``bench/search_identity.py --build``) is copied first, so no run changes it. The script runs 20 warm-up
+searches of ``bench_core.py``'s queries and then switches callgrind's collection on (``CALLGRIND_TOGGLE_COLLECT``,
+through ctypes: valgrind answers a client request that is a special instruction sequence, so this module emits
+it from a tiny machine-code stub) around ``--searches`` calls of ``search(mode="fts", limit=8)`` of the next
+queries. Outside valgrind the stub is a no-op and the script prints wall time only. With ``--write`` the searches
+instead follow 2,000 entries this process just wrote, searched by their own words (a search of what a process
+wrote, issue 11's bench_core pattern).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ctypes
+import mmap
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import Corpus
+
+import memstone
+from memstone import EntryInput
+
+# An x86-64 valgrind client request (valgrind.h's VALGRIND_DO_CLIENT_REQUEST_EXPR): rax = the request block
+# (its first word the request code, taken from rdi), rdx = the default result (0, what runs outside valgrind),
+# then the magic preamble of rotates (rdi is rotated by 128 bits in all: unchanged) and ``xchg rbx, rbx``.
+_STUB = bytes.fromhex(
+    "4883ec30"  # sub rsp, 48
+    "48893c24"  # mov [rsp], rdi (the request)
+    "48c744240800000000"  # mov qword [rsp+8..40], 0 (its five arguments)
+    "48c744241000000000"
+    "48c744241800000000"
+    "48c744242000000000"
+    "48c744242800000000"
+    "4889e0"  # mov rax, rsp
+    "31d2"  # xor edx, edx
+    "48c1c703" "48c1c70d" "48c1c73d" "48c1c733"  # rol rdi, 3 / 13 / 61 / 51
+    "4887db"  # xchg rbx, rbx
+    "4889d0"  # mov rax, rdx (the result)
+    "4883c430"  # add rsp, 48
+    "c3"  # ret
+)
+TOGGLE_COLLECT = 0x43540002  # callgrind.h: VG_USERREQ_TOOL_BASE('C', 'T') + 2
+START_INSTRUMENTATION = 0x43540004
+STOP_INSTRUMENTATION = 0x43540005
+
+
+def _request() -> ctypes._CFuncPtr:  # type: ignore[name-defined]
+    buf = mmap.mmap(-1, len(_STUB), prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    buf.write(_STUB)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    fn = ctypes.CFUNCTYPE(ctypes.c_long, ctypes.c_long)(addr)
+    fn._buf = buf  # type: ignore[attr-defined]  # keep the mapping alive
+    return fn
+
+
+async def run(store: Path, searches: int, write: bool) -> None:
+    request = _request()
+    corpus = Corpus(seed=10_000)
+    for _ in range(10_000):
+        corpus.note()
+    queries = [corpus.query() for _ in range(searches + 20)]
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / "s.db"
+        shutil.copyfile(store, copy)
+        async with memstone.open_service(f"sqlite:///{copy}", embedding=None) as svc:
+            (mid,) = [m.ref.memory_id for m in await svc.memories()]
+            if write:
+                head = None
+                for _ in range(2):
+                    batch = [EntryInput(kind="fact", text=corpus.note()) for _ in range(1000)]
+                    head = await svc.remember(head or mid, entries=batch)
+                queries = [" ".join(e.text.split()[1:3]) for e in batch[: searches + 20]]
+            for q in queries[:20]:
+                await svc.search(q, memories=[mid], mode="fts", limit=8)
+            hits = 0
+            started = time.perf_counter()
+            request(START_INSTRUMENTATION)
+            request(TOGGLE_COLLECT)
+            for q in queries[20 : 20 + searches]:
+                hits += len((await svc.search(q, memories=[mid], mode="fts", limit=8)).hits)
+            request(TOGGLE_COLLECT)
+            request(STOP_INSTRUMENTATION)
+            took = time.perf_counter() - started
+    print(f"{searches} searches, {hits} hits, {took / searches * 1e3:.3f} ms each (wall, under the tool if any)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("store", type=Path)
+    ap.add_argument("--searches", type=int, default=100)
+    ap.add_argument("--write", action="store_true", help="search entries this process just wrote")
+    args = ap.parse_args()
+    asyncio.run(run(args.store, args.searches, args.write))
+
+
+if __name__ == "__main__":
+    main()

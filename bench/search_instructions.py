@@ -8,9 +8,9 @@ The store (``bench/search_identity.py --build``) is copied first, so no run chan
 searches of ``bench_core.py``'s queries and then switches callgrind's collection on (``CALLGRIND_TOGGLE_COLLECT``,
 through ctypes: valgrind answers a client request that is a special instruction sequence, so this module emits
 it from a tiny machine-code stub) around ``--searches`` calls of ``search(mode="fts", limit=8)`` of the next
-queries. Outside valgrind the stub is a no-op and the script prints wall time only. With ``--write`` the searches
-instead follow 2,000 entries this process just wrote, searched by their own words (a search of what a process
-wrote, issue 11's bench_core pattern).
+queries. Outside valgrind the stub is a no-op and the script prints wall time only. With ``--write`` the process
+first writes the same 10,000 notes into a new store itself (in 10 Revisions of 1,000, as ``--build`` does) and
+searches that: a search of what this process wrote, as ``bench_core.py`` measures it.
 """
 
 from __future__ import annotations
@@ -45,7 +45,10 @@ _STUB = bytes.fromhex(
     "48c744242800000000"
     "4889e0"  # mov rax, rsp
     "31d2"  # xor edx, edx
-    "48c1c703" "48c1c70d" "48c1c73d" "48c1c733"  # rol rdi, 3 / 13 / 61 / 51
+    "48c1c703"
+    "48c1c70d"
+    "48c1c73d"
+    "48c1c733"  # rol rdi, 3 / 13 / 61 / 51
     "4887db"  # xchg rbx, rbx
     "4889d0"  # mov rax, rdx (the result)
     "4883c430"  # add rsp, 48
@@ -68,20 +71,22 @@ def _request() -> ctypes._CFuncPtr:  # type: ignore[name-defined]
 async def run(store: Path, searches: int, write: bool) -> None:
     request = _request()
     corpus = Corpus(seed=10_000)
-    for _ in range(10_000):
-        corpus.note()
+    notes = [corpus.note() for _ in range(10_000)]  # the store's texts (search_identity.py --build)
     queries = [corpus.query() for _ in range(searches + 20)]
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "s.db"
-        shutil.copyfile(store, copy)
+        if not write:
+            shutil.copyfile(store, copy)
         async with memstone.open_service(f"sqlite:///{copy}", embedding=None) as svc:
-            (mid,) = [m.ref.memory_id for m in await svc.memories()]
-            if write:
+            if write:  # the same notes, written by this process (as bench_core.py does before it searches)
                 head = None
-                for _ in range(2):
-                    batch = [EntryInput(kind="fact", text=corpus.note()) for _ in range(1000)]
-                    head = await svc.remember(head or mid, entries=batch)
-                queries = [" ".join(e.text.split()[1:3]) for e in batch[: searches + 20]]
+                for done in range(0, len(notes), 1000):
+                    batch = [
+                        EntryInput(kind="fact" if i % 5 else "decision", text=text, important=i % 7 == 0)
+                        for i, text in enumerate(notes[done : done + 1000])
+                    ]
+                    head = await svc.remember(head, entries=batch)
+            (mid,) = [m.ref.memory_id for m in await svc.memories()]
             for q in queries[:20]:
                 await svc.search(q, memories=[mid], mode="fts", limit=8)
             hits = 0
@@ -98,7 +103,7 @@ async def run(store: Path, searches: int, write: bool) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("store", type=Path)
+    ap.add_argument("store", type=Path, help="the store to copy (unused with --write)")
     ap.add_argument("--searches", type=int, default=100)
     ap.add_argument("--write", action="store_true", help="search entries this process just wrote")
     args = ap.parse_args()

@@ -16,13 +16,13 @@ HASH = "sha256:" + "ab" * 32
 
 
 def test_the_builders_set_every_field_in_order() -> None:
-    assert CONTENT_FIELDS == tuple(f.name for f in dataclasses.fields(EntryContent))
-    assert HIT_FIELDS == tuple(f.name for f in dataclasses.fields(MemoryHit))
+    assert tuple(f.name for f in dataclasses.fields(EntryContent)) == CONTENT_FIELDS
+    assert tuple(f.name for f in dataclasses.fields(MemoryHit)) == HIT_FIELDS
 
 
 CONTENTS = [
     EntryContent(kind="fact", text="plain"),
-    EntryContent(kind="decision", text="t \"q\" é\n", title="T", tags=("a", "b"), slug="s", important=True),
+    EntryContent(kind="decision", text='t "q" é\n', title="T", tags=("a", "b"), slug="s", important=True),
     EntryContent(
         kind="lesson",
         text="with refs",

@@ -325,7 +325,8 @@ class AuthorityRows:
             )
 
     # ---------------------------------------------------------------- entry versions
-    def insert_versions(self, versions: Sequence[EntryVersion]) -> None:
+    def insert_versions(self, versions: Sequence[EntryVersion]) -> list[tuple[Any, ...]]:
+        """Insert the versions' rows (``VERSION_COLUMNS`` order) and return them as bound."""
         rows = []
         for v in versions:
             c = v.content
@@ -362,6 +363,7 @@ class AuthorityRows:
                 f"INSERT INTO memory_entry_versions ({VERSION_COLUMNS}) VALUES ({self.dialect.marks(20)})",
                 rows,
             )
+        return rows
 
     def forget_cached(self, version_id: str) -> None:
         """Drop one decoded version from the cache (a purge rewrote its row; see sql/purge.py)."""

@@ -5,12 +5,14 @@
     callgrind_annotate /tmp/cg.out | head     # "PROGRAM TOTALS" / searches = instructions per search
 
 The store (``bench/search_identity.py --build``) is copied first, so no run changes it. The script runs 20 warm-up
-searches of ``bench_core.py``'s queries and then switches callgrind's collection on (``CALLGRIND_TOGGLE_COLLECT``,
-through ctypes: valgrind answers a client request that is a special instruction sequence, so this module emits
-it from a tiny machine-code stub) around ``--searches`` calls of ``search(mode="fts", limit=8)`` of the next
-queries. Outside valgrind the stub is a no-op and the script prints wall time only. With ``--write`` the process
-first writes the same 10,000 notes into a new store itself (in 10 Revisions of 1,000, as ``--build`` does) and
-searches that: a search of what this process wrote, as ``bench_core.py`` measures it.
+searches of ``bench_core.py``'s queries (and ``--passes`` over the measured ones: caches warm), then switches
+callgrind's instrumentation and collection on (client requests, which valgrind reads from a special instruction
+sequence: this module emits it from a tiny machine-code stub called through ctypes) around ``--searches`` calls
+of ``search(mode="fts", limit=8)`` of the next queries. Outside valgrind the stub is a no-op and the script
+prints wall time only. With ``--write`` the process first writes the same 10,000 notes into a new store itself
+(in 10 Revisions of 1,000, as ``--build`` does) and searches that: a search of what this process wrote, as
+``bench_core.py`` measures it. With ``--speed`` the queries are ``bench_retrieval.py --parts speed``'s (limit 10;
+give it that bench's 100k no-model store, ``bench/.cache/speed-none-100000-<fp>.db``; it is copied first).
 """
 
 from __future__ import annotations
@@ -68,11 +70,17 @@ def _request() -> ctypes._CFuncPtr:  # type: ignore[name-defined]
     return fn
 
 
-async def run(store: Path, searches: int, write: bool) -> None:
+async def run(store: Path, searches: int, write: bool, speed: bool, passes: int) -> None:
     request = _request()
     corpus = Corpus(seed=10_000)
     notes = [corpus.note() for _ in range(10_000)]  # the store's texts (search_identity.py --build)
     queries = [corpus.query() for _ in range(searches + 20)]
+    limit = 8
+    if speed:  # bench_retrieval.py's speed queries at its limit, the first 20 again as the warm-up
+        from bench_retrieval import LIMIT, speed_queries
+
+        limit, queries = LIMIT, speed_queries(200)
+        queries = queries[:20] + queries[:searches]
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "s.db"
         if not write:
@@ -87,14 +95,14 @@ async def run(store: Path, searches: int, write: bool) -> None:
                     ]
                     head = await svc.remember(head, entries=batch)
             (mid,) = [m.ref.memory_id for m in await svc.memories()]
-            for q in queries[:20]:
-                await svc.search(q, memories=[mid], mode="fts", limit=8)
+            for q in queries[:20] + queries[20 : 20 + searches] * passes:
+                await svc.search(q, memories=[mid], mode="fts", limit=limit)
             hits = 0
             started = time.perf_counter()
             request(START_INSTRUMENTATION)
             request(TOGGLE_COLLECT)
             for q in queries[20 : 20 + searches]:
-                hits += len((await svc.search(q, memories=[mid], mode="fts", limit=8)).hits)
+                hits += len((await svc.search(q, memories=[mid], mode="fts", limit=limit)).hits)
             request(TOGGLE_COLLECT)
             request(STOP_INSTRUMENTATION)
             took = time.perf_counter() - started
@@ -106,8 +114,10 @@ def main() -> None:
     ap.add_argument("store", type=Path, help="the store to copy (unused with --write)")
     ap.add_argument("--searches", type=int, default=100)
     ap.add_argument("--write", action="store_true", help="search entries this process just wrote")
+    ap.add_argument("--speed", action="store_true", help="bench_retrieval.py's speed queries (its 100k store)")
+    ap.add_argument("--passes", type=int, default=0, help="warm-up passes over the measured queries first")
     args = ap.parse_args()
-    asyncio.run(run(args.store, args.searches, args.write))
+    asyncio.run(run(args.store, args.searches, args.write, args.speed, args.passes))
 
 
 if __name__ == "__main__":

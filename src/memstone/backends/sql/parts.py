@@ -6,6 +6,7 @@ import os
 import socket
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 
 from ...domain.manifest import ManifestReader
 from ...domain.model import EntryContent, EntryVersion
@@ -54,7 +55,8 @@ class StoreParts:
         """
         known = self.verified.get(version_id)
         if known is not None and known[1] == expected_hash and known[0] == columns:
-            self.verified.move_to_end(version_id)
+            with suppress(KeyError):  # a server engine's other thread may have dropped it since
+                self.verified.move_to_end(version_id)
             return known[2]
         content = content_from_row(columns)
         if content.content_hash != expected_hash:
@@ -73,7 +75,8 @@ class StoreParts:
         kept = self.verified
         kept[version_id] = verified
         if len(kept) > VERIFIED_ROWS:
-            kept.popitem(last=False)
+            with suppress(KeyError):
+                kept.popitem(last=False)
 
 
 __all__ = ["StoreParts"]

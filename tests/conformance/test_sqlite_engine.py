@@ -235,7 +235,7 @@ async def test_search_skips_a_version_row_whose_tags_or_flags_were_changed(tmp_p
         assert not any(h.tags or h.important for h in found)
 
 
-async def test_rows_this_process_wrote_are_rechecked_too(tmp_path: Path) -> None:
+async def test_search_rechecks_rows_this_process_wrote(tmp_path: Path) -> None:
     # The write's committed columns are kept as verified (a search of them decodes nothing), but a search still
     # compares them with the row as read: a row changed after this process wrote it is never served.
     path = tmp_path / "m.db"

@@ -59,7 +59,7 @@ def test_stored_content_is_the_constructors_content(content: EntryContent) -> No
 def test_a_stored_row_decodes_to_the_written_content() -> None:
     purged = CONTENTS[-1]
     text, title = stored_purge(HASH)
-    row = (purged.kind, title, text, "[]", None, 0, 0, "[]", "[]", "[]")
+    row: tuple[object, ...] = (purged.kind, title, text, "[]", None, 0, 0, "[]", "[]", "[]")
     assert content_from_row(row) == purged
     full = CONTENTS[2]
     row = (
@@ -84,24 +84,20 @@ def test_search_hit_is_the_constructors_hit() -> None:
     built = search_hit(
         ref, EntryId("ent_1"), EntryVersionId("ver_1"), c, 0.5, ("fts",), HASH, "2026-01-01", ranks, "u/x", parts
     )
+    # The content's own fields by name, the rest as a search passes them.
+    shown = ("text", "kind", "title", "tags", "important", "mandatory", "slug")
     expected = MemoryHit(
         memory_ref=ref,
         entry_id=EntryId("ent_1"),
         entry_version_id=EntryVersionId("ver_1"),
-        text=c.text,
         score=0.5,
         matched_by=("fts",),
-        kind=c.kind,
-        title=c.title,
-        tags=c.tags,
-        important=c.important,
-        mandatory=c.mandatory,
         entry_content_hash=HASH,
         updated_at="2026-01-01",
         ranks=ranks,
-        slug=c.slug,
         scope="u/x",
         contributions=parts,
+        **{name: getattr(c, name) for name in shown},
     )
     assert built == expected
     assert repr(built) == repr(expected)

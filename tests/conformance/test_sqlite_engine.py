@@ -233,3 +233,26 @@ async def test_search_skips_a_version_row_whose_tags_or_flags_were_changed(tmp_p
         found = (await svc.search("deploys", memories=[memory_id], mode="fts", limit=10)).hits
         assert len(found) == 3
         assert not any(h.tags or h.important for h in found)
+
+
+async def test_search_rechecks_rows_this_process_wrote(tmp_path: Path) -> None:
+    # The write's committed columns are kept as verified (a search of them decodes nothing), but a search still
+    # compares them with the row as read: a row changed after this process wrote it is never served.
+    path = tmp_path / "m.db"
+    async with open_service(f"sqlite:///{path}", embedding=None) as svc:
+        rev = await svc.remember(
+            None, entries=[EntryInput(kind="fact", text=f"note number {i} about deploys") for i in range(5)]
+        )
+        assert rev is not None
+        backend = svc.backend
+        assert isinstance(backend, SQLiteMemoryBackend)
+        written = set(backend.parts.verified)
+        assert len(written) == 5
+        conn = raw(path)
+        conn.execute("DROP TRIGGER trg_memory_entry_versions_no_update")
+        conn.execute("UPDATE memory_entry_versions SET text = text || ' (rewritten)' WHERE text LIKE '%number 3%'")
+        conn.execute("UPDATE memory_entry_versions SET tags = '[\"forged\"]' WHERE text LIKE '%number 4%'")
+        conn.close()
+        found = (await svc.search("deploys", memories=[rev.memory_id], mode="fts", limit=10)).hits
+        assert sorted(h.text for h in found) == [f"note number {i} about deploys" for i in range(3)]
+        assert {h.entry_version_id for h in found} <= written

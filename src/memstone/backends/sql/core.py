@@ -216,7 +216,7 @@ class StoreCore:
         new_revision = revision.revision
         p.rows.insert_revision(revision, applied.content)
         p.rows.insert_nodes(applied.nodes)
-        p.rows.insert_versions(plan.new_versions)
+        after_commit.append(partial(p.remember_written, plan.new_versions, p.rows.insert_versions(plan.new_versions)))
         self._check_tombstones(plan)
         if not p.rows.cas_head(memory_id, plan.base_revision, new_revision):
             raise RevisionConflictError(memory_id, expected=plan.base_revision)

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from contextlib import suppress
 
 from ...domain.manifest import ManifestReader
-from ...domain.model import EntryContent
+from ...domain.model import EntryContent, EntryVersion
 from ...ports import EmbeddingProfile
 from .engine import Engine
 from .projection import ProjectionRows
 from .rows import AuthorityRows, content_from_row
+
+# How many verified version rows a process keeps (least recently served or written dropped first). Each costs its
+# raw columns and its content: about 0.5 KB beside its text (tracemalloc, 10k bench/corpus.py notes written in one
+# process: 712 B a row freed with 195 B texts; docs/benchmarks.md, "The short-query FTS CPU of issue 11"), so at
+# most ~10 MB plus the texts.
+VERIFIED_ROWS = 20_000
+
+Verified = tuple[tuple[object, ...], str, EntryContent]
 
 
 class StoreParts:
@@ -28,8 +38,8 @@ class StoreParts:
         self.applied_migrations: tuple[int, ...] = ()  # the schema migrations the last open applied
         self.complete_cache: dict[tuple[str, int], bool] = {}
         self.complete_generation = ""
-        # version id -> (the stored content columns as read, their hash, the content decoded from them)
-        self.verified: dict[str, tuple[tuple[object, ...], str, EntryContent]] = {}
+        # version id -> (the stored content columns as read or written, their hash, the content they hold)
+        self.verified: OrderedDict[str, Verified] = OrderedDict()
         # purged version id -> the hash its tombstone records; an engine that can purge sets it (issue 12)
         self.purged_hashes: Callable[[], dict[str, str]] = dict
         self.lease_holder = f"{socket.gethostname()}:{os.getpid()}:{os.urandom(6).hex()}"
@@ -45,14 +55,28 @@ class StoreParts:
         """
         known = self.verified.get(version_id)
         if known is not None and known[1] == expected_hash and known[0] == columns:
+            with suppress(KeyError):  # a server engine's other thread may have dropped it since
+                self.verified.move_to_end(version_id)
             return known[2]
         content = content_from_row(columns)
         if content.content_hash != expected_hash:
             return None
-        if len(self.verified) > 100_000:
-            self.verified.clear()
-        self.verified[version_id] = (columns, expected_hash, content)
+        self._keep(version_id, (columns, expected_hash, content))
         return content
+
+    def remember_written(self, versions: Sequence[EntryVersion], rows: Sequence[tuple[object, ...]]) -> None:
+        """After a write's COMMIT: its versions (hash-checked by ``apply_plan``) with the content columns it bound
+        (``rows.insert_versions``' rows), so a search of what this process wrote compares columns and decodes
+        nothing. The comparison with the row as read stays: a row changed since the write is decoded and fails."""
+        for v, row in zip(versions, rows, strict=True):
+            self._keep(v.entry_version_id, (tuple(row[5:15]), v.entry_content_hash, v.content))
+
+    def _keep(self, version_id: str, verified: Verified) -> None:
+        kept = self.verified
+        kept[version_id] = verified
+        if len(kept) > VERIFIED_ROWS:
+            with suppress(KeyError):
+                kept.popitem(last=False)
 
 
 __all__ = ["StoreParts"]

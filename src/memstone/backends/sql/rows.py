@@ -27,6 +27,7 @@ from ...domain.model import (
     Source,
 )
 from ...domain.purge import purge_mark
+from ...domain.trusted import stored_content
 from ...ports import ScopeBinding
 from .engine import Engine, Row, Snapshot, later, later_many, snapshot_of
 
@@ -79,19 +80,19 @@ def content_from_row(r: Row) -> EntryContent:
     A purged version is stored with an empty text (which no write accepts) and its original hash in ``title``
     (see :func:`stored_purge`); it is read back as purged content (domain/purge.py)."""
     purged = r[2] == "" and r[1] is not None
-    return EntryContent(
-        kind=r[0],
-        title=None if purged else r[1],
-        text=purge_mark(r[1]) if purged else r[2],
-        tags=tuple(json_list(r[3])),
-        slug=r[4],
-        important=bool(r[5]),
-        mandatory=bool(r[6]),
-        sources=tuple(SourceId(s) for s in json_list(r[7])),
-        artifacts=tuple(
-            ArtifactRef(memory_id=MemoryId(a["memory_id"]), revision=a["revision"]) for a in json_list(r[8])
-        ),
-        relations=tuple(Relation(kind=x["kind"], target=EntryId(x["target"])) for x in json_list(r[9])),
+    return stored_content(
+        r[0],
+        purge_mark(r[1]) if purged else r[2],
+        None if purged else r[1],
+        () if r[3] == "[]" else tuple(json_list(r[3])),
+        r[4],
+        bool(r[5]),
+        bool(r[6]),
+        () if r[7] == "[]" else tuple(SourceId(s) for s in json_list(r[7])),
+        ()
+        if r[8] == "[]"
+        else tuple(ArtifactRef(memory_id=MemoryId(a["memory_id"]), revision=a["revision"]) for a in json_list(r[8])),
+        () if r[9] == "[]" else tuple(Relation(kind=x["kind"], target=EntryId(x["target"])) for x in json_list(r[9])),
     )
 
 
@@ -324,7 +325,8 @@ class AuthorityRows:
             )
 
     # ---------------------------------------------------------------- entry versions
-    def insert_versions(self, versions: Sequence[EntryVersion]) -> None:
+    def insert_versions(self, versions: Sequence[EntryVersion]) -> list[tuple[Any, ...]]:
+        """Insert the versions' rows (``VERSION_COLUMNS`` order) and return them as bound."""
         rows = []
         for v in versions:
             c = v.content
@@ -361,6 +363,7 @@ class AuthorityRows:
                 f"INSERT INTO memory_entry_versions ({VERSION_COLUMNS}) VALUES ({self.dialect.marks(20)})",
                 rows,
             )
+        return rows
 
     def forget_cached(self, version_id: str) -> None:
         """Drop one decoded version from the cache (a purge rewrote its row; see sql/purge.py)."""

@@ -27,6 +27,7 @@ from ...domain.search import (
     rrf_fuse,
     support_terms,
 )
+from ...domain.trusted import search_hit
 from ...ports import SearchPage, SearchRequest
 from .engine import Candidates, FtsRow
 from .parts import StoreParts
@@ -314,25 +315,18 @@ class SearchPart:
         parts: dict[str, float],
         scope: str | None = None,
     ) -> MemoryHit:
-        c = row.content
-        return MemoryHit(
-            memory_ref=ref,
-            entry_id=row.entry_id,
-            entry_version_id=row.entry_version_id,
-            text=c.text,
-            score=score,
-            matched_by=_MATCHED_BY["fts" in ranks, "vector" in ranks],
-            kind=c.kind,
-            title=c.title,
-            tags=c.tags,
-            important=c.important,
-            mandatory=c.mandatory,
-            entry_content_hash=row.entry_content_hash,
-            updated_at=row.created_at,
-            ranks=ranks,
-            slug=c.slug,
-            scope=scope,
-            contributions=parts,
+        return search_hit(
+            ref,
+            row.entry_id,
+            row.entry_version_id,
+            row.content,
+            score,
+            _MATCHED_BY["fts" in ranks, "vector" in ranks],
+            row.entry_content_hash,
+            row.created_at,
+            ranks,
+            scope,
+            parts,
         )
 
 

@@ -110,6 +110,19 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     _r("azure_devops_pat", r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{52}JQQJ9[A-Za-z0-9+/]{27,31}={0,2}", "jqqj9"),
     _r("terraform_cloud_token", _B + r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}", ".atlasv1."),
     _r("vault_token", _B + r"hv[sbr]\.[A-Za-z0-9_\-]{24,}" + _E, "hvs.", "hvb.", "hvr.", random_tail=4),
+    # Vault's tokens before 1.10 (s./b. and 24 characters), only where Vault is named ("vault login s.…").
+    _r(
+        "vault_token",
+        r"(?i:\bvault\b)[^\n]{0,60}?(?<![\w.])([sb]\.[A-Za-z0-9]{24})(?![\w.])",
+        "vault",
+        group=1,
+        random_tail=2,
+    ),
+    _r("pulumi_token", _B + r"pul-[0-9a-f]{40}" + _E, "pul-"),
+    _r("sonarqube_token", _B + r"sq[pau]_[0-9a-f]{40}" + _E, "sqp_", "sqa_", "squ_"),
+    _r("buildkite_token", _B + r"bkua_[0-9a-f]{40}" + _E, "bkua_"),
+    _r("postman_api_key", _B + r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}" + _E, "pmak-"),
+    _r("planetscale_token", _B + r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-]{32,}" + _E, "pscale_", random_tail=10),
     _r("figma_token", _B + r"fig[dou]_[A-Za-z0-9_\-]{38,}" + _E, "figd_", "figo_", "figu_", random_tail=5),
     # ---------------------------------------------------------------- package registries
     _r("npm_token", _B + r"npm_[A-Za-z0-9]{36}" + _E, "npm_"),
@@ -117,6 +130,8 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     _r("crates_io_token", r"(?<![A-Za-z0-9])cio[A-Za-z0-9]{32}(?![A-Za-z0-9])", "cio"),
     _r("rubygems_token", _B + r"rubygems_[0-9a-f]{48}" + _E, "rubygems_"),
     _r("nuget_api_key", r"(?<![A-Za-z0-9])oy2[a-z0-9]{43}(?![A-Za-z0-9])", "oy2", random_tail=3),
+    # .npmrc's legacy _auth = base64("user:password") (checked to decode to a pair).
+    _r("npm_auth", r"(?<![\w\-])_auth\s*=\s*[\"']?([A-Za-z0-9+/]{8,}={0,2})", "_auth", group=1),
     _r("docker_hub_token", _B + r"dckr_(?:pat|oat)_[A-Za-z0-9_\-]{24,}" + _E, "dckr_", random_tail=9),
     # ---------------------------------------------------------------- chat, mail and messaging
     _r("slack_token", _B + r"xox[abposr]-(?:[0-9]+-)*[A-Za-z0-9\-]{10,}", "xox"),
@@ -126,7 +141,19 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
         r"https://[\w.\-]+\.webhook\.office\.com/webhookb2/[\w@\-]+/IncomingWebhook/[0-9a-f]{32}/[\w\-]+",
         "webhook.office.com",
     ),
-    _r("slack_webhook", r"https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+", "hooks.slack"),
+    _r(
+        "slack_webhook",
+        r"https://hooks\.slack\.com/(?:services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+"
+        r"|workflows/T[A-Za-z0-9]+/A[A-Za-z0-9]+/\d+/[A-Za-z0-9]+|triggers/T[A-Za-z0-9]+/\d+/[0-9a-f]{20,})",
+        "hooks.slack",
+    ),
+    # DingTalk, Feishu/Lark custom bots: the hook URL is the credential; DingTalk signs with SEC + 64 hex.
+    _r(
+        "feishu_webhook",
+        r"https://open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/[A-Za-z0-9\-]{20,}",
+        "/bot/v2/hook/",
+    ),
+    _r("dingtalk_secret", r"(?<![A-Za-z0-9])SEC[0-9a-f]{64}(?![A-Za-z0-9])", "sec"),
     _r(
         "discord_webhook",
         r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d{16,20}/[\w\-]{60,}",
@@ -152,6 +179,10 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     _r("shopify_token", _B + r"shp(?:at|ss|ca|pa)_[0-9a-fA-F]{32}" + _E, "shp"),
     _r("square_token", _B + r"sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,}" + _E, "sq0"),
     _r("square_token", _B + r"EAAA[A-Za-z0-9_\-]{56,}" + _E, "eaaa", random_tail=4),
+    _r("adyen_api_key", _B + r"AQE[A-Za-z0-9+/]{40,}={0,2}-[A-Za-z0-9+/]{30,}={0,2}", "aqe", random_tail=3),
+    _r("shippo_token", _B + r"shippo_(?:live|test)_[0-9a-f]{40}" + _E, "shippo_"),
+    _r("easypost_api_key", _B + r"EZ[AT]K[0-9a-f]{54}" + _E, "ezak", "eztk"),
+    _r("lob_api_key", _B + r"(?:live|test)_[0-9a-f]{35}" + _E, "live_", "test_"),
     _r("braintree_access_token", r"access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}", "access_token$"),
     _r("paypal_access_token", _B + r"A21AA[A-Za-z0-9_\-]{50,}" + _E, "a21aa", random_tail=5),
     _r(
@@ -171,6 +202,7 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
         "a3t",
     ),
     _r("mapbox_secret_token", _B + r"(?:sk|tk)\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{16,}" + _E, "sk.eyj", "tk.eyj"),
+    _r("tencent_secret_id", r"(?<![A-Za-z0-9])AKID[A-Za-z0-9]{32}(?![A-Za-z0-9])", "akid", random_tail=4),
     _r("alibaba_access_key_id", r"(?<![A-Za-z0-9])LTAI[A-Za-z0-9]{12,28}(?![A-Za-z0-9])", "ltai", random_tail=4),
     _r("flutterwave_secret_key", _B + r"FLWSECK(?:_TEST)?-[0-9a-f]{32}-X" + _E, "flwseck"),
     _r(
@@ -241,7 +273,7 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     # ---------------------------------------------------------------- observability and work tools
     _r("grafana_token", _B + r"gl(?:sa|c)_[A-Za-z0-9_\-+/=]{32,}" + _E, "glsa_", "glc_"),
     _r("grafana_api_key", r"(?<![A-Za-z0-9+/])eyJrIjoi[A-Za-z0-9+/]{40,}={0,2}", "eyjrijoi"),
-    _r("sentry_token", _B + r"sntr[yu]s?_[A-Za-z0-9_\-=+/]{32,}" + _E, "sntr"),
+    _r("sentry_token", _B + r"sntry[su]?_[A-Za-z0-9_\-=+/]{32,}" + _E, "sntr"),
     _r(
         "newrelic_key",
         _B + r"NR(?:AK|II|IQ|RA)-[A-Za-z0-9_\-]{27,42}" + _E,
@@ -252,6 +284,9 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
         random_tail=5,
     ),
     _r("newrelic_key", r"(?<![0-9a-zA-Z])[0-9a-f]{36}NRAL(?![0-9a-zA-Z])", "nral"),
+    _r("hubspot_token", _B + r"pat-(?:na|eu|ap)\d-" + _UUID + _E, "pat-"),
+    _r("launchdarkly_sdk_key", _B + r"sdk-" + _UUID + _E, "sdk-"),
+    _r("nostr_private_key", _B + r"nsec1[02-9ac-hj-np-z]{58}" + _E, "nsec1"),
     _r("linear_api_key", _B + r"lin_(?:api|oauth)_[A-Za-z0-9]{32,}" + _E, "lin_api_", "lin_oauth_"),
     _r("notion_token", _B + r"(?:ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})" + _E, "ntn_", "secret_", random_tail=4),
     _r("airtable_token", _B + r"pat[A-Za-z0-9]{14}\.[0-9a-f]{64}" + _E, "pat"),
@@ -267,7 +302,7 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     _r(
         "url_password", r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\"'<>]*:([^\s/\"'<>]+)@[A-Za-z0-9.\-\[\]]", "://", group=1
     ),
-    _r("bearer_token", r"(?i)\bBearer\s+([A-Za-z0-9\-._~+/]{20,}=*)", "bearer", group=1),
+    _r("bearer_token", r"(?i)\bBearer\s+([A-Za-z0-9\-._~+/]{16,}=*)", "bearer", group=1),
     _r("basic_auth", r"(?i)\bAuthorization:\s*Basic\s+([A-Za-z0-9+/]{12,}={0,2})", "basic", group=1),
     _r(
         "authorization_header",
@@ -297,8 +332,47 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     ),
     _r(
         "cli_password",
-        r"(?i)(?<![\w\-])--(?:password|passwd|pass|token|api-key|apikey|secret|auth-token)\s+['\"]?([^\s'\"$<{\-][^\s'\"]{5,})",
+        # --password, --db-password, --client-secret, --secret-key, --auth-token=…: a flag that ends in a credential
+        # word (not --password-file, --token-url) and its value
+        r"(?i)(?<![\w\-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|token|apikey|secret"
+        r"|(?:api|secret|access|private|auth|client|master|signing|encryption|license)-key)"
+        r"(?:\s+|=)['\"]?([^\s'\"$<{\-][^\s'\"]{5,})",
         "--",
         group=1,
     ),
+    _r(
+        "cli_password",
+        r"\bgh\s+secret\s+set\b[^\n|;&]*?\s(?:-b|--body)[\s=]['\"]?([^\s'\"$<{\-][^\s'\"]{5,})",
+        "gh secret",
+        group=1,
+    ),
+    _r(
+        "cli_password",
+        r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b[^\n|;&]*?\s-p\s+['\"]?([^\s'\"$<{\-][^\s'\"]{5,})",
+        "mongo",
+        group=1,
+    ),
+    _r(
+        "cli_password",
+        r"(?<![\w\-])-(?:src|dest)?(?:storepass|keypass)\s+['\"]?([^\s'\"$<{\-][^\s'\"]{5,})",
+        "pass ",
+        group=1,
+    ),
+    _r(
+        "cli_password",
+        r"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+['\"]?([^\s'\"$<{\-][^\s'\"]{5,})",
+        "rabbitmqctl",
+        group=1,
+    ),
+    # SQL: CREATE/ALTER USER … IDENTIFIED [WITH plugin] BY '…' (PASSWORD '…' is an assignment)
+    _r("sql_password", r"(?i)\bIDENTIFIED\s+(?:WITH\s+\w+\s+)?BY\s+'([^'\s]{6,})'", "identified", group=1),
+    _r("cli_password", r"\bredis-cli\b[^\n|;&]*?\s-a\s+['\"]?([^\s'\"$<{\-][^\s'\"]{5,})", "redis-cli", group=1),
+    # htpasswd -b[c] FILE USER PASSWORD; mc alias set NAME URL ACCESS SECRET
+    _r(
+        "cli_password",
+        r"\bhtpasswd\s+-[a-zA-Z]*b[a-zA-Z]*\s+(?:-\w+\s+)*\S+\s+\S+\s+['\"]?([^\s'\"$<{]{6,})",
+        "htpasswd",
+        group=1,
+    ),
+    _r("cli_password", r"\bmc\s+alias\s+set\s+\S+\s+\S+\s+\S+\s+['\"]?([^\s'\"$<{]{6,})", "mc alias", group=1),
 )

@@ -525,8 +525,7 @@ def _generic(text: str) -> list[SecretFinding]:
 
 _GENERIC_KINDS = frozenset(
     ["high_entropy_token", "env_assignment", "password_near_keyword", "credential_near_keyword",
-     "url_query_credential", "credential_pair", "prefixed_token", "passphrase_in_prose", "credential_assignment",
-     "password_assignment"]
+     "url_query_credential", "credential_pair", "prefixed_token", "passphrase_in_prose"]
 )  # fmt: skip
 
 

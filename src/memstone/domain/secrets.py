@@ -281,6 +281,12 @@ def _password_in_prose(value: str) -> bool:
     return _classes(v) >= 3 or (len(v) >= 12 and shannon_entropy(v) >= 3.5)
 
 
+# Words between a password word and the copula that make the sentence about something else ("the password hash is …").
+_NOT_STATED = re.compile(r"(?i)hash|polic|length|format|type|field|rule|encod|algorithm|scheme|strength|requir|reset")
+# A flag's value that is a path, URL or key file (--private-key ~/.ssh/id_rsa), not the secret itself.
+_FILE_VALUE = re.compile(r"^(?:/|~|\.\.?/)|://|\.(?:pem|key|json|txt|p12|pfx|jks|crt|der|gpg|asc|pub|env)$")
+
+
 def _stated_password(value: str) -> bool:
     v = value.rstrip(".,;:!?)")
     if "/" in v or not v.isascii() or _SNAKE_NAME.match(v) or v.startswith(("$", "%", "{")):
@@ -404,7 +410,7 @@ def _format_match_ok(rule: FormatRule, m: re.Match[str]) -> bool:
     if kind in ("docker_auth", "npm_auth"):
         return decodes_to(value, b":")
     if kind in ("cli_password", "sql_password"):
-        return _password_like(value)
+        return _password_like(value) and not _FILE_VALUE.search(value)
     return True
 
 
@@ -460,7 +466,9 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
         for m in _PASSWORD_VALUE.finditer(text, word.end(), window_end):
             if text.startswith(("(", "["), m.end()) or _DOTTED_NAME.match(m.group(1)):
                 continue  # code: base64.b64encode(userpass), self.password_hasher
-            stated = _COPULA.fullmatch(text, word.end(), m.start()) is not None
+            stated = _COPULA.fullmatch(text, word.end(), m.start()) and not _NOT_STATED.search(
+                text, word.end(), m.start()
+            )
             if _password_in_prose(m.group(1)) or (stated and _stated_password(m.group(1))):
                 found.append(SecretFinding(kind="password_near_keyword", start=m.start(1), end=m.end(1)))
                 break

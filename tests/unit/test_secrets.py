@@ -564,6 +564,8 @@ CAPSEC = [
     ("key-it-chiave", f"la chiave API è {rnd(32)}", "credential_near_keyword", "la chiave API è nel vault"),
     ("secret-es", f"el secreto del cliente es {rnd(24)}", "credential_near_keyword", "el secreto del cliente está en el vault"),
     ("token-letters-one-digit", "el token es VberACpdclsxHKifxi5CvQUS", "credential_near_keyword", "the token is TokenRefreshHandlerFactoryImpl"),
+    ("huawei-ak-label", f"华为云 AK: {rnd(20, string.ascii_uppercase + string.digits)}", "access_key_pair", "AK 是访问密钥 ID，SK 是秘密访问密钥，都在 IAM 控制台里"),
+    ("huawei-sdk-env", f"HUAWEICLOUD_SDK_AK={rnd(20, string.ascii_uppercase + string.digits)}", "access_key_pair", "HUAWEICLOUD_SDK_AK=${HUAWEICLOUD_AK}"),
 ]  # fmt: skip
 
 

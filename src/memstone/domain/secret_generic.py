@@ -11,6 +11,7 @@
 - **a UUID or 24 to 64 hex digits right after a credential word** ("the Heroku API key 3fa8…", "plaid secret …");
 - **a literal value given to a literal credential name** (``<add key="ClearTextPassword" value="…"/>``, PHP
   ``define('AUTH_KEY', '…')``, ``config.set("api_key", "…")``);
+- **a value labelled AK or SK** (Huawei, Baidu and other Chinese clouds name their key pair so);
 - **a wallet seed phrase**: 12 to 24 lowercase words after "seed phrase", "mnemonic", "助记词".
 
 Each returns ``(kind, start, end)`` spans; the value checks are passed in by the caller (one detector: the
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from urllib.parse import unquote
 
 __all__ = [
+    "ak_sk_pairs",
     "credential_pairs",
     "hex_private_keys",
     "keyed_ids",
@@ -261,3 +263,19 @@ def keyed_ids(text: str) -> list[Span]:
             continue  # 00000000-0000-0000-0000-000000000000; 24 to 31 hex digits only as a secret (Plaid's)
         out.append(("credential_near_keyword", m.start(1), m.end(1)))
     return out
+
+
+# Chinese clouds (Huawei, Baidu, Volcengine, Kingsoft) call the key pair "AK" and "SK": "AK: …", "HUAWEICLOUD_SDK_SK=…".
+_AK_SK = re.compile(
+    r"(?:(?<![A-Za-z0-9])|(?<=_))(?:AK|SK)(?![A-Za-z0-9])\s*(?:[:=：]|是|为|\bis\b)\s*[\"'“]?"
+    r"(?P<value>[A-Za-z0-9/+=]{16,64})(?![A-Za-z0-9/+=])"
+)
+
+
+def ak_sk_pairs(text: str, random_value: Check) -> list[Span]:
+    """A random value labelled AK or SK (an access key id or secret key of a Chinese cloud)."""
+    if "AK" not in text and "SK" not in text:
+        return []
+    return [
+        ("access_key_pair", m.start("value"), m.end("value")) for m in _AK_SK.finditer(text) if random_value(m["value"])
+    ]

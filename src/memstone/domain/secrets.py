@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from .analyzer import STOPWORDS
 from .secret_formats import FORMAT_RULES, FormatRule, b64decode_loose, decodes_to
 from .secret_generic import (
+    ak_sk_pairs,
     credential_pairs,
     hex_private_keys,
     keyed_ids,
@@ -515,6 +516,11 @@ def _upper_random(value: str) -> bool:
     return digits >= 4 and len(v) - digits >= 8 and shannon_entropy(v) >= 3.8
 
 
+def _upper_id(v: str) -> bool:
+    """An upper-case key id with a digit (Huawei's 20-character AK), only where a label names it."""
+    return v.isupper() and v.isalnum() and any(c.isdigit() for c in v) and shannon_entropy(v) >= 3.5
+
+
 def _generic(text: str) -> list[SecretFinding]:
     """The shapes of :mod:`memstone.domain.secret_generic`, judged by this module's value rules."""
     spans = [
@@ -522,6 +528,7 @@ def _generic(text: str) -> list[SecretFinding]:
         *suffix_named_tokens(text, lambda v: (_random_token(v) or _upper_random(v)) and not _printable_base64(v)),
         *hex_private_keys(text),
         *keyed_ids(text),
+        *ak_sk_pairs(text, lambda v: _random_token(v) or _upper_random(v) or _upper_id(v)),
         *passphrases(text, lambda w: w in STOPWORDS or w in _PROSE_WORDS),
         *credential_pairs(text, _password_in_prose),
         *named_literals(text, _password_like, lambda v: _random_token(v) or _long_hex(v)),
@@ -533,7 +540,7 @@ def _generic(text: str) -> list[SecretFinding]:
 
 _GENERIC_KINDS = frozenset(
     ["high_entropy_token", "env_assignment", "password_near_keyword", "credential_near_keyword",
-     "url_query_credential", "credential_pair", "prefixed_token", "passphrase_in_prose"]
+     "url_query_credential", "credential_pair", "prefixed_token", "passphrase_in_prose", "access_key_pair"]
 )  # fmt: skip
 
 

@@ -495,9 +495,10 @@ async def test_generic_shapes_are_refused_by_remember_and_capture_and_near_misse
 
 # ------------------------------------------------------- issue 16 item 4, capsec pass: coverage by provider and phrase
 # Written from each provider's documented token shape and from the ways a developer states a password, not from the
-# capture data (dev recall was already 0 of 73 stored; the held-out misses were formats and phrasings the rules did
+# capture data (dev already stored 0 of its 73 secrets; the held-out misses were formats and phrasings the rules did
 # not know). Each row: a paste, its kind, and a near miss of the same shape that must be stored (a placeholder, a
-# documentation example, a publishable key, a hash, a UUID, prose). Every hit was let through by main at ae97122.
+# documentation example, a publishable key, a hash, a UUID, prose). Main at ae97122 let 51 of the 58 hits
+# through and refused the other 7 under a generic kind.
 BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
 BASE32_LOWER = string.ascii_lowercase + "234567"
 CAPSEC = [
@@ -569,11 +570,6 @@ CAPSEC = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("text", "kind"), [pytest.param(t, k, id=i) for i, t, k, _ in CAPSEC])
-def test_capsec_formats_and_phrasings_are_found(text: str, kind: str) -> None:
-    assert kind in {f.kind for f in find_secrets(text)}, (text, find_secrets(text))
-
-
 # Prose about a password and flags naming a key file: what the stated-password and flag rules must leave alone.
 CAPSEC_PROSE = [
     pytest.param("the password hash is argon2id", id="hash-is"),
@@ -594,9 +590,14 @@ CAPSEC_PROSE = [
 ]
 
 
+@pytest.mark.parametrize(("text", "kind"), [pytest.param(t, k, id=i) for i, t, k, _ in CAPSEC])
+def test_capsec_formats_and_phrasings_are_found(text: str, kind: str) -> None:
+    test_each_documented_format_is_refused(text, kind)
+
+
 @pytest.mark.parametrize("text", [pytest.param(n, id=i) for i, _, _, n in CAPSEC] + CAPSEC_PROSE)
 def test_capsec_near_misses_are_not_refused(text: str) -> None:
-    assert find_secrets(text) == ()
+    test_each_formats_near_miss_and_common_code_shapes_are_not_refused(text)
 
 
 async def test_capsec_rows_are_refused_by_remember_and_capture_and_their_near_misses_stored(tmp_path: Path) -> None:

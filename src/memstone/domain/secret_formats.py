@@ -63,6 +63,15 @@ def decodes_to(value: str, needle: bytes) -> bool:
     return raw is not None and needle in raw
 
 
+# A flag's value on a command line: not $VAR, <placeholder>, {template} or the next flag.
+_ARG = r"['\"]?([^\s'\"$<{\-][^\s'\"]{5,})"
+
+
+def _cli(before: str, *anchors: str) -> FormatRule:
+    """A password or token given on a command line: ``before`` (the command and its flag), then the value."""
+    return _r("cli_password", before + _ARG, *anchors, group=1)
+
+
 _HEX32 = r"[0-9a-f]{32}"
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
@@ -322,57 +331,28 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
         "mariadb",
         group=1,
     ),
-    _r("cli_password", r"\bsshpass\s+-p\s*['\"]?([^\s'\"$<{\-][^\s'\"]{5,})", "sshpass", group=1),
-    _r("cli_password", r"\bdocker\s+login\b[^\n|;&]*?\s-p\s+['\"]?([^\s'\"$<{\-][^\s'\"]{5,})", "docker", group=1),
+    _cli(r"\bsshpass\s+-p\s*", "sshpass"),
+    _cli(r"\bdocker\s+login\b[^\n|;&]*?\s-p\s+", "docker"),
     _r(
         "cli_password",
         r"\bcurl\b[^\n|;&]*?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:([^\s'\"$<{][^\s'\"]{5,})",
         "curl",
         group=1,
     ),
-    _r(
-        "cli_password",
-        # --password, --db-password, --client-secret, --secret-key, --auth-token=…: a flag that ends in a credential
-        # word (not --password-file, --token-url) and its value
+    # --password, --db-password, --client-secret, --secret-key, --auth-token=…: a flag that ends in a credential word
+    # (not --password-file, --token-url) and its value
+    _cli(
         r"(?i)(?<![\w\-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|token|apikey|secret"
-        r"|(?:api|secret|access|private|auth|client|master|signing|encryption|license)-key)"
-        r"(?:\s+|=)['\"]?([^\s'\"$<{\-][^\s'\"]{5,})",
+        r"|(?:api|secret|access|private|auth|client|master|signing|encryption|license)-key)(?:\s+|=)",
         "--",
-        group=1,
     ),
-    _r(
-        "cli_password",
-        r"\bgh\s+secret\s+set\b[^\n|;&]*?\s(?:-b|--body)[\s=]['\"]?([^\s'\"$<{\-][^\s'\"]{5,})",
-        "gh secret",
-        group=1,
-    ),
-    _r(
-        "cli_password",
-        r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b[^\n|;&]*?\s-p\s+['\"]?([^\s'\"$<{\-][^\s'\"]{5,})",
-        "mongo",
-        group=1,
-    ),
-    _r(
-        "cli_password",
-        r"(?<![\w\-])-(?:src|dest)?(?:storepass|keypass)\s+['\"]?([^\s'\"$<{\-][^\s'\"]{5,})",
-        "pass ",
-        group=1,
-    ),
-    _r(
-        "cli_password",
-        r"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+['\"]?([^\s'\"$<{\-][^\s'\"]{5,})",
-        "rabbitmqctl",
-        group=1,
-    ),
+    _cli(r"\bgh\s+secret\s+set\b[^\n|;&]*?\s(?:-b|--body)[\s=]", "gh secret"),
+    _cli(r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b[^\n|;&]*?\s-p\s+", "mongo"),
+    _cli(r"(?<![\w\-])-(?:src|dest)?(?:storepass|keypass)\s+", "pass "),
+    _cli(r"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+", "rabbitmqctl"),
+    _cli(r"\bredis-cli\b[^\n|;&]*?\s-a\s+", "redis-cli"),
+    _cli(r"\bhtpasswd\s+-[a-zA-Z]*b[a-zA-Z]*\s+(?:-\w+\s+)*\S+\s+\S+\s+", "htpasswd"),  # -b FILE USER PASSWORD
+    _cli(r"\bmc\s+alias\s+set\s+\S+\s+\S+\s+\S+\s+", "mc alias"),  # NAME URL ACCESS SECRET
     # SQL: CREATE/ALTER USER … IDENTIFIED [WITH plugin] BY '…' (PASSWORD '…' is an assignment)
     _r("sql_password", r"(?i)\bIDENTIFIED\s+(?:WITH\s+\w+\s+)?BY\s+'([^'\s]{6,})'", "identified", group=1),
-    _r("cli_password", r"\bredis-cli\b[^\n|;&]*?\s-a\s+['\"]?([^\s'\"$<{\-][^\s'\"]{5,})", "redis-cli", group=1),
-    # htpasswd -b[c] FILE USER PASSWORD; mc alias set NAME URL ACCESS SECRET
-    _r(
-        "cli_password",
-        r"\bhtpasswd\s+-[a-zA-Z]*b[a-zA-Z]*\s+(?:-\w+\s+)*\S+\s+\S+\s+['\"]?([^\s'\"$<{]{6,})",
-        "htpasswd",
-        group=1,
-    ),
-    _r("cli_password", r"\bmc\s+alias\s+set\s+\S+\s+\S+\s+\S+\s+['\"]?([^\s'\"$<{]{6,})", "mc alias", group=1),
 )

@@ -156,6 +156,18 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
         r"|workflows/T[A-Za-z0-9]+/A[A-Za-z0-9]+/\d+/[A-Za-z0-9]+|triggers/T[A-Za-z0-9]+/\d+/[0-9a-f]{20,})",
         "hooks.slack",
     ),
+    # Incoming-webhook URLs whose path is the credential: Mattermost (26 lowercase letters and digits), Rocket.Chat
+    # (/hooks/<id>/<token>), IFTTT Maker (/with/key/…), Zapier catch hooks.
+    _r("webhook_url", r"https?://[\w.\-]+/hooks/([a-z0-9]{26})(?![\w\-])", "/hooks/", group=1, random_tail=0),
+    _r(
+        "webhook_url",
+        r"https?://[\w.\-]+/hooks/[A-Za-z0-9]{17,24}/([A-Za-z0-9]{40,})",
+        "/hooks/",
+        group=1,
+        random_tail=0,
+    ),
+    _r("webhook_url", r"maker\.ifttt\.com/(?:trigger/[^/\s]+/with/)?(?:key|use)/([\w\-]{20,})", "ifttt", group=1),
+    _r("webhook_url", r"hooks\.zapier\.com/hooks/catch/\d+/[a-z0-9]{5,}", "hooks.zapier"),
     # DingTalk, Feishu/Lark custom bots: the hook URL is the credential; DingTalk signs with SEC + 64 hex.
     _r(
         "feishu_webhook",
@@ -212,6 +224,9 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     ),
     _r("mapbox_secret_token", _B + r"(?:sk|tk)\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{16,}" + _E, "sk.eyj", "tk.eyj"),
     _r("tencent_secret_id", r"(?<![A-Za-z0-9])AKID[A-Za-z0-9]{32}(?![A-Za-z0-9])", "akid", random_tail=4),
+    _r("alibaba_sts_token", r"(?<![A-Za-z0-9.])STS\.[A-Za-z0-9]{20,}(?![A-Za-z0-9])", "sts.", random_tail=4),
+    # Twitter/X app-only bearer tokens: a run of A's, then the token (so the placeholder check skips this kind).
+    _r("twitter_bearer_token", r"(?<![A-Za-z0-9])A{20,22}[A-Za-z0-9%]{40,}(?![A-Za-z0-9%])", "aaaaaaaaaaaaaaaaaaaa"),
     _r("alibaba_access_key_id", r"(?<![A-Za-z0-9])LTAI[A-Za-z0-9]{12,28}(?![A-Za-z0-9])", "ltai", random_tail=4),
     _r("flutterwave_secret_key", _B + r"FLWSECK(?:_TEST)?-[0-9a-f]{32}-X" + _E, "flwseck"),
     _r(
@@ -278,6 +293,9 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     _r("flyio_token", _B + r"fo1_[A-Za-z0-9_\-]{30,}" + _E, "fo1_", random_tail=4),
     _r("render_api_key", _B + r"rnd_[A-Za-z0-9]{28,}" + _E, "rnd_", random_tail=4),
     _r("doppler_token", _B + r"dp\.(?:st|sa|ct|pt|scim|audit)\.[A-Za-z0-9_\-.]{32,}" + _E, "dp."),
+    _r("openvpn_static_key", r"-----BEGIN OpenVPN Static key V1-----", "openvpn static key"),
+    # Oracle's user/password@db in sqlplus and JDBC thin URLs (checked to look like a password).
+    _r("url_password", r"(?i)(?:\bsqlplus\s+|jdbc:oracle:thin:)\w+/([^\s@/]{6,})@", "sqlplus", "jdbc:oracle", group=1),
     _r("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", "age-secret-key-1"),
     # ---------------------------------------------------------------- observability and work tools
     _r("grafana_token", _B + r"gl(?:sa|c)_[A-Za-z0-9_\-+/=]{32,}" + _E, "glsa_", "glc_"),

@@ -221,7 +221,7 @@ def _random_letters(v: str) -> bool:
 # Password and key words in the languages capture sees (a CJK word has no word boundary to test).
 _PASSWORD_WORD = re.compile(
     r"(?i)\b(?:passwords?|passwd|passphrase|passwort|kennwort|contrase(?:ñ|n)a|mot[ -]de[ -]passe|mdp|senha|пароль|pw"
-    r"|parola d'ordine"
+    r"|parola d'ordine|wachtwoord|hasło|şifre|mật khẩu|kata sandi|lösenord(?:et)?|heslo|passord|salasana"
     r"|claves?)\b|密码|口令|密碼|パスワード|暗証番号|비밀번호|(?i:\bschl(?:ü|ue)ssel\b|\bzugangs\w*)|密钥|秘钥|令牌|私钥|凭证|凭据"
 )
 _NEAR_PASSWORD_CHARS = 60
@@ -241,7 +241,7 @@ _PASSWORD_VALUE = re.compile(rf"(?<![{_PW_CHAR}])([{_PW_CHAR}]{{6,64}})(?![{_PW_
 # "… es hunter22", "密码是 hunter2": the value right after a copula or colon is stated as the password, so it needs
 # only what an assignment's value needs (a digit or a symbol), not the look of a generated one.
 _COPULA = re.compile(
-    r"(?i)(?:[^\n]{0,40}?(?:\b(?:is|es|est|ist|è|é|lautet|era)\b|[:：=是为為は]))?\s*[:：]?\s*[\"'`“「«]?\s*"
+    r"(?i)(?:[^\n]{0,40}?(?:\b(?:is|es|est|ist|è|é|lautet|era|är|je|là)\b|[:：=是为為は]))?\s*[:：]?\s*[\"'`“「«]?\s*"
 )
 _DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\.?$")
 # A .env line: NAME=value alone on its line, NAME in UPPER_SNAKE_CASE.
@@ -387,11 +387,15 @@ _WORDISH = re.compile(r"[A-Z]?[a-z]{3,}")
 def _format_match_ok(rule: FormatRule, m: re.Match[str]) -> bool:
     """The checks a format's regex cannot express: placeholders, defaults, decodable parts."""
     kind, value = rule.kind, m.group(rule.group)
+    if kind == "twitter_bearer_token":
+        return _random_tail(value.lstrip("A"))
     if kind != "private_key" and _SAME_CHAR_RUN.search(m.group(0)):
         return False  # glpat-xxxxxxxxxxxxxxxxxxxx, AKIAXXXXXXXXXXXXXXXX: a placeholder in a doc
     if rule.random_tail >= 0 and not _random_tail(value[rule.random_tail :]):
         return False
     if kind == "url_password":
+        if "://" not in m.group(0):
+            return _password_like(value)  # Oracle's user/password@
         return not (_is_placeholder(value) or _default_password(m.group(0), value))
     if kind in ("bearer_token", "authorization_header"):
         return _high_entropy(value) and (len(value) >= 20 or _random_tail(value))

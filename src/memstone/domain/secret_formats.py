@@ -63,6 +63,15 @@ def decodes_to(value: str, needle: bytes) -> bool:
     return raw is not None and needle in raw
 
 
+# A flag's value on a command line: not $VAR, <placeholder>, {template} or the next flag.
+_ARG = r"['\"]?([^\s'\"$<{\-][^\s'\"]{5,})"
+
+
+def _cli(before: str, *anchors: str) -> FormatRule:
+    """A password or token given on a command line: ``before`` (the command and its flag), then the value."""
+    return _r("cli_password", before + _ARG, *anchors, group=1)
+
+
 _HEX32 = r"[0-9a-f]{32}"
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
@@ -110,6 +119,19 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     _r("azure_devops_pat", r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{52}JQQJ9[A-Za-z0-9+/]{27,31}={0,2}", "jqqj9"),
     _r("terraform_cloud_token", _B + r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}", ".atlasv1."),
     _r("vault_token", _B + r"hv[sbr]\.[A-Za-z0-9_\-]{24,}" + _E, "hvs.", "hvb.", "hvr.", random_tail=4),
+    # Vault's tokens before 1.10 (s./b. and 24 characters), only where Vault is named ("vault login s.…").
+    _r(
+        "vault_token",
+        r"(?i:\bvault\b)[^\n]{0,60}?(?<![\w.])([sb]\.[A-Za-z0-9]{24})(?![\w.])",
+        "vault",
+        group=1,
+        random_tail=2,
+    ),
+    _r("pulumi_token", _B + r"pul-[0-9a-f]{40}" + _E, "pul-"),
+    _r("sonarqube_token", _B + r"sq[pau]_[0-9a-f]{40}" + _E, "sqp_", "sqa_", "squ_"),
+    _r("buildkite_token", _B + r"bkua_[0-9a-f]{40}" + _E, "bkua_"),
+    _r("postman_api_key", _B + r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}" + _E, "pmak-"),
+    _r("planetscale_token", _B + r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-]{32,}" + _E, "pscale_", random_tail=10),
     _r("figma_token", _B + r"fig[dou]_[A-Za-z0-9_\-]{38,}" + _E, "figd_", "figo_", "figu_", random_tail=5),
     # ---------------------------------------------------------------- package registries
     _r("npm_token", _B + r"npm_[A-Za-z0-9]{36}" + _E, "npm_"),
@@ -117,6 +139,8 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     _r("crates_io_token", r"(?<![A-Za-z0-9])cio[A-Za-z0-9]{32}(?![A-Za-z0-9])", "cio"),
     _r("rubygems_token", _B + r"rubygems_[0-9a-f]{48}" + _E, "rubygems_"),
     _r("nuget_api_key", r"(?<![A-Za-z0-9])oy2[a-z0-9]{43}(?![A-Za-z0-9])", "oy2", random_tail=3),
+    # .npmrc's legacy _auth = base64("user:password") (checked to decode to a pair).
+    _r("npm_auth", r"(?<![\w\-])_auth\s*=\s*[\"']?([A-Za-z0-9+/]{8,}={0,2})", "_auth", group=1),
     _r("docker_hub_token", _B + r"dckr_(?:pat|oat)_[A-Za-z0-9_\-]{24,}" + _E, "dckr_", random_tail=9),
     # ---------------------------------------------------------------- chat, mail and messaging
     _r("slack_token", _B + r"xox[abposr]-(?:[0-9]+-)*[A-Za-z0-9\-]{10,}", "xox"),
@@ -126,7 +150,31 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
         r"https://[\w.\-]+\.webhook\.office\.com/webhookb2/[\w@\-]+/IncomingWebhook/[0-9a-f]{32}/[\w\-]+",
         "webhook.office.com",
     ),
-    _r("slack_webhook", r"https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+", "hooks.slack"),
+    _r(
+        "slack_webhook",
+        r"https://hooks\.slack\.com/(?:services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+"
+        r"|workflows/T[A-Za-z0-9]+/A[A-Za-z0-9]+/\d+/[A-Za-z0-9]+|triggers/T[A-Za-z0-9]+/\d+/[0-9a-f]{20,})",
+        "hooks.slack",
+    ),
+    # Incoming-webhook URLs whose path is the credential: Mattermost (26 lowercase letters and digits), Rocket.Chat
+    # (/hooks/<id>/<token>), IFTTT Maker (/with/key/…), Zapier catch hooks.
+    _r("webhook_url", r"https?://[\w.\-]+/hooks/([a-z0-9]{26})(?![\w\-])", "/hooks/", group=1, random_tail=0),
+    _r(
+        "webhook_url",
+        r"https?://[\w.\-]+/hooks/[A-Za-z0-9]{17,24}/([A-Za-z0-9]{40,})",
+        "/hooks/",
+        group=1,
+        random_tail=0,
+    ),
+    _r("webhook_url", r"maker\.ifttt\.com/(?:trigger/[^/\s]+/with/)?(?:key|use)/([\w\-]{20,})", "ifttt", group=1),
+    _r("webhook_url", r"hooks\.zapier\.com/hooks/catch/\d+/[a-z0-9]{5,}", "hooks.zapier"),
+    # DingTalk, Feishu/Lark custom bots: the hook URL is the credential; DingTalk signs with SEC + 64 hex.
+    _r(
+        "feishu_webhook",
+        r"https://open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/[A-Za-z0-9\-]{20,}",
+        "/bot/v2/hook/",
+    ),
+    _r("dingtalk_secret", r"(?<![A-Za-z0-9])SEC[0-9a-f]{64}(?![A-Za-z0-9])", "sec"),
     _r(
         "discord_webhook",
         r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d{16,20}/[\w\-]{60,}",
@@ -152,6 +200,10 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     _r("shopify_token", _B + r"shp(?:at|ss|ca|pa)_[0-9a-fA-F]{32}" + _E, "shp"),
     _r("square_token", _B + r"sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,}" + _E, "sq0"),
     _r("square_token", _B + r"EAAA[A-Za-z0-9_\-]{56,}" + _E, "eaaa", random_tail=4),
+    _r("adyen_api_key", _B + r"AQE[A-Za-z0-9+/]{40,}={0,2}-[A-Za-z0-9+/]{30,}={0,2}", "aqe", random_tail=3),
+    _r("shippo_token", _B + r"shippo_(?:live|test)_[0-9a-f]{40}" + _E, "shippo_"),
+    _r("easypost_api_key", _B + r"EZ[AT]K[0-9a-f]{54}" + _E, "ezak", "eztk"),
+    _r("lob_api_key", _B + r"(?:live|test)_[0-9a-f]{35}" + _E, "live_", "test_"),
     _r("braintree_access_token", r"access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}", "access_token$"),
     _r("paypal_access_token", _B + r"A21AA[A-Za-z0-9_\-]{50,}" + _E, "a21aa", random_tail=5),
     _r(
@@ -171,6 +223,10 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
         "a3t",
     ),
     _r("mapbox_secret_token", _B + r"(?:sk|tk)\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{16,}" + _E, "sk.eyj", "tk.eyj"),
+    _r("tencent_secret_id", r"(?<![A-Za-z0-9])AKID[A-Za-z0-9]{32}(?![A-Za-z0-9])", "akid", random_tail=4),
+    _r("alibaba_sts_token", r"(?<![A-Za-z0-9.])STS\.[A-Za-z0-9]{20,}(?![A-Za-z0-9])", "sts.", random_tail=4),
+    # Twitter/X app-only bearer tokens: a run of A's, then the token (so the placeholder check skips this kind).
+    _r("twitter_bearer_token", r"(?<![A-Za-z0-9])A{20,22}[A-Za-z0-9%]{40,}(?![A-Za-z0-9%])", "aaaaaaaaaaaaaaaaaaaa"),
     _r("alibaba_access_key_id", r"(?<![A-Za-z0-9])LTAI[A-Za-z0-9]{12,28}(?![A-Za-z0-9])", "ltai", random_tail=4),
     _r("flutterwave_secret_key", _B + r"FLWSECK(?:_TEST)?-[0-9a-f]{32}-X" + _E, "flwseck"),
     _r(
@@ -237,11 +293,14 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     _r("flyio_token", _B + r"fo1_[A-Za-z0-9_\-]{30,}" + _E, "fo1_", random_tail=4),
     _r("render_api_key", _B + r"rnd_[A-Za-z0-9]{28,}" + _E, "rnd_", random_tail=4),
     _r("doppler_token", _B + r"dp\.(?:st|sa|ct|pt|scim|audit)\.[A-Za-z0-9_\-.]{32,}" + _E, "dp."),
+    _r("openvpn_static_key", r"-----BEGIN OpenVPN Static key V1-----", "openvpn static key"),
+    # Oracle's user/password@db in sqlplus and JDBC thin URLs (checked to look like a password).
+    _r("url_password", r"(?i)(?:\bsqlplus\s+|jdbc:oracle:thin:)\w+/([^\s@/]{6,})@", "sqlplus", "jdbc:oracle", group=1),
     _r("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", "age-secret-key-1"),
     # ---------------------------------------------------------------- observability and work tools
     _r("grafana_token", _B + r"gl(?:sa|c)_[A-Za-z0-9_\-+/=]{32,}" + _E, "glsa_", "glc_"),
     _r("grafana_api_key", r"(?<![A-Za-z0-9+/])eyJrIjoi[A-Za-z0-9+/]{40,}={0,2}", "eyjrijoi"),
-    _r("sentry_token", _B + r"sntr[yu]s?_[A-Za-z0-9_\-=+/]{32,}" + _E, "sntr"),
+    _r("sentry_token", _B + r"sntry[su]?_[A-Za-z0-9_\-=+/]{32,}" + _E, "sntr"),
     _r(
         "newrelic_key",
         _B + r"NR(?:AK|II|IQ|RA)-[A-Za-z0-9_\-]{27,42}" + _E,
@@ -252,6 +311,9 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
         random_tail=5,
     ),
     _r("newrelic_key", r"(?<![0-9a-zA-Z])[0-9a-f]{36}NRAL(?![0-9a-zA-Z])", "nral"),
+    _r("hubspot_token", _B + r"pat-(?:na|eu|ap)\d-" + _UUID + _E, "pat-"),
+    _r("launchdarkly_sdk_key", _B + r"sdk-" + _UUID + _E, "sdk-"),
+    _r("nostr_private_key", _B + r"nsec1[02-9ac-hj-np-z]{58}" + _E, "nsec1"),
     _r("linear_api_key", _B + r"lin_(?:api|oauth)_[A-Za-z0-9]{32,}" + _E, "lin_api_", "lin_oauth_"),
     _r("notion_token", _B + r"(?:ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})" + _E, "ntn_", "secret_", random_tail=4),
     _r("airtable_token", _B + r"pat[A-Za-z0-9]{14}\.[0-9a-f]{64}" + _E, "pat"),
@@ -267,7 +329,7 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     _r(
         "url_password", r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\"'<>]*:([^\s/\"'<>]+)@[A-Za-z0-9.\-\[\]]", "://", group=1
     ),
-    _r("bearer_token", r"(?i)\bBearer\s+([A-Za-z0-9\-._~+/]{20,}=*)", "bearer", group=1),
+    _r("bearer_token", r"(?i)\bBearer\s+([A-Za-z0-9\-._~+/]{16,}=*)", "bearer", group=1),
     _r("basic_auth", r"(?i)\bAuthorization:\s*Basic\s+([A-Za-z0-9+/]{12,}={0,2})", "basic", group=1),
     _r(
         "authorization_header",
@@ -287,18 +349,28 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
         "mariadb",
         group=1,
     ),
-    _r("cli_password", r"\bsshpass\s+-p\s*['\"]?([^\s'\"$<{\-][^\s'\"]{5,})", "sshpass", group=1),
-    _r("cli_password", r"\bdocker\s+login\b[^\n|;&]*?\s-p\s+['\"]?([^\s'\"$<{\-][^\s'\"]{5,})", "docker", group=1),
+    _cli(r"\bsshpass\s+-p\s*", "sshpass"),
+    _cli(r"\bdocker\s+login\b[^\n|;&]*?\s-p\s+", "docker"),
     _r(
         "cli_password",
         r"\bcurl\b[^\n|;&]*?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:([^\s'\"$<{][^\s'\"]{5,})",
         "curl",
         group=1,
     ),
-    _r(
-        "cli_password",
-        r"(?i)(?<![\w\-])--(?:password|passwd|pass|token|api-key|apikey|secret|auth-token)\s+['\"]?([^\s'\"$<{\-][^\s'\"]{5,})",
+    # --password, --db-password, --client-secret, --secret-key, --auth-token=…: a flag that ends in a credential word
+    # (not --password-file, --token-url) and its value
+    _cli(
+        r"(?i)(?<![\w\-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|token|apikey|secret"
+        r"|(?:api|secret|access|private|auth|client|master|signing|encryption|license)-key)(?:\s+|=)",
         "--",
-        group=1,
     ),
+    _cli(r"\bgh\s+secret\s+set\b[^\n|;&]*?\s(?:-b|--body)[\s=]", "gh secret"),
+    _cli(r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b[^\n|;&]*?\s-p\s+", "mongo"),
+    _cli(r"(?<![\w\-])-(?:src|dest)?(?:storepass|keypass)\s+", "pass "),
+    _cli(r"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+", "rabbitmqctl"),
+    _cli(r"\bredis-cli\b[^\n|;&]*?\s-a\s+", "redis-cli"),
+    _cli(r"\bhtpasswd\s+-[a-zA-Z]*b[a-zA-Z]*\s+(?:-\w+\s+)*\S+\s+\S+\s+", "htpasswd"),  # -b FILE USER PASSWORD
+    _cli(r"\bmc\s+alias\s+set\s+\S+\s+\S+\s+\S+\s+", "mc alias"),  # NAME URL ACCESS SECRET
+    # SQL: CREATE/ALTER USER … IDENTIFIED [WITH plugin] BY '…' (PASSWORD '…' is an assignment)
+    _r("sql_password", r"(?i)\bIDENTIFIED\s+(?:WITH\s+\w+\s+)?BY\s+'([^'\s]{6,})'", "identified", group=1),
 )

@@ -7,7 +7,12 @@
 - **a user and password pair** after a login word, in prose or on a command line (``login: admin / …``, ``user
   admin, pass …``, ``credentials are admin:…``), when the second part reads as a password;
 - **a provider-like prefix and a random body**: one to three short lowercase words joined by ``_`` or ``-`` and a
-  body of ≥ 20 letters and digits that looks generated (``acme_live_…``, ``xk-…``): the shape of most API keys.
+  body of ≥ 20 letters and digits that looks generated (``acme_live_…``, ``xk-…``): the shape of most API keys;
+- **a UUID or 24 to 64 hex digits right after a credential word** ("the Heroku API key 3fa8…", "plaid secret …");
+- **a literal value given to a literal credential name** (``<add key="ClearTextPassword" value="…"/>``, PHP
+  ``define('AUTH_KEY', '…')``, ``config.set("api_key", "…")``);
+- **a value labelled AK or SK** (Huawei, Baidu and other Chinese clouds name their key pair so);
+- **a wallet seed phrase**: 12 to 24 lowercase words after "seed phrase", "mnemonic", "助记词".
 
 Each returns ``(kind, start, end)`` spans; the value checks are passed in by the caller (one detector: the
 entropy and placeholder rules live in :mod:`memstone.domain.secrets`). Not: hashes, UUIDs, identifiers made of
@@ -21,11 +26,15 @@ from collections.abc import Callable
 from urllib.parse import unquote
 
 __all__ = [
+    "ak_sk_pairs",
     "credential_pairs",
     "hex_private_keys",
+    "keyed_ids",
+    "named_literals",
     "passphrases",
     "prefixed_tokens",
     "query_credentials",
+    "seed_phrases",
     "suffix_named_tokens",
 ]
 
@@ -77,17 +86,23 @@ def suffix_named_tokens(text: str, random_token: Check) -> list[Span]:
     return out
 
 
-_PAIR = re.compile(
-    r"(?i)\b(?:login|log in|logins?|credentials?|creds|account|user(?:name)?|usuario|utilisateur|usuário|utente"
-    r"|benutzer|ユーザー|用户)\b[^\n]{0,24}?(?<![\w@.\-])(?P<user>[\w.@\-]{2,40})\s*(?:/|:|,\s*(?:pass(?:word)?|pwd"
+_PAIR_TAIL = (
+    r"[^\n]{0,24}?(?<![\w@.\-])(?P<user>[\w.@\-]{2,40})\s*(?:/|:|,\s*(?:pass(?:word)?|pwd"
     r"|pw|mdp|senha|contraseña|passwort)\s*:?)\s*(?P<value>[^\s,;'\"`<>]{8,64})"
 )
+_PAIR = re.compile(
+    r"(?i)\b(?:login|log in|logins?|credentials?|creds|account|user(?:name)?|usuario|utilisateur|usuário|utente"
+    r"|benutzer|identifiants|zugangsdaten|credenciales|credenziali|credenciais|ユーザー|用户)\b" + _PAIR_TAIL
+)
+# Chinese account words, usually glued to the word before them ("数据库账号 root / …"): no word boundary to test.
+_PAIR_CJK = re.compile(r"(?:账号|帐号|账户|賬號|用户名)" + _PAIR_TAIL)
 
 
 def credential_pairs(text: str, password_like: Check) -> list[Span]:
     """``admin / s3cr3t!Pw`` after a login word: the second part when it reads as a password."""
     out: list[Span] = []
-    for m in _PAIR.finditer(text):
+    cjk = any(c in text for c in "账帐賬名")
+    for m in (*_PAIR.finditer(text), *(_PAIR_CJK.finditer(text) if cjk else ())):
         value = m.group("value").rstrip(".!?)")
         if "/" in value or "://" in text[m.start("user") : m.end("value")]:
             continue  # a path or a URL (which the URL rules read)
@@ -162,3 +177,105 @@ def passphrases(text: str, is_function_word: Check) -> list[Span]:
         if any(any(c.isdigit() for c in w) for w in words) or len(words) >= 4:
             out.append(("passphrase_in_prose", m.start("value"), m.end("value")))
     return out
+
+
+# A literal value given to a literal name: .NET appSettings (<add key="ClearTextPassword" value="…"/>), PHP
+# define('AUTH_KEY', '…'), config.set("api_key", "…"). JSON and YAML pairs are the assignment rule's.
+_NAMED_LITERALS = (
+    re.compile(r'(?i)\bkey\s*=\s*"(?P<name>[\w.:\-]{2,60})"\s+value\s*=\s*"(?P<value>[^"]{6,200})"'),
+    re.compile(r"""\(\s*(?P<q>["'])(?P<name>[\w.:\-]{2,60})(?P=q)\s*,\s*(?P<r>["'])(?P<value>[^"'\n]{6,200})(?P=r)"""),
+)
+_PASSWORD_IN_NAME = re.compile(r"(?i)pass(?:word|wd)?(?![a-z])|passwd|password|pwd")
+_SECRET_IN_NAME = re.compile(r"(?i)secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|auth[_\-]?key|_key$|salt")
+
+
+def named_literals(text: str, password_like: Check, random_value: Check) -> list[Span]:
+    """The value of a literal pair whose name holds a credential word: password-like for a password name, random
+    for a secret, token or key name."""
+    out: list[Span] = []
+    for pattern, literal in zip(_NAMED_LITERALS, ("value", "("), strict=True):
+        if literal not in text:
+            continue
+        for m in pattern.finditer(text):
+            name, value = m.group("name"), m.group("value")
+            if _PASSWORD_IN_NAME.search(name):
+                ok = password_like(value)
+            else:
+                ok = _SECRET_IN_NAME.search(name) is not None and random_value(value)
+            if ok:
+                out.append(("credential_assignment", m.start("value"), m.end("value")))
+    return out
+
+
+# A wallet's seed phrase: 12 to 24 lowercase words right after "seed phrase", "mnemonic", "助记词".
+_SEED_WORD = re.compile(
+    r"(?i)\b(?:(?:seed|recovery|backup|secret|mnemonic)[\s_-]?(?:phrase|words)|mnemonic)\b|助记词|助記詞|ニーモニック"
+)
+_SEED_WORDS = re.compile(r"[a-z]{3,8}(?:[ \t,]+[a-z]{3,8}){11,23}\b")
+
+
+def seed_phrases(text: str, is_function_word: Check) -> list[Span]:
+    """Twelve or more lowercase words within 16 characters after a seed-phrase word, at most three of them
+    function words (prose about a seed phrase has many)."""
+    out: list[Span] = []
+    low = text.lower()
+    if not any(w in low for w in ("phrase", "words", "mnemonic", "助记词", "助記詞", "ニーモニック")):
+        return out
+    for word in _SEED_WORD.finditer(text):
+        m = _SEED_WORDS.search(text, word.end(), min(len(text), word.end() + 16 + 9 * 24))
+        if m is None or m.start() - word.end() > 16:
+            continue
+        words = re.split(r"[ \t,]+", m.group(0))
+        if sum(map(is_function_word, words)) <= 3:
+            out.append(("seed_phrase", m.start(), m.end()))
+    return out
+
+
+# A UUID or a hex id is not a secret by itself; right after a word that names a credential it is (Heroku and
+# Postmark keys are UUIDs, Datadog, PagerDuty and Twilio ones hex): "the Heroku API key 3fa85f64-…".
+_KEYED_WORD = re.compile(
+    r"(?i)\b(?:api|app|application|access|auth|secret|server|account|integration|routing|license|licence|ingest"
+    r"|admin|service|private|signing|master|deploy|personal|bot|client|webhook|management|rest|user|org|project"
+    r"|team)[\s_.-]?(?:keys?|tokens?)\b|\b(?:secrets?|passwords?|passwd|passphrase|credentials?|apikey|tokens?)\b"
+    r"|geniekey"
+)
+_KEYED_VALUE = re.compile(
+    r"(?<![0-9A-Za-z_\-])(?:0x)?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{24,64})"
+    r"(?![0-9A-Za-z_\-])"
+)
+# Words between the credential word and the value that make the value an id, a digest or an example of a format.
+_KEYED_NOT = re.compile(
+    r"(?i)\b(?:ids?|fingerprints?|hash(?:es)?|digests?|sha\d*|md5|checksums?|commits?|uuids?|names?|versions?|like"
+    r"|e\.g|examples?|formats?|such as|looks?|hex)\b|\n\s*\n|[.!?]\s"
+)
+_KEYED_CHARS = 48
+_SAME_CHAR_RUN = re.compile(r"(.)\1{7,}")
+
+
+def keyed_ids(text: str) -> list[Span]:
+    """A UUID or ≥ 32 hex digits right after a word naming a credential, unless the words between make it an id."""
+    out: list[Span] = []
+    for word in _KEYED_WORD.finditer(text):
+        m = _KEYED_VALUE.search(text, word.end(), min(len(text), word.end() + _KEYED_CHARS))
+        if m is None or _KEYED_NOT.search(text, word.end(), m.start()):
+            continue
+        if _SAME_CHAR_RUN.search(m.group(1)) or (len(m.group(1)) < 32 and "secret" not in word.group(0).lower()):
+            continue  # 00000000-0000-0000-0000-000000000000; 24 to 31 hex digits only as a secret (Plaid's)
+        out.append(("credential_near_keyword", m.start(1), m.end(1)))
+    return out
+
+
+# Chinese clouds (Huawei, Baidu, Volcengine, Kingsoft) call the key pair "AK" and "SK": "AK: …", "HUAWEICLOUD_SDK_SK=…".
+_AK_SK = re.compile(
+    r"(?:(?<![A-Za-z0-9])|(?<=_))(?:AK|SK)(?![A-Za-z0-9])\s*(?:[:=：]|是|为|\bis\b)\s*[\"'“]?"
+    r"(?P<value>[A-Za-z0-9/+=]{16,64})(?![A-Za-z0-9/+=])"
+)
+
+
+def ak_sk_pairs(text: str, random_value: Check) -> list[Span]:
+    """A random value labelled AK or SK (an access key id or secret key of a Chinese cloud)."""
+    if "AK" not in text and "SK" not in text:
+        return []
+    return [
+        ("access_key_pair", m.start("value"), m.end("value")) for m in _AK_SK.finditer(text) if random_value(m["value"])
+    ]

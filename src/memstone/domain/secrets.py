@@ -43,11 +43,15 @@ from dataclasses import dataclass
 from .analyzer import STOPWORDS
 from .secret_formats import FORMAT_RULES, FormatRule, b64decode_loose, decodes_to
 from .secret_generic import (
+    ak_sk_pairs,
     credential_pairs,
     hex_private_keys,
+    keyed_ids,
+    named_literals,
     passphrases,
     prefixed_tokens,
     query_credentials,
+    seed_phrases,
     suffix_named_tokens,
 )
 
@@ -78,7 +82,7 @@ _SECRET_NAMES = (
 )
 _ASSIGNMENT = re.compile(
     r"(?i)(?P<name>\b[A-Za-z0-9_.\-]*?(?:" + _PASSWORD_NAMES + "|" + _SECRET_NAMES + r")[A-Za-z0-9_\-]*)"
-    r"[\"']?(?P<sep>\s*(?::=|=>|=|:|\bis\b)\s*)(?P<quote>[\"'`]?)(?P<value>[^\s\"'`,;]{6,})"
+    r"[\"']?(?P<sep>\s*(?::=|=>|=|:|：|\bis\b|是|为|為)\s*)(?P<quote>[\"'`]?)(?P<value>[^\s\"'`,;]{6,})"
 )
 # Names that contain a credential word but are not credentials.
 _NOT_CREDENTIAL_NAME = re.compile(
@@ -104,29 +108,11 @@ _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
 # mailer: SG…", "here's my token so you can pull it: …"): the rule that catches formats no list names yet.
 _CREDENTIAL_WORD = re.compile(
     r"(?i)\b(?:api[\s_-]?keys?|keys?|tokens?|secrets?|passwords?|passwd|passphrase|credentials?|creds|auth"
-    r"|cl(?:é|e)f?s?|claves?|chaves?|jetons?|токен\w*|ключ\w*)\b|トークン|キー|シークレット|秘密鍵|密钥|令牌|秘钥"
+    r"|cl(?:é|e)f?s?|claves?|chaves?|chiav[ei]|jetons?|pats?|secretos?|segret[oi]|токен\w*|ключ\w*)\b|トークン|キー|シークレット|秘密鍵|密钥|令牌|秘钥"
 )
 _TOKEN = re.compile(r"(?<![A-Za-z0-9_\-./+=])([A-Za-z0-9][A-Za-z0-9_\-./+=]{19,})(?![A-Za-z0-9_\-./+=])")
 _NEAR_CHARS = 80
 
-# A UUID or a hex id is not a secret by itself; right after a word that names a credential it is (Heroku and
-# Postmark keys are UUIDs, Datadog, PagerDuty and Twilio ones hex): "the Heroku API key 3fa85f64-…".
-_KEYED_WORD = re.compile(
-    r"(?i)\b(?:api|app|application|access|auth|secret|server|account|integration|routing|license|licence|ingest"
-    r"|admin|service|private|signing|master|deploy|personal|bot|client|webhook|management|rest|user|org|project"
-    r"|team)[\s_-]?(?:keys?|tokens?)\b|\b(?:secrets?|passwords?|passwd|passphrase|credentials?|apikey|tokens?)\b"
-    r"|geniekey"
-)
-_KEYED_VALUE = re.compile(
-    r"(?<![0-9A-Za-z_\-])(?:0x)?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{32,64})"
-    r"(?![0-9A-Za-z_\-])"
-)
-# Words between the credential word and the value that make the value an id, a digest or an example of a format.
-_KEYED_NOT = re.compile(
-    r"(?i)\b(?:ids?|fingerprints?|hash(?:es)?|digests?|sha\d*|md5|checksums?|commits?|uuids?|names?|versions?|like"
-    r"|e\.g|examples?|formats?|such as|looks?|hex)\b|\n\s*\n|[.!?]\s"
-)
-_KEYED_CHARS = 48
 _PUBLIC_WORD = re.compile(r"(?i)\b(?:public|publishable|pub)[\s_-]?$")
 # Keys published by design: Stripe and Supabase publishable keys, SSH public key bodies.
 _PUBLIC_PREFIX = re.compile(r"pk_(?:live|test)_|sb_publishable_|AAAA[BC]3NzaC1|AAAAE2VjZHNh")
@@ -215,18 +201,27 @@ def _random_token(value: str) -> bool:
         return False  # a dotted code name: socksio.socks5.SOCKS5AuthMethod
     letters = sum(c.isalpha() for c in v)
     digits = sum(c.isdigit() for c in v)
-    if letters < 4 or digits < 2:
+    if letters < 4 or (digits < 2 and not _random_letters(v)):
         return False  # words-with-dashes-like-this and plain numbers are not keys
-    if len(_CAMEL_WORD.findall(v)) >= 3 and v.isalnum() and shannon_entropy(v) < 4.2:
+    camel = _CAMEL_WORD.findall(v)
+    if len(camel) >= 3 and sum(map(len, camel)) >= 0.5 * len(v) and v.isalnum() and shannon_entropy(v) < 4.2:
         return False  # a CamelCase name: PKCS12PrivateKeyTypes, LangGraphDeprecatedSinceV10
     if not any(c.islower() for c in v) or not any(c.isupper() for c in v):
         return len(v) >= 32 and shannon_entropy(v) >= 4.0
     return shannon_entropy(v) >= 3.7
 
 
+def _random_letters(v: str) -> bool:
+    """Mixed case with few or no digits that is still generated (INjPFSAIF8hKGaTsCSLf): no run of words."""
+    wordish = sum(len(w) for w in _WORDISH.findall(v) if sum(c in "aeiouy" for c in w.lower()) >= 0.25 * len(w))
+    mixed = any(c.islower() for c in v) and any(c.isupper() for c in v)
+    return mixed and v.isalnum() and len(v) >= 20 and wordish < 0.6 * len(v) and shannon_entropy(v) >= 4.0
+
+
 # Password and key words in the languages capture sees (a CJK word has no word boundary to test).
 _PASSWORD_WORD = re.compile(
-    r"(?i)\b(?:passwords?|passwd|passphrase|passwort|kennwort|contrase(?:ñ|n)a|mot de passe|mdp|senha|пароль|pw"
+    r"(?i)\b(?:passwords?|passwd|passphrase|passwort|kennwort|contrase(?:ñ|n)a|mot[ -]de[ -]passe|mdp|senha|пароль|pw"
+    r"|parola d'ordine|wachtwoord|hasło|şifre|mật khẩu|kata sandi|lösenord(?:et)?|heslo|passord|salasana"
     r"|claves?)\b|密码|口令|密碼|パスワード|暗証番号|비밀번호|(?i:\bschl(?:ü|ue)ssel\b|\bzugangs\w*)|密钥|秘钥|令牌|私钥|凭证|凭据"
 )
 _NEAR_PASSWORD_CHARS = 60
@@ -242,7 +237,12 @@ _EMPHASIS = re.compile(r"^\*{1,2}[A-Za-z][A-Za-z_\- ]*\*{1,2}$")
 # A value after "password … is/ist/是/は/：": one run of ASCII letters, digits and symbols, wherever it starts; in
 # Chinese and Japanese it follows a particle or a full-width quote with no space ("パスワードはXk29!mPq77です").
 _PW_CHAR = r"A-Za-z0-9!#$%&*+\-./?@^_~|\\"
-_PASSWORD_VALUE = re.compile(rf"(?<![{_PW_CHAR}])([{_PW_CHAR}]{{8,64}})(?![{_PW_CHAR}])")
+_PASSWORD_VALUE = re.compile(rf"(?<![{_PW_CHAR}])([{_PW_CHAR}]{{6,64}})(?![{_PW_CHAR}])")
+# "… es hunter22", "密码是 hunter2": the value right after a copula or colon is stated as the password, so it needs
+# only what an assignment's value needs (a digit or a symbol), not the look of a generated one.
+_COPULA = re.compile(
+    r"(?i)(?:[^\n]{0,40}?(?:\b(?:is|es|est|ist|è|é|lautet|era|är|je|là)\b|[:：=是为為は]))?\s*[:：]?\s*[\"'`“「«]?\s*"
+)
 _DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\.?$")
 # A .env line: NAME=value alone on its line, NAME in UPPER_SNAKE_CASE.
 _ENV_LINE = re.compile(r"(?m)^\s*(?:export\s+)?(?P<name>[A-Z][A-Z0-9_]{2,})=[\"']?(?P<value>[^\s\"'#]{16,})[\"']?\s*$")
@@ -280,6 +280,19 @@ def _password_in_prose(value: str) -> bool:
         varied = shannon_entropy(v) >= 0.8 * math.log2(min(len(v), 64))
         return len(v) >= 10 and inner_caps >= 2 and wordish < 0.5 * len(v) and varied
     return _classes(v) >= 3 or (len(v) >= 12 and shannon_entropy(v) >= 3.5)
+
+
+# Words between a password word and the copula that make the sentence about something else ("the password hash is …").
+_NOT_STATED = re.compile(r"(?i)hash|polic|length|format|type|field|rule|encod|algorithm|scheme|strength|requir|reset")
+# A flag's value that is a path, URL or key file (--private-key ~/.ssh/id_rsa), not the secret itself.
+_FILE_VALUE = re.compile(r"^(?:/|~|\.\.?/)|://|\.(?:pem|key|json|txt|p12|pfx|jks|crt|der|gpg|asc|pub|env)$")
+
+
+def _stated_password(value: str) -> bool:
+    v = value.rstrip(".,;:!?)")
+    if "/" in v or not v.isascii() or _SNAKE_NAME.match(v) or v.startswith(("$", "%", "{")):
+        return False
+    return any(c.isalpha() for c in v) and _password_like(v)
 
 
 def _env_secret(value: str) -> bool:
@@ -374,14 +387,18 @@ _WORDISH = re.compile(r"[A-Z]?[a-z]{3,}")
 def _format_match_ok(rule: FormatRule, m: re.Match[str]) -> bool:
     """The checks a format's regex cannot express: placeholders, defaults, decodable parts."""
     kind, value = rule.kind, m.group(rule.group)
+    if kind == "twitter_bearer_token":
+        return _random_tail(value.lstrip("A"))
     if kind != "private_key" and _SAME_CHAR_RUN.search(m.group(0)):
         return False  # glpat-xxxxxxxxxxxxxxxxxxxx, AKIAXXXXXXXXXXXXXXXX: a placeholder in a doc
-    if rule.random_tail >= 0 and not _random_tail(m.group(0)[rule.random_tail :]):
+    if rule.random_tail >= 0 and not _random_tail(value[rule.random_tail :]):
         return False
     if kind == "url_password":
+        if "://" not in m.group(0):
+            return _password_like(value)  # Oracle's user/password@
         return not (_is_placeholder(value) or _default_password(m.group(0), value))
     if kind in ("bearer_token", "authorization_header"):
-        return _high_entropy(value)
+        return _high_entropy(value) and (len(value) >= 20 or _random_tail(value))
     if kind == "url_credentials":
         return _random_token(value) or _long_hex(value)
     if kind == "aws_access_key_id":
@@ -395,10 +412,10 @@ def _format_match_ok(rule: FormatRule, m: re.Match[str]) -> bool:
         return raw is not None and raw.isdigit() and 16 <= len(raw) <= 20  # base64 of the bot's numeric id
     if kind == "private_key" and value.startswith("LS0t"):
         return decodes_to(value[:64], b"PRIVATE KEY")
-    if kind == "docker_auth":
+    if kind in ("docker_auth", "npm_auth"):
         return decodes_to(value, b":")
-    if kind == "cli_password":
-        return _password_like(value)
+    if kind in ("cli_password", "sql_password"):
+        return _password_like(value) and not _FILE_VALUE.search(value)
     return True
 
 
@@ -454,7 +471,10 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
         for m in _PASSWORD_VALUE.finditer(text, word.end(), window_end):
             if text.startswith(("(", "["), m.end()) or _DOTTED_NAME.match(m.group(1)):
                 continue  # code: base64.b64encode(userpass), self.password_hasher
-            if _password_in_prose(m.group(1)):
+            stated = _COPULA.fullmatch(text, word.end(), m.start()) and not _NOT_STATED.search(
+                text, word.end(), m.start()
+            )
+            if _password_in_prose(m.group(1)) or (stated and _stated_password(m.group(1))):
                 found.append(SecretFinding(kind="password_near_keyword", start=m.start(1), end=m.end(1)))
                 break
     for m in _ENV_LINE.finditer(text):
@@ -466,7 +486,6 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
             continue  # a data: URI or a file's bytes (an image, a PDF), not a key
         if _unknown_random(m.group(1)):
             found.append(SecretFinding(kind="high_entropy_token", start=m.start(1), end=m.end(1)))
-    found.extend(_keyed_ids(text))
     found.extend(_generic(text))
     if "AC" in text:
         for sid in _TWILIO_SID.finditer(text):
@@ -479,19 +498,6 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
             if _classes(value) >= 3 and shannon_entropy(value) >= 4.0 and _AWS_CONTEXT.search(window):
                 found.append(SecretFinding(kind="aws_secret_access_key", start=m.start(1), end=m.end(1)))
     return _merge(found)
-
-
-def _keyed_ids(text: str) -> list[SecretFinding]:
-    """A UUID or ≥ 32 hex digits right after a word naming a credential, unless the words between make it an id."""
-    out = []
-    for word in _KEYED_WORD.finditer(text):
-        m = _KEYED_VALUE.search(text, word.end(), min(len(text), word.end() + _KEYED_CHARS))
-        if m is None or _KEYED_NOT.search(text, word.end(), m.start()):
-            continue
-        if _SAME_CHAR_RUN.search(m.group(1)):
-            continue  # 00000000-0000-0000-0000-000000000000
-        out.append(SecretFinding(kind="credential_near_keyword", start=m.start(1), end=m.end(1)))
-    return out
 
 
 # Words that make a run of lowercase words prose about a password, not the password (English ones: STOPWORDS).
@@ -514,14 +520,23 @@ def _upper_random(value: str) -> bool:
     return digits >= 4 and len(v) - digits >= 8 and shannon_entropy(v) >= 3.8
 
 
+def _upper_id(v: str) -> bool:
+    """An upper-case key id with a digit (Huawei's 20-character AK), only where a label names it."""
+    return v.isupper() and v.isalnum() and any(c.isdigit() for c in v) and shannon_entropy(v) >= 3.5
+
+
 def _generic(text: str) -> list[SecretFinding]:
     """The shapes of :mod:`memstone.domain.secret_generic`, judged by this module's value rules."""
     spans = [
         *query_credentials(text, lambda v: not _is_placeholder(v) and (_random_token(v) or _high_entropy(v))),
         *suffix_named_tokens(text, lambda v: (_random_token(v) or _upper_random(v)) and not _printable_base64(v)),
         *hex_private_keys(text),
+        *keyed_ids(text),
+        *ak_sk_pairs(text, lambda v: _random_token(v) or _upper_random(v) or _upper_id(v)),
         *passphrases(text, lambda w: w in STOPWORDS or w in _PROSE_WORDS),
         *credential_pairs(text, _password_in_prose),
+        *named_literals(text, _password_like, lambda v: _random_token(v) or _long_hex(v)),
+        *seed_phrases(text, lambda w: w in STOPWORDS or w in _PROSE_WORDS),
         *prefixed_tokens(text, lambda v: not _HEX.match(v) and _random_tail(v) and shannon_entropy(v) >= 3.8),
     ]
     return [SecretFinding(kind=kind, start=start, end=end) for kind, start, end in spans]
@@ -529,7 +544,7 @@ def _generic(text: str) -> list[SecretFinding]:
 
 _GENERIC_KINDS = frozenset(
     ["high_entropy_token", "env_assignment", "password_near_keyword", "credential_near_keyword",
-     "url_query_credential", "credential_pair", "prefixed_token", "passphrase_in_prose"]
+     "url_query_credential", "credential_pair", "prefixed_token", "passphrase_in_prose", "access_key_pair"]
 )  # fmt: skip
 
 

@@ -32,8 +32,8 @@ from memstone.domain.analyzer import informative_terms, query_terms
 from memstone.domain.search import candidate_depth
 
 B = 0.75
-# The head search of 2e9aa75 (``PostgresFullText.head_candidates`` before issue 13's change), for the comparison.
-BEFORE = (
+# The scoring of 2e9aa75 and ae97122 (before the per-term scan): every posting of the terms scored, grouped by row.
+SCORED = (
     "WITH st AS (SELECT coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_len), 0)::float8 AS len "
     "FROM memory_fts_stats), "
     "df AS MATERIALIZED (SELECT term, count(*)::float8 AS df FROM memory_entry_postings "
@@ -43,24 +43,17 @@ BEFORE = (
     "m AS MATERIALIZED (SELECT p.projection_id, "
     f"sum(q.idf * (p.tf * {K1 + 1}) / (p.tf + {K1} * ({1 - B} + {B} * p.dl / q.avgdl))) AS score "
     "FROM memory_entry_postings p JOIN q ON q.term = p.term WHERE p.term = ANY(%s::text[]) "
-    "GROUP BY p.projection_id) "
-    "SELECT h.projection_id, m.score FROM m CROSS JOIN LATERAL (SELECT * FROM memory_entry_heads h "
+    "GROUP BY p.projection_id"
+)
+# The head search of 2e9aa75 (``PostgresFullText.head_candidates`` before issue 13's change), for the comparison.
+BEFORE = (
+    SCORED + ") SELECT h.projection_id, m.score FROM m CROSS JOIN LATERAL (SELECT * FROM memory_entry_heads h "
     "WHERE h.projection_id = m.projection_id AND h.memory_artifact_id IN (%s)) AS h "
     "ORDER BY m.score DESC, h.projection_id LIMIT %s"
 )
-
 # The first statement of ``head_candidates`` at ae97122 (issue 13's "best 2 x depth first", before the per-term scan).
 MAIN = (
-    "WITH st AS (SELECT coalesce(sum(docs), 0)::float8 AS n, coalesce(sum(total_len), 0)::float8 AS len "
-    "FROM memory_fts_stats), "
-    "df AS MATERIALIZED (SELECT term, count(*)::float8 AS df FROM memory_entry_postings "
-    "WHERE term = ANY(%s::text[]) GROUP BY term), "
-    "q AS (SELECT df.term, greatest(ln((st.n - df.df + 0.5) / (df.df + 0.5)), 1e-6) AS idf, "
-    "CASE WHEN st.n > 0 THEN greatest(st.len / st.n, 1) ELSE 1 END AS avgdl FROM df, st), "
-    "m AS MATERIALIZED (SELECT p.projection_id, "
-    f"sum(q.idf * (p.tf * {K1 + 1}) / (p.tf + {K1} * ({1 - B} + {B} * p.dl / q.avgdl))) AS score "
-    "FROM memory_entry_postings p JOIN q ON q.term = p.term WHERE p.term = ANY(%s::text[]) "
-    "GROUP BY p.projection_id ORDER BY score DESC, p.projection_id LIMIT %s) "
+    SCORED + " ORDER BY score DESC, p.projection_id LIMIT %s) "
     "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, m.projection_id, "
     "m.score FROM m LEFT JOIN LATERAL (SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, "
     "h.entry_content_hash FROM memory_entry_heads h WHERE h.projection_id = m.projection_id "

@@ -103,3 +103,13 @@ async def test_a_filter_that_most_best_rows_fail_still_gets_the_best_rows_that_p
     assert len({pid for _, pid in ref} & {pid for _, pid in unfiltered[: 2 * candidate_depth(10)]}) < 40
     same_ranking(got, ref, candidate_depth(10))
     assert len(got) == 20
+
+
+async def test_a_term_given_twice_counts_once(postgres_url: str) -> None:
+    # The statement reads each distinct term's postings once (one index scan per term): a repeated term must not
+    # add its contribution twice, as ``term = ANY(…)`` never did.
+    memory_id = await build(postgres_url)
+    where = ["h.memory_artifact_id IN (?)"]
+    once = candidates(postgres_url, ["zeolite", "deploy", "server"], where, [memory_id])
+    twice = candidates(postgres_url, ["server", "zeolite", "deploy", "zeolite", "server"], where, [memory_id])
+    assert once == twice and len(once) == candidate_depth(10)

@@ -88,6 +88,7 @@ from .nearness import (
     weighted_match,
     wording_swap,
 )
+from .roles import role_change
 from .subjects import (
     conflicts,
     pick_change,
@@ -544,6 +545,8 @@ def _plan_one(
         hit = pick_change(text, mine, [(t.text, t.tokens) for t in pool], weights, stated=correction)
         if hit is not None:  # the same subject set to another value: an unmarked correction (subjects.py)
             best_t, best_sim, correction = pool[hit], similarity(mine, pool[hit].tokens), True
+        elif cand.kind != "lesson" and (tool := role_change(text, targets, stated=correction)) is not None:
+            best_t, best_sim, correction = tool, similarity(mine, tool.tokens), True  # another tool, one role
         elif cand.kind != "lesson" and (last := just_changed(text, targets)) is not None:  # the entry just written
             best_t, best_sim, correction = last, similarity(mine, last.tokens), True
     if best_t is None and top is not None:

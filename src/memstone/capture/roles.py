@@ -1,0 +1,127 @@
+"""What a named tool is for: a change of tool in one role revises the entry that names the old one (issue 16).
+
+An unmarked correction often names nothing but the new tool: "我们现在用 pnpm 了。" after "管理后台的依赖用 npm 装。",
+"Recurring jobs are scheduled by Quartz.NET." after "Background jobs run in Hangfire …". The two share no subject
+word a lexical rule could count, in any language, but both name a tool of one *role* (a JavaScript package
+manager, a job scheduler): the role is the subject, and the tool is the value. :data:`ROLES` lists well-known
+tools of common roles (general knowledge, not fitted to any line); :func:`roles` finds them in a text, in any
+language (a name is written the same way in Chinese, Spanish or English prose), and :func:`role_change` picks the
+entry a candidate changes that way.
+
+The rule (tried only when no other rule matched an entry):
+
+- the candidate names a tool of a role that the entry does not name, and the entry names another tool of that
+  role that the candidate does not (``pnpm`` / ``npm``; "Bun, pnpm-lock.yaml was deleted" / "pnpm, not npm");
+- and the candidate says that something changed (a correction: "now", "改用", "desde"), or the two share a subject
+  token besides the tools ("jobs"): two rules that merely name two tools of one role in different places ("the
+  web app uses pnpm" / "the mobile app uses yarn") share neither;
+- of the entries it takes, the one sharing most subject tokens wins, then the newest.
+
+Without a role, two tool names say nothing about each other, so nothing else is joined.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import cache
+
+from ._text import subject_tokens
+from .targets import Target
+
+__all__ = ["ROLES", "role_change", "roles"]
+
+# Well-known tools by role. Names that are ordinary words of a language the capture reads (kind, black, parcel,
+# vite, got, temporal, cron) are left out or only taken as written (see _EXACT): a role must not come from prose.
+ROLES: dict[str, tuple[str, ...]] = {
+    "js-packages": ("npm", "pnpm", "yarn", "bun"),
+    "py-packages": ("pip", "pip-tools", "poetry", "uv", "pipenv", "conda", "pdm", "hatch", "rye"),
+    "jobs": ("hangfire", "quartz", "quartz.net", "celery", "sidekiq", "resque", "dramatiq", "bullmq", "rq", "huey",
+             "good_job", "solid_queue", "oban", "arq", "apscheduler"),
+    "object-storage": ("S3", "OSS", "COS", "GCS", "R2", "minio", "seaweedfs", "azure blob", "七牛云", "kodo"),
+    "orm": ("prisma", "typeorm", "drizzle", "sequelize", "sqlalchemy", "hibernate", "ef core", "dapper", "gorm",
+            "diesel", "sqlx", "mikro-orm", "knex", "kysely", "peewee", "tortoise", "doctrine", "eloquent", "mybatis",
+            "jooq", "ecto", "sqlc"),
+    "validation": ("zod", "valibot", "yup", "joi", "ajv", "pydantic", "marshmallow", "class-validator", "superstruct",
+                   "arktype"),
+    "payments": ("stripe", "adyen", "paypal", "braintree", "mollie", "square", "razorpay", "paddle", "klarna"),
+    "js-tests": ("jest", "vitest", "mocha", "jasmine", "karma", "ava"),
+    "bundler": ("webpack", "rollup", "esbuild", "turbopack", "rspack", "Vite"),
+    "e2e": ("cypress", "playwright", "selenium", "puppeteer", "detox", "maestro", "appium"),
+    "email": ("sendgrid", "mailgun", "postmark", "SES", "mailchimp", "mandrill", "resend", "sparkpost"),
+    "ci": ("github actions", "gitlab ci", "jenkins", "circleci", "travis", "buildkite", "drone", "teamcity",
+           "azure pipelines", "bitbucket pipelines"),
+    "state": ("redux", "mobx", "zustand", "riverpod", "pinia", "vuex", "ngrx", "recoil", "jotai", "getx", "valtio"),
+    "errors": ("sentry", "bugsnag", "rollbar", "crashlytics", "honeybadger", "datadog", "new relic"),
+    "js-lint": ("eslint", "biome", "tslint", "oxlint", "standard"),
+    "py-lint": ("ruff", "flake8", "pylint", "pyflakes"),
+    "http-client": ("axios", "ky", "superagent", "httpx", "aiohttp", "okhttp", "retrofit", "alamofire", "dio"),
+    "push": ("FCM", "APNs", "onesignal", "极光推送", "极光", "个推", "jpush", "getui", "pusher", "expo push"),
+    "cache": ("redis", "memcached", "valkey", "keydb"),
+    "broker": ("kafka", "rabbitmq", "nats", "SQS", "pulsar", "activemq", "kinesis", "nsq"),
+    "local-k8s": ("k3d", "minikube", "k3s", "microk8s"),
+    "iac": ("terraform", "pulumi", "opentofu", "cloudformation", "cdk"),
+    "docs": ("sphinx", "mkdocs", "docusaurus", "vitepress", "hugo", "jekyll", "gitbook", "storybook"),
+    "auth": ("auth0", "keycloak", "cognito", "okta", "clerk", "firebase auth", "supabase auth"),
+    "search": ("elasticsearch", "opensearch", "meilisearch", "algolia", "typesense", "solr"),
+}  # fmt: skip
+# Taken only as written (case-sensitive): an acronym ("SES", "COS" are words in other languages) or a word of prose
+# ("Vite" is French for "quickly", "square", "standard", "drone", "maestro" English or Spanish words).
+_EXACT = frozenset(("S3", "OSS", "COS", "GCS", "R2", "SES", "FCM", "APNs", "SQS", "Vite"))
+_PROSE = frozenset(("square", "standard", "drone", "maestro", "hugo", "clerk", "ava", "ky", "dio"))
+
+
+@cache
+def _pattern(name: str) -> re.Pattern[str]:
+    body = re.escape(name).replace(r"\ ", r"[\s_-]?")
+    if not name.isascii():
+        return re.compile(body)  # a CJK name: no word boundaries in CJK prose
+    flags = 0 if name in _EXACT else re.IGNORECASE
+    return re.compile(rf"(?<![\w.@/]){body}(?![\w]|\.\w)", flags)
+
+
+def roles(text: str) -> dict[str, frozenset[str]]:
+    """The tools of each role that ``text`` names (lowercased; the longest of overlapping names of one role).
+    A name of :data:`_PROSE` counts only in a code span or as written in lowercase next to code-like text.
+
+    >>> roles("我们现在用 pnpm 了，pnpm-lock.yaml 也提交。")
+    {'js-packages': frozenset({'pnpm'})}
+    """
+    code = " ".join(re.findall(r"`([^`\n]*)`", text))
+    out: dict[str, frozenset[str]] = {}
+    for role, names in ROLES.items():
+        found = set()
+        for name in names:
+            where = code if name in _PROSE else text
+            if _pattern(name).search(where):
+                found.add(name.lower())
+        for name in list(found):  # "quartz" inside "quartz.net", "极光" inside "极光推送": one tool
+            if any(other != name and name in other for other in found):
+                found.discard(name)
+        if found:
+            out[role] = frozenset(found)
+    return out
+
+
+def role_change(text: str, targets: Sequence[Target], *, stated: bool) -> Target | None:
+    """The entry whose tool in some role the candidate ``text`` replaces with another, or None (module doc).
+    ``stated``: the candidate says that something changed (it is a correction)."""
+    mine = roles(text)
+    if not mine:
+        return None
+    tools = frozenset().union(*(subject_tokens(n) for found in mine.values() for n in found))
+    own = subject_tokens(text) - tools
+    best: tuple[int, str, Target] | None = None
+    for t in targets:
+        if t.kind == "working_note":
+            continue
+        theirs = roles(t.text)
+        if not any(mine[r] - theirs[r] and theirs[r] - mine[r] for r in mine.keys() & theirs.keys()):
+            continue
+        shared = len(own & (t.tokens - tools))
+        if not stated and shared < 1:
+            continue
+        key = (shared, t.written, t)
+        if best is None or key[:2] > best[:2]:
+            best = key
+    return None if best is None else best[2]

@@ -40,6 +40,7 @@ async def test_two_tools_of_one_role_in_unrelated_statements_stay_two(service: M
 def test_roles_reads_names_in_any_prose_and_not_ordinary_words() -> None:
     assert roles("图片存储已经迁到腾讯云 COS 了。") == {"object-storage": frozenset({"cos"})}
     assert roles("Recurring jobs are scheduled by Quartz.NET.") == {"jobs": frozenset({"quartz.net"})}
-    assert roles("推送用的是极光推送。") == {"push": frozenset({"极光推送"})}
+    assert roles("推送用的是极光推送。") == {"push": frozenset({"极光推送"})}  # not 极光 beside it
+    assert roles("On gère les dépendances avec pnpm, pas avec npm.") == {"js-packages": frozenset({"pnpm", "npm"})}
     assert roles("Il faut aller vite; ses tests cos tournent.") == {}  # French words, not Vite / SES / COS
     assert roles("The standard square layout.") == {}

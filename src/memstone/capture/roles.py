@@ -8,7 +8,8 @@ tools of common roles (general knowledge, not fitted to any line); :func:`roles`
 language (a name is written the same way in Chinese, Spanish or English prose), and :func:`role_change` picks the
 entry a candidate changes that way.
 
-The rule (tried only when no other rule matched an entry):
+The rule (tried when no rule on the words of an entry matched, before the weighted-overlap rule: a tool named in
+its role is stronger evidence than rare shared words):
 
 - the candidate names a tool of a role that the entry does not name, and the entry names another tool of that
   role that the candidate does not (``pnpm`` / ``npm``; "Bun, pnpm-lock.yaml was deleted" / "pnpm, not npm");
@@ -71,6 +72,9 @@ _EXACT = frozenset(("S3", "OSS", "COS", "GCS", "R2", "SES", "FCM", "APNs", "SQS"
 _PROSE = frozenset(("square", "standard", "drone", "maestro", "hugo", "clerk", "ava", "ky", "dio"))
 
 
+_CODE = re.compile(r"`[^`\n]*`")
+
+
 @cache
 def _pattern(name: str) -> re.Pattern[str]:
     body = re.escape(name).replace(r"\ ", r"[\s_-]?")
@@ -80,33 +84,47 @@ def _pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w.@/]){body}(?![\w]|\.\w)", flags)
 
 
+def _found(text: str) -> dict[str, dict[str, int]]:
+    """The tools of each role ``text`` names, each with where it is first named (a name taken only in a code
+    span: the end of ``text``)."""
+    code = " ".join(m.group()[1:-1] for m in _CODE.finditer(text))
+    out: dict[str, dict[str, int]] = {}
+    for role, names in ROLES.items():
+        spans: dict[str, list[tuple[int, int]]] = {}
+        for name in names:
+            where = code if name in _PROSE else text
+            found = [m.span() for m in _pattern(name).finditer(where)]
+            if found:
+                spans[name.lower()] = found if name not in _PROSE else [(len(text), len(text) + 1)]
+        # A name only inside a longer one of its role ("quartz" in "quartz.net", "极光" in "极光推送") is that one.
+        kept = {
+            name: min(a for a, b in where if not _inside(a, b, name, spans))
+            for name, where in spans.items()
+            if any(not _inside(a, b, name, spans) for a, b in where)
+        }
+        if kept:
+            out[role] = kept
+    return out
+
+
+def _inside(a: int, b: int, name: str, spans: dict[str, list[tuple[int, int]]]) -> bool:
+    return any(x <= a and b <= y and (x, y) != (a, b) for other, s in spans.items() if other != name for x, y in s)
+
+
 def roles(text: str) -> dict[str, frozenset[str]]:
     """The tools of each role that ``text`` names (lowercased; the longest of overlapping names of one role).
-    A name of :data:`_PROSE` counts only in a code span or as written in lowercase next to code-like text.
+    A name of :data:`_PROSE` counts only in a code span.
 
     >>> roles("我们现在用 pnpm 了，pnpm-lock.yaml 也提交。")
     {'js-packages': frozenset({'pnpm'})}
     """
-    code = " ".join(re.findall(r"`([^`\n]*)`", text))
-    out: dict[str, frozenset[str]] = {}
-    for role, names in ROLES.items():
-        found = set()
-        for name in names:
-            where = code if name in _PROSE else text
-            if _pattern(name).search(where):
-                found.add(name.lower())
-        for name in list(found):  # "quartz" inside "quartz.net", "极光" inside "极光推送": one tool
-            if any(other != name and name in other for other in found):
-                found.discard(name)
-        if found:
-            out[role] = frozenset(found)
-    return out
+    return {role: frozenset(found) for role, found in _found(text).items()}
 
 
 def role_change(text: str, targets: Sequence[Target], *, stated: bool) -> Target | None:
     """The entry whose tool in some role the candidate ``text`` replaces with another, or None (module doc).
     ``stated``: the candidate says that something changed (it is a correction)."""
-    mine = roles(text)
+    mine = _found(text)
     if not mine:
         return None
     tools = frozenset().union(*(subject_tokens(n) for found in mine.values() for n in found))
@@ -115,13 +133,12 @@ def role_change(text: str, targets: Sequence[Target], *, stated: bool) -> Target
     for t in targets:
         if t.kind == "working_note":
             continue
-        theirs = roles(t.text)
-        if not any(mine[r] - theirs[r] and theirs[r] - mine[r] for r in mine.keys() & theirs.keys()):
+        theirs = _found(t.text)
+        if not any(
+            mine[r].keys() - theirs[r].keys() and theirs[r].keys() - mine[r].keys() for r in mine.keys() & theirs.keys()
+        ):
             continue
         shared = len(own & (t.tokens - tools))
-        if not stated and shared < 1:
-            continue
-        key = (shared, t.written, t)
-        if best is None or key[:2] > best[:2]:
-            best = key
+        if (stated or shared >= 1) and (best is None or (shared, t.written) > best[:2]):
+            best = (shared, t.written, t)
     return None if best is None else best[2]

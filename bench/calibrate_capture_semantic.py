@@ -11,8 +11,9 @@ The threshold in ``memstone.capture.admission.SEMANTIC_THRESHOLDS`` is the lowes
 name in prose (:func:`memstone.capture.subjects.same_tools`, either way) or a command, path or flag
 (:func:`memstone.capture._text.typed_subjects`); that threshold is ``nearness.SUBJECT_COSINE``.
 ``--rule any`` asks it of "cosine ≥ t" alone, for the pairs that share no subject token (a rule restated in
-another language); that threshold is ``nearness.ALONE_COSINE``. ``--half A`` / ``--half B`` use one half of the
-dev projects only (the sorted files taken alternately, as ``calibrate_capture_nearness.py --half``).
+another language); no such rule is set, since no threshold catches a pair cleanly on half A (docs/capture.md,
+capdup2). ``--half A`` / ``--half B`` use one half of the dev projects only (the sorted files taken alternately, as
+``calibrate_capture_nearness.py --half``).
 It never reads ``bench/data/capture-heldout``.
 """
 

@@ -129,9 +129,11 @@ def role_change(text: str, targets: Sequence[Target], *, stated: bool) -> Target
         return None
     tools = frozenset().union(*(subject_tokens(n) for found in mine.values() for n in found))
     own = subject_tokens(text) - tools
+    names = tuple({n.lower() for role in mine for n in ROLES[role]})  # a cheap look before the patterns run
     best: tuple[int, str, Target] | None = None
     for t in targets:
-        if t.kind == "working_note":
+        low = t.text.lower()
+        if t.kind == "working_note" or not any(n in low for n in names):
             continue
         theirs = _found(t.text)
         if not any(

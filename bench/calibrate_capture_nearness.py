@@ -149,6 +149,11 @@ async def main_async(model: str | None, grid: list[float], rule: str = "weighted
             raise SystemExit("--rule subject-cosine needs --model")
         await sweep_constant(_Slot(nearness.SUBJECT_COSINE, model), "SUBJECT_COSINE", model, grid)
         return
+    if rule == "token-cosine":  # the cosine two statements sharing a subject token need (SEMANTIC_THRESHOLDS)
+        if model is None:
+            raise SystemExit("--rule token-cosine needs --model")
+        await sweep_constant(_Slot(nearness.SEMANTIC_THRESHOLDS, model), "SEMANTIC_THRESHOLDS", model, grid)
+        return
     set_thresholds(model, INF, INF)
     off = await measure(model)
     print(row("off", off))
@@ -182,9 +187,10 @@ def main() -> None:
     parser.add_argument("--half", choices=("A", "B"), help="fit on one half of the dev projects only")
     parser.add_argument(
         "--rule",
-        choices=("weighted", "subject", "subject-cosine"),
+        choices=("weighted", "subject", "subject-cosine", "token-cosine"),
         default="weighted",
-        help="subject: sweep SUBJECT_MIN (sixth pass); subject-cosine: SUBJECT_COSINE of --model (seventh pass)",
+        help="subject: sweep SUBJECT_MIN (sixth pass); subject-cosine: SUBJECT_COSINE of --model (seventh pass); "
+        "token-cosine: SEMANTIC_THRESHOLDS of --model",
     )
     args = parser.parse_args()
     if args.half:

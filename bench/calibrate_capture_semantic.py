@@ -10,6 +10,10 @@ The threshold in ``memstone.capture.admission.SEMANTIC_THRESHOLDS`` is the lowes
 ``--rule subject`` (seventh pass) asks the same of "cosine ≥ t and the two name the same subject": a tool-like
 name in prose (:func:`memstone.capture.subjects.same_tools`, either way) or a command, path or flag
 (:func:`memstone.capture._text.typed_subjects`); that threshold is ``nearness.SUBJECT_COSINE``.
+``--rule any`` asks it of "cosine ≥ t" alone, for the pairs that share no subject token (a rule restated in
+another language); no such rule is set, since no threshold catches a pair cleanly on half A (docs/capture.md,
+capdup2). ``--half A`` / ``--half B`` use one half of the dev projects only (the sorted files taken alternately, as
+``calibrate_capture_nearness.py --half``).
 It never reads ``bench/data/capture-heldout``.
 """
 
@@ -43,10 +47,11 @@ def same_subject(a: str, b: str) -> bool:
     return same_tools(a, b) or same_tools(b, a) or bool(typed)
 
 
-async def main_async(model_name: str, rule: str) -> None:
+async def main_async(model_name: str, rule: str, half: str | None = None) -> None:
     model = load_model(model_name)
     by_project: dict[str, list[dict[str, object]]] = {}
-    for path in sorted(DEV.glob("*.jsonl")):
+    files = sorted(DEV.glob("*.jsonl"))
+    for path in files if half is None else files["AB".index(half) :: 2]:
         for line in path.read_text("utf-8").splitlines():
             row = json.loads(line)
             label = row["label"]
@@ -60,12 +65,16 @@ async def main_async(model_name: str, rule: str) -> None:
             cos = sum(x * y for x, y in zip(vec[int(a["seq"])], vec[int(b["seq"])], strict=True))  # type: ignore[call-overload]
             ta, tb = str(a["text"]), str(b["text"])
             shared = int(same_subject(ta, tb)) if rule == "subject" else len(subject_tokens(ta) & subject_tokens(tb))
+            if rule == "any":  # only the pairs no token rule can see, all of them taken
+                if shared:
+                    continue
+                shared = 1
             pairs.append((cos, shared, related(a, b)))
     n_rel = sum(1 for p in pairs if p[2])
     print(f"{model_name}: {len(pairs)} pairs of {len(by_project)} dev projects, {n_rel} related\n")
-    condition = "the same subject" if rule == "subject" else "≥ 1 shared subject token"
+    condition = {"subject": "the same subject", "any": "no shared subject token"}.get(rule, "≥ 1 shared subject token")
     print(f"  threshold  related caught  unrelated merged   (cosine ≥ t and {condition})")
-    for t in (0.40, 0.45, 0.50, 0.55, 0.60, 0.62, 0.65, 0.70, 0.75, 0.80):
+    for t in (0.40, 0.45, 0.50, 0.55, 0.60, 0.62, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90):
         caught = sum(1 for c, s, r in pairs if r and c >= t and s >= 1)
         wrong = sum(1 for c, s, r in pairs if not r and c >= t and s >= 1)
         print(f"  {t:9.2f}  {caught:>6} of {n_rel:<5}  {wrong:>8}")
@@ -76,9 +85,12 @@ async def main_async(model_name: str, rule: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="use-multilingual-v3", help="embedding profile")
-    parser.add_argument("--rule", choices=("token", "subject"), default="token", help="what else a pair must share")
+    parser.add_argument(
+        "--rule", choices=("token", "subject", "any"), default="token", help="what else a pair must share"
+    )
+    parser.add_argument("--half", choices=("A", "B"), help="one half of the dev projects only")
     args = parser.parse_args()
-    asyncio.run(main_async(args.model, args.rule))
+    asyncio.run(main_async(args.model, args.rule, args.half))
 
 
 if __name__ == "__main__":

@@ -88,6 +88,7 @@ from .nearness import (
     weighted_match,
     wording_swap,
 )
+from .roles import role_change
 from .subjects import (
     conflicts,
     pick_change,
@@ -540,6 +541,9 @@ def _plan_one(
         score = sim.jaccard + sim.containment
         if score > best_score:
             best_t, best_score, best_sim, best_value = t, score, sim, swap if value else None
+    tool = role_change(text, targets, stated=correction) if best_t is None and cand.kind != "lesson" else None
+    if tool is not None:  # another tool in the role an entry names: it changes that entry (roles.py)
+        best_t, best_sim, correction, top = tool, similarity(mine, tool.tokens), True, None
     if best_t is None and top is None and weights is not None:
         hit = pick_change(text, mine, [(t.text, t.tokens) for t in pool], weights, stated=correction)
         if hit is not None:  # the same subject set to another value: an unmarked correction (subjects.py)

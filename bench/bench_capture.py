@@ -83,7 +83,12 @@ class LineResult:
 
 
 async def run_project(
-    path: Path, workdir: Path, model: str | None = None, *, vector_cache: bool = True
+    path: Path,
+    workdir: Path,
+    model: str | None = None,
+    *,
+    vector_cache: bool = True,
+    pipeline: CapturePipeline | None = None,
 ) -> dict[str, object]:
     rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
     project = rows[0]["project"]
@@ -91,7 +96,7 @@ async def run_project(
     scope = f"memstone://orgs/bench/projects/{project}"
     lines: list[LineResult] = []
     # As the hook's capture child: the vectors of the Memory's entries kept between events (one cache per store).
-    pipeline = CapturePipeline(vector_cache=VectorCache() if vector_cache else None)
+    pipeline = pipeline or CapturePipeline(vector_cache=VectorCache() if vector_cache else None)
     async with memstone.open_service(f"sqlite:///{db}", embedding=model) as svc:
         for row in rows:
             event = event_of(row, project)

@@ -38,6 +38,7 @@ import numpy as np
 from bench_capture import LANG_KEYS, evaluate, lang_of, run_project
 
 from memstone.capture.junk_model import STRUCTURE_NAMES, JunkClassifier, structure
+from memstone.capture.nearness import semantic_key
 from memstone.capture.pipeline import CapturePipeline
 from memstone.capture.vector_cache import VectorCache
 from memstone.embedding import load_model
@@ -226,7 +227,7 @@ def main() -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="list the LOPO junk and misses")
     args = parser.parse_args()
     rows = dev_rows(Path(args.data))
-    texts = [str(r["text"]) for r in rows]
+    texts = [semantic_key(str(r["text"])) for r in rows]  # the text capture screens (cleaned, spaces collapsed)
     x = features(asyncio.run(embed(args.model, texts)), texts)
     y = np.asarray([0.0 if r["label"]["should_store"] else 1.0 for r in rows])  # type: ignore[index]
     groups = np.asarray([str(r["project"]) for r in rows])

@@ -31,6 +31,7 @@ from pathlib import Path
 from ..domain.errors import InvalidInput, MemstoneError
 from ..ports import EmbeddingModel
 from .admission import Admission
+from .nearness import semantic_key
 
 __all__ = [
     "FORMAT",
@@ -195,12 +196,17 @@ def shipped_classifier(profile_id: str) -> JunkClassifier | None:
 
 
 async def screen(
-    admissions: Sequence[Admission], model: EmbeddingModel | None, classifier: JunkClassifier | None = None
+    admissions: Sequence[Admission],
+    model: EmbeddingModel | None,
+    classifier: JunkClassifier | None = None,
+    *,
+    vectors: dict[str, tuple[float, ...]] | None = None,
 ) -> tuple[Admission, ...]:
     """The admissions with the learned screen applied to the admitted user statements (see the module docstring).
 
     ``classifier`` None: the weights shipped for the model's profile, if any. Given weights of another profile
-    raise :class:`InvalidInput`.
+    raise :class:`InvalidInput`. ``vectors`` (when given) receives each screened text's vector under its
+    :func:`~memstone.capture.nearness.semantic_key`, so that dedup by meaning does not embed it a second time.
     """
     if model is None:
         return tuple(admissions)
@@ -212,7 +218,7 @@ async def screen(
     todo = [i for i, a in enumerate(admissions) if a.admitted and a.candidate.origin in SCREENED_ORIGINS]
     if not todo:
         return tuple(admissions)
-    texts = tuple(admissions[i].candidate.text for i in todo)
+    texts = tuple(semantic_key(admissions[i].candidate.text) for i in todo)
     try:
         result = await model.embed(texts)
     except (MemstoneError, ValueError, OSError, RuntimeError, ImportError):
@@ -220,6 +226,8 @@ async def screen(
     if len(result.vectors) != len(texts):
         return tuple(admissions)
     out = list(admissions)
+    if vectors is not None:
+        vectors.update(zip(texts, result.vectors, strict=True))
     for i, text, vector in zip(todo, texts, result.vectors, strict=True):
         p = classifier.probability(vector, text)
         verdict = f"p(junk) {p:.3f} {'≥' if p >= classifier.threshold else '<'} {classifier.threshold:.3f}"

@@ -97,6 +97,7 @@ class Proposal:
     skipped: tuple[Skip, ...] = ()
     usage: TokenUsage = field(default_factory=TokenUsage)
     extractor_error: str | None = None
+    vectors: dict[str, tuple[float, ...]] = field(default_factory=dict)  # the junk screen's, by semantic_key
 
     @property
     def admitted(self) -> tuple[Candidate, ...]:

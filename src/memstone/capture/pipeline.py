@@ -180,9 +180,17 @@ class CapturePipeline:
                 candidates.extend(extraction.candidates)
                 usage, error = extraction.usage, extraction.error
         admissions = tuple(admit(c, evidence=evidence) for c in candidates)
+        vectors: dict[str, tuple[float, ...]] = {}
         if self.junk_screen:
-            admissions = await screen(admissions, model or self.embedding, self.junk_classifier)
-        return Proposal(admissions=admissions, flags=flags, skipped=tuple(skipped), usage=usage, extractor_error=error)
+            admissions = await screen(admissions, model or self.embedding, self.junk_classifier, vectors=vectors)
+        return Proposal(
+            admissions=admissions,
+            flags=flags,
+            skipped=tuple(skipped),
+            usage=usage,
+            extractor_error=error,
+            vectors=vectors,
+        )
 
     async def extract(
         self, evidence: Sequence[Source], current_entries: Sequence[EntryVersion]
@@ -269,6 +277,7 @@ async def _semantic(
     live: Sequence[EntryVersion],
     cache: VectorCache | None = None,
     memory_key: str = "",
+    known: Mapping[str, tuple[float, ...]] | None = None,
 ) -> Semantic | None:
     """Vectors for near-duplicate matching by meaning, when a calibrated model is loaded; None otherwise.
 
@@ -284,6 +293,7 @@ async def _semantic(
     profile = model.profile.profile_id
     texts = semantic_texts(candidates, live)
     vectors = cache.lookup(profile, memory_key, texts) if cache is not None else {}
+    vectors.update((t, known[t]) for t in texts if known and t in known and t not in vectors)  # the junk screen's
     missing = tuple(t for t in texts if t not in vectors)
     if missing:
         try:
@@ -404,7 +414,7 @@ async def capture(
             group_live = await service.entries(group_head) if group_head is not None else []
         cache = pipeline.vector_cache if group_head is not None else None  # a new Memory has nothing to keep
         memory_key = group_head.memory_id if group_head is not None else ""
-        semantic = await _semantic(model, cands, group_live, cache, memory_key)
+        semantic = await _semantic(model, cands, group_live, cache, memory_key, proposal.vectors)
         plans = plan_candidates(cands, group_live, semantic)
         planned.append((group_scope, group_memory, group_mode, plans, (group_head, group_live), semantic))
         needed.update(k for p in plans if p.action != "unchanged" for k in p.candidate.evidence)

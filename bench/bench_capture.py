@@ -83,7 +83,13 @@ class LineResult:
 
 
 async def run_project(
-    path: Path, workdir: Path, model: str | None = None, *, vector_cache: bool = True
+    path: Path,
+    workdir: Path,
+    model: str | None = None,
+    *,
+    vector_cache: bool = True,
+    pipeline: CapturePipeline | None = None,
+    junk_screen: bool = True,
 ) -> dict[str, object]:
     rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
     project = rows[0]["project"]
@@ -91,7 +97,9 @@ async def run_project(
     scope = f"memstone://orgs/bench/projects/{project}"
     lines: list[LineResult] = []
     # As the hook's capture child: the vectors of the Memory's entries kept between events (one cache per store).
-    pipeline = CapturePipeline(vector_cache=VectorCache() if vector_cache else None)
+    pipeline = pipeline or CapturePipeline(
+        vector_cache=VectorCache() if vector_cache else None, junk_screen=junk_screen
+    )
     async with memstone.open_service(f"sqlite:///{db}", embedding=model) as svc:
         for row in rows:
             event = event_of(row, project)
@@ -429,12 +437,12 @@ def report_languages(by_lang: dict[str, dict[str, object]]) -> None:
 
 
 async def run_part(
-    directory: Path, workdir: Path, model: str | None = None, *, vector_cache: bool = True
+    directory: Path, workdir: Path, model: str | None = None, *, vector_cache: bool = True, junk_screen: bool = True
 ) -> tuple[list[dict[str, object]], dict[str, object]]:
     files = sorted(directory.glob("*.jsonl"))
     if not files:
         raise SystemExit(f"no *.jsonl in {directory}")
-    projects = [await run_project(f, workdir, model, vector_cache=vector_cache) for f in files]
+    projects = [await run_project(f, workdir, model, vector_cache=vector_cache, junk_screen=junk_screen) for f in files]
     result = evaluate(projects)
     langs = sorted({lang_of(lr.row) for p in projects for lr in p["lines"]})  # type: ignore[attr-defined]
     result["by_lang"] = {lang: evaluate(projects, lang) for lang in langs}
@@ -451,7 +459,13 @@ async def main_async(args: argparse.Namespace) -> dict[str, dict[str, object]]:
         for name, directory in parts.items():
             part_dir = workdir / name
             part_dir.mkdir()
-            _, result = await run_part(directory, part_dir, args.model, vector_cache=not args.no_vector_cache)
+            _, result = await run_part(
+                directory,
+                part_dir,
+                args.model,
+                vector_cache=not args.no_vector_cache,
+                junk_screen=not args.no_junk_screen,
+            )
             result["model"] = args.model or "none"
             out[name] = result
         if args.cold:
@@ -474,6 +488,9 @@ def main() -> None:
     parser.add_argument("--cold", type=int, default=0, help="also time N fresh processes (hook-like)")
     parser.add_argument(
         "--no-vector-cache", action="store_true", help="re-embed the live entries on every event (the old path)"
+    )
+    parser.add_argument(
+        "--no-junk-screen", action="store_true", help="with --model: the admission rules alone (no learned screen)"
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="list every miss and merge (dev part)")
     parser.add_argument(

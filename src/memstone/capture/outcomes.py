@@ -31,6 +31,7 @@ class CaptureOutcome:
     queue_item: str | None = None
     flag: ReviewFlag | None = None
     score: float = 0.0
+    detail: str = ""  # a rejection's explanation (e.g. the learned junk screen's probability and threshold)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -43,6 +44,7 @@ class CaptureOutcome:
             "queue_item": self.queue_item,
             "flag": self.flag.to_dict() if self.flag else None,
             "score": round(self.score, 3),
+            "detail": self.detail,
         }
 
 
@@ -95,6 +97,7 @@ class Proposal:
     skipped: tuple[Skip, ...] = ()
     usage: TokenUsage = field(default_factory=TokenUsage)
     extractor_error: str | None = None
+    vectors: dict[str, tuple[float, ...]] = field(default_factory=dict)  # the junk screen's, by semantic_key
 
     @property
     def admitted(self) -> tuple[Candidate, ...]:

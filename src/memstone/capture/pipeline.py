@@ -49,6 +49,7 @@ from .events import (
     fit_event,
 )
 from .extractor import ModelExtractor, TokenUsage
+from .junk_model import JunkClassifier, screen
 from .nearness import COMBINED_CORRECTION_MIN, COMBINED_MIN, SUBJECT_COSINE
 from .outcomes import CaptureOutcome, CaptureResult, Proposal
 from .queue import QueueItem, ReviewQueue
@@ -97,12 +98,18 @@ class CapturePipeline:
         source_lookup: SourceLookup | None = None,
         embedding: EmbeddingModel | None = None,
         vector_cache: VectorCache | None = None,
+        junk_screen: bool = True,
+        junk_classifier: JunkClassifier | None = None,
     ) -> None:
         self.working_notes = working_notes
         self.extractor = extractor
         self.embedding = embedding
         self.vector_cache = vector_cache  # vectors of live entries kept between events (see vector_cache.py)
         self._source_lookup = source_lookup
+        # The learned junk screen (junk_model.py): on when a model is loaded; weights shipped for its profile
+        # unless ``junk_classifier`` is given (another profile's weights are refused); junk_screen=False: rules only.
+        self.junk_screen = junk_screen
+        self.junk_classifier = junk_classifier
 
     async def propose(
         self,
@@ -111,8 +118,12 @@ class CapturePipeline:
         evidence: Mapping[str, str],
         live: Sequence[EntryVersion] = (),
         sources: Mapping[SourceId, Source] | None = None,
+        model: EmbeddingModel | None = None,
     ) -> Proposal:
-        """Candidates, admission decisions, flags and skips for one (already secret-scanned) event."""
+        """Candidates, admission decisions, flags and skips for one (already secret-scanned) event.
+
+        ``model`` (else the pipeline's own) is the embedding model of the learned junk screen, the last step of
+        admission: without one the rules decide alone."""
         candidates: list[Candidate] = []
         skipped: list[Skip] = []
         flags: tuple[ReviewFlag, ...] = ()
@@ -169,7 +180,17 @@ class CapturePipeline:
                 candidates.extend(extraction.candidates)
                 usage, error = extraction.usage, extraction.error
         admissions = tuple(admit(c, evidence=evidence) for c in candidates)
-        return Proposal(admissions=admissions, flags=flags, skipped=tuple(skipped), usage=usage, extractor_error=error)
+        vectors: dict[str, tuple[float, ...]] = {}
+        if self.junk_screen:
+            admissions = await screen(admissions, model or self.embedding, self.junk_classifier, vectors=vectors)
+        return Proposal(
+            admissions=admissions,
+            flags=flags,
+            skipped=tuple(skipped),
+            usage=usage,
+            extractor_error=error,
+            vectors=vectors,
+        )
 
     async def extract(
         self, evidence: Sequence[Source], current_entries: Sequence[EntryVersion]
@@ -256,6 +277,7 @@ async def _semantic(
     live: Sequence[EntryVersion],
     cache: VectorCache | None = None,
     memory_key: str = "",
+    known: Mapping[str, tuple[float, ...]] | None = None,
 ) -> Semantic | None:
     """Vectors for near-duplicate matching by meaning, when a calibrated model is loaded; None otherwise.
 
@@ -271,6 +293,7 @@ async def _semantic(
     profile = model.profile.profile_id
     texts = semantic_texts(candidates, live)
     vectors = cache.lookup(profile, memory_key, texts) if cache is not None else {}
+    vectors.update((t, known[t]) for t in texts if known and t in known and t not in vectors)  # the junk screen's
     missing = tuple(t for t in texts if t not in vectors)
     if missing:
         try:
@@ -352,10 +375,11 @@ async def capture(
         wanted = sorted({sid for v in live for sid in v.content.sources})
         by_id = {s.source_id: s for s in await service.sources(wanted)} if wanted else {}
     evidence = {d.key: d.content for d in drafts}
-    proposal = await pipeline.propose(event, evidence=evidence, live=live, sources=by_id)
+    model = pipeline.embedding or _service_model(service)
+    proposal = await pipeline.propose(event, evidence=evidence, live=live, sources=by_id, model=model)
 
     outcomes: list[CaptureOutcome] = [
-        CaptureOutcome(action="rejected", candidate=a.candidate, reason=a.reason)
+        CaptureOutcome(action="rejected", candidate=a.candidate, reason=a.reason, detail=a.detail)
         for a in proposal.admissions
         if not a.admitted
     ]
@@ -390,7 +414,7 @@ async def capture(
             group_live = await service.entries(group_head) if group_head is not None else []
         cache = pipeline.vector_cache if group_head is not None else None  # a new Memory has nothing to keep
         memory_key = group_head.memory_id if group_head is not None else ""
-        semantic = await _semantic(pipeline.embedding or _service_model(service), cands, group_live, cache, memory_key)
+        semantic = await _semantic(model, cands, group_live, cache, memory_key, proposal.vectors)
         plans = plan_candidates(cands, group_live, semantic)
         planned.append((group_scope, group_memory, group_mode, plans, (group_head, group_live), semantic))
         needed.update(k for p in plans if p.action != "unchanged" for k in p.candidate.evidence)

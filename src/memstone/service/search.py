@@ -3,6 +3,7 @@ precedence between tiers)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
@@ -37,6 +38,7 @@ from ..domain.rules import (
 )
 from ..domain.scopes import SlugHolder, parse_scope, shadowing
 from ..domain.search import RRF_K, Fusion, archived_scores, candidate_depth, check_query
+from ..indexing import VectorIndexer
 from ..ports import (
     ArchiveQuery,
     LiveSlugsQuery,
@@ -119,6 +121,9 @@ class Search:
             mandatory = False
         memories, scopes = items_of(memories, "memories"), strings_of(scopes, "scopes")
         kinds, tags = strings_of(kinds, "kinds"), strings_of(tags, "tags")
+        # The store model's query vector is computed (in its worker thread) while the reads below run: a vector
+        # channel on the store's own route takes it; any other outcome drops it (an error included).
+        early = _early_vector(self._core.indexer, query) if mode != "fts" else None
         refs: dict[MemoryId, ArtifactRef] = {}
         # Memories named by id or scope are searched at their head as the search's own read transaction sees
         # it (issue 12: a writer committing after this resolve must not fail the search); an explicit
@@ -163,7 +168,10 @@ class Search:
         calibration = MODEL_FREE  # the model-free rules of an FTS search
         if "vector" in channels:
             assert indexer is not None
-            query_vector = await indexer.query_vector(query)  # the model of the searched Memories' profile
+            if early is not None and indexer is self._core.indexer:
+                query_vector = await early
+            else:
+                query_vector = await indexer.query_vector(query)  # the model of the searched Memories' profile
             calibration = indexer.calibration
         request = SearchRequest(
             query=query,
@@ -393,6 +401,15 @@ class Search:
                 near = await self._core.backend.read(NeighboursQuery(anchors=anchored, request=filters))
                 out = with_context(out, near, limit, drop=frozenset(shadows))
         return tuple(out[:limit]), tuple(shadowed)
+
+
+def _early_vector(indexer: VectorIndexer | None, query: str) -> asyncio.Future[tuple[float, ...]] | None:
+    """The query's vector under ``indexer``, started now; its error, if no one awaits it, is dropped with it."""
+    if indexer is None:
+        return None
+    task = asyncio.ensure_future(indexer.query_vector(query))
+    task.add_done_callback(lambda t: None if t.cancelled() else t.exception())
+    return task
 
 
 __all__ = ["Search"]

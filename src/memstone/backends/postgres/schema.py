@@ -22,85 +22,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...domain.errors import CapabilityNotSupportedError
-from ..sql.ddl import POSTGRES, auth_tables, capture_tables
+from ..sql.ddl import IMMUTABLE_TABLES, POSTGRES, auth_tables, authority_tables, capture_tables
 from .purge import TOMBSTONES
 
-IMMUTABLE_TABLES = ("artifact_revisions", "manifest_nodes", "memory_entry_versions", "sources", "scope_bindings")
-
-BASE = """
-CREATE TABLE IF NOT EXISTS store_meta (
-    key text PRIMARY KEY,
-    value text NOT NULL
-);
-CREATE TABLE IF NOT EXISTS artifact_revisions (
-    artifact_id text NOT NULL,
-    revision integer NOT NULL,
-    family text NOT NULL DEFAULT 'memory',
-    content text NOT NULL,
-    content_hash text NOT NULL,
-    manifest_root text NOT NULL,
-    entry_count integer NOT NULL,
-    active_count integer NOT NULL,
-    lineage text NOT NULL,
-    author text,
-    surface text NOT NULL,
-    created_at text NOT NULL,
-    PRIMARY KEY (artifact_id, revision)
-);
-CREATE TABLE IF NOT EXISTS artifact_heads (
-    artifact_id text PRIMARY KEY,
-    revision integer NOT NULL,
-    FOREIGN KEY (artifact_id, revision) REFERENCES artifact_revisions (artifact_id, revision)
-);
-CREATE TABLE IF NOT EXISTS manifest_nodes (
-    node_hash text PRIMARY KEY,
-    body bytea NOT NULL
-);
-CREATE TABLE IF NOT EXISTS memory_entry_versions (
-    memory_artifact_id text NOT NULL,
-    entry_id text NOT NULL,
-    entry_version_id text NOT NULL PRIMARY KEY,
-    version integer NOT NULL,
-    previous_version_id text REFERENCES memory_entry_versions (entry_version_id),
-    kind text NOT NULL,
-    title text,
-    text text NOT NULL,
-    tags text NOT NULL,
-    slug text,
-    important integer NOT NULL,
-    mandatory integer NOT NULL,
-    source_refs text NOT NULL,
-    artifact_refs text NOT NULL,
-    relations text NOT NULL,
-    entry_content_hash text NOT NULL,
-    created_in_revision integer NOT NULL,
-    author text,
-    surface text NOT NULL,
-    created_at text NOT NULL,
-    UNIQUE (memory_artifact_id, entry_id, version),
-    UNIQUE (memory_artifact_id, entry_id, entry_version_id),
-    FOREIGN KEY (memory_artifact_id, created_in_revision) REFERENCES artifact_revisions (artifact_id, revision)
-);
-CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_hash
-    ON memory_entry_versions (memory_artifact_id, entry_content_hash);
-CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_entry ON memory_entry_versions (entry_id, version);
-CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_slug
+BASE = (
+    authority_tables(POSTGRES)
+    + """CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_slug
     ON memory_entry_versions (memory_artifact_id, slug, kind) WHERE slug IS NOT NULL;
 CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_linked
     ON memory_entry_versions (memory_artifact_id) WHERE relations <> '[]';
-CREATE TABLE IF NOT EXISTS sources (
-    source_id text PRIMARY KEY,
-    kind text NOT NULL,
-    uri text,
-    content text NOT NULL,
-    content_hash text NOT NULL,
-    created_at text NOT NULL
-);
-CREATE TABLE IF NOT EXISTS scope_bindings (
-    scope text PRIMARY KEY,
-    memory_id text NOT NULL UNIQUE REFERENCES artifact_heads (artifact_id),
-    created_at text NOT NULL
-);
 
 CREATE OR REPLACE FUNCTION memstone_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -188,6 +118,7 @@ CREATE TABLE IF NOT EXISTS memory_vector_staging (
     PRIMARY KEY (entry_version_id, chunk)
 );
 """
+)
 
 
 AUTH = auth_tables(POSTGRES)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from ._patterns import rx
+from ._patterns import rx, word_set
 
 Lang = Literal["en", "de", "zh", "es", "fr", "pt", "it", "ja"]
 
@@ -46,10 +46,6 @@ __all__ = [
 ]
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 # A cue is a pattern and its flags, compiled when first read (``memstone.capture._language.cue``): a hook process
 # meets one or two languages, and compiling every table of all eight would cost it tens of milliseconds.
 Cue = tuple[str, int]
@@ -66,39 +62,39 @@ def _c(pattern: str) -> Cue:
 # ------------------------------------------------------------------------------------------------ detection
 # Function words per Latin-script language; a word several languages share counts for each of them.
 FUNCTION_WORDS: dict[str, frozenset[str]] = {
-    "en": _words(
+    "en": word_set(
         "the a an and is are not we with for on to of at as in also only will be was were always never every "
         "all but or if that because otherwise no it i you please more still our they this these those"
     ),
-    "de": _words(
+    "de": word_set(
         "der die das den dem des und ist sind nicht wir mit für auf ein eine einen einem zu von bei als im "
         "auch nur wird werden wurde immer nie niemals jeder jede jedes alle aber oder wenn dass weil sonst "
         "kein keine keinen sich es ich du bitte mehr noch schon läuft laufen über unter nach vor ohne statt "
         "inzwischen mittlerweile gibt hier heute jetzt dürfen darf muss müssen soll sollen wer will etwas zum zur "
         "durch vom niemand"
     ),
-    "es": _words(
+    "es": word_set(
         "el la los las un una unos unas y que de del al en con por para es son está están se lo le les su sus "
         "pero como más muy también ya hay este esta estos estas eso esto nunca siempre todo todos todas cada "
         "usamos ahora después sin sobre entre porque cuando donde desde hasta hace debe deben nosotros nuestro "
         "nuestra nuestros nuestras favor gracias ni nada ningún ninguna hoy mañana van va no me mi te estoy estamos "
         "somos tengo tenemos hay vez tal algo otro otra mismo aquí así bien mejor"
     ),
-    "pt": _words(
+    "pt": word_set(
         "o os a as um uma uns umas e que de do da dos das ao aos no na nos nas em com por para pelo pela é são "
         "está estão não se seu sua seus suas mas como mais muito também já há este esta isso isto nunca sempre "
         "todos todas cada usamos agora depois sem sobre entre porque quando onde desde até pode deve devem nós "
         "nosso nossa nossos nossas você obrigado obrigada ficam fica foi foram num numa nenhum nenhuma me meu minha "
         "tenho temos estou estamos aqui assim bem melhor vez algo outro outra mesmo"
     ),
-    "it": _words(
+    "it": word_set(
         "il lo la i gli le un una uno e che di del della dei degli delle al allo alla ai agli alle in con per "
         "da dal dalla è sono non si ci ma come più molto anche già essere questo questa questi queste quello "
         "sempre mai tutto tutti tutte ogni abbiamo usiamo adesso ora dopo senza su tra fra perché quando dove "
         "fino deve devono noi nostro nostra nostri nostre grazie niente nessun nessuna l dell nell all sull mi ho ha "
         "hanno sto qui così bene meglio volta qualcosa altro altra stesso"
     ),
-    "fr": _words(
+    "fr": word_set(
         "le la les un une des et ou que qui de du au aux en dans avec par pour sur est sont pas ne n se ce cet "
         "cette ces il elle on nous vous ils mais comme plus très aussi déjà être jamais toujours tout tous "
         "toutes chaque avons maintenant après sans entre parce quand où depuis faire peux doit doivent notre nos "
@@ -534,7 +530,7 @@ FAILED: dict[Lang, Cue] = {
 }
 # Short chatter in any Latin-script language: a short line can hold no function word of its own language
 # ("super, danke", "merci, parfait"), so these are read whatever language() says.
-CHATTER_WORDS = _words(
+CHATTER_WORDS = word_set(
     "danke dir super passt ok okay moin hallo hi top prima gut alles klar tschüss bis morgen schön "
     "perfekt genau ja nein servus vielen dank das wars war es für heute "
     "gracias vale perfecto genial hola buenas buenos días adiós hasta luego muchas bien sí claro listo "

@@ -21,12 +21,9 @@ import re
 
 from ..domain.analyzer import STOPWORDS
 from ._cues import FUNCTION_WORDS
+from ._patterns import word_set
 
 __all__ = ["LOCATION_MAX_WORDS", "is_inventory", "is_location"]
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
 
 
 # Fitted on half A of the dev projects (1 to 3 keep every rule of A; 3 rejects the most location lines), checked
@@ -65,7 +62,7 @@ _LOCATIVE = re.compile(
     r"|に\S{0,6}(?:て|で)(?:あります|ある)"  # resultative "に書いてあります": it has been put there
 )
 # Nouns that name a place in a repository; they say where, not what.
-_PLACE_NOUNS = _words(
+_PLACE_NOUNS = word_set(
     "root top folder folders directory directories dir repo repository project module package source tree "
     "wurzel ordner verzeichnis projekt repository hauptverzeichnis quellcode "
     "raíz carpeta directorio repositorio proyecto módulo paquete raiz pasta diretório diretorio repositório "
@@ -80,7 +77,7 @@ _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 _KATAKANA_RUN = re.compile(r"[\u30a0-\u30ffー]{2,}")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 _ALL_FUNCTION_WORDS = frozenset().union(*FUNCTION_WORDS.values())
-_COPULAS = _words(
+_COPULAS = word_set(
     "is are lives live sits sit resides stays liegt liegen steht stehen befindet befinden está están esta "
     "queda quedan vive viven encuentra encuentran trouve trouvent réside vit são fica ficam vivem encontra "
     "estão sono sta stanno trova trovano risiede located found kept stored"

@@ -9,6 +9,11 @@ def rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.I)
 
 
+def word_set(text: str) -> frozenset[str]:
+    """The whitespace-separated words of a word-list literal, as a set."""
+    return frozenset(text.split())
+
+
 # Whole-message: text that restates an agent's system prompt or injected boilerplate.
 SYSTEM = rx(
     r"^\s*(?:you are|you're)\s+(?:(?:a|an|the)\b[^.!?\n]{0,60}?\b(?:assistant|agent|engineer|developer|programmer"

@@ -8,6 +8,7 @@ import unicodedata
 
 from ..domain.analyzer import STOPWORDS, analyze
 from ._language import language
+from ._patterns import word_set
 
 _PUNCT = str.maketrans(
     {
@@ -126,15 +127,11 @@ FORCE_WORDS = frozenset(
 )
 
 
-def _word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 # Analyzer v1 keeps digits and letters together; these generic words say nothing about which rule it is.
 FILLER_WORDS = frozenset(["project", "projects", "code", "repo", "repository"])
 # German function and force words (the Analyzer's stopwords are English): dedup compares what a German
 # statement is about, not its grammar or its "immer"/"nie".
-GERMAN_WORDS = _word_set(
+GERMAN_WORDS = word_set(
     "der die das den dem des und ist sind nicht wir mit für auf ein eine einen einem einer eines zu zum "
     "zur von vom bei beim als im in auch nur wird werden wurde aber oder wenn dass weil sonst sich es ich "
     "du bitte noch schon über unter nach vor ohne statt hier dort man wer was wie so da ja nein immer nie "

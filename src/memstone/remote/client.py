@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import httpx2
 
@@ -40,6 +40,14 @@ BY_STATUS: Mapping[int, type[MemstoneError]] = {
 # precondition_required (428, an update that names no revision) is refused as a stale update would be locally.
 HTTP_CODES: Mapping[str, type[MemstoneError]] = {"precondition_required": RevisionConflictError}
 Params = Mapping[str, str | int | bool | list[str] | None]
+
+
+class RequestOptions(TypedDict, total=False):
+    """What :meth:`RemoteClient.call` takes besides the method and path (query parameters, JSON body, headers)."""
+
+    params: Params | None
+    json: object
+    headers: Mapping[str, str] | None
 
 
 def _error_classes() -> dict[str, type[MemstoneError]]:
@@ -152,17 +160,9 @@ class RemoteClient:
             raise error
         return response.status_code, body
 
-    async def json(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Params | None = None,
-        json: object = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> dict[str, Any]:
-        """:meth:`call` for an answer that is a JSON object (the API's documented shapes)."""
-        _, body = await self.call(method, path, params=params, json=json, headers=headers)
+    async def json(self, method: str, path: str, **options: Unpack[RequestOptions]) -> dict[str, Any]:
+        """:meth:`call` (with the same options) for an answer that is a JSON object (the API's documented shapes)."""
+        _, body = await self.call(method, path, **options)
         if not isinstance(body, dict):
             raise BackendError(f"the server at {self.base} answered {path} with something that is not JSON")
         return body

@@ -15,23 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ...domain.errors import BackendError
+from ..sql.ddl import POSTGRES, tombstone_table
 from ..sql.engine import Conn, Engine
 
-TOMBSTONES = """
-CREATE TABLE IF NOT EXISTS memory_purges (
-    purge_id text PRIMARY KEY,
-    memory_artifact_id text NOT NULL,
-    entry_id text NOT NULL,
-    entry_version_id text NOT NULL UNIQUE REFERENCES memory_entry_versions (entry_version_id),
-    version integer NOT NULL,
-    entry_content_hash text NOT NULL,
-    reason text NOT NULL,
-    author text,
-    surface text NOT NULL,
-    purged_at text NOT NULL
-);
-CREATE INDEX IF NOT EXISTS idx_memory_purges_entry ON memory_purges (entry_id, version);
-CREATE OR REPLACE FUNCTION memstone_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+TOMBSTONES = (
+    tombstone_table(POSTGRES)
+    + """CREATE OR REPLACE FUNCTION memstone_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'UPDATE' AND TG_TABLE_NAME IN ('memory_entry_versions', 'sources')
        AND current_setting('memstone.purge', true) = 'on' THEN
@@ -42,6 +31,7 @@ END $$;
 CREATE OR REPLACE TRIGGER trg_memory_purges_append_only BEFORE UPDATE OR DELETE ON memory_purges
     FOR EACH ROW EXECUTE FUNCTION memstone_append_only();
 """
+)
 
 _REWRITE = (
     "memory_entry_versions",

@@ -14,29 +14,19 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from ..sql.ddl import SQLITE, tombstone_table
 from ..sql.engine import Conn, Engine
 from . import schema
 from .file import SQLiteFile
 
-TOMBSTONES = """
-CREATE TABLE IF NOT EXISTS memory_purges (
-    purge_id TEXT PRIMARY KEY,
-    memory_artifact_id TEXT NOT NULL,
-    entry_id TEXT NOT NULL,
-    entry_version_id TEXT NOT NULL UNIQUE REFERENCES memory_entry_versions (entry_version_id),
-    version INTEGER NOT NULL,
-    entry_content_hash TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    author TEXT,
-    surface TEXT NOT NULL,
-    purged_at TEXT NOT NULL
-) STRICT;
-CREATE INDEX IF NOT EXISTS idx_memory_purges_entry ON memory_purges (entry_id, version);
-CREATE TRIGGER IF NOT EXISTS trg_memory_purges_no_update BEFORE UPDATE ON memory_purges
+TOMBSTONES = (
+    tombstone_table(SQLITE)
+    + """CREATE TRIGGER IF NOT EXISTS trg_memory_purges_no_update BEFORE UPDATE ON memory_purges
 BEGIN SELECT RAISE(ABORT, 'memory_purges is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS trg_memory_purges_no_delete BEFORE DELETE ON memory_purges
 BEGIN SELECT RAISE(ABORT, 'memory_purges is append-only'); END;
 """
+)
 _CHECKPOINT_TRIES = 50
 _GUARDS = ("trg_memory_entry_versions_no_update", "trg_sources_no_update")
 

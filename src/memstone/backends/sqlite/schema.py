@@ -3,89 +3,11 @@ projections (head rows, FTS5, vectors) are separate tables; authority tables ref
 
 from __future__ import annotations
 
+from ..sql.ddl import IMMUTABLE_TABLES, SQLITE, authority_tables
+
 FTS_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_' categories 'L* N* Co M*'"
 
-AUTHORITY = """
-CREATE TABLE IF NOT EXISTS store_meta (
-    key TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-) STRICT;
-
-CREATE TABLE IF NOT EXISTS artifact_revisions (
-    artifact_id TEXT NOT NULL,
-    revision INTEGER NOT NULL,
-    family TEXT NOT NULL DEFAULT 'memory',
-    content TEXT NOT NULL,            -- canonical JSON of the MemoryContent (schema, manifest root, changes)
-    content_hash TEXT NOT NULL,
-    manifest_root TEXT NOT NULL,
-    entry_count INTEGER NOT NULL,
-    active_count INTEGER NOT NULL,
-    lineage TEXT NOT NULL,            -- JSON: operation sources and artifacts
-    author TEXT,
-    surface TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (artifact_id, revision)
-) STRICT;
-
-CREATE TABLE IF NOT EXISTS artifact_heads (
-    artifact_id TEXT PRIMARY KEY,
-    revision INTEGER NOT NULL,
-    FOREIGN KEY (artifact_id, revision) REFERENCES artifact_revisions (artifact_id, revision)
-) STRICT;
-
-CREATE TABLE IF NOT EXISTS manifest_nodes (
-    node_hash TEXT PRIMARY KEY,
-    body BLOB NOT NULL
-) STRICT, WITHOUT ROWID;
-
-CREATE TABLE IF NOT EXISTS memory_entry_versions (
-    memory_artifact_id TEXT NOT NULL,
-    entry_id TEXT NOT NULL,
-    entry_version_id TEXT NOT NULL PRIMARY KEY,
-    version INTEGER NOT NULL,
-    previous_version_id TEXT REFERENCES memory_entry_versions (entry_version_id),
-    kind TEXT NOT NULL,
-    title TEXT,
-    text TEXT NOT NULL,
-    tags TEXT NOT NULL,
-    slug TEXT,
-    important INTEGER NOT NULL,
-    mandatory INTEGER NOT NULL,
-    source_refs TEXT NOT NULL,
-    artifact_refs TEXT NOT NULL,
-    relations TEXT NOT NULL,
-    entry_content_hash TEXT NOT NULL,
-    created_in_revision INTEGER NOT NULL,
-    author TEXT,
-    surface TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    UNIQUE (memory_artifact_id, entry_id, version),
-    UNIQUE (memory_artifact_id, entry_id, entry_version_id),
-    FOREIGN KEY (memory_artifact_id, created_in_revision) REFERENCES artifact_revisions (artifact_id, revision)
-) STRICT;
-
-CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_hash
-    ON memory_entry_versions (memory_artifact_id, entry_content_hash);
-
-CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_entry ON memory_entry_versions (entry_id, version);
-
-CREATE TABLE IF NOT EXISTS sources (
-    source_id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    uri TEXT,
-    content TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
-    created_at TEXT NOT NULL
-) STRICT;
-
-CREATE TABLE IF NOT EXISTS scope_bindings (
-    scope TEXT PRIMARY KEY,
-    memory_id TEXT NOT NULL UNIQUE REFERENCES artifact_heads (artifact_id),
-    created_at TEXT NOT NULL
-) STRICT;
-"""
-
-IMMUTABLE_TABLES = ("artifact_revisions", "manifest_nodes", "memory_entry_versions", "sources", "scope_bindings")
+AUTHORITY = authority_tables(SQLITE)
 
 
 def immutability_triggers() -> str:

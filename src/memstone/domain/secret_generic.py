@@ -237,7 +237,9 @@ _KEYED_WORD = re.compile(
     r"(?i)\b(?:api|app|application|access|auth|secret|server|account|integration|routing|license|licence|ingest"
     r"|admin|service|private|signing|master|deploy|personal|bot|client|webhook|management|rest|user|org|project"
     r"|team)[\s_.-]?(?:keys?|tokens?)\b|\b(?:secrets?|passwords?|passwd|passphrase|credentials?|apikey|tokens?)\b"
-    r"|geniekey"
+    r"|geniekey|\b(?:jetons?|cl(?:é|e)s? (?:d'api|secr[èe]te|d'acc[èe]s)|claves? (?:de api|secreta|de acceso)"
+    r"|chaves? (?:de api|secreta|de acesso)|chiav[ei] (?:api|segreta|di accesso)|(?:zugangs|api-?)schl(?:ü|ue)ssel"
+    r"|zugangstoken|токен)\b|令牌|密钥|秘钥|访问密钥|アクセストークン|トークン|シークレット"
 )
 _KEYED_VALUE = re.compile(
     r"(?<![0-9A-Za-z_\-])(?:0x)?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{24,64})"
@@ -253,11 +255,12 @@ _SAME_CHAR_RUN = re.compile(r"(.)\1{7,}")
 
 
 def keyed_ids(text: str) -> list[Span]:
-    """A UUID or ≥ 32 hex digits right after a word naming a credential, unless the words between make it an id."""
+    """A UUID or ≥ 32 hex digits starting within 48 characters after a word naming a credential, unless the words
+    between make it an id."""
     out: list[Span] = []
     for word in _KEYED_WORD.finditer(text):
-        m = _KEYED_VALUE.search(text, word.end(), min(len(text), word.end() + _KEYED_CHARS))
-        if m is None or _KEYED_NOT.search(text, word.end(), m.start()):
+        m = _KEYED_VALUE.search(text, word.end(), min(len(text), word.end() + _KEYED_CHARS + 64))
+        if m is None or m.start() - word.end() > _KEYED_CHARS or _KEYED_NOT.search(text, word.end(), m.start()):
             continue
         if _SAME_CHAR_RUN.search(m.group(1)) or (len(m.group(1)) < 32 and "secret" not in word.group(0).lower()):
             continue  # 00000000-0000-0000-0000-000000000000; 24 to 31 hex digits only as a secret (Plaid's)

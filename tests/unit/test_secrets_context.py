@@ -1,0 +1,123 @@
+"""Secrets told by their context (2FA seeds, recovery codes, values named after them, described passwords,
+Kubernetes Secret values, credential words in other languages) and public values that only look like secrets
+(password hashes, SSH and EC public keys): each shape with its near miss, through the detector, ``remember`` and
+``capture`` (issue 16, item 4; found on the fresh dev project ``bench/data/capture/werkbank.jsonl``)."""
+
+# ruff: noqa: E501  (tables of realistic-looking fake keys read better unwrapped)
+
+from __future__ import annotations
+
+import base64
+import random
+import string
+from pathlib import Path
+
+import pytest
+
+from memstone import EntryInput, open_service
+from memstone.capture import UserPrompt, capture
+from memstone.domain.errors import SecretRefusedError
+from memstone.domain.secrets import find_secrets
+
+_RNG = random.Random(1206)
+ALNUM = string.ascii_letters + string.digits
+B32 = string.ascii_uppercase + "234567"
+HEX = "0123456789abcdef"
+
+
+def rnd(n: int, alphabet: str = ALNUM) -> str:
+    return "".join(_RNG.choice(alphabet) for _ in range(n))
+
+
+def b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+# (id, text with a secret, the kind found, a near miss of the same shape that must not be refused)
+CONTEXT = [
+    ("totp-spaced-de", f"TOTP-Secret fürs Ops-Konto: {' '.join(rnd(4, B32) for _ in range(8))}", "otp_or_recovery_code",
+     "Das Ops-Konto hat TOTP; die Geräte-ID ist 3 8 12 und der Build 2024 06 11."),
+    ("totp-uri-seed", f"add it to your authenticator: {rnd(32, B32)}", "otp_or_recovery_code",
+     "add it to your authenticator app, the issuer is Werkbank and the period is 30 s"),
+    ("recovery-zh", f"阿里云主账号的恢复码：{rnd(4, B32)}-{rnd(4, B32)}-{rnd(4, B32)}，{rnd(4, B32)}-{rnd(4, B32)}-{rnd(4, B32)}", "otp_or_recovery_code",
+     "恢复码要打印出来锁进保险柜，不要发到群里。订单号是 WB-20240611-8F3K2Q。"),
+    ("recovery-en-hex", f"GitHub recovery codes for the bot:\n{rnd(5, HEX)}-{rnd(5, HEX)}\n{rnd(5, HEX)}-{rnd(5, HEX)}", "otp_or_recovery_code",
+     "GitHub recovery codes for the bot are in the safe, see docs/ops/recovery.md (updated 2024-06-11)."),
+    ("recovery-fr", f"Codes de récupération du compte admin : {rnd(4)}-{rnd(4)} {rnd(4)}-{rnd(4)}", "otp_or_recovery_code",
+     "Codes de récupération : on en génère dix, ils sont dans le coffre depuis la version 2.4-beta."),
+    ("named-after-code-span", f"use `{rnd(16)}` as the HMAC key for the kiosk signatures", "credential_named_after",
+     "use `kiosk_signature_v2` as the HMAC key name for the kiosk signatures"),
+    ("named-after-es", f"«{rnd(14)}» es la clave del panel de Stripe, no la compartas", "credential_named_after",
+     "«sha256-Base64Url» es el formato de la clave, no la clave"),
+    ("described-en", "The admin password on the tablets is the name of the shop cat with a capital M followed by 2024!", "described_password",
+     "The admin password on the tablets is rotated every 90 days and stored in 1Password."),
+    ("described-de", "Das Passwort für das WLAN ist der Name vom Hund, gefolgt von 1999 und einem Ausrufezeichen!", "described_password",
+     "Das Passwort für das WLAN ist im Tresor, es wird nach 30 Tagen gefolgt von einer Mail erneuert."),
+    ("k8s-secret-short-b64", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: door\ndata:\n  pin: " + base64.b64encode(b"48213977").decode(), "kubernetes_secret_value",
+     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: door\ndata:\n  pin-length: OA==\n  host: ZGIuaW50ZXJuYWw="),
+    ("k8s-secret-stringdata", "kind: Secret\nstringData:\n  smtp-auth: mail-" + rnd(6), "kubernetes_secret_value",
+     "kind: Secret\nstringData:\n  smtp-auth: <set-me>\n  smtp-user: changeme"),
+    ("jeton-hex-fr", f"Mon jeton d'accès personnel pour l'API interne : {rnd(40, HEX)} (il expire en décembre).", "credential_near_keyword",
+     f"Le jeton de l'API interne expire trop tôt, corrigé dans le commit {rnd(40, HEX)}."),
+    ("lingpai-hex-zh", f"内部 API 的令牌，测试环境用的：{rnd(40, HEX)}", "password_near_keyword",
+     f"令牌相关的修复在这个提交里：{rnd(40, HEX)}"),
+]  # fmt: skip
+
+# Public values a rule used to refuse: a password hash, an SSH public key, an EC public point, a named public key.
+PUBLIC = [
+    pytest.param(
+        f"Nutzerpasswörter hashen wir mit Argon2id: $argon2id$v=19$m=65536,t=3,p=4${rnd(22)}${rnd(43)}", id="argon2-phc"
+    ),
+    pytest.param(f"bcrypt hash of the fixture user: $2b$12${rnd(53, ALNUM + './')}", id="bcrypt"),
+    pytest.param(
+        f"The deploy key's public half is `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{rnd(43)} deploy@werkbank`.",
+        id="ssh-public-key",
+    ),
+    pytest.param(
+        f"La clé publique VAPID des notifications push est {b64url(bytes([4]) + _RNG.randbytes(64))} ; elle est publique.",
+        id="vapid-fr",
+    ),
+    pytest.param(f"VAPID public key for push: {b64url(bytes([4]) + _RNG.randbytes(64))}", id="vapid-en"),
+    pytest.param(f"公钥（给前端验签用）：{rnd(44, ALNUM + '+/')}", id="public-key-zh"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), [pytest.param(t, k, id=i) for i, t, k, _ in CONTEXT])
+def test_secrets_told_by_their_context_are_found(text: str, kind: str) -> None:
+    found = find_secrets(text)
+    assert kind in {f.kind for f in found}, (text, found)
+
+
+@pytest.mark.parametrize("text", [pytest.param(n, id=i) for i, _, _, n in CONTEXT])
+def test_their_near_misses_are_not_refused(text: str) -> None:
+    assert find_secrets(text) == ()
+
+
+@pytest.mark.parametrize("text", PUBLIC)
+def test_public_values_of_random_shape_are_not_refused(text: str) -> None:
+    assert find_secrets(text) == ()
+
+
+def test_a_private_key_after_the_words_public_key_is_still_refused() -> None:
+    text = f"I don't have the public key, only the private one: {rnd(44, ALNUM + '+/')}"
+    assert find_secrets(text)
+
+
+async def test_context_rows_are_refused_by_remember_and_capture_and_their_near_misses_stored(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    scope = "memstone://orgs/acme/projects/werkbank"
+    async with open_service(url, embedding=None) as svc:
+        for name, text, _, near in CONTEXT:
+            with pytest.raises(SecretRefusedError):
+                await svc.remember(None, entries=[EntryInput(kind="fact", text=f"For {name}: {text}")], scope=scope)
+            result = await capture(svc, UserPrompt(text=f"Always use this for staging: {text}"), scope=scope)
+            assert result.status == "refused" and result.findings, name
+            stored = await svc.remember(
+                None, entries=[EntryInput(kind="fact", text=f"Note on {name}: {near}")], scope=scope
+            )
+            assert stored is not None, near
+        for param in PUBLIC:
+            assert await svc.remember(None, entries=[EntryInput(kind="fact", text=str(param.values[0]))], scope=scope)
+    raw = (tmp_path / "c.db").read_bytes()
+    secrets = {name: [text[f.start : f.end] for f in find_secrets(text)] for name, text, _, _ in CONTEXT}
+    assert not [name for name, values in secrets.items() if any(v.encode() in raw for v in values)]

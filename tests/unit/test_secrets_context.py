@@ -59,6 +59,12 @@ CONTEXT = [
      "kind: Secret\nstringData:\n  smtp-auth: <set-me>\n  smtp-user: changeme"),
     ("jeton-hex-fr", f"Mon jeton d'accès personnel pour l'API interne : {rnd(40, HEX)} (il expire en décembre).", "credential_near_keyword",
      f"Le jeton de l'API interne expire trop tôt, corrigé dans le commit {rnd(40, HEX)}."),
+    ("backup-codes-digits-es", f"Códigos de respaldo de Google Workspace: {rnd(4, '0123456789')} {rnd(4, '0123456789')}, {rnd(4, '0123456789')} {rnd(4, '0123456789')}.", "otp_or_recovery_code",
+     "Códigos de respaldo: se imprimen el 2024 0611 y se guardan 10 juntos."),
+    ("login-label-then-pair", "Login for the Hetzner robot panel: tintero-ops / Rk8!mvT3qz (Marta set it up)", "credential_pair",
+     "Login for the Hetzner robot panel: tintero-ops / see the ops vault (Marta set it up)"),
+    ("basic-auth-code-span", "the staging basic-auth is `printer:Cmyk-7731` if you need to click around", "credential_pair",
+     "the staging basic-auth is `printer:$STAGING_PASS` if you need to click around"),
     ("lingpai-hex-zh", f"内部 API 的令牌，测试环境用的：{rnd(40, HEX)}", "password_near_keyword",
      f"令牌相关的修复在这个提交里：{rnd(40, HEX)}"),
 ]  # fmt: skip
@@ -79,6 +85,11 @@ PUBLIC = [
     ),
     pytest.param(f"VAPID public key for push: {b64url(bytes([4]) + _RNG.randbytes(64))}", id="vapid-en"),
     pytest.param(f"公钥（给前端验签用）：{rnd(44, ALNUM + '+/')}", id="public-key-zh"),
+    pytest.param(
+        f"The token refresh race was fixed in {rnd(40, HEX)}; don't revert that commit.",
+        id="hex-named-a-commit-after-it",
+    ),
+    pytest.param(f"The Stripe publishable key pk_live_{rnd(24)} goes in the frontend bundle.", id="stripe-publishable"),
 ]
 
 

@@ -53,19 +53,25 @@ _CODE_WORD = re.compile(
     r"|\bcodici di (?:recupero|backup|emergenza)\b"
     r"|恢复码|备用码|救援码|恢復碼|備用碼|验证器密钥|二次验证|两步验证|リカバリーコード|バックアップコード|復旧コード|二段階認証"
 )
-# Groups of 4 to 6 letters and digits joined by a space or a dash, at least two groups (three when spaced).
+_RECOVERY = re.compile(
+    r"(?i)recovery|backup|rescue|emergency|scratch|wiederherstellung|notfall|r[ée]cup|secours|respaldo|recupera|codici"
+    r"|恢复|备用|救援|恢復|備用|リカバリー|バックアップ|復旧"
+)
+# Groups of 4 to 6 letters and digits joined by a space or a dash, at least two groups (three when spaced), or
+# two groups of four digits (Google's backup codes).
 _GROUPS = re.compile(
-    r"(?<![A-Za-z0-9_\-])([A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6})+|[A-Za-z0-9]{4,6}(?: [A-Za-z0-9]{4,6}){2,}"
+    r"(?<![A-Za-z0-9_\-])(\d{4} \d{4}(?![ -]?[A-Za-z0-9])|[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6})+"
+    r"|[A-Za-z0-9]{4,6}(?: [A-Za-z0-9]{4,6}){2,}"
     r"|[A-Z2-7]{16,64}={0,6}|[a-z2-7]{16,64})(?![A-Za-z0-9_\-])"
 )
 _CODE_CHARS = 100
 
 
-def _code_like(value: str) -> bool:
+def _code_like(value: str, *, recovery: bool) -> bool:
     """Generated groups of one length (or a base32 run): varied characters, not a date, a version or words."""
     flat = re.sub(r"[\s-]", "", value)
-    if len(flat) < 8 or flat.isdigit():
-        return False
+    if len(flat) < 8 or (flat.isdigit() and not (recovery and re.fullmatch(r"\d{4} \d{4}", value))):
+        return False  # digits alone only as "1234 5678" after "backup codes" (Google's): not a date or a number
     if re.fullmatch(r"[A-Z2-7]+=*|[a-z2-7]+", flat) and len(flat) >= 16:
         return _entropy(flat) >= 3.5  # a base32 seed
     groups = re.split(r"[\s-]", value)
@@ -93,7 +99,7 @@ def grouped_codes(text: str) -> list[Span]:
         return out
     for word in _CODE_WORD.finditer(text):
         for m in _GROUPS.finditer(text, word.end(), min(len(text), word.end() + _CODE_CHARS)):
-            if _code_like(m.group(1)):
+            if _code_like(m.group(1), recovery=_RECOVERY.search(word.group(0)) is not None):
                 out.append(("otp_or_recovery_code", m.start(1), m.end(1)))
     return out
 
@@ -215,8 +221,10 @@ def public_value(text: str, start: int, end: int) -> bool:
     before = text[max(0, start - 40) : start]
     if _SSH_PUBLIC.search(before) or text.startswith(("AAAAC3NzaC1", "AAAAB3NzaC1", "AAAAE2VjZHNh"), start):
         return True
-    if re.fullmatch(r"[0-9a-fA-F]{7,64}", text[start:end]) and _DIGEST_WORD.search(text, max(0, start - 60), start):
+    if re.fullmatch(r"[0-9a-fA-F]{7,64}", text[start:end]) and _digest_named(text, start, end):
         return True  # a commit or a digest, named so in the same sentence
+    if text.startswith(("pk_live_", "pk_test_", "sb_publishable_"), start):
+        return True  # a publishable key is meant for the browser
     raw = _b64url_bytes(text[start:end])
     if raw is not None and ((len(raw) == 65 and raw[0] == 4) or (len(raw) == 33 and raw[0] in (2, 3))):
         return True  # an uncompressed or compressed P-256 point: a VAPID or ECDH public key
@@ -225,9 +233,20 @@ def public_value(text: str, start: int, end: int) -> bool:
 
 
 _DIGEST_WORD = re.compile(
-    r"(?i)(?:\b(?:commit|revision|sha\d*|hash|digest|checksum|md5|empreinte|prüfsumme)\w*\b|提交|哈希|校验和|摘要|コミット|ハッシュ)"
-    r"[^.!?\n。！？]*$"
+    r"(?i)\b(?:commit|revision|sha\d*|hash|digest|checksum|md5|empreinte|prüfsumme|revert)\w*\b|提交|哈希|校验和|摘要|コミット|ハッシュ"
 )
+_SENTENCE_END = re.compile(r"[.!?。！？](?:\s|$)|\n")
+
+
+def _digest_named(text: str, start: int, end: int) -> bool:
+    """A commit, hash or digest word in the same sentence as ``text[start:end]``, within 60 characters of it."""
+    before = text[max(0, start - 60) : start]
+    cut = max((m.end() for m in _SENTENCE_END.finditer(before)), default=0)
+    after = text[end : end + 60]
+    stop = _SENTENCE_END.search(after)
+    return bool(_DIGEST_WORD.search(before[cut:]) or _DIGEST_WORD.search(after[: stop.start() if stop else None]))
+
+
 _PRIVATE = re.compile(r"(?i)privat|secret|秘密|私钥|私鑰|비밀")
 
 

@@ -87,13 +87,15 @@ def suffix_named_tokens(text: str, random_token: Check) -> list[Span]:
 
 
 _PAIR_TAIL = (
-    r"[^\n]{0,24}?(?<![\w@.\-])(?P<user>[\w.@\-]{2,40})\s*(?:/|:|,\s*(?:pass(?:word)?|pwd"
+    r"[^\n]{0,40}?(?<![\w@.\-])(?P<user>[\w.@\-]{2,40})\s*(?:/|:|,\s*(?:pass(?:word)?|pwd"
     r"|pw|mdp|senha|contraseña|passwort)\s*:?)\s*(?P<value>[^\s,;'\"`<>]{8,64})"
 )
 _PAIR = re.compile(
     r"(?i)\b(?:login|log in|logins?|credentials?|creds|account|user(?:name)?|usuario|utilisateur|usuário|utente"
-    r"|benutzer|identifiants|zugangsdaten|credenciales|credenziali|credenciais|ユーザー|用户)\b" + _PAIR_TAIL
+    r"|basic[- ]?auth|benutzer|identifiants|zugangsdaten|credenciales|credenziali|credenciais|ユーザー|用户)\b"
+    + _PAIR_TAIL
 )
+_PAIR_AGAIN = re.compile(r"(?P<user>[\w.@\-]{2,40})\s*/\s*(?P<value>[^\s,;'\"`<>]{8,64})")
 # Chinese account words, usually glued to the word before them ("数据库账号 root / …"): no word boundary to test.
 _PAIR_CJK = re.compile(r"(?:账号|帐号|账户|賬號|用户名)" + _PAIR_TAIL)
 
@@ -102,7 +104,11 @@ def credential_pairs(text: str, password_like: Check) -> list[Span]:
     """``admin / s3cr3t!Pw`` after a login word: the second part when it reads as a password."""
     out: list[Span] = []
     cjk = any(c in text for c in "账帐賬名")
-    for m in (*_PAIR.finditer(text), *(_PAIR_CJK.finditer(text) if cjk else ())):
+    for first in (*_PAIR.finditer(text), *(_PAIR_CJK.finditer(text) if cjk else ())):
+        # "Login for the panel: ops-user / pw": the first "name: value" may be the label and the user; then the pair
+        # that starts at that value is the one to judge.
+        again = _PAIR_AGAIN.match(text, first.start("value"))
+        m = again if again and not password_like(first.group("value").rstrip(".!?)")) else first
         value = m.group("value").rstrip(".!?)")
         if "/" in value or "://" in text[m.start("user") : m.end("value")]:
             continue  # a path or a URL (which the URL rules read)

@@ -93,6 +93,25 @@ PUBLIC = [
 ]
 
 
+# Lines of installed packages the widened rules refused once (bench/bench_secrets_fp.py --lines 1000000).
+PACKAGE_LINES = [
+    pytest.param(
+        "- Fix seed/reset state initialization in xxh32 and xxh64 (unlikely to affect normal usage)",
+        id="seed-then-words",
+    ),
+    pytest.param(
+        '<img alt="Shows a bar chart." src="https://user-images.githubusercontent.com/1309177/232603516-4fb4892d-585c-4b20-b810-3db9161831e4.svg">',
+        id="user-in-a-host-name",
+    ),
+    pytest.param("the random seed is internationalization, a word", id="seed-then-a-long-word"),
+]
+
+
+@pytest.mark.parametrize("text", PACKAGE_LINES)
+def test_package_lines_the_widened_rules_once_refused_are_not_refused(text: str) -> None:
+    assert find_secrets(text) == ()
+
+
 @pytest.mark.parametrize(("text", "kind"), [pytest.param(t, k, id=i) for i, t, k, _ in CONTEXT])
 def test_secrets_told_by_their_context_are_found(text: str, kind: str) -> None:
     found = find_secrets(text)

@@ -72,13 +72,14 @@ def _code_like(value: str, *, recovery: bool) -> bool:
     flat = re.sub(r"[\s-]", "", value)
     if len(flat) < 8 or (flat.isdigit() and not (recovery and re.fullmatch(r"\d{4} \d{4}", value))):
         return False  # digits alone only as "1234 5678" after "backup codes" (Google's): not a date or a number
-    if re.fullmatch(r"[A-Z2-7]+=*|[a-z2-7]+", flat) and len(flat) >= 16:
-        return _entropy(flat) >= 3.5  # a base32 seed
     groups = re.split(r"[\s-]", value)
+    if any(re.fullmatch(r"[a-z]+|[A-Z][a-z]+", g) and len(re.findall(r"[aeiou]", g)) >= 2 for g in groups):
+        return False  # a word among the groups ("affect normal usage"): prose, not a code
+    if re.fullmatch(r"[A-Z2-7]+=*|[a-z2-7]+", flat) and len(flat) >= 16:
+        # a base32 seed; unbroken, it needs a digit, so that a long word is not one
+        return _entropy(flat) >= 3.5 and (len(groups) > 1 or any(c.isdigit() for c in flat))
     if len({len(g) for g in groups}) > 1 or len(groups) < 2:
         return False  # codes come in groups of one length; 2024-06-11 or v2-beta3 do not
-    if any(re.fullmatch(r"[a-z]+|[A-Z][a-z]+", g) and len(re.findall(r"[aeiou]", g)) >= 2 for g in groups):
-        return False  # a word among the groups: prose, not a code
     return len(set(flat.lower())) >= 0.6 * len(flat)
 
 

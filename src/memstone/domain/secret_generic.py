@@ -93,7 +93,7 @@ _PAIR_TAIL = (
 _PAIR = re.compile(
     r"(?i)\b(?:login|log in|logins?|credentials?|creds|account|user(?:name)?|usuario|utilisateur|usuário|utente"
     r"|basic[- ]?auth|benutzer|identifiants|zugangsdaten|credenciales|credenziali|credenciais|ユーザー|用户)\b"
-    + _PAIR_TAIL
+    r"(?![-./]\w)" + _PAIR_TAIL  # not a word inside a name: user-images.githubusercontent.com, user.name
 )
 _PAIR_AGAIN = re.compile(r"(?P<user>[\w.@\-]{2,40})\s*/\s*(?P<value>[^\s,;'\"`<>]{8,64})")
 # Chinese account words, usually glued to the word before them ("数据库账号 root / …"): no word boundary to test.
@@ -110,7 +110,7 @@ def credential_pairs(text: str, password_like: Check) -> list[Span]:
         again = _PAIR_AGAIN.match(text, first.start("value"))
         m = again if again and not password_like(first.group("value").rstrip(".!?)")) else first
         value = m.group("value").rstrip(".!?)")
-        if "/" in value or "://" in text[m.start("user") : m.end("value")]:
+        if "/" in value or "://" in text[first.start("user") : m.end("value")]:
             continue  # a path or a URL (which the URL rules read)
         if password_like(value):
             out.append(("credential_pair", m.start("value"), m.start("value") + len(value)))

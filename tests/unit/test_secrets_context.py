@@ -65,6 +65,12 @@ CONTEXT = [
      "Login for the Hetzner robot panel: tintero-ops / see the ops vault (Marta set it up)"),
     ("basic-auth-code-span", "the staging basic-auth is `printer:Cmyk-7731` if you need to click around", "credential_pair",
      "the staging basic-auth is `printer:$STAGING_PASS` if you need to click around"),
+    ("pod-env-name-value", f'env:\n  - name: DEPOSIT_API_TOKEN\n    value: "{rnd(24)}"', "secret_named_value",
+     'env:\n  - name: DEPOSIT_API_TOKEN\n    valueFrom:\n      secretKeyRef: {name: deposit, key: token}'),
+    ("ecs-name-value-json", f'"environment": [{{"name": "PG_PASSWORD", "value": "Gal8i-{rnd(6)}"}}]', "secret_named_value",
+     '"environment": [{"name": "PG_HOST", "value": "db-1.internal"}]'),
+    ("export-mid-line-ko", f"슬랙 봇 토큰 말고 이거 써요: export HB_ALIMTALK_KEY={rnd(12)}", "secret_named_value",
+     "이거 써요: export HB_CACHE_KEY=v3deps2024 그리고 export HB_ALIMTALK_KEY=$ALIMTALK_KEY"),
     ("lingpai-hex-zh", f"内部 API 的令牌，测试环境用的：{rnd(40, HEX)}", "password_near_keyword",
      f"令牌相关的修复在这个提交里：{rnd(40, HEX)}"),
 ]  # fmt: skip
@@ -104,6 +110,11 @@ PACKAGE_LINES = [
         id="user-in-a-host-name",
     ),
     pytest.param("the random seed is internationalization, a word", id="seed-then-a-long-word"),
+    pytest.param('SPAN_KEY = "current-span"', id="constant-key-name"),
+    pytest.param(
+        "The app reads the database password from arn:aws:secretsmanager:ap-northeast-2:123456789012:secret:prod/db-Ab3dEf.",
+        id="arn-of-a-secret",
+    ),
 ]
 
 

@@ -33,7 +33,15 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-__all__ = ["described_passwords", "grouped_codes", "manifest_secrets", "public_value", "trailing_named_values"]
+__all__ = [
+    "context_secrets",
+    "described_passwords",
+    "grouped_codes",
+    "manifest_secrets",
+    "named_env_values",
+    "public_value",
+    "trailing_named_values",
+]
 
 Span = tuple[str, int, int]
 Check = Callable[[str], bool]
@@ -203,6 +211,56 @@ def _b64_text(value: str) -> str | None:
         return None
 
 
+# ------------------------------------------------------------------------------ values of secret-named variables
+# A variable whose name says secret: a password, a secret, a token, an API, access or private key, credentials.
+_SECRET_VAR = re.compile(
+    r"(?i)(?:^|[_.-])(?:pass(?:word|wd)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
+    r"|signing[_-]?key|auth[_-]?key|credentials?)(?:$|[_.-])"
+    r"|(?<![A-Z])(?!(?:CACHE|SORT|PRIMARY|PARTITION|FOREIGN|IDEMPOTENCY|ROUTING|SHARD|LOOKUP|HOT|PUBLIC|PUB|OBJECT"
+    r"|S3|MAP|DEDUP|UNIQUE|SEARCH|TRANSLATION|I18N|GROUP|QUEUE|STREAM|SSH|GPG)_KEY$)[A-Z0-9]+_KEY$"
+)
+_ENV_VALUE_LINE = re.compile(
+    r"(?m)(?:^[ \t]*|(?<=\s)(?=export\s))(?:export[ \t]+|set[ \t]+\"?|\$env:)?(?P<name>[A-Z][A-Z0-9_]{2,})"
+    r"[ \t]*=[ \t]*[\"']?(?P<value>[^\s\"'#]{8,})[\"']?[ \t]*$"
+)
+# A name and a value given as two fields: a Kubernetes or Compose env list, an ECS task definition.
+_NAME_VALUE = re.compile(
+    r"(?m)\bname[\"']?\s*:\s*[\"']?(?P<name>[A-Za-z][A-Za-z0-9_.-]{2,})[\"']?\s*(?:,\s*|\n\s*)[\"']?value[\"']?"
+    r"\s*:\s*[\"']?(?P<value>[^\s\"'#,}]{6,})"
+)
+
+
+def _short_secret(value: str) -> bool:
+    """A value a secret-named variable holds: letters and digits (or symbols), varied, not a path, URL or number."""
+    if any(c in value for c in "/:\\") or value.startswith(("$", "%", "{")) or not any(c.isalpha() for c in value):
+        return False
+    if not (any(c.isdigit() for c in value) or any(not c.isalnum() and c not in "-_." for c in value)):
+        return False  # words joined by dashes ("current-span", "my-secret-value") are names or placeholders
+    return len(set(value)) >= 0.5 * len(value) and _entropy(value) >= 2.8
+
+
+def named_env_values(text: str, is_placeholder: Check) -> list[Span]:
+    """``export HB_KEY=38v0O8Y7tK9K`` and ``- name: API_TOKEN / value: "…"``: the value of a secret-named variable."""
+    out: list[Span] = []
+    for rx in (_ENV_VALUE_LINE, _NAME_VALUE):
+        for m in rx.finditer(text):
+            value = m.group("value")
+            if _SECRET_VAR.search(m.group("name")) and not is_placeholder(value) and _short_secret(value):
+                out.append(("secret_named_value", m.start("value"), m.end("value")))
+    return out
+
+
+def context_secrets(text: str, is_placeholder: Check) -> list[Span]:
+    """Every finder of this module, with the detector's placeholder check."""
+    return [
+        *grouped_codes(text),
+        *trailing_named_values(text, is_placeholder),
+        *described_passwords(text),
+        *manifest_secrets(text, is_placeholder),
+        *named_env_values(text, is_placeholder),
+    ]
+
+
 # ------------------------------------------------------------------------------ public values
 _PHC_HASH = re.compile(
     r"\$(?:argon2(?:id|i|d)|2[abxy]|[156]|pbkdf2(?:-sha\d+)?|scrypt|bcrypt|sha(?:256|512)crypt|y)\$[^\s\"'`]*"
@@ -216,6 +274,9 @@ _PUBLIC_KEY_PHRASE = re.compile(
 
 def public_value(text: str, start: int, end: int) -> bool:
     """``text[start:end]`` is part of a password hash, an SSH public key, an EC public point or a named public key."""
+    token_start = max(text.rfind(c, 0, start) for c in " \t\n\"'`(")
+    if text.startswith("arn:", token_start + 1):
+        return True  # inside an AWS ARN: the name of a secret, not its value
     for m in _PHC_HASH.finditer(text, max(0, start - 120), min(len(text), end + 1)):
         if m.start() <= start and end <= m.end():
             return True

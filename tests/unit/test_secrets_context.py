@@ -13,10 +13,8 @@ import string
 from pathlib import Path
 
 import pytest
+from test_secrets import refused_by_remember_and_capture_near_misses_stored
 
-from memstone import EntryInput, open_service
-from memstone.capture import UserPrompt, capture
-from memstone.domain.errors import SecretRefusedError
 from memstone.domain.secrets import find_secrets
 
 _RNG = random.Random(1206)
@@ -145,20 +143,5 @@ def test_a_private_key_after_the_words_public_key_is_still_refused() -> None:
 
 
 async def test_context_rows_are_refused_by_remember_and_capture_and_their_near_misses_stored(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'c.db'}"
-    scope = "memstone://orgs/acme/projects/werkbank"
-    async with open_service(url, embedding=None) as svc:
-        for name, text, _, near in CONTEXT:
-            with pytest.raises(SecretRefusedError):
-                await svc.remember(None, entries=[EntryInput(kind="fact", text=f"For {name}: {text}")], scope=scope)
-            result = await capture(svc, UserPrompt(text=f"Always use this for staging: {text}"), scope=scope)
-            assert result.status == "refused" and result.findings, name
-            stored = await svc.remember(
-                None, entries=[EntryInput(kind="fact", text=f"Note on {name}: {near}")], scope=scope
-            )
-            assert stored is not None, near
-        for param in PUBLIC:
-            assert await svc.remember(None, entries=[EntryInput(kind="fact", text=str(param.values[0]))], scope=scope)
-    raw = (tmp_path / "c.db").read_bytes()
-    secrets = {name: [text[f.start : f.end] for f in find_secrets(text)] for name, text, _, _ in CONTEXT}
-    assert not [name for name, values in secrets.items() if any(v.encode() in raw for v in values)]
+    public = tuple(str(p.values[0]) for p in PUBLIC)
+    await refused_by_remember_and_capture_near_misses_stored(tmp_path, CONTEXT, also_stored=public)

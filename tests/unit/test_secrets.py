@@ -617,10 +617,18 @@ def test_capsec_near_misses_are_not_refused(text: str) -> None:
 
 
 async def test_capsec_rows_are_refused_by_remember_and_capture_and_their_near_misses_stored(tmp_path: Path) -> None:
+    await refused_by_remember_and_capture_near_misses_stored(tmp_path, CAPSEC)
+
+
+async def refused_by_remember_and_capture_near_misses_stored(
+    tmp_path: Path, rows: list[tuple[str, str, str, str]], also_stored: tuple[str, ...] = ()
+) -> None:
+    """Each row's text is refused by ``remember`` and ``capture()``, its near miss (and ``also_stored``) is stored, and
+    no found secret reaches the database file."""
     url = f"sqlite:///{tmp_path / 'c.db'}"
     scope = "memstone://orgs/acme/projects/web"
     async with open_service(url, embedding=None) as svc:
-        for name, text, _, near in CAPSEC:
+        for name, text, _, near in rows:
             with pytest.raises(SecretRefusedError):
                 await svc.remember(None, entries=[EntryInput(kind="fact", text=f"For {name}: {text}")], scope=scope)
             result = await capture(svc, UserPrompt(text=f"Always use this for staging: {text}"), scope=scope)
@@ -629,6 +637,8 @@ async def test_capsec_rows_are_refused_by_remember_and_capture_and_their_near_mi
                 None, entries=[EntryInput(kind="fact", text=f"Note on {name}: {near}")], scope=scope
             )
             assert stored is not None, near
+        for text in also_stored:
+            assert await svc.remember(None, entries=[EntryInput(kind="fact", text=text)], scope=scope), text
     raw = (tmp_path / "c.db").read_bytes()
-    secrets = {name: [text[f.start : f.end] for f in find_secrets(text)] for name, text, _, _ in CAPSEC}
+    secrets = {name: [text[f.start : f.end] for f in find_secrets(text)] for name, text, _, _ in rows}
     assert not [name for name, values in secrets.items() if any(v.encode() in raw for v in values)]

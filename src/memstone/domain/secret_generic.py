@@ -87,13 +87,15 @@ def suffix_named_tokens(text: str, random_token: Check) -> list[Span]:
 
 
 _PAIR_TAIL = (
-    r"[^\n]{0,24}?(?<![\w@.\-])(?P<user>[\w.@\-]{2,40})\s*(?:/|:|,\s*(?:pass(?:word)?|pwd"
+    r"[^\n]{0,40}?(?<![\w@.\-])(?P<user>[\w.@\-]{2,40})\s*(?:/|:|,\s*(?:pass(?:word)?|pwd"
     r"|pw|mdp|senha|contraseña|passwort)\s*:?)\s*(?P<value>[^\s,;'\"`<>]{8,64})"
 )
 _PAIR = re.compile(
     r"(?i)\b(?:login|log in|logins?|credentials?|creds|account|user(?:name)?|usuario|utilisateur|usuário|utente"
-    r"|benutzer|identifiants|zugangsdaten|credenciales|credenziali|credenciais|ユーザー|用户)\b" + _PAIR_TAIL
+    r"|basic[- ]?auth|benutzer|identifiants|zugangsdaten|credenciales|credenziali|credenciais|ユーザー|用户)\b"
+    r"(?![-./]\w)" + _PAIR_TAIL  # not a word inside a name: user-images.githubusercontent.com, user.name
 )
+_PAIR_AGAIN = re.compile(r"(?P<user>[\w.@\-]{2,40})\s*/\s*(?P<value>[^\s,;'\"`<>]{8,64})")
 # Chinese account words, usually glued to the word before them ("数据库账号 root / …"): no word boundary to test.
 _PAIR_CJK = re.compile(r"(?:账号|帐号|账户|賬號|用户名)" + _PAIR_TAIL)
 
@@ -102,9 +104,13 @@ def credential_pairs(text: str, password_like: Check) -> list[Span]:
     """``admin / s3cr3t!Pw`` after a login word: the second part when it reads as a password."""
     out: list[Span] = []
     cjk = any(c in text for c in "账帐賬名")
-    for m in (*_PAIR.finditer(text), *(_PAIR_CJK.finditer(text) if cjk else ())):
+    for first in (*_PAIR.finditer(text), *(_PAIR_CJK.finditer(text) if cjk else ())):
+        # "Login for the panel: ops-user / pw": the first "name: value" may be the label and the user; then the pair
+        # that starts at that value is the one to judge.
+        again = _PAIR_AGAIN.match(text, first.start("value"))
+        m = again if again and not password_like(first.group("value").rstrip(".!?)")) else first
         value = m.group("value").rstrip(".!?)")
-        if "/" in value or "://" in text[m.start("user") : m.end("value")]:
+        if "/" in value or "://" in text[first.start("user") : m.end("value")]:
             continue  # a path or a URL (which the URL rules read)
         if password_like(value):
             out.append(("credential_pair", m.start("value"), m.start("value") + len(value)))
@@ -237,7 +243,9 @@ _KEYED_WORD = re.compile(
     r"(?i)\b(?:api|app|application|access|auth|secret|server|account|integration|routing|license|licence|ingest"
     r"|admin|service|private|signing|master|deploy|personal|bot|client|webhook|management|rest|user|org|project"
     r"|team)[\s_.-]?(?:keys?|tokens?)\b|\b(?:secrets?|passwords?|passwd|passphrase|credentials?|apikey|tokens?)\b"
-    r"|geniekey"
+    r"|geniekey|\b(?:jetons?|cl(?:é|e)s? (?:d'api|secr[èe]te|d'acc[èe]s)|claves? (?:de api|secreta|de acceso)"
+    r"|chaves? (?:de api|secreta|de acesso)|chiav[ei] (?:api|segreta|di accesso)|(?:zugangs|api-?)schl(?:ü|ue)ssel"
+    r"|zugangstoken|токен)\b|令牌|密钥|秘钥|访问密钥|アクセストークン|トークン|シークレット"
 )
 _KEYED_VALUE = re.compile(
     r"(?<![0-9A-Za-z_\-])(?:0x)?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{24,64})"
@@ -253,11 +261,12 @@ _SAME_CHAR_RUN = re.compile(r"(.)\1{7,}")
 
 
 def keyed_ids(text: str) -> list[Span]:
-    """A UUID or ≥ 32 hex digits right after a word naming a credential, unless the words between make it an id."""
+    """A UUID or ≥ 32 hex digits starting within 48 characters after a word naming a credential, unless the words
+    between make it an id."""
     out: list[Span] = []
     for word in _KEYED_WORD.finditer(text):
-        m = _KEYED_VALUE.search(text, word.end(), min(len(text), word.end() + _KEYED_CHARS))
-        if m is None or _KEYED_NOT.search(text, word.end(), m.start()):
+        m = _KEYED_VALUE.search(text, word.end(), min(len(text), word.end() + _KEYED_CHARS + 64))
+        if m is None or m.start() - word.end() > _KEYED_CHARS or _KEYED_NOT.search(text, word.end(), m.start()):
             continue
         if _SAME_CHAR_RUN.search(m.group(1)) or (len(m.group(1)) < 32 and "secret" not in word.group(0).lower()):
             continue  # 00000000-0000-0000-0000-000000000000; 24 to 31 hex digits only as a secret (Plaid's)

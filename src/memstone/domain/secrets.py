@@ -40,6 +40,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from . import secret_context as _ctx
 from .analyzer import STOPWORDS
 from .secret_formats import FORMAT_RULES, FormatRule, b64decode_loose, decodes_to
 from .secret_generic import (
@@ -497,7 +498,7 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
             window = text[max(0, m.start() - 120) : m.start()]
             if _classes(value) >= 3 and shannon_entropy(value) >= 4.0 and _AWS_CONTEXT.search(window):
                 found.append(SecretFinding(kind="aws_secret_access_key", start=m.start(1), end=m.end(1)))
-    return _merge(found)
+    return _merge([f for f in found if f.kind not in _CONTEXT_KINDS or not _ctx.public_value(text, f.start, f.end)])
 
 
 # Words that make a run of lowercase words prose about a password, not the password (English ones: STOPWORDS).
@@ -538,6 +539,7 @@ def _generic(text: str) -> list[SecretFinding]:
         *named_literals(text, _password_like, lambda v: _random_token(v) or _long_hex(v)),
         *seed_phrases(text, lambda w: w in STOPWORDS or w in _PROSE_WORDS),
         *prefixed_tokens(text, lambda v: not _HEX.match(v) and _random_tail(v) and shannon_entropy(v) >= 3.8),
+        *_ctx.context_secrets(text, _is_placeholder),
     ]
     return [SecretFinding(kind=kind, start=start, end=end) for kind, start, end in spans]
 
@@ -546,6 +548,9 @@ _GENERIC_KINDS = frozenset(
     ["high_entropy_token", "env_assignment", "password_near_keyword", "credential_near_keyword",
      "url_query_credential", "credential_pair", "prefixed_token", "passphrase_in_prose", "access_key_pair"]
 )  # fmt: skip
+
+
+_CONTEXT_KINDS = _GENERIC_KINDS | {"credential_assignment", "password_assignment"}  # kinds a public context clears
 
 
 def _merge(found: list[SecretFinding]) -> tuple[SecretFinding, ...]:

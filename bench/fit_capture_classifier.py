@@ -191,12 +191,14 @@ def kernel_fit(
     return a
 
 
-def rules_admit(text: str) -> bool:
-    """Whether the rules admit a user statement of this line (what the screen is then asked about)."""
+def screened_texts(text: str) -> list[str]:
+    """The texts the screen is asked about for one user line: its statements the rules admit (cleaned, split and
+    stripped of leads as capture does: "Build log:" and the line breaks of a pasted log are gone by then)."""
+    out = []
     for c in statement_candidates(UserPrompt(text=text)).candidates:
         if c.origin in SCREENED_ORIGINS and admit(c, evidence=dict.fromkeys(c.evidence, text)).admitted:
-            return True
-    return False
+            out.append(c.text)
+    return out
 
 
 def text_choose(k: np.ndarray, y: np.ndarray, groups: np.ndarray, admitted: np.ndarray) -> tuple[float, float]:
@@ -240,8 +242,9 @@ def text_classifier(
         threshold=round(threshold, 6),
         l2=l2,
         commit=commit,
-        trained_on=f"bench/data/capture: {len(y)} user_prompt lines ({int(y.sum())} junk; {int(admitted.sum())} "
-        f"admitted by the rules, {int((admitted & (y == 1)).sum())} of them junk, weight {ADMITTED_WEIGHT:g}), "
+        trained_on=f"bench/data/capture: {len(y)} texts of user_prompt lines ({int(y.sum())} junk; "
+        f"{int(admitted.sum())} admitted by the rules, {int((admitted & (y == 1)).sum())} of them junk, "
+        f"weight {ADMITTED_WEIGHT:g}), "
         f"{len(set(groups.tolist()))} projects",
     )
 
@@ -310,7 +313,9 @@ def report(
 ) -> None:
     """The LOPO figures: the screen alone per line and language, then the capture benchmark's per run."""
     keep = np.asarray([c in ("explicit", "correction") for c in args.classes])
-    print(f"\n=== LOPO on dev, {model}, the screen alone over every user_prompt line (line level) ===")
+    print(
+        f"\n=== LOPO on dev, {model}, the screen alone per text (each admitted statement of a line, else the line) ==="
+    )
     for lang in ["all", *sorted(set(args.langs))]:
         m = np.ones(len(y), dtype=bool) if lang == "all" else np.asarray(args.langs) == lang
         print(
@@ -366,11 +371,24 @@ def main() -> None:
     args.classes = [str(r["label"]["class"]) for r in rows]  # type: ignore[index]
     commit = head_commit()
     if args.text:
-        args.texts = [str(r["text"]) for r in rows]  # the candidate's own text, as the screen reads it
+        # One sample per text the screen would judge (each admitted statement of a line), or the line itself when
+        # the rules admit none of it (those teach what junk reads like; weight 1).
+        samples = [(i, t, True) for i, r in enumerate(rows) for t in screened_texts(str(r["text"]))]
+        admitted_rows = {i for i, _, _ in samples}
+        samples += [(i, str(r["text"]), False) for i, r in enumerate(rows) if i not in admitted_rows]
+        samples.sort(key=lambda s: s[0])
+        index = np.asarray([i for i, _, _ in samples])
+        y, groups = y[index], groups[index]
+        args.texts = [t for _, t, _ in samples]
+        args.admitted = np.asarray([a for _, _, a in samples])
+        args.langs = [args.langs[i] for i in index]
+        args.classes = [args.classes[i] for i in index]
         x = text_matrix(args.texts)
-        args.admitted = np.asarray([rules_admit(t) for t in args.texts])
-        print(f"{len(rows)} dev user_prompt lines, {int(y.sum())} junk, {len(set(groups.tolist()))} projects, "
-              f"{HASH_SIZE} hashed + {len(CUE_NAMES)} cue features (no model)")  # fmt: skip
+        print(
+            f"{len(rows)} dev user_prompt lines, {len(samples)} texts ({int(args.admitted.sum())} admitted by the "
+            f"rules, {int((args.admitted & (y == 1)).sum())} of them junk), {int(y.sum())} junk, "
+            f"{len(set(groups.tolist()))} projects, {HASH_SIZE} hashed + {len(CUE_NAMES)} cue features (no model)"
+        )
         if args.lopo:
             asyncio.run(text_lopo(args, x, y, groups))
         if args.write:

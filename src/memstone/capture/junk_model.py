@@ -32,7 +32,7 @@ from pathlib import Path
 from ..domain.errors import InvalidInput, MemstoneError
 from ..ports import EmbeddingModel
 from .admission import Admission
-from .junk_text import TextJunkClassifier, shipped_text_classifier
+from .junk_text import TextJunkClassifier, read_weights, shipped_text_classifier
 from .nearness import semantic_key
 
 __all__ = [
@@ -175,13 +175,7 @@ class JunkClassifier:
 
 def load_classifier(path: str | Path) -> JunkClassifier:
     """Weights from a JSON file (as ``bench/fit_capture_classifier.py`` writes them)."""
-    try:
-        data = json.loads(Path(path).read_text("utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InvalidInput(f"cannot read the junk classifier {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise InvalidInput(f"the junk classifier {path} is not a JSON object")
-    return JunkClassifier.from_dict(data, where=str(path))
+    return JunkClassifier.from_dict(read_weights(path, "junk classifier"), where=str(path))
 
 
 @cache

@@ -43,7 +43,16 @@ from ._language import read_sentence
 from ._patterns import CONSTRAINT, CONVENTION, FACT, ONE_OFF, QUESTION_START, SPECULATION, SYSTEM, is_chatter
 from ._text import clean
 
-__all__ = ["CUE_NAMES", "FEATURES", "FORMAT", "TextJunkClassifier", "cues", "features", "shipped_text_classifier"]
+__all__ = [
+    "CUE_NAMES",
+    "FEATURES",
+    "FORMAT",
+    "TextJunkClassifier",
+    "cues",
+    "features",
+    "read_weights",
+    "shipped_text_classifier",
+]
 
 FORMAT = "memstone-capture-junk-text/1"
 FEATURES = "char1-4+word1-2+cues/1"  # the feature recipe: weights of another recipe mean nothing here
@@ -221,13 +230,18 @@ class TextJunkClassifier:
     @classmethod
     def load(cls, path: str | Path) -> TextJunkClassifier:
         """Weights from a JSON file (as ``bench/fit_capture_classifier.py --text --write`` writes them)."""
-        try:
-            data = json.loads(Path(path).read_text("utf-8"))
-        except (OSError, ValueError) as exc:
-            raise InvalidInput(f"cannot read the text junk classifier {path}: {exc}") from exc
-        if not isinstance(data, dict):
-            raise InvalidInput(f"the text junk classifier {path} is not a JSON object")
-        return cls.from_dict(data, where=str(path))
+        return cls.from_dict(read_weights(path, "text junk classifier"), where=str(path))
+
+
+def read_weights(path: str | Path, what: str) -> dict[str, object]:
+    """The JSON object of a weights file; a clear :class:`InvalidInput` when it cannot be read or is not one."""
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"cannot read the {what} {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise InvalidInput(f"the {what} {path} is not a JSON object")
+    return data
 
 
 @cache

@@ -161,8 +161,6 @@ class TextJunkClassifier:
     commit: str = ""
     trained_on: str = ""
 
-    profile_id = "text"  # shown in the admission's detail, like an embedding profile
-
     def __post_init__(self) -> None:
         hint = "re-fit it with bench/fit_capture_classifier.py --text --write"
         if self.hash_size <= 0 or self.hash_size & (self.hash_size - 1):

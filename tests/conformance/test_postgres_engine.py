@@ -404,6 +404,7 @@ async def test_a_vector_search_takes_three_round_trips(postgres_url: str, libpq_
             warm = await svc.search("deploy step 3", memories=[rev], mode="vector", limit=10)
         start = len(read())
         found = await svc.search("deploy step 3", memories=[rev], mode="vector", limit=10)
+        traced = read()[start:]
         trips = _statement_trips(read(), start)
     assert [h.entry_version_id for h in found.hits] == [h.entry_version_id for h in warm.hits]
     assert [h.entry_id for h in found.hits][:3] == [h.entry_id for h in exact.hits][:3]
@@ -415,3 +416,8 @@ async def test_a_vector_search_takes_three_round_trips(postgres_url: str, libpq_
     assert len(hnsw) == 1 and "FROM artifact_heads" in search[0][-1] and "store_meta" in search[0][-1], search[0]
     assert "FROM memory_entry_versions" in search[1][0] and "scope_bindings" in search[1][0], search[1]
     assert search[2] == ["COMMIT"], search[2]
+    # The HNSW statement asks for 3 windows per hit (LIMIT 30 for 10: an int2 in binary), not 3 per candidate of a
+    # fused search (120): it reads a quarter of the windows' metadata rows (a read each, at 100k, of pages the
+    # buffer pool does not hold).
+    (knn,) = [line for line in traced.splitlines() if "\tBind\t" in line and "'[" in line]
+    assert knn.rstrip().endswith("2 '\\x00\\x1e' 1 0"), knn[-40:]

@@ -223,8 +223,9 @@ class SearchPart:
         begun: Callable[[], list[VectorCandidate]] | None,
         route: Route | None,
     ) -> tuple[list[tuple[Candidate, float]], bool]:
-        """The vector channel's admitted (candidate, cosine) list, nearest first, and whether the nearest windows
-        filled their depth (so more entries exist beyond it)."""
+        """The vector channel's admitted (candidate, cosine) list, nearest first, and whether a deeper read could
+        admit more: the nearest windows filled their depth and admission cut none of them (it cuts by a floor on the
+        cosine, or all of them for a query that matches nothing: a deeper read would not add any)."""
         if request.query_vector is None:
             raise InvalidInput("vector search needs a query vector")
         cal = request.calibration
@@ -235,7 +236,7 @@ class SearchPart:
             min_top=dense_bar(query_terms(request.query), cal.vector_min_top, cal.prose_bar),
             supported=lambda: bool(fts) or self._lexical_support(memory_ids, request),
         )
-        return admitted, more
+        return admitted, more and len(admitted) == len(found)
 
     def _found(
         self,

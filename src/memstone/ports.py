@@ -178,14 +178,17 @@ class SearchRequest:
     # Memories searched at whatever their head is inside the search's own read transaction (named by id or
     # scope), besides ``memories``, which must still be current. See SearchPage.heads.
     heads: tuple[MemoryId, ...] = ()
+    check_vectors: bool = False  # first check each Memory's vector projection is complete (SearchPage.incomplete)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SearchPage:
-    """A search's hits and the exact head Revision of each Memory it searched (read in the same snapshot)."""
+    """A search's hits and the exact head Revision of each Memory it searched (read in the same snapshot); with
+    ``check_vectors``, the Memories whose vector projection is incomplete there (then no hit: nothing was searched)."""
 
     hits: tuple[MemoryHit, ...]
     heads: tuple[ArtifactRef, ...]
+    incomplete: tuple[MemoryId, ...] = ()
 
 
 class MemoryBackend(Protocol):

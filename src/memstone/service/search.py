@@ -14,6 +14,7 @@ from ..domain.context import context_anchors, with_context
 from ..domain.errors import (
     CapabilityNotSupportedError,
     InvalidInput,
+    ProfileMismatchError,
     shown,
 )
 from ..domain.ids import EntryId, MemoryId
@@ -152,44 +153,34 @@ class Search:
             raise InvalidInput("search needs at least one memory or scope", hint="pass memories=[...] or scopes=[...]")
         ordered_refs = tuple(refs[k] for k in sorted(refs))
         precedence = precedence and await self._tiered(ordered_refs)
-        indexer = None  # the model of the searched Memories' embedding route: only a vector channel needs it
-        if mode != "fts":
-            if self._core.backend.capabilities.org_embedding:
-                await self._core.backend.org_profiles()  # an org may have chosen its own model since: route by it
-            route = await self._core.routes.one_route(self._core, [r.memory_id for r in ordered_refs])
-            indexer = self._core.routes.indexer(self._core, route) if route is not None else None
-        used_mode, fallback = await self._resolve_mode(mode, ordered_refs)
-        channels: tuple[Literal["fts", "vector"], ...] = {
-            "fts": ("fts",),
-            "vector": ("vector",),
-            "hybrid": ("fts", "vector"),
-        }[used_mode]  # type: ignore[assignment]
-        query_vector = None
-        calibration = MODEL_FREE  # the model-free rules of an FTS search
-        if "vector" in channels:
-            assert indexer is not None
-            if early is not None and indexer is self._core.indexer:
-                query_vector = await early
-            else:
-                query_vector = await indexer.query_vector(query)  # the model of the searched Memories' profile
-            calibration = indexer.calibration
-        request = SearchRequest(
-            query=query,
-            memories=tuple(r for r in ordered_refs if r.memory_id not in at_head),
-            heads=tuple(r.memory_id for r in ordered_refs if r.memory_id in at_head),
-            limit=MAX_LIMIT if order == "priority" or include_superseded or precedence else limit,
-            channels=channels,
-            query_vector=query_vector,
-            query_profile=indexer.profile if indexer is not None and query_vector is not None else None,
-            calibration=calibration,
-            exact=exact,
-            fusion=fusion,
-            kinds=tuple(k.strip().lower() for k in kinds),
-            tags=normalize_tags(tags),
-            important=important,
-            mandatory=mandatory,
-        )
-        page = await self._core.backend.search(request)
+        for refreshed in (False, True):
+            request, used_mode, fallback = await self._request(
+                query, mode, ordered_refs, at_head, early, limit=limit, exact=exact, fusion=fusion, kinds=kinds,
+                tags=tags, important=important, mandatory=mandatory, wide=order == "priority" or include_superseded
+                or precedence,
+            )  # fmt: skip
+            try:
+                page = await self._core.backend.search(request)
+                break
+            except ProfileMismatchError:
+                # Trigger: an org recorded another embedding profile since this process last read them (the search
+                # routes by the profiles read in its own snapshot and refused the query vector; nothing was served).
+                # Outcome: read the orgs' profiles again and route the query by them, once.
+                if refreshed or not self._core.backend.capabilities.org_embedding:
+                    raise
+                await self._core.backend.org_profiles()
+        if page.incomplete:
+            # The vector projection of a searched Memory is incomplete in the search's own snapshot: an explicit
+            # vector or hybrid search is refused, ``auto`` searches by FTS alone (docs: the mode it used).
+            reason = f"the vector projection of {', '.join(sorted(page.incomplete))} is incomplete"
+            if mode != "auto":
+                raise _unavailable(mode, reason)
+            request = replace(
+                request, channels=("fts",), query_vector=None, query_profile=None, calibration=MODEL_FREE,
+                check_vectors=False,
+            )  # fmt: skip
+            used_mode, fallback = "fts", reason
+            page = await self._core.backend.search(request)
         hits, shadowed = await self._graphit_pass(
             query,
             page.hits,
@@ -210,24 +201,90 @@ class Search:
             hits=hits, mode=used_mode, requested_mode=mode, fallback_reason=fallback, order=order, shadowed=shadowed
         )
 
-    async def _resolve_mode(self, mode: SearchMode, refs: tuple[ArtifactRef, ...]) -> tuple[SearchMode, str | None]:
+    async def _request(
+        self,
+        query: str,
+        mode: SearchMode,
+        ordered_refs: tuple[ArtifactRef, ...],
+        at_head: set[MemoryId],
+        early: asyncio.Future[tuple[float, ...]] | None,
+        *,
+        limit: int,
+        exact: bool,
+        fusion: Fusion,
+        kinds: tuple[str, ...],
+        tags: tuple[str, ...],
+        important: bool | None,
+        mandatory: bool | None,
+        wide: bool,
+    ) -> tuple[SearchRequest, SearchMode, str | None]:
+        """The backend's request for this search: its mode resolved on the embedding route of the organizations'
+        profiles as last read (the search re-reads them in its own snapshot and refuses a query vector of another
+        profile), the query vector, and the check of the vector projection's completeness, which the search makes
+        in its own read transaction (``SearchPage.incomplete``) instead of a read of its own."""
+        indexer = None  # the model of the searched Memories' embedding route: only a vector channel needs it
+        if mode != "fts":
+            route = await self._core.routes.one_route(self._core, [r.memory_id for r in ordered_refs])
+            indexer = self._core.routes.indexer(self._core, route) if route is not None else None
+        used_mode, fallback = await self._resolve_mode(mode, ordered_refs, status=False)
+        channels: tuple[Literal["fts", "vector"], ...] = {
+            "fts": ("fts",),
+            "vector": ("vector",),
+            "hybrid": ("fts", "vector"),
+        }[used_mode]  # type: ignore[assignment]
+        query_vector = None
+        calibration = MODEL_FREE  # the model-free rules of an FTS search
+        if "vector" in channels:
+            assert indexer is not None
+            try:
+                if early is not None and indexer is self._core.indexer:
+                    query_vector = await early
+                else:
+                    query_vector = await indexer.query_vector(query)  # the model of the searched Memories' profile
+                calibration = indexer.calibration
+            except Exception:
+                # ``auto`` on an incomplete vector projection never needed the model: it searches by FTS
+                if mode != "auto" or (fallback := await self._vector_unavailable(ordered_refs)) is None:
+                    raise
+                used_mode, channels, indexer = "fts", ("fts",), None
+        request = SearchRequest(
+            query=query,
+            memories=tuple(r for r in ordered_refs if r.memory_id not in at_head),
+            heads=tuple(r.memory_id for r in ordered_refs if r.memory_id in at_head),
+            limit=MAX_LIMIT if wide else limit,
+            channels=channels,
+            query_vector=query_vector,
+            query_profile=indexer.profile if indexer is not None and query_vector is not None else None,
+            calibration=calibration,
+            exact=exact,
+            fusion=fusion,
+            kinds=tuple(k.strip().lower() for k in kinds),
+            tags=normalize_tags(tags),
+            important=important,
+            mandatory=mandatory,
+            check_vectors="vector" in channels,
+        )
+        return request, used_mode, fallback
+
+    async def _resolve_mode(
+        self, mode: SearchMode, refs: tuple[ArtifactRef, ...], *, status: bool = True
+    ) -> tuple[SearchMode, str | None]:
+        """The mode a search runs in, and why ``auto`` fell back to FTS. ``status=False`` leaves the vector
+        projection's completeness to the search itself (``SearchRequest.check_vectors``)."""
         if mode == "fts":
             return "fts", None
-        reason = await self._vector_unavailable(refs)
+        reason = await self._vector_unavailable(refs, status=status)
         if mode in ("vector", "hybrid"):
             if reason is not None:
-                raise CapabilityNotSupportedError(
-                    mode,
-                    f"{mode} search is unavailable: {reason}",
-                    hint="use mode='fts' or 'auto', or run `memstone embed --backfill` to complete the vectors",
-                )
+                raise _unavailable(mode, reason)
             return mode, None
         if reason is not None:
             return "fts", reason
         return "hybrid", None
 
-    async def _vector_unavailable(self, refs: tuple[ArtifactRef, ...]) -> str | None:
-        """Why vector search cannot run on these Memories now (None when it can)."""
+    async def _vector_unavailable(self, refs: tuple[ArtifactRef, ...], *, status: bool = True) -> str | None:
+        """Why vector search cannot run on these Memories now (None when it can); ``status=False``: as far as the
+        store's profiles and the loaded models say, without reading the vector projection's completeness."""
         routes = self._core.routes
         route = await routes.one_route(self._core, [r.memory_id for r in refs])
         if route is None:
@@ -243,8 +300,10 @@ class Search:
             return "this store has no vector projection"
         elif recorded.canonical() != self._core.indexer.profile.canonical():
             return f"the loaded model ({self._core.indexer.profile.profile_id}) is not the store's profile"
-        status = await self._core.backend.read(VectorStatusQuery(memories=refs))
-        incomplete = sorted(m for m, ok in status.items() if not ok)
+        if not status:
+            return None
+        found = await self._core.backend.read(VectorStatusQuery(memories=refs))
+        incomplete = sorted(m for m, ok in found.items() if not ok)
         if incomplete:
             return f"the vector projection of {', '.join(incomplete)} is incomplete"
         return None
@@ -401,6 +460,14 @@ class Search:
                 near = await self._core.backend.read(NeighboursQuery(anchors=anchored, request=filters))
                 out = with_context(out, near, limit, drop=frozenset(shadows))
         return tuple(out[:limit]), tuple(shadowed)
+
+
+def _unavailable(mode: SearchMode, reason: str) -> CapabilityNotSupportedError:
+    return CapabilityNotSupportedError(
+        mode,
+        f"{mode} search is unavailable: {reason}",
+        hint="use mode='fts' or 'auto', or run `memstone embed --backfill` to complete the vectors",
+    )
 
 
 def _early_vector(indexer: VectorIndexer | None, query: str) -> asyncio.Future[tuple[float, ...]] | None:

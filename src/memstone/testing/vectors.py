@@ -158,6 +158,25 @@ class VectorConformance(StoreFixtures):
                 exact = await vsvc.search(q, memories=[rev], mode=mode, limit=5, exact=True)
                 assert [(h.entry_id, h.matched_by) for h in fast] == [(h.entry_id, h.matched_by) for h in exact]
 
+    async def test_entries_of_many_windows_still_fill_the_limit(self, vsvc: MemoryService) -> None:
+        # Each entry is five identical blocks (five windows of the hashing models: the nearest windows of a query come
+        # five per entry; a model of token windows cuts them otherwise, still several per entry): a vector
+        # search that first reads 3 windows per hit it wants (PostgreSQL: the HNSW statement's LIMIT) must read
+        # deeper and still return ``limit`` entries, those of the exact scan.
+        words = ("deploy", "backup", "review", "cache", "index", "queue", "lease", "shard")
+        texts = []
+        for i in range(24):
+            block = " ".join(f"{words[(i + j) % len(words)]}{(i * 7 + j) % 11}" for j in range(110)) + "."
+            texts.append("\n\n".join([f"Entry {i}: {block}"] * 5))
+        assert all(len(self.make_model().windows(t)) >= 3 for t in texts)
+        rev = await vsvc.remember(None, entries=[fact(t) for t in texts])
+        assert rev is not None
+        for q in ("deploy backup", "cache4 queue"):
+            fast = await vsvc.search(q, memories=[rev], mode="vector", limit=10)
+            exact = await vsvc.search(q, memories=[rev], mode="vector", limit=10, exact=True)
+            assert len(fast.hits) == 10 and len({h.entry_id for h in fast}) == 10
+            assert [h.entry_id for h in fast] == [h.entry_id for h in exact]
+
     async def test_vector_search_after_every_write_sees_that_write(self, vsvc: MemoryService) -> None:
         # The in-process index grows with each write (past its first buffer of 1,024 rows) and every search
         # sees the newest vectors, the same as the exact reference scan.

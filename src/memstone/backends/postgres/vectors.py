@@ -8,6 +8,7 @@ a distance expression the index cannot serve, so the planner scans every row of 
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -28,6 +29,13 @@ EF_SEARCH_MAX = 1000  # pgvector's upper bound
 def vector_text(vector: Sequence[float]) -> str:
     """pgvector's text form; ``repr`` keeps every float exactly (the same float32 the index stores)."""
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+@functools.lru_cache(maxsize=32)
+def _query_text(vector: tuple[float, ...]) -> str:
+    """``vector_text`` of a query vector, formatted once (a vector search formats it when its statement is queued
+    with the heads' one and again to find it: 0.2-0.4 ms each for 384 floats)."""
+    return vector_text(vector)
 
 
 class PgVectors:
@@ -106,7 +114,7 @@ class PgVectors:
         """(settings, statement) of a nearest-neighbour search: in a read transaction the statement also reads its
         windows' metadata (``ProjectionRows.windows``), recorded by ``_scored``."""
         memory_ids, vector, k, exact = ask.memory_ids, ask.vector, ask.k, ask.exact
-        q, kind = vector_text(vector), schema.vector_type(len(vector))
+        q, kind = _query_text(tuple(vector)), schema.vector_type(len(vector))
         settings: list[Statement] = []
         if exact:
             # ``+ 0`` makes the ordering an expression no index provides: a scan of every row, the reference.

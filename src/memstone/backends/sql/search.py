@@ -3,7 +3,7 @@ the authoritative manifest (every hit is re-checked against the head's manifest 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import islice
 from typing import Literal, NamedTuple
 
@@ -31,7 +31,8 @@ from ...domain.trusted import search_hit
 from ...ports import SearchPage, SearchRequest
 from .engine import Candidates, FtsRow
 from .parts import StoreParts
-from .vectors import VectorPart, window_depth
+from .routes import Route
+from .vectors import VectorCandidate, VectorPart, window_depth
 
 # A hit's ``matched_by``: the channels that ranked it ("fts" in ranks, "vector" in ranks), in channel order.
 _MATCHED_BY: dict[tuple[bool, bool], tuple[Literal["fts", "vector"], ...]] = {
@@ -149,10 +150,18 @@ class SearchPart:
                 self.vectors.share()  # a hybrid search: its scan may run beside the FTS statement (``begin``)
             elif request.channels == ("vector",) and request.query_vector is not None and not request.exact:
                 named = sorted({*(r.memory_id for r in request.memories), *request.heads})
-                k = window_depth(candidate_depth(request.limit))
+                k = window_depth(_vector_depth(request))
                 self.vectors.prefetch(named, request.query_vector, k)  # with the heads' statement, if it can
             heads = self.heads(request)
             memory_ids = sorted(heads)
+            if request.check_vectors:
+                # In this snapshot, with the heads just read: the org profiles the route is chosen by (and the
+                # service's next route, ``state.org_profiles``), and each Memory's vector completeness (cached by
+                # head revision and vector generation, so a warm check costs no statement).
+                self.p.org_profiles = profiles = self.vectors.routes.org_profiles()
+                incomplete = tuple(MemoryId(m) for m in memory_ids if not self.vectors.complete(MemoryId(m), profiles))
+                if incomplete:
+                    return SearchPage(hits=(), heads=tuple(heads[m].ref for m in memory_ids), incomplete=incomplete)
             depth = candidate_depth(request.limit)
             begun = route = None
             if "vector" in request.channels and request.query_vector is not None:
@@ -185,36 +194,16 @@ class SearchPart:
                         if share >= bar
                     ]
             vec: list[tuple[Candidate, float]] | None = None
-            cal = request.calibration
-            floor = cal.vector_min_cosine
+            more = False
+            near = _vector_depth(request)
             if "vector" in request.channels:
-                if request.query_vector is None:
-                    raise InvalidInput("vector search needs a query vector")
-                vec = admit_dense(
-                    [
-                        (Candidate(vc.memory_id, vc.entry_id, vc.entry_version_id), l2_to_cosine(vc.distance))
-                        for vc in self.vectors.candidates(
-                            memory_ids, request.query_vector, depth, request, begun, route
-                        )
-                    ],
-                    floor=floor,
-                    min_top=dense_bar(query_terms(request.query), cal.vector_min_top, cal.prose_bar),
-                    supported=lambda: bool(fts) or self._lexical_support(memory_ids, request),
-                )
-            fused = iter(self._fuse(request, fts, vec, floor))
-            found: list[tuple[Fused, HitRow]] = []
-            while len(found) < request.limit:
-                batch = list(islice(fused, request.limit))  # the next candidates, verified together
-                if not batch:
-                    break
-                verified = self._verified(heads, [f.candidate for f in batch])
-                for f in batch:
-                    row = verified.get(f.candidate)
-                    if row is None:
-                        continue
-                    found.append((f, row))
-                    if len(found) >= request.limit:
-                        break
+                vec, more = self._dense(memory_ids, request, near, fts, begun, route)
+            found = self._found(heads, request, fts, vec)
+            if more and near < depth and len(found) < request.limit:
+                # The nearest windows of a vector search ran out before ``limit`` verified hits while more exist:
+                # the channel again at every search's candidate depth (so the hits are those that depth gives).
+                vec, _ = self._dense(memory_ids, request, depth, fts, None, route)
+                found = self._found(heads, request, fts, vec)
             # Each hit carries its Memory's scope, read here in the search's own read transaction.
             bound = self.p.rows.scopes_of(sorted({f.candidate.memory_id for f, _ in found})) if found else {}
             refs = {mid: heads[mid].ref for mid in memory_ids}
@@ -224,6 +213,54 @@ class SearchPart:
                 for mid in (f.candidate.memory_id,)
             )
             return SearchPage(hits=hits, heads=tuple(refs.values()))
+
+    def _dense(
+        self,
+        memory_ids: Sequence[str],
+        request: SearchRequest,
+        depth: int,
+        fts: list[tuple[Candidate, float, float]] | None,
+        begun: Callable[[], list[VectorCandidate]] | None,
+        route: Route | None,
+    ) -> tuple[list[tuple[Candidate, float]], bool]:
+        """The vector channel's admitted (candidate, cosine) list, nearest first, and whether a deeper read could
+        admit more: the nearest windows filled their depth and admission cut none of them (it cuts by a floor on the
+        cosine, or all of them for a query that matches nothing: a deeper read would not add any)."""
+        if request.query_vector is None:
+            raise InvalidInput("vector search needs a query vector")
+        cal = request.calibration
+        found, more = self.vectors.nearest(memory_ids, request.query_vector, depth, request, begun, route)
+        admitted = admit_dense(
+            [(Candidate(vc.memory_id, vc.entry_id, vc.entry_version_id), l2_to_cosine(vc.distance)) for vc in found],
+            floor=cal.vector_min_cosine,
+            min_top=dense_bar(query_terms(request.query), cal.vector_min_top, cal.prose_bar),
+            supported=lambda: bool(fts) or self._lexical_support(memory_ids, request),
+        )
+        return admitted, more and len(admitted) == len(found)
+
+    def _found(
+        self,
+        heads: dict[str, Revision],
+        request: SearchRequest,
+        fts: list[tuple[Candidate, float, float]] | None,
+        vec: list[tuple[Candidate, float]] | None,
+    ) -> list[tuple[Fused, HitRow]]:
+        """The first ``limit`` fused candidates that pass the re-check against their head's manifest."""
+        fused = iter(self._fuse(request, fts, vec, request.calibration.vector_min_cosine))
+        found: list[tuple[Fused, HitRow]] = []
+        while len(found) < request.limit:
+            batch = list(islice(fused, request.limit))  # the next candidates, verified together
+            if not batch:
+                break
+            verified = self._verified(heads, [f.candidate for f in batch])
+            for f in batch:
+                row = verified.get(f.candidate)
+                if row is None:
+                    continue
+                found.append((f, row))
+                if len(found) >= request.limit:
+                    break
+        return found
 
     def _verified(self, heads: dict[str, Revision], cands: Sequence[Candidate]) -> dict[Candidate, HitRow]:
         """The candidates whose version the head's manifest holds, active, with bytes hashing to its commitment.
@@ -328,6 +365,16 @@ class SearchPart:
             scope,
             parts,
         )
+
+
+def _vector_depth(request: SearchRequest) -> int:
+    """The entries the vector channel fetches first. A vector search with no filter ranks its entries by their
+    nearest window alone, so its first ``limit`` entries are the first ``limit`` of a deeper list (``_found`` goes
+    deeper when verification leaves fewer); fusion (hybrid) and filters need every search's candidate depth."""
+    filtered = request.kinds or request.tags or request.important is not None or request.mandatory is not None
+    if request.channels == ("vector",) and not request.exact and not filtered:
+        return request.limit
+    return candidate_depth(request.limit)
 
 
 def passes(content: EntryContent, query: SearchRequest) -> bool:

@@ -381,7 +381,7 @@ class VectorPart:
                 out.append(VectorCandidate(m[0], m[1], m[2], distance))
         return out
 
-    def candidates(
+    def nearest(
         self,
         memory_ids: Sequence[str],
         vector: tuple[float, ...],
@@ -389,14 +389,12 @@ class VectorPart:
         request: SearchRequest,
         begun: Callable[[], list[VectorCandidate]] | None = None,
         route: Route | None = None,
-    ) -> list[VectorCandidate]:
-        """Per-entry nearest candidates (max similarity over an entry's windows), nearest first."""
+    ) -> tuple[list[VectorCandidate], bool]:
+        """Per-entry nearest candidates (max similarity over an entry's windows), nearest first, and whether the
+        windows read filled their depth (more lie beyond it)."""
         route = route or self.search_route(memory_ids, vector)
-        windows = (
-            begun()
-            if begun is not None
-            else self.knn(memory_ids, vector, window_depth(depth), exact=request.exact, route=route)
-        )
+        k = window_depth(depth)
+        windows = begun() if begun is not None else self.knn(memory_ids, vector, k, exact=request.exact, route=route)
         best: dict[tuple[str, str], VectorCandidate] = {}
         for w in windows:
             key = (w.memory_id, w.entry_id)
@@ -405,7 +403,7 @@ class VectorPart:
         ordered = sorted(best.values(), key=lambda c: (c.distance, c.memory_id, c.entry_id))
         if request.kinds or request.tags or request.important is not None or request.mandatory is not None:
             ordered = [c for c in ordered if self._head_matches(c, request)]
-        return ordered[:depth]
+        return ordered[:depth], len(windows) >= k or len(ordered) > depth
 
     def row_valid(self, row: VectorMeta, profile: EmbeddingProfile) -> bool:
         if row.profile_id != profile.profile_id or row.embedding_content_hash != self.embedding_hash(

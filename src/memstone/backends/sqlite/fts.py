@@ -70,8 +70,8 @@ COMMON_ROWS = 4000
 # segments (one statement) and runs FTS5's ``optimize`` (all segments into one, in the write's transaction) when
 # the segments besides the largest hold at least 1/``TAIL_SHARE`` of its pages, or there are more than
 # ``MAX_SEGMENTS``. A write pays for it in proportion to what it adds: a batch of 1,000 at 100k entries is ~1 % of
-# the pages (an ``optimize`` of 0.4 s there); single-entry writes only every few hundred. Cost figures, measured
-# with bench/search_instructions.py and bench/bench_core.py (docs/benchmarks.md), not fitted to any query set.
+# the pages (an ``optimize`` of 0.4 s there); at 10k, single-entry writes one in ~55 (6-22 ms). Cost figures,
+# measured with bench/search_instructions.py and bench/bench_core.py (docs/benchmarks.md), fitted to no query set.
 SETTLE_CHANGES = 1024
 TAIL_SHARE = 128
 MAX_SEGMENTS = 16

@@ -154,6 +154,8 @@ class SQLiteEngine:
             raise
         if write or conn.in_transaction:
             with translated():
+                if write:
+                    self.fts.settle(self.conn)  # FTS5 segments merged when a write added enough (issue 15)
                 conn.execute("COMMIT")
 
     def lock(self, key: str, *, shared: bool = False) -> None:

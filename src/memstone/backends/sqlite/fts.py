@@ -62,6 +62,41 @@ _ROWS = "SELECT count(*) FROM memory_entry_search_fts_docsize"
 COMMON_SHARE = 0.01
 COMMON_ROWS = 4000
 
+# Issue 15: FTS5 writes each transaction's rows as a new segment and merges only four segments of one level at a
+# time (its ``automerge``), so a store written by ``remember`` kept many segments (15 at 100k, in batches of
+# 1,000), and a query reads each term's postings in every segment (and FTS5 re-prepared its statements at every
+# query while there was more than one: ~1 M instructions a search at 100k). So after a write transaction, once
+# ``SETTLE_CHANGES`` rows have changed on this connection since it last looked, the engine reads the index's
+# segments (one statement) and runs FTS5's ``optimize`` (all segments into one, in the write's transaction) when
+# the segments besides the largest hold at least 1/``TAIL_SHARE`` of its pages, or there are more than
+# ``MAX_SEGMENTS``. A write pays for it in proportion to what it adds: a batch of 1,000 at 100k entries is ~1 % of
+# the pages (an ``optimize`` of 0.4 s there); at 10k, single-entry writes one in ~55 (6-22 ms). Cost figures,
+# measured with bench/search_instructions.py and bench/bench_core.py (docs/benchmarks.md), fitted to no query set.
+SETTLE_CHANGES = 1024
+TAIL_SHARE = 128
+MAX_SEGMENTS = 16
+FTS_TABLES = ("memory_entry_search_fts", "memory_entry_archive_fts")
+# An FTS5 ``_data`` row id is (segment id << 37) + (page number) for a leaf page (higher bits mark the b-tree and
+# doclist-index pages): the largest leaf row id of a segment names its page count. ``_idx`` holds a row per segment
+# and leaf range, so its segment ids are the segments (FTS5's file format, stable across SQLite versions).
+_SEGMENTS = (
+    "SELECT (SELECT max(id) FROM {fts}_data WHERE id BETWEEN segid << 37 AND (segid << 37) + 2147483647) "
+    "- (segid << 37) FROM {fts}_idx GROUP BY segid"
+)
+
+
+def segment_pages(conn: Conn, fts: str) -> list[int]:
+    """The leaf pages of each segment of the FTS5 index ``fts``."""
+    return [int(r[0] or 0) for r in conn.q(_SEGMENTS.format(fts=fts))]
+
+
+def needs_optimize(pages: Sequence[int]) -> bool:
+    """Whether an index of these segments is worth merging into one (see ``TAIL_SHARE``)."""
+    if len(pages) < 2:
+        return False
+    largest = max(pages)
+    return len(pages) > MAX_SEGMENTS or (sum(pages) - largest) * TAIL_SHARE >= largest
+
 
 class SQLiteFullText:
     def __init__(self, engine: SQLiteFile) -> None:
@@ -71,6 +106,22 @@ class SQLiteFullText:
         self._counted: tuple[int, int] | None = None
         self._rows = 0
         self._df: dict[str, int] = {}
+        self._settled = 0  # the connection's change count when the segments were last looked at
+
+    def settle(self, conn: Conn) -> list[str]:
+        """At the end of a write transaction: merge an index whose new segments are worth it (``TAIL_SHARE``);
+        returns the indexes it optimized."""
+        changes = int(self._engine.raw.total_changes())
+        if changes - self._settled < SETTLE_CHANGES:
+            return []
+        self._settled = changes
+        present = {
+            r[0] for r in conn.q("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '%_fts_idx'")
+        }
+        done = [fts for fts in FTS_TABLES if f"{fts}_idx" in present and needs_optimize(segment_pages(conn, fts))]
+        for fts in done:
+            conn.x(f"INSERT INTO {fts} ({fts}) VALUES ('optimize')")
+        return done
 
     def _shares(self, conn: Conn, terms: Sequence[str]) -> list[float]:
         """Each term's share of the indexed rows (the rows holding it / all rows)."""
@@ -227,4 +278,4 @@ class SQLiteFullText:
         return damage
 
 
-__all__ = ["SQLiteFullText", "match_expression"]
+__all__ = ["FTS_TABLES", "SQLiteFullText", "match_expression", "needs_optimize", "segment_pages"]

@@ -9,8 +9,8 @@ import apsw
 
 from ..sql.engine import Engine
 from .file import SQLiteFile
+from .fts import FTS_TABLES
 
-FTS_TABLES = ("memory_entry_search_fts", "memory_entry_archive_fts")
 VACUUM_FREE_SHARE = 0.25
 
 

@@ -13,7 +13,14 @@ import apsw
 
 from memstone import EntryInput, open_service
 from memstone.backends.sqlite.engine import SQLiteConn
-from memstone.backends.sqlite.fts import FTS_TABLES, MAX_SEGMENTS, TAIL_SHARE, needs_optimize, segment_pages
+from memstone.backends.sqlite.fts import (
+    FTS_TABLES,
+    MAX_SEGMENTS,
+    TAIL_SHARE,
+    WRITE_MERGE_PAGES,
+    needs_optimize,
+    segment_pages,
+)
 
 
 def segments(path: Path) -> dict[str, list[int]]:
@@ -49,3 +56,11 @@ def test_an_index_is_merged_when_its_new_segments_are_a_share_of_the_largest_or_
     assert needs_optimize([2500, 2500 // TAIL_SHARE + 1])
     assert needs_optimize([2500, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1][: MAX_SEGMENTS + 1])
     assert not needs_optimize([2500, *[1] * (MAX_SEGMENTS - 1)])
+
+
+def test_a_write_never_rewrites_an_index_too_large_to_rewrite_inside_it() -> None:
+    """The rewrite grows with the index; beyond ``WRITE_MERGE_PAGES`` the daemon's upkeep merges it instead."""
+    big = WRITE_MERGE_PAGES - 100
+    assert needs_optimize([big, big // TAIL_SHARE + 1])
+    assert not needs_optimize([WRITE_MERGE_PAGES, WRITE_MERGE_PAGES // TAIL_SHARE + 1])
+    assert not needs_optimize([WRITE_MERGE_PAGES, *[1] * (MAX_SEGMENTS + 1)])

@@ -75,6 +75,11 @@ COMMON_ROWS = 4000
 SETTLE_CHANGES = 1024
 TAIL_SHARE = 128
 MAX_SEGMENTS = 16
+# An ``optimize`` rewrites the whole index inside the write that triggers it (0.4 s at 100k entries, ~2,600 leaf
+# pages), so it grows with the store. Above ``WRITE_MERGE_PAGES`` (~300k entries, ~1.2 s) the write leaves the
+# segments to FTS5's own automerge and the maintenance daemon's upkeep (backends/sqlite/upkeep.py), which optimizes
+# outside any caller's write.
+WRITE_MERGE_PAGES = 8192
 FTS_TABLES = ("memory_entry_search_fts", "memory_entry_archive_fts")
 # An FTS5 ``_data`` row id is (segment id << 37) + (page number) for a leaf page (higher bits mark the b-tree and
 # doclist-index pages): the largest leaf row id of a segment names its page count. ``_idx`` holds a row per segment
@@ -91,10 +96,12 @@ def segment_pages(conn: Conn, fts: str) -> list[int]:
 
 
 def needs_optimize(pages: Sequence[int]) -> bool:
-    """Whether an index of these segments is worth merging into one (see ``TAIL_SHARE``)."""
+    """Whether a write should merge an index of these segments into one (see ``TAIL_SHARE``, ``WRITE_MERGE_PAGES``)."""
     if len(pages) < 2:
         return False
     largest = max(pages)
+    if sum(pages) > WRITE_MERGE_PAGES:
+        return False
     return len(pages) > MAX_SEGMENTS or (sum(pages) - largest) * TAIL_SHARE >= largest
 
 

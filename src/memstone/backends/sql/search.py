@@ -379,9 +379,10 @@ class SearchPart:
 
 
 def _given_if_done(request: SearchRequest) -> SearchRequest:
-    """``request`` with its late query vector as if given up front once it is computed (raises its error)."""
+    """``request`` with its late query vector as if given up front once it is computed; a failed one stays late, so
+    its error is raised where the vector channel waits for it (after the completeness check, as the service would)."""
     later = request.query_vector_later
-    if later is None or not later.done():
+    if later is None or not later.done() or later.cancelled() or later.exception() is not None:
         return request
     return replace(request, query_vector=later.result(), query_vector_later=None)
 

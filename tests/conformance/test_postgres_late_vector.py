@@ -91,7 +91,41 @@ async def test_a_failed_query_embedding_fails_a_hybrid_search_with_the_models_er
     async with open_service(postgres_url, embedding=failing) as svc:
         for mode in ("hybrid", "auto"):  # ``auto`` on a complete vector projection needs the model too
             with pytest.raises(InvalidInput, match="the model failed"):
-                await svc.search(QUERY, memories=[rev.memory_id], mode=mode, limit=10)  # type: ignore[arg-type]
+                await svc.search(QUERY, memories=[rev.memory_id], mode=mode, limit=10)
         assert failing.saw == [True, True]
         fts = await svc.search(QUERY, memories=[rev.memory_id], mode="fts", limit=10)  # the store still serves
     assert len(fts.hits) == 10
+
+
+class NeverEmbeds(EmbedsAfterFts):
+    """A query embedding that hangs once the search is past its FTS statement (a stuck model)."""
+
+    async def embed(self, texts: tuple[str, ...]) -> EmbeddingResult:
+        self.saw.append(await asyncio.to_thread(self._wait))
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+async def test_a_cancelled_hybrid_search_ends_its_read_transaction(postgres_url: str) -> None:
+    """The engine's worker waits for the vector inside the search's read transaction: cancelling the search (a
+    caller that gave up) stops that wait, so the transaction ends and its connection serves the next search."""
+    async with open_service(postgres_url, embedding="hashing-64") as svc:
+        rev = await svc.remember(None, entries=[EntryInput(kind="fact", text=t) for t in _texts()])
+        assert rev is not None
+    stuck = NeverEmbeds(postgres_url)
+    async with open_service(postgres_url + "?pool_size=1", embedding=stuck) as svc:
+        search = asyncio.ensure_future(svc.search(QUERY, memories=[rev.memory_id], mode="hybrid", limit=10))
+        while not stuck.saw:
+            await asyncio.sleep(0.01)
+        assert stuck.saw == [True]
+        search.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await search
+        fts = await asyncio.wait_for(svc.search(QUERY, memories=[rev.memory_id], mode="fts", limit=10), 10)
+        assert len(fts.hits) == 10  # the one pooled connection was given back
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+            "AND state LIKE 'idle in transaction%'"
+        ).fetchone()
+    assert row == (0,)

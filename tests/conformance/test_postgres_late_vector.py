@@ -97,13 +97,16 @@ async def test_a_failed_query_embedding_fails_a_hybrid_search_with_the_models_er
     assert len(fts.hits) == 10
 
 
-class NeverEmbeds(EmbedsAfterFts):
-    """A query embedding that hangs once the search is past its FTS statement (a stuck model)."""
+class StuckModel(EmbedsAfterFts):
+    """A query embedding that hangs once the search is past its FTS statement, until the test ends (then fails)."""
+
+    release: asyncio.Event | None = None
 
     async def embed(self, texts: tuple[str, ...]) -> EmbeddingResult:
         self.saw.append(await asyncio.to_thread(self._wait))
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
+        self.release = asyncio.Event()
+        await self.release.wait()
+        raise InvalidInput("released at the end of the test")
 
 
 async def test_a_cancelled_hybrid_search_ends_its_read_transaction(postgres_url: str) -> None:
@@ -112,17 +115,21 @@ async def test_a_cancelled_hybrid_search_ends_its_read_transaction(postgres_url:
     async with open_service(postgres_url, embedding="hashing-64") as svc:
         rev = await svc.remember(None, entries=[EntryInput(kind="fact", text=t) for t in _texts()])
         assert rev is not None
-    stuck = NeverEmbeds(postgres_url)
+    stuck = StuckModel(postgres_url)
     async with open_service(postgres_url + "?pool_size=1", embedding=stuck) as svc:
         search = asyncio.ensure_future(svc.search(QUERY, memories=[rev.memory_id], mode="hybrid", limit=10))
-        while not stuck.saw:
-            await asyncio.sleep(0.01)
-        assert stuck.saw == [True]
-        search.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await search
-        fts = await asyncio.wait_for(svc.search(QUERY, memories=[rev.memory_id], mode="fts", limit=10), 10)
-        assert len(fts.hits) == 10  # the one pooled connection was given back
+        try:
+            while stuck.release is None:
+                await asyncio.sleep(0.01)
+            assert stuck.saw == [True]
+            search.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await search
+            fts = await asyncio.wait_for(svc.search(QUERY, memories=[rev.memory_id], mode="fts", limit=10), 10)
+            assert len(fts.hits) == 10  # the one pooled connection was given back
+        finally:
+            if stuck.release is not None:
+                stuck.release.set()  # a worker still waiting (the old code's) fails instead of holding the close
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         row = conn.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "

@@ -1,5 +1,6 @@
 """Two codes' searches and the engine's raw statement timed in lockstep on one kept server store:
-``python bench/bench_search_pair.py --url postgresql://…/DATABASE --src OLD/src --src NEW/src [--mode vector]``.
+``python bench/bench_search_pair.py --url postgresql://…/DATABASE --src OLD/src --src NEW/src [--mode vector]
+[--embed]``.
 
 The store is a kept speed store of ``bench_retrieval.py --parts speed --url …`` (its database, with the Memory
 its build recorded). Each code runs in a worker process of its own (``PYTHONPATH`` at its ``src``) with the query
@@ -8,7 +9,8 @@ for each query the coordinator asks each worker for one search, in turn (which o
 runs the engine's own statement(s) for the same query on a bare connection (``engines.RawEngine``, as
 ``bench_retrieval.py`` pairs them), so the three meet the same load. 10 warm-up rounds are not counted. Prints
 each code's and the raw statement's p50 / p95 and each code's p50 over the raw p50, with the load average before
-and after.
+and after. ``--embed``: each search embeds its query with the real model, as a caller's does (the cache serves
+only the raw statement's vector).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def queries(n: int) -> list[str]:
     return speed_queries(n)
 
 
-async def worker(url: str, mode: str, n: int) -> None:
+async def worker(url: str, mode: str, n: int, embed: bool = False) -> None:
     """One timed search per query number read on stdin; its ms on stdout."""
     from bench_retrieval import LIMIT, CachedModel, VectorCache, real_model
 
@@ -48,7 +50,8 @@ async def worker(url: str, mode: str, n: int) -> None:
     memory_id = engines.built_memory(url)
     assert memory_id is not None, "not a kept speed store (run bench_retrieval.py --parts speed --url … first)"
     async with memstone.open_service(url, embedding=real) as svc:
-        svc.indexer.model = cached
+        if not embed:
+            svc.indexer.model = cached
         head = await svc.head(memory_id)
         print("ready", flush=True)
         for line in sys.stdin:
@@ -59,7 +62,7 @@ async def worker(url: str, mode: str, n: int) -> None:
             print(f"{(time.perf_counter() - start) * 1000:.4f}", flush=True)
 
 
-def coordinate(url: str, mode: str, n: int, sources: list[str]) -> dict[str, object]:
+def coordinate(url: str, mode: str, n: int, sources: list[str], embed: bool = False) -> dict[str, object]:
     from bench_retrieval import LIMIT, VectorCache, real_model
 
     texts = queries(n)
@@ -72,7 +75,7 @@ def coordinate(url: str, mode: str, n: int, sources: list[str]) -> dict[str, obj
         "vector": lambda q: raw.knn(vectors[q], LIMIT),
         "hybrid": lambda q: (raw.fts(q, LIMIT), raw.knn(vectors[q], LIMIT)),
     }
-    worker_args = [url, "--mode", mode, "--queries", str(n)]
+    worker_args = [url, "--mode", mode, "--queries", str(n), *(["--embed"] if embed else [])]
     procs = start_workers(__file__, sources, [worker_args for _ in sources])
     try:
         load_before = os.getloadavg()[0]
@@ -95,6 +98,7 @@ def coordinate(url: str, mode: str, n: int, sources: list[str]) -> dict[str, obj
         raw_p50 = statistics.median(raw_times)
         return {
             "mode": mode,
+            "embed": embed,
             "queries": n,
             "load": [round(load_before, 1), round(os.getloadavg()[0], 1)],
             "raw": {"p50_ms": round(raw_p50, 2), "p95_ms": round(pct(raw_times, 0.95), 2)},
@@ -118,14 +122,15 @@ def main() -> None:
     ap.add_argument("--src", action="append", default=[], help="A code's src folder (give one or two).")
     ap.add_argument("--mode", choices=("fts", "vector", "hybrid"), default="vector")
     ap.add_argument("--queries", type=int, default=100, help="Timed searches per code (speed queries).")
+    ap.add_argument("--embed", action="store_true", help="Each search embeds its query with the real model.")
     ap.add_argument("--worker", metavar="DATABASE_URL", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        asyncio.run(worker(args.worker, args.mode, args.queries))
+        asyncio.run(worker(args.worker, args.mode, args.queries, args.embed))
         return
     if not args.url or not 1 <= len(args.src) <= 2:
         ap.error("give --url and one or two --src")
-    print(json.dumps(coordinate(args.url, args.mode, args.queries, args.src)))
+    print(json.dumps(coordinate(args.url, args.mode, args.queries, args.src, args.embed)))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ Only domain types cross these Protocols; no SQL, connection or cursor leaves a b
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
@@ -105,6 +106,7 @@ class Capabilities:
     concurrent_processes: bool = False
     persistent: bool = True
     org_embedding: bool = False  # an organization may keep its own embedding profile (backends/sql/routes.py)
+    vector_later: bool = False  # a hybrid search may take SearchRequest.query_vector_later (FTS while it embeds)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,6 +170,7 @@ class SearchRequest:
     channels: tuple[Literal["fts", "vector"], ...]
     query_vector: tuple[float, ...] | None = None
     query_profile: EmbeddingProfile | None = None  # of ``query_vector``; not the searched Memories' route's: refused
+    query_vector_later: Future[tuple[float, ...]] | None = None  # hybrid, still embedding (Capabilities.vector_later)
     kinds: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     important: bool | None = None

@@ -4,6 +4,7 @@ precedence between tiers)."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
@@ -43,6 +44,7 @@ from ..indexing import VectorIndexer
 from ..ports import (
     ArchiveQuery,
     LiveSlugsQuery,
+    SearchPage,
     SearchRequest,
     VectorStatusQuery,
 )
@@ -160,7 +162,7 @@ class Search:
                 or precedence,
             )  # fmt: skip
             try:
-                page = await self._core.backend.search(request)
+                page = await self._searched(request, early)
                 break
             except ProfileMismatchError:
                 # Trigger: an org recorded another embedding profile since this process last read them (the search
@@ -174,10 +176,12 @@ class Search:
             # vector or hybrid search is refused, ``auto`` searches by FTS alone (docs: the mode it used).
             reason = f"the vector projection of {', '.join(sorted(page.incomplete))} is incomplete"
             if mode != "auto":
+                if request.query_vector_later is not None and early is not None:
+                    await early  # the model's error first, as when the search waited for the vector
                 raise _unavailable(mode, reason)
             request = replace(
-                request, channels=("fts",), query_vector=None, query_profile=None, calibration=MODEL_FREE,
-                check_vectors=False,
+                request, channels=("fts",), query_vector=None, query_vector_later=None, query_profile=None,
+                calibration=MODEL_FREE, check_vectors=False,
             )  # fmt: skip
             used_mode, fallback = "fts", reason
             page = await self._core.backend.search(request)
@@ -200,6 +204,21 @@ class Search:
         return SearchResult(
             hits=hits, mode=used_mode, requested_mode=mode, fallback_reason=fallback, order=order, shadowed=shadowed
         )
+
+    async def _searched(self, request: SearchRequest, early: asyncio.Future[tuple[float, ...]] | None) -> SearchPage:
+        """The backend's page; with a late query vector (``early``'s), a failed embedding fails the search with the
+        model's error, as when the search waited for the vector before it began, and a cancelled search stops the
+        engine's wait for it."""
+        if request.query_vector_later is None or early is None:
+            return await self._core.backend.search(request)
+        try:
+            return await self._core.backend.search(request)
+        except asyncio.CancelledError:
+            early.cancel()
+            raise
+        except Exception:
+            await early
+            raise
 
     async def _request(
         self,
@@ -232,13 +251,20 @@ class Search:
             "vector": ("vector",),
             "hybrid": ("fts", "vector"),
         }[used_mode]  # type: ignore[assignment]
-        query_vector = None
+        query_vector = later = None
         calibration = MODEL_FREE  # the model-free rules of an FTS search
         if "vector" in channels:
             assert indexer is not None
             try:
                 if early is not None and indexer is self._core.indexer:
-                    query_vector = await early
+                    if (
+                        channels == ("fts", "vector")
+                        and not early.done()
+                        and self._core.backend.capabilities.vector_later
+                    ):
+                        later = _handed(early)  # the engine's reads and FTS statement run while the model embeds
+                    else:
+                        query_vector = await early
                 else:
                     query_vector = await indexer.query_vector(query)  # the model of the searched Memories' profile
                 calibration = indexer.calibration
@@ -254,7 +280,8 @@ class Search:
             limit=MAX_LIMIT if wide else limit,
             channels=channels,
             query_vector=query_vector,
-            query_profile=indexer.profile if indexer is not None and query_vector is not None else None,
+            query_vector_later=later,
+            query_profile=None if indexer is None or (query_vector is None and later is None) else indexer.profile,
             calibration=calibration,
             exact=exact,
             fusion=fusion,
@@ -468,6 +495,23 @@ def _unavailable(mode: SearchMode, reason: str) -> CapabilityNotSupportedError:
         f"{mode} search is unavailable: {reason}",
         hint="use mode='fts' or 'auto', or run `memstone embed --backfill` to complete the vectors",
     )
+
+
+def _handed(task: asyncio.Future[tuple[float, ...]]) -> concurrent.futures.Future[tuple[float, ...]]:
+    """``task``'s vector, error or cancellation, for an engine's worker thread to wait on (the event loop that
+    computes it stays free: it only awaits that worker)."""
+    handed: concurrent.futures.Future[tuple[float, ...]] = concurrent.futures.Future()
+
+    def copy(done: asyncio.Future[tuple[float, ...]]) -> None:
+        if done.cancelled():
+            handed.cancel()
+        elif (error := done.exception()) is not None:
+            handed.set_exception(error)
+        else:
+            handed.set_result(done.result())
+
+    task.add_done_callback(copy)
+    return handed
 
 
 def _early_vector(indexer: VectorIndexer | None, query: str) -> asyncio.Future[tuple[float, ...]] | None:

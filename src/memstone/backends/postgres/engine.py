@@ -180,7 +180,13 @@ class PostgresEngine:
         self.upkeep = PostgresUpkeep(self._autocommit)
         self.schema_version = schema.LATEST
         self.capabilities = Capabilities(
-            fts=True, vector=True, hybrid=True, concurrent_processes=True, persistent=True, org_embedding=True
+            fts=True,
+            vector=True,
+            hybrid=True,
+            concurrent_processes=True,
+            persistent=True,
+            org_embedding=True,
+            vector_later=True,  # a hybrid search's first trips and FTS statement run while the query embeds
         )
 
     @property

@@ -4,6 +4,7 @@ the authoritative manifest (every hit is re-checked against the head's manifest 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from itertools import islice
 from typing import Literal, NamedTuple
 
@@ -145,8 +146,11 @@ class SearchPart:
         return heads
 
     def search_sync(self, request: SearchRequest) -> SearchPage:
+        request = _given_if_done(request)
+        later = request.query_vector_later  # a hybrid search's query vector still being computed
+        vector_due = request.query_vector is not None or later is not None
         with self.p.engine.read_txn():
-            if {"fts", "vector"} <= set(request.channels) and request.query_vector is not None and not request.exact:
+            if {"fts", "vector"} <= set(request.channels) and vector_due and not request.exact:
                 self.vectors.share()  # a hybrid search: its scan may run beside the FTS statement (``begin``)
             elif request.channels == ("vector",) and request.query_vector is not None and not request.exact:
                 named = sorted({*(r.memory_id for r in request.memories), *request.heads})
@@ -164,10 +168,11 @@ class SearchPart:
                     return SearchPage(hits=(), heads=tuple(heads[m].ref for m in memory_ids), incomplete=incomplete)
             depth = candidate_depth(request.limit)
             begun = route = None
-            if "vector" in request.channels and request.query_vector is not None:
+            if "vector" in request.channels and vector_due:
+                request = _given_if_done(request)  # computed while the reads above ran: the channels run at once
                 route = self.vectors.search_route(
                     memory_ids, request.query_vector, request.query_profile
-                )  # the org's table, or the store's
+                )  # the org's table, or the store's (a late vector's profile is checked now, its length later)
             if "fts" in request.channels and route is not None and request.query_vector is not None:
                 # Hybrid: the vector scan runs while the FTS statement does (both release the GIL; PostgreSQL runs it
                 # on a second connection in this transaction's snapshot).
@@ -193,6 +198,12 @@ class SearchPart:
                         for row, share in zip(rows, shares, strict=True)
                         if share >= bar
                     ]
+            if route is not None and request.query_vector_later is not None:
+                # The FTS statement ran while the model embedded the query: the vector channel waits for it here (its
+                # error, or its cancellation, is the search's; nothing was served).
+                vector = request.query_vector_later.result()
+                self.vectors.check_query(route, vector)
+                request = replace(request, query_vector=vector, query_vector_later=None)
             vec: list[tuple[Candidate, float]] | None = None
             more = False
             near = _vector_depth(request)
@@ -365,6 +376,15 @@ class SearchPart:
             scope,
             parts,
         )
+
+
+def _given_if_done(request: SearchRequest) -> SearchRequest:
+    """``request`` with its late query vector as if given up front once it is computed; a failed one stays late, so
+    its error is raised where the vector channel waits for it (after the completeness check, as the service would)."""
+    later = request.query_vector_later
+    if later is None or not later.done() or later.cancelled() or later.exception() is not None:
+        return request
+    return replace(request, query_vector=later.result(), query_vector_later=None)
 
 
 def _vector_depth(request: SearchRequest) -> int:

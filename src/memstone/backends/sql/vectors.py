@@ -320,18 +320,27 @@ class VectorPart:
 
     # ---------------------------------------------------------------- the vector channel
     def search_route(
-        self, memory_ids: Sequence[str], vector: tuple[float, ...], given: EmbeddingProfile | None = None
+        self, memory_ids: Sequence[str], vector: tuple[float, ...] | None, given: EmbeddingProfile | None = None
     ) -> Route:
         """The one route of the searched Memories, with the query vector (of the ``given`` model's profile) checked
-        against its profile."""
+        against its profile (``vector`` None: still being computed; ``check_query`` checks it when it comes)."""
         route = self.routes.one_route(memory_ids)
         if given is not None or route.org is not None:
             self.check_route(route, given or self.p.vector_profile)
+        profile = self._search_profile(route)
+        if vector is not None:
+            check_vector(vector, dimension=profile.dimension)
+        return route
+
+    def check_query(self, route: Route, vector: tuple[float, ...]) -> None:
+        """Refuse a query vector that is not of the dimension of ``route``'s profile."""
+        check_vector(vector, dimension=self._search_profile(route).dimension)
+
+    def _search_profile(self, route: Route) -> EmbeddingProfile:
         profile = route.profile if route.org is not None else self.p.vector_profile
         if profile is None:
             raise CapabilityNotSupportedError("vector", "no embedding profile is configured for this store")
-        check_vector(vector, dimension=profile.dimension)
-        return route
+        return profile
 
     def share(self) -> None:
         """Before a hybrid search's first statement: let the engine's codec prepare a scan beside the FTS statement

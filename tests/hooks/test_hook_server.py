@@ -182,3 +182,19 @@ def test_the_server_exits_when_idle(server_env: dict[str, str], project: Path, s
     while _server_pids(Path(env["TMPDIR"])):  # the socket goes first, then the process ends
         assert time.monotonic() < deadline, "the idle server did not exit"
         time.sleep(0.05)
+
+
+def test_the_server_loads_the_capture_pipeline_and_its_weights_before_it_forks() -> None:
+    """A prompt or turn hook captures (inline, or in a detached child forked from the answering child): a child that
+    imported the capture pipeline and parsed the junk screen's weights itself paid ~90 ms a hook (stop 29)."""
+    code = (
+        "import sys\n"
+        "from memstone.agents import hook_server\n"
+        "assert 'memstone.capture.pipeline' not in sys.modules\n"
+        "hook_server.preload()\n"
+        "from memstone.capture import junk_text\n"
+        "assert 'memstone.capture.pipeline' in sys.modules\n"
+        "assert junk_text.shipped_text_classifier.cache_info().currsize == 1\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -169,13 +169,16 @@ def idle_seconds(env: os._Environ[str] | dict[str, str] | None = None) -> int:
 
 
 def preload() -> None:
-    """Import what a hook imports, so that a forked child starts with it loaded."""
+    """Import what a hook imports (and read the package's capture weights), so a forked child starts with it."""
     import asyncio  # noqa: F401
 
     from ..backends import sqlite  # noqa: F401
+    from ..capture import junk_text, pipeline  # noqa: F401
     from ..cli import hook_run  # noqa: F401
     from ..service import facade  # noqa: F401
     from . import briefing, hook_reads, hooks  # noqa: F401
+
+    junk_text.shipped_text_classifier()  # the capture's model-free junk screen: its weights parsed once, here
 
 
 def serve() -> None:

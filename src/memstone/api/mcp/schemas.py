@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from ...capture.queue import ItemType, QueueItem, QueueStatus
 from ...domain.history import EntryDiff
 from ...domain.maintenance import JudgeName, MaintenanceRun, Proposal, ProposalKind
-from ...domain.model import STALE_TAG, Change, MemoryHit, Revision, RevisionChanges
+from ...domain.model import STALE_TAG, Change, EntryState, MemoryHit, Revision, RevisionChanges, VersionStatus
 from ...domain.purge import Tombstone
 from ...domain.records import CrossLink, Record
 from ...service import HistoryItem
@@ -80,7 +80,7 @@ class MemoryOut(EntryFields):
     version_id: str
     text: str
     slug: str | None
-    state: Literal["active", "inactive"]
+    state: EntryState
     scope: str | None
     memory_id: str
     revision: int = Field(description="Revision of the Memory this was read at.")
@@ -110,7 +110,7 @@ class MemoryBrief(EntryFields):
     version: int
     snippet: str
     truncated: bool
-    state: Literal["active", "inactive"]
+    state: EntryState
     scope: str | None
     updated_at: str
     shadowed_by: str | None = Field(default=None, description="A more specific scope's memory that overrides this.")
@@ -221,7 +221,7 @@ class FieldChangeOut(BaseModel):
 class VersionOut(EntryFields):
     version: int
     version_id: str
-    status: Literal["current", "superseded", "deleted"]
+    status: VersionStatus
     text: str
     author: str | None
     surface: str

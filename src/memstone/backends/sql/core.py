@@ -10,10 +10,10 @@ contract).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import cached_property, partial
-from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Literal, TypeVar, cast
 
 from ...context_query import NeighboursQuery
 from ...domain.errors import (
@@ -59,6 +59,7 @@ from ...ports import (
 )
 from .capture_store import CaptureRecords
 from .engine import Engine, snapshot_of
+from .maintenance_port import maintenance_method
 from .migration import ModelMigration
 from .parts import StoreParts
 from .purge import PurgePart, insert_tombstones
@@ -72,19 +73,6 @@ if TYPE_CHECKING:
     from .principals import SqlPrincipalStore
 
 T = TypeVar("T")
-P = ParamSpec("P")
-
-
-def _maintenance(
-    pick: Callable[[MaintenanceRecords], Callable[P, Coroutine[Any, Any, T]]],
-) -> Callable[Concatenate[StoreCore, P], Coroutine[Any, Any, T]]:
-    """A ``ports.MaintenanceStore``/``DaemonHealthStore`` method answered by the store's MaintenanceRecords (built on
-    first use), with its signature: the port and MaintenanceRecords spell it, this does not again."""
-
-    async def call(self: StoreCore, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        return await pick(self._maintenance_records)(*args, **kwargs)
-
-    return call
 
 
 class StoreCore:
@@ -537,16 +525,16 @@ class StoreCore:
 
         return MaintenanceRecords(self.engine)
 
-    lease_maintenance = _maintenance(lambda m: m.lease)
-    release_maintenance = _maintenance(lambda m: m.release)
-    maintenance_ledger = _maintenance(lambda m: m.ledger)
-    save_maintenance = _maintenance(lambda m: m.save)
-    maintenance_runs = _maintenance(lambda m: m.runs)
-    maintenance_proposals = _maintenance(lambda m: m.proposals)
-    record_maintenance_event = _maintenance(lambda m: m.record_event)
-    maintenance_events = _maintenance(lambda m: m.events)
-    save_daemon_health = _maintenance(lambda m: m.save_daemon)
-    daemon_health = _maintenance(lambda m: m.daemons)
+    lease_maintenance = maintenance_method(lambda m: m.lease)
+    release_maintenance = maintenance_method(lambda m: m.release)
+    maintenance_ledger = maintenance_method(lambda m: m.ledger)
+    save_maintenance = maintenance_method(lambda m: m.save)
+    maintenance_runs = maintenance_method(lambda m: m.runs)
+    maintenance_proposals = maintenance_method(lambda m: m.proposals)
+    record_maintenance_event = maintenance_method(lambda m: m.record_event)
+    maintenance_events = maintenance_method(lambda m: m.events)
+    save_daemon_health = maintenance_method(lambda m: m.save_daemon)
+    daemon_health = maintenance_method(lambda m: m.daemons)
 
     async def storage_upkeep(self) -> dict[str, object]:
         """Optimize the full-text index, checkpoint and vacuum (the engine's ``upkeep`` part; see upkeep.py)."""

@@ -12,7 +12,7 @@ from mcp_helpers import PROJECT, USER
 from mcp import Client
 from memstone import MemoryService
 from memstone.agents.settings import AgentSettings
-from memstone.api.http.schemas import TombstoneOut
+from memstone.api.http.schemas import VersionOut
 from memstone.api.mcp.server import INSTRUCTIONS, build_server
 
 
@@ -127,7 +127,8 @@ async def test_history_shows_what_a_purge_erased_as_http_does(
         versions = (await call(client, "memory_history", id=eid))["versions"]
     (tomb,) = report.tombstones
     assert [v["purge"] for v in versions] == [tomb.to_dict(), None]
-    assert set(versions[0]["purge"]) == set(TombstoneOut.model_fields) | {"memory_id"}
+    documented = VersionOut.model_json_schema()["$defs"]["Tombstone"]["properties"]  # what HTTP documents
+    assert set(versions[0]["purge"]) == set(documented)
     assert versions[0]["purge"]["reason"] == "an old value written by mistake" and versions[1]["status"] == "current"
     assert "30 seconds" not in str(versions)
 

@@ -25,7 +25,7 @@ from .store import CaptureStore, capture_store_of
 if TYPE_CHECKING:
     from ..service import MemoryService
 
-__all__ = ["QueueItem", "QueueStatus", "ReviewQueue"]
+__all__ = ["ItemType", "QueueItem", "QueueStatus", "ReviewQueue"]
 
 QueueStatus = Literal["pending", "accepted", "rejected"]
 ItemType = Literal["candidate", "flag"]

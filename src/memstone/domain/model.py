@@ -18,6 +18,7 @@ from .purge import PURGE_MARK, PURGED_TEXT, Tombstone
 
 EntryState = Literal["active", "inactive"]
 ChangeOp = Literal["add", "revise", "deactivate", "reactivate"]
+VersionStatus = Literal["current", "superseded", "deleted"]  # a version in its entry's history
 Surface = Literal["agent-session", "workflow", "human", "import", "api"]
 SearchMode = Literal["fts", "vector", "hybrid", "auto"]
 Channel = Literal["fts", "vector", "context"]  # context: placed as a neighbour of a strong hit
@@ -199,7 +200,7 @@ class HistoryItem:
     version: EntryVersion
     previous_version_id: EntryVersionId | None
     next_version_id: EntryVersionId | None
-    status: Literal["current", "superseded", "deleted"]
+    status: VersionStatus
     reason: str | None = None  # why the Revision that wrote this version wrote it (its Change's reason)
     purge: Tombstone | None = None  # when, by whom and why this version's content was purged (issue 12)
 

@@ -43,6 +43,7 @@ __all__ = [
     "trailing_named_values",
 ]
 
+# A finding (its kind, start, end) and a test of a value: the detectors here and in secret_generic.py share them.
 Span = tuple[str, int, int]
 Check = Callable[[str], bool]
 

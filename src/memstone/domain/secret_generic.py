@@ -22,8 +22,9 @@ words, paths, placeholders (tested; ``bench/bench_secrets_fp.py`` measures the f
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from urllib.parse import unquote
+
+from .secret_context import Check, Span
 
 __all__ = [
     "ak_sk_pairs",
@@ -37,9 +38,6 @@ __all__ = [
     "seed_phrases",
     "suffix_named_tokens",
 ]
-
-Span = tuple[str, int, int]
-Check = Callable[[str], bool]
 
 _QUERY = re.compile(
     r"(?i)[?&;](?P<name>[a-z0-9_\-.]*(?:key|token|secret|sig|signature|password|passwd|pwd|auth|apikey|credential)"

@@ -39,6 +39,7 @@ from ..domain.model import (
     Source,
     Surface,
     VerifyReport,
+    VersionStatus,
 )
 from ..domain.records import (
     Record,
@@ -286,7 +287,7 @@ class ServiceCore:
         for i, v in enumerate(versions):
             nxt = versions[i + 1].entry_version_id if i + 1 < len(versions) else None
             if nxt is not None:
-                status: Literal["current", "superseded", "deleted"] = "superseded"
+                status: VersionStatus = "superseded"
             else:
                 status = "current" if state == "active" else "deleted"
             out.append(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from ..domain.errors import NotFound, SecretRefusedError
 from ..domain.model import EntryContent, Surface
@@ -28,9 +28,7 @@ from ..domain.scopes import Scope, parse_scope
 from ..ports import WritePlan
 
 if TYPE_CHECKING:  # the grant rule loads only for a principal: the local paths (hooks) never pay for it
-    from ..auth.model import Access, Decision
-
-Permission = Literal["read", "write", "admin"]
+    from ..auth.model import Access, Decision, Permission
 
 UserOrg = Callable[[str], Awaitable[str | None]]
 SECRET_HINT = "name the environment variable or vault path that holds the secret instead"

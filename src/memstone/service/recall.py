@@ -19,6 +19,7 @@ from ..domain.model import (
     MemoryHit,
     Relation,
     Revision,
+    SearchMode,
 )
 from ..domain.records import (
     CrossLink,
@@ -78,7 +79,7 @@ class Recall:
         budget_tokens: int | None = None,
         budget_chars: int | None = None,
         limit: int = 8,
-        mode: Literal["fts", "vector", "hybrid", "auto"] = "auto",
+        mode: SearchMode = "auto",
         order: Order = "priority",
     ) -> RecallBundle:
         """Session start in one call: every mandatory memory in full, then the contextual search (excluding the

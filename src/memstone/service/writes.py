@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
-from typing import Literal, TypedDict, Unpack
+from typing import TypedDict, Unpack
 
 from ..domain.errors import (
     CapabilityNotSupportedError,
@@ -23,6 +23,7 @@ from ..domain.model import (
     EntryContent,
     EntryInput,
     EntryPatch,
+    EntryState,
     EntryVersion,
     ManifestEntry,
     MemoryHit,
@@ -340,7 +341,7 @@ class Writes:
         entries: Sequence[EntryLike],
         reason: str | None,
         *,
-        target: Literal["active", "inactive"],
+        target: EntryState,
     ) -> Revision:
         entries = items_of(entries, "entries")
         if not entries:

@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse, Response
 
 from ...capture.events import EventContext
 from ...capture.session import capture_session_event, session_event
+from ...capture.settings import CaptureMode
 from . import schemas as s
 from .routing import Call, Operation
 
@@ -27,7 +28,7 @@ class CaptureEventIn(s.Strict):
 
 class CaptureEventOut(s.Open):
     status: Literal["stored", "queued", "unchanged", "nothing", "refused", "off"]
-    mode: Literal["auto", "review", "off"]
+    mode: CaptureMode
     reason: str | None = None
 
 

@@ -6,11 +6,11 @@ from typing import Literal
 
 from pydantic import Field
 
+from ...domain.maintenance import JudgeName, MaintenanceMode, ProposalKind, ProposalStatus, RunStatus
 from .schemas import Open, Strict
 
 MAINTENANCE_PROPOSAL_ID = r"^mprop_[0-9A-Za-z]{1,64}$"
 MAINTENANCE_RUN_ID = r"^mrun_[0-9A-Za-z]{1,64}$"
-ProposalStatusName = Literal["PROPOSED", "APPLIED", "REJECTED", "SKIPPED_HASH_MISMATCH", "FAILED", "INFORMATIONAL"]
 
 
 class MaintainIn(Strict):
@@ -36,14 +36,14 @@ class MaintainQuery(Strict):
 
 class MaintenanceQuery(MaintainQuery):
     run: str | None = Field(default=None, max_length=128)
-    status: ProposalStatusName | None = None
+    status: ProposalStatus | None = None
 
 
 class MaintenanceRunOut(Open):
     run_id: str
     scope: str
-    mode: Literal["DRY_RUN", "APPLY"]
-    status: Literal["QUEUED", "RUNNING", "COMPLETED", "FAILED", "TIMED_OUT"]
+    mode: MaintenanceMode
+    status: RunStatus
     queued_behind: str | None
     repo: str | None = Field(default=None, description="The git work tree code evidence is checked in, if any.")
     listed: int
@@ -59,16 +59,16 @@ class MaintenanceProposalOut(Open):
     proposal_id: str
     run_id: str
     scope: str
-    kind: Literal["duplicate", "prune", "slug", "stale", "summary", "empty", "mandatory"]
+    kind: ProposalKind
     action: str
     entries: list[str]
     hashes: dict[str, str]
     evidence: str
     text: str | None
     slug: str | None
-    status: ProposalStatusName
+    status: ProposalStatus
     result: str | None
-    judge: Literal["rules", "model"] = Field(
+    judge: JudgeName = Field(
         default="rules", description="model: the optional model judge's candidate; it waits for a decision."
     )
 

@@ -11,7 +11,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from ...auth.model import Permission
+from ...capture.queue import ItemType, QueueStatus
+from ...domain.model import ChangeOp, EntryState, SearchMode, VersionStatus
+from ...domain.purge import Tombstone
+from ...domain.records import Category
 from ...domain.rules import MAX_REVISION
+from ...domain.scopes import Tier
 
 ENTRY_ID = r"^ent_[0-9A-Za-z]{1,124}$"
 VERSION_REF = r"^(ver_[0-9A-Za-z]{1,124}|[1-9][0-9]{0,8})$"
@@ -57,7 +63,6 @@ ScopeParam = Field(
     description="Scope URI (memstone://orgs/<org>[/projects/<p>], memstone://users/<user>) or its path form "
     "(orgs/acme/projects/web). Default: your own scope (local mode: the server's default scope).",
 )
-Mode = Literal["fts", "vector", "hybrid", "auto"]
 ScopeItem = Annotated[str, Field(max_length=300, pattern=SCOPE_PATTERN)]
 KIND_PATTERN = r"^\s*[A-Za-z][A-Za-z0-9_\-]{0,63}\s*$"
 KEBAB_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -126,7 +131,7 @@ class SearchQuery(Strict):
     scope: list[ScopeItem] = Field(
         default_factory=list, max_length=10, description="Scopes to search (default: yours), each like `scope`."
     )
-    mode: Mode = Field(default="auto", description="auto: hybrid when vectors are complete, else fts (reported).")
+    mode: SearchMode = Field(default="auto", description="auto: hybrid when vectors are complete, else fts (reported).")
     limit: int = Field(default=10, ge=1, le=100, description="Distinct entries to return (at most 100).")
     kind: list[str] = Field(default_factory=list, max_length=20)
     tag: list[Tag] = Field(default_factory=list, max_length=20)
@@ -153,7 +158,7 @@ class RecallQuery(Strict):
     budget_tokens: int | None = Field(default=None, ge=0, le=1_000_000, description="Not with budget_chars.")
     budget_chars: int | None = Field(default=None, ge=0, le=10_000_000, description="Not with budget_tokens.")
     limit: int = Field(default=8, ge=1, le=100)
-    mode: Mode = "auto"
+    mode: SearchMode = "auto"
     order: Literal["priority", "relevance"] = "priority"
 
 
@@ -317,7 +322,7 @@ class RelationOut(Open):
 
 
 class ChangeOut(Open):
-    op: Literal["add", "revise", "deactivate", "reactivate"]
+    op: ChangeOp
     entry_id: str
     from_entry_version_id: str | None
     to_entry_version_id: str | None
@@ -365,10 +370,10 @@ class _EntryOut(_ContentOut, _EntryRefOut):
 
 class RecordOut(_EntryOut):
     scope: str | None
-    category: Literal["mandatory", "important", "normal"]
+    category: Category
     relations: list[RelationOut]
     sources: list[str]
-    state: Literal["active", "inactive"]
+    state: EntryState
     revision: int = Field(description="The record revision: its entry version number (CAS token).")
     created_at: str
     updated_at: str
@@ -409,7 +414,7 @@ class _VersionPlaceOut(Open):
     version: int
     previous_version_id: str | None
     next_version_id: str | None
-    status: Literal["current", "superseded", "deleted"]
+    status: VersionStatus
 
 
 class VersionOut(_ContentOut, _VersionPlaceOut):
@@ -422,7 +427,7 @@ class VersionOut(_ContentOut, _VersionPlaceOut):
     surface: str
     created_at: str
     reason: str | None = Field(default=None, description="Why the Revision that wrote this version wrote it.")
-    purge: TombstoneOut | None = Field(
+    purge: Tombstone | None = Field(
         default=None, description="When, by whom and why this version's content was purged (null: not purged)."
     )
 
@@ -459,8 +464,8 @@ class ShadowedOut(Open):
 
 
 class SearchOut(Open):
-    mode: Mode
-    requested_mode: Mode
+    mode: SearchMode
+    requested_mode: SearchMode
     fallback_reason: str | None
     order: Literal["relevance", "priority"]
     scopes: list[str]
@@ -519,8 +524,8 @@ class SessionOut(Open):
 class ScopeOut(Open):
     scope: str
     memory_id: str | None
-    tier: Literal["org", "project", "user"]
-    permission: Literal["read", "write", "admin"]
+    tier: Tier
+    permission: Permission
     default: bool
 
 
@@ -544,8 +549,8 @@ class ReviewRejectIn(Strict):
 
 class ReviewItemOut(Open):
     item_id: str
-    item_type: Literal["candidate", "flag"]
-    status: Literal["pending", "accepted", "rejected"]
+    item_type: ItemType
+    status: QueueStatus
     scope: str | None
     memory_id: str | None
     created_at: str
@@ -574,20 +579,8 @@ class PurgeIn(Strict):
     )
 
 
-class TombstoneOut(Open):
-    purge_id: str
-    entry_id: str
-    entry_version_id: str
-    version: int
-    entry_content_hash: str
-    reason: str
-    author: str | None
-    surface: str
-    purged_at: str
-
-
 class PurgeOut(Open):
     entry_id: str
-    purged: list[TombstoneOut]
+    purged: list[Tombstone]
     already_purged: list[str]
     forgotten_in_revision: int | None

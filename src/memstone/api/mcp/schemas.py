@@ -13,10 +13,10 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, Field
 
-from ...capture.queue import QueueItem
+from ...capture.queue import ItemType, QueueItem, QueueStatus
 from ...domain.history import EntryDiff
-from ...domain.maintenance import MaintenanceRun, Proposal
-from ...domain.model import STALE_TAG, Change, MemoryHit, Revision, RevisionChanges
+from ...domain.maintenance import JudgeName, MaintenanceRun, Proposal, ProposalKind
+from ...domain.model import STALE_TAG, Change, EntryState, MemoryHit, Revision, RevisionChanges, VersionStatus
 from ...domain.purge import Tombstone
 from ...domain.records import CrossLink, Record
 from ...service import HistoryItem
@@ -80,7 +80,7 @@ class MemoryOut(EntryFields):
     version_id: str
     text: str
     slug: str | None
-    state: Literal["active", "inactive"]
+    state: EntryState
     scope: str | None
     memory_id: str
     revision: int = Field(description="Revision of the Memory this was read at.")
@@ -110,7 +110,7 @@ class MemoryBrief(EntryFields):
     version: int
     snippet: str
     truncated: bool
-    state: Literal["active", "inactive"]
+    state: EntryState
     scope: str | None
     updated_at: str
     shadowed_by: str | None = Field(default=None, description="A more specific scope's memory that overrides this.")
@@ -221,7 +221,7 @@ class FieldChangeOut(BaseModel):
 class VersionOut(EntryFields):
     version: int
     version_id: str
-    status: Literal["current", "superseded", "deleted"]
+    status: VersionStatus
     text: str
     author: str | None
     surface: str
@@ -323,8 +323,8 @@ class ReviewItemOut(Out):
     """One item of the capture review queue: a queued candidate (its proposed text and kind) or a review flag."""
 
     id: str
-    type: Literal["candidate", "flag"]
-    status: Literal["pending", "accepted", "rejected"]
+    type: ItemType
+    status: QueueStatus
     scope: str | None
     kind: str | None
     text: str | None
@@ -359,7 +359,7 @@ class ProposalOut(Out):
 
     id: str
     run: str
-    kind: Literal["duplicate", "prune", "slug", "stale", "summary", "empty", "mandatory"]
+    kind: ProposalKind
     action: str
     entries: list[str]
     evidence: str
@@ -367,7 +367,7 @@ class ProposalOut(Out):
     text: str | None = None
     slug: str | None = None
     result: str | None = None
-    judge: Literal["rules", "model"] = Field(
+    judge: JudgeName = Field(
         default="rules", description="model: the optional model judge's candidate; accept or reject it."
     )
 

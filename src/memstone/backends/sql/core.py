@@ -59,6 +59,7 @@ from ...ports import (
 )
 from .capture_store import CaptureRecords
 from .engine import Engine, snapshot_of
+from .maintenance_port import maintenance_method
 from .migration import ModelMigration
 from .parts import StoreParts
 from .purge import PurgePart, insert_tombstones
@@ -68,7 +69,6 @@ from .vectors import VectorCandidate, VectorPart
 from .verify import Maintenance
 
 if TYPE_CHECKING:
-    from ...domain.maintenance import MaintenanceEvent, MaintenanceRun, Proposal, ProposalStatus
     from .maintenance import MaintenanceRecords
     from .principals import SqlPrincipalStore
 
@@ -525,51 +525,16 @@ class StoreCore:
 
         return MaintenanceRecords(self.engine)
 
-    async def lease_maintenance(self, scope: str, run_id: str, holder: str, ttl_s: float) -> str | None:
-        return await self._maintenance_records.lease(scope, run_id, holder, ttl_s)
-
-    async def release_maintenance(self, scope: str, run_id: str) -> None:
-        await self._maintenance_records.release(scope, run_id)
-
-    async def maintenance_ledger(self, scope: str) -> dict[EntryId, str]:
-        return await self._maintenance_records.ledger(scope)
-
-    async def save_maintenance(
-        self,
-        run: MaintenanceRun,
-        proposals: Sequence[Proposal] = (),
-        *,
-        seen: Mapping[EntryId, str] | None = None,
-        unseen: Sequence[EntryId] = (),
-    ) -> None:
-        await self._maintenance_records.save(run, proposals, seen=seen, unseen=unseen)
-
-    async def maintenance_runs(self, scope: str | None = None, run_id: str | None = None) -> list[MaintenanceRun]:
-        return await self._maintenance_records.runs(scope, run_id)
-
-    async def maintenance_proposals(
-        self,
-        *,
-        scope: str | None = None,
-        run_id: str | None = None,
-        proposal_id: str | None = None,
-        status: ProposalStatus | None = None,
-    ) -> list[Proposal]:
-        return await self._maintenance_records.proposals(
-            scope=scope, run_id=run_id, proposal_id=proposal_id, status=status
-        )
-
-    async def record_maintenance_event(self, event: MaintenanceEvent) -> None:
-        await self._maintenance_records.record_event(event)
-
-    async def maintenance_events(self, scope: str) -> list[MaintenanceEvent]:
-        return await self._maintenance_records.events(scope)
-
-    async def save_daemon_health(self, daemon_id: str, health: Mapping[str, object] | None) -> None:
-        await self._maintenance_records.save_daemon(daemon_id, health)
-
-    async def daemon_health(self) -> list[dict[str, object]]:
-        return await self._maintenance_records.daemons()
+    lease_maintenance = maintenance_method(lambda m: m.lease)
+    release_maintenance = maintenance_method(lambda m: m.release)
+    maintenance_ledger = maintenance_method(lambda m: m.ledger)
+    save_maintenance = maintenance_method(lambda m: m.save)
+    maintenance_runs = maintenance_method(lambda m: m.runs)
+    maintenance_proposals = maintenance_method(lambda m: m.proposals)
+    record_maintenance_event = maintenance_method(lambda m: m.record_event)
+    maintenance_events = maintenance_method(lambda m: m.events)
+    save_daemon_health = maintenance_method(lambda m: m.save_daemon)
+    daemon_health = maintenance_method(lambda m: m.daemons)
 
     async def storage_upkeep(self) -> dict[str, object]:
         """Optimize the full-text index, checkpoint and vacuum (the engine's ``upkeep`` part; see upkeep.py)."""

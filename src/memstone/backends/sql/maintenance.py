@@ -133,17 +133,17 @@ class MaintenanceRecords(EngineJobs):
 
         return await self._read(read)
 
-    async def save_daemon(self, daemon_id: str, record: Mapping[str, object] | None) -> None:
+    async def save_daemon(self, daemon_id: str, health: Mapping[str, object] | None) -> None:
         """Upsert (or, with None, drop) one daemon's health record: a ``daemon:<id>`` row of ``store_meta``."""
         key = f"{DAEMON_KEY}{daemon_id}"
 
         def save() -> None:
             conn = self.engine.conn
-            if record is None:
+            if health is None:
                 conn.x("DELETE FROM store_meta WHERE key = ?", (key,))
                 return
             conn.x(
-                self.engine.dialect.upsert("store_meta", ("key", "value"), ("key",), ("value",)), (key, _json(record))
+                self.engine.dialect.upsert("store_meta", ("key", "value"), ("key",), ("value",)), (key, _json(health))
             )
 
         await self._write(save, f"meta:{key}")

@@ -8,6 +8,7 @@ to do. The tokenizer keeps Analyzer v1's tokens whole (``tokenchars '_'``, no di
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Protocol
 
 import apsw
@@ -47,6 +48,7 @@ _RANKED = (
     "SELECT rowid, bm25(memory_entry_search_fts) AS s FROM memory_entry_search_fts "
     "WHERE memory_entry_search_fts MATCH ? ORDER BY s, rowid LIMIT ?"
 )
+_BY_SCORE = itemgetter(1, 0)  # (bm25(), row id): the statements' own order
 _COUNT = "SELECT count(*) FROM memory_entry_search_fts WHERE memory_entry_search_fts MATCH ?"
 _ROWS = "SELECT count(*) FROM memory_entry_search_fts_docsize"
 
@@ -58,9 +60,10 @@ _ROWS = "SELECT count(*) FROM memory_entry_search_fts_docsize"
 # Fitted with bench/fts_prune.py (see docs/benchmarks.md); SQLite's alone, because the cost is FTS5's scoring pass
 # (PostgreSQL scores from its own postings). Below ``COMMON_ROWS`` rows of common terms, the second statement costs
 # more than the scoring it saves (a cost figure, measured on the 10k and 100k speed stores; below it the search is
-# the full MATCH, as before).
+# the full MATCH, as before). It was 4,000 while the index held many segments; with one (``settle``) the split pays
+# from 1,000 (100k: CPU p50 2.87 -> 2.45 ms, 10k: 1.52 -> 1.40; dev and held-out halves in docs/benchmarks.md).
 COMMON_SHARE = 0.01
-COMMON_ROWS = 4000
+COMMON_ROWS = 1000
 
 # Issue 15: FTS5 writes each transaction's rows as a new segment and merges only four segments of one level at a
 # time (its ``automerge``), so a store written by ``remember`` kept many segments (15 at 100k, in batches of
@@ -165,10 +168,11 @@ class SQLiteFullText:
                     # term), then the ones also holding a common term by the whole query. A row of ``first``
                     # missing from ``both`` scores below ``both``'s last, so the merge is the exact top ``wide`` of
                     # the rows holding a rare term.
+                    # (apsw gives the row id as an int and bm25() as a float, so the rows merge as read.)
                     both = f"({match_expression(common)}) AND ({match_expression(rare)})"
-                    scores = {int(k): float(v) for k, v in first}
-                    scores.update((int(k), float(v)) for k, v in conn.q(_RANKED, [both, wide]))
-                    return sorted(scores.items(), key=lambda kv: (kv[1], kv[0]))[:wide]
+                    scores = dict(first)
+                    scores.update(conn.q(_RANKED, [both, wide]))
+                    return sorted(scores.items(), key=_BY_SCORE)[:wide]
         return conn.q(_RANKED, [match_expression(terms), wide])
 
     def put_head(self, conn: Conn, version: EntryVersion, text: str) -> None:

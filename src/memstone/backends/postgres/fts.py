@@ -90,7 +90,7 @@ _HEAD = (
 _TOP = (
     _SCORED.replace("{limit}", " ORDER BY score DESC, p.projection_id LIMIT ?")
     + "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, m.projection_id, "
-    f"m.score{{text}} FROM m LEFT JOIN {_HEAD} ON true ORDER BY m.score DESC, m.projection_id"
+    f"m.score{{top_text}} FROM m LEFT JOIN {_HEAD} ON true ORDER BY m.score DESC, m.projection_id"
 )
 # Every match joined to the head rows that pass the filters, the best ``depth`` of them.
 _JOINED = (
@@ -111,7 +111,7 @@ class PostgresFullText:
     def __init__(self, *, texts: bool = True) -> None:
         # ``texts``: the candidates carry their searchable text (a search's; False: the ranking statement alone, the
         # raw floor ``bench/engines.py`` times it against)
-        self._fmt = {"text": ", h.searchable_text"} if texts else {"text": ""}
+        self._texts = texts
 
     def put_head(self, conn: Conn, version: EntryVersion, text: str) -> None:
         self.drop_head(conn, version.memory_id, version.entry_id)
@@ -139,7 +139,19 @@ class PostgresFullText:
         )
 
     def _top(self, ask: Candidates) -> tuple[str, list[object]]:
-        return _TOP.format(where=" AND ".join(ask.where), **self._fmt), [list(ask.terms), ask.depth * _WIDEN, *ask.args]
+        # The texts of the best ``depth`` rows only (the search reads the passing ones it keeps; a row further down
+        # is read after when a filter left it among them): the ``depth * _WIDEN`` rows' texts cost the hybrid search
+        # its statement's time beside the HNSW one.
+        top_text = (
+            f", CASE WHEN row_number() OVER (ORDER BY m.score DESC, m.projection_id) <= {int(ask.depth)} "
+            "THEN h.searchable_text END"
+        )
+        sql = _TOP.format(
+            where=" AND ".join(ask.where),
+            text=", h.searchable_text" if self._texts else "",
+            top_text=top_text if self._texts else "",
+        )
+        return sql, [list(ask.terms), ask.depth * _WIDEN, *ask.args]
 
     def prefetch(self, conn: Conn, ask: Candidates) -> None:
         """A search's read transaction, before its first statement: send the ranking statement with that one (the
@@ -166,7 +178,8 @@ class PostgresFullText:
         wide = depth * _WIDEN
         passed = [r for r in rows if r[0] is not None]
         if len(passed) < depth and len(rows) == wide:
-            passed = conn.q(_JOINED.format(where=" AND ".join(where), **self._fmt), [list(ask.terms), *args, depth])
+            text = ", h.searchable_text" if self._texts else ""
+            passed = conn.q(_JOINED.format(where=" AND ".join(where), text=text), [list(ask.terms), *args, depth])
         return [
             FtsRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], int(r[4]), float(r[5]), *r[6:7])
             for r in passed[:depth]

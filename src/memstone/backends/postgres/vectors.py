@@ -147,18 +147,17 @@ class PgVectors:
         # Each window's metadata by its primary key (``OFFSET 0`` keeps the planner from turning the lookups into a
         # hash join over a scan of every metadata row: 1.2 ms at 10k rows, which grows with the store); up to
         # ``VERSIONS_WITH_WINDOWS`` windows, its version row and its Memory's scope too (``Snapshot.versions``).
-        versions, hit, ranked = "", "", nearest
+        versions, hit = "", ""
         if k <= VERSIONS_WITH_WINDOWS:
             hit = f", {_HIT}, (SELECT scope FROM scope_bindings WHERE memory_id = v.memory_artifact_id)"
-            ranked = f"SELECT d, vector_rowid, row_number() OVER (ORDER BY d, vector_rowid) AS rn FROM ({nearest}) r"
             versions = (
                 f"LEFT JOIN LATERAL (SELECT v.memory_artifact_id, {_HIT} FROM memory_entry_versions v "
                 "WHERE v.entry_version_id = m.entry_version_id AND v.memory_artifact_id = m.memory_artifact_id "
-                f"AND n.rn <= {max(1, k // 3)} OFFSET 0) v ON true "
+                "OFFSET 0) v ON true "
             )
         return settings, (
             f"SELECT n.d, n.vector_rowid, m.memory_artifact_id, m.entry_id, m.entry_version_id{hit} "
-            f"FROM ({ranked}) n LEFT JOIN LATERAL (SELECT memory_artifact_id, entry_id, entry_version_id "
+            f"FROM ({nearest}) n LEFT JOIN LATERAL (SELECT memory_artifact_id, entry_id, entry_version_id "
             "FROM memory_entry_vector_metadata m WHERE m.vector_rowid = n.vector_rowid OFFSET 0) m ON true "
             f"{versions}ORDER BY n.d, n.vector_rowid",
             args,

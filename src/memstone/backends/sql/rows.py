@@ -423,15 +423,13 @@ class AuthorityRows:
         if not version_ids:
             return []
         snap = snapshot_of(self.engine.conn)
-        rows: list[Any] = []
-        if snap is not None and snap.versions:  # read with the nearest windows, in this snapshot
-            kept = [(v, snap.versions.get(v)) for v in version_ids]
-            rows = [k[1] for _, k in kept if k is not None and k[0] == memory_id]
-            version_ids = [v for v, k in kept if k is None or k[0] != memory_id]
-        if version_ids:
+        kept = [snap.versions.get(v) for v in version_ids] if snap is not None and snap.versions else []
+        if kept and all(k is not None and k[0] == memory_id for k in kept):
+            rows: list[Any] = [k[1] for k in kept if k is not None]  # read with the nearest windows, in this snapshot
+        else:
             # In a kept snapshot the Memory's scope comes along: the search annotates its hits with it (``scopes_of``).
             scope = ", (SELECT scope FROM scope_bindings WHERE memory_id = ?)" if snap is not None else ""
-            rows += self.q(
+            rows = self.q(
                 f"SELECT {HIT_COLUMNS}{scope} FROM memory_entry_versions "
                 f"WHERE entry_version_id IN ({self.dialect.marks(len(version_ids))}) "
                 f"AND {self.dialect.no_index('memory_artifact_id')} = ?",

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
-from ..sql.engine import HIT_COLUMNS, Conn, Nearest, snapshot_of
+from ..sql.engine import Conn, Nearest, snapshot_of
 from . import schema
 from .fts import later
 
@@ -24,11 +24,6 @@ Statement = tuple[str, Sequence[object]]
 # 0.945, 400 0.966 at 2.7 / 3.4 / 6.7 ms per statement (docs/benchmarks.md, "100,000 entries with MiniLM").
 EF_SEARCH_MIN = 400
 EF_SEARCH_MAX = 1000  # pgvector's upper bound
-# Up to this many windows, the statement also reads each window's version row (what a hit shows and is checked by):
-# a vector search's 3 windows per hit (30 for 10 hits) then needs no statement of its own for its hits. A hybrid
-# search's 120 windows would read 4 times the rows its 10 hits need, so it reads its hits' rows after fusion.
-VERSIONS_WITH_WINDOWS = 32
-_HIT = ", ".join(f"v.{c.strip()}" for c in HIT_COLUMNS.split(","))
 
 
 def vector_text(vector: Sequence[float]) -> str:
@@ -145,21 +140,12 @@ class PgVectors:
         if snapshot_of(conn) is None:
             return settings, (nearest, args)
         # Each window's metadata by its primary key (``OFFSET 0`` keeps the planner from turning the lookups into a
-        # hash join over a scan of every metadata row: 1.2 ms at 10k rows, which grows with the store); up to
-        # ``VERSIONS_WITH_WINDOWS`` windows, its version row and its Memory's scope too (``Snapshot.versions``).
-        versions, hit = "", ""
-        if k <= VERSIONS_WITH_WINDOWS:
-            hit = f", {_HIT}, (SELECT scope FROM scope_bindings WHERE memory_id = v.memory_artifact_id)"
-            versions = (
-                f"LEFT JOIN LATERAL (SELECT v.memory_artifact_id, {_HIT} FROM memory_entry_versions v "
-                "WHERE v.entry_version_id = m.entry_version_id AND v.memory_artifact_id = m.memory_artifact_id "
-                "OFFSET 0) v ON true "
-            )
+        # hash join over a scan of every metadata row: 1.2 ms at 10k rows, which grows with the store).
         return settings, (
-            f"SELECT n.d, n.vector_rowid, m.memory_artifact_id, m.entry_id, m.entry_version_id{hit} "
+            "SELECT n.d, n.vector_rowid, m.memory_artifact_id, m.entry_id, m.entry_version_id "
             f"FROM ({nearest}) n LEFT JOIN LATERAL (SELECT memory_artifact_id, entry_id, entry_version_id "
             "FROM memory_entry_vector_metadata m WHERE m.vector_rowid = n.vector_rowid OFFSET 0) m ON true "
-            f"{versions}ORDER BY n.d, n.vector_rowid",
+            "ORDER BY n.d, n.vector_rowid",
             args,
         )
 
@@ -167,11 +153,9 @@ class PgVectors:
     def _scored(conn: Conn, rows: Sequence[Any]) -> list[tuple[float, int]]:
         snap = snapshot_of(conn)
         if snap is not None:
-            for _, rowid, memory_id, entry_id, version_id, *hit in rows:
+            for _, rowid, memory_id, entry_id, version_id in rows:
                 if memory_id is not None:
                     snap.windows[int(rowid)] = (MemoryId(memory_id), EntryId(entry_id), EntryVersionId(version_id))
-                    if hit and hit[0] is not None:
-                        snap.versions[version_id] = (memory_id, tuple(hit))
         return [(float(d), int(rowid)) for d, rowid, *_ in rows]
 
     def prefetch(self, conn: Conn, ask: Nearest) -> None:

@@ -126,35 +126,24 @@ def later(conn: Conn, sql: str, args: Sequence[object] = ()) -> None:
         defer(sql, args)
 
 
-# A search hit's columns of ``memory_entry_versions`` (``AuthorityRows.hit_rows``; a vector codec may read them with
-# its windows, ``Snapshot.versions``): ids, the content columns in ``content_from_row``'s order, hash, creation time.
-HIT_COLUMNS = (
-    "entry_id, entry_version_id, kind, title, text, tags, slug, important, mandatory, source_refs, artifact_refs, "
-    "relations, entry_content_hash, created_at"
-)
-
-
 class Snapshot:
     """What a read-only transaction has read so far, kept for its later statements (``snapshot_of``).
 
     A read transaction sees one snapshot, so a row it read stays true until it ends: a later read of the same rows
     takes them from here instead of costing a statement, and a statement may read ahead what the reads after it
     always ask for (a head read also reads the store's routing metadata; a nearest-neighbour statement also reads
-    its windows' metadata, and a vector search's its windows' version rows; a hit's version read also reads its
-    Memory's scope). An engine whose statements each
+    its windows' metadata; a hit's version read also reads its Memory's scope). An engine whose statements each
     cost a network round trip (PostgreSQL) gives each read-only transaction a fresh one; a write transaction, a
     ``read_once`` read (each statement its own snapshot) and an in-process engine have none.
     """
 
-    __slots__ = ("heads", "meta", "scopes", "versions", "windows")
+    __slots__ = ("heads", "meta", "scopes", "windows")
 
     def __init__(self) -> None:
         self.meta: dict[str, str] | None = None  # the routing rows of store_meta (``AuthorityRows.routing_meta``)
         self.heads: dict[str, int | None] = {}  # memory id -> head revision (None: no head)
         self.scopes: dict[str, str | None] = {}  # memory id -> the scope it is bound to (None: unbound)
         self.windows: dict[int, tuple[MemoryId, EntryId, EntryVersionId]] = {}  # vector_rowid -> its entry version
-        # entry version id -> (its Memory, its row as ``AuthorityRows.hit_rows`` reads it, with the Memory's scope)
-        self.versions: dict[str, tuple[str, tuple[Any, ...]]] = {}
 
 
 def snapshot_of(conn: Conn) -> Snapshot | None:

@@ -29,7 +29,7 @@ from ...domain.model import (
 from ...domain.purge import purge_mark
 from ...domain.trusted import stored_content
 from ...ports import ScopeBinding
-from .engine import HIT_COLUMNS, Engine, Row, Snapshot, later, later_many, snapshot_of
+from .engine import Engine, Row, Snapshot, later, later_many, snapshot_of
 
 PURGE_GENERATION = "purge_generation"
 
@@ -423,18 +423,15 @@ class AuthorityRows:
         if not version_ids:
             return []
         snap = snapshot_of(self.engine.conn)
-        kept = [snap.versions.get(v) for v in version_ids] if snap is not None and snap.versions else []
-        if kept and all(k is not None and k[0] == memory_id for k in kept):
-            rows: list[Any] = [k[1] for k in kept if k is not None]  # read with the nearest windows, in this snapshot
-        else:
-            # In a kept snapshot the Memory's scope comes along: the search annotates its hits with it (``scopes_of``).
-            scope = ", (SELECT scope FROM scope_bindings WHERE memory_id = ?)" if snap is not None else ""
-            rows = self.q(
-                f"SELECT {HIT_COLUMNS}{scope} FROM memory_entry_versions "
-                f"WHERE entry_version_id IN ({self.dialect.marks(len(version_ids))}) "
-                f"AND {self.dialect.no_index('memory_artifact_id')} = ?",
-                [*((memory_id,) if snap is not None else ()), *version_ids, memory_id],
-            )
+        # In a kept snapshot the Memory's scope comes along: the search annotates its hits with it (``scopes_of``).
+        scope = ", (SELECT scope FROM scope_bindings WHERE memory_id = ?)" if snap is not None else ""
+        rows = self.q(
+            "SELECT entry_id, entry_version_id, kind, title, text, tags, slug, important, mandatory, "
+            f"source_refs, artifact_refs, relations, entry_content_hash, created_at{scope} FROM memory_entry_versions "
+            f"WHERE entry_version_id IN ({self.dialect.marks(len(version_ids))}) "
+            f"AND {self.dialect.no_index('memory_artifact_id')} = ?",
+            [*((memory_id,) if snap is not None else ()), *version_ids, memory_id],
+        )
         if snap is not None and rows:
             snap.scopes[memory_id] = rows[0][14]
         return [(EntryId(r[0]), EntryVersionId(r[1]), tuple(r[2:12]), r[12], r[13]) for r in rows]

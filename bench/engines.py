@@ -487,7 +487,8 @@ class RawEngine:
             from memstone.backends.sql.engine import Candidates
 
             ask = Candidates([self.memory_id], terms, k, ["h.memory_artifact_id IN (?)"], [self.memory_id])
-            return list(PostgresFullText().head_candidates(PostgresConn(self._conn), ask))
+            # the ranking statement alone (memstone reads the candidates' texts with it)
+            return list(PostgresFullText(texts=False).head_candidates(PostgresConn(self._conn), ask))
         from memstone.backends.oceanbase.fts import match_terms
 
         match = " ".join(match_terms(terms))

@@ -421,3 +421,29 @@ async def test_a_vector_search_takes_three_round_trips(postgres_url: str, libpq_
     # buffer pool does not hold).
     (knn,) = [line for line in traced.splitlines() if "\tBind\t" in line and "'[" in line]
     assert knn.rstrip().endswith("2 '\\x00\\x1e' 1 0"), knn[-40:]
+
+
+async def test_an_fts_search_takes_three_round_trips(postgres_url: str, libpq_trace: Callable[[], str]) -> None:
+    """An FTS search is its read transaction alone: BEGIN, the head with the routing rows and the BM25 statement (its
+    candidates' texts with them) in one trip, the hits' versions with their Memory's scope, COMMIT. The code before
+    took 5: the BM25 statement had a trip of its own after the head's, and the texts of its top rows one more."""
+    read = libpq_trace
+    async with open_service(postgres_url, embedding=None) as svc:
+        texts = [f"deploy step {i} runs with uv on the build host" for i in range(30)]
+        rev = await svc.remember(scope=WEB, entries=[EntryInput(kind="fact", text=t) for t in texts])
+        assert rev is not None
+    read()  # connections opened from here on are traced
+    async with open_service(postgres_url, embedding=None) as svc:
+        for _ in range(2):  # warm: the Revision and the manifest nodes are cached (immutable)
+            warm = await svc.search("deploy step 3 build host", memories=[rev], mode="fts", limit=10)
+        start = len(read())
+        found = await svc.search("deploy step 3 build host", memories=[rev], mode="fts", limit=10)
+        trips = _statement_trips(read(), start)
+    assert [(h.entry_version_id, h.score) for h in found.hits] == [(h.entry_version_id, h.score) for h in warm.hits]
+    assert found.hits[0].text == texts[3] and all(h.scope == WEB for h in found.hits) and len(found.hits) == 10
+    assert len(trips) == 3, trips
+    assert trips[0][0].startswith("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), trips[0]
+    assert "FROM artifact_heads" in trips[0][1] and "memory_entry_postings" in trips[0][2], trips[0]
+    assert "h.searchable_text" in trips[0][2], trips[0]
+    assert "FROM memory_entry_versions" in trips[1][0] and len(trips[1]) == 1, trips[1]
+    assert trips[2] == ["COMMIT"], trips[2]

@@ -69,6 +69,7 @@ class PostgresConn:
     ) -> None:
         self.raw = conn
         self.pending: list[tuple[str, list[object] | None]] = []
+        self.trailing: list[tuple[str, list[object] | None]] = []  # ``ahead(after=True)``: sent after the next one
         self.snapshot = snapshot  # a read-only transaction's reads, kept for its later statements
         self._engine = engine  # a read-only transaction's: runs a statement beside it (``beside``)
         self._kept: dict[int, list[psycopg.Cursor[Any]]] = {}  # queued statements whose rows are read (``ahead``)
@@ -76,12 +77,13 @@ class PostgresConn:
         self._snapshot_id: str | None = None
         self.prefetched: dict[tuple[str, str], Callable[[], list[Any]]] = {}  # ``ahead`` statements a codec queued
 
-    def ahead(self, sql: str, args: Sequence[object] = ()) -> Callable[[], list[Any]]:
-        """Queue a statement to travel with the next one, in the same trip, and return the reader of its rows (it
-        sends the queue itself when nothing else has yet)."""
+    def ahead(self, sql: str, args: Sequence[object] = (), *, after: bool = False) -> Callable[[], list[Any]]:
+        """Queue a statement to travel with the next one, in the same trip (before it; ``after``: after it, so the
+        next one runs first and the server shows this one as the transaction's last), and return the reader of its
+        rows (it sends the queue itself when nothing else has yet)."""
         entry: tuple[str, list[object] | None] = (self._translate(sql), list(args))
         cursors: list[psycopg.Cursor[Any]] = []
-        self.pending.append(entry)
+        (self.trailing if after else self.pending).append(entry)
         self._kept[id(entry)] = cursors
         rows: list[list[Any]] = []
 
@@ -122,8 +124,11 @@ class PostgresConn:
         """Queue a statement whose result is not needed; it runs before the next statement, in the same trip."""
         self.pending.append((sql if args is None else self._translate(sql), None if args is None else list(args)))
 
-    def _send_pending(self) -> None:
-        pending, self.pending = self.pending, []
+    def _send_pending(self, trailing: bool = False) -> None:
+        if trailing:
+            pending, self.trailing = self.trailing, []
+        else:
+            pending, self.pending = self.pending, []
         for entry in pending:
             cur = self.raw.execute(*entry)
             kept = self._kept.pop(id(entry), None) if self._kept else None
@@ -131,16 +136,18 @@ class PostgresConn:
                 kept.append(cur)  # its rows are read after the pipeline's sync
 
     def flush(self) -> None:
-        if self.pending:
+        if self.pending or self.trailing:
             with self.raw.pipeline():
                 self._send_pending()
+                self._send_pending(trailing=True)
 
     def _execute(self, sql: str, args: Sequence[object]) -> psycopg.Cursor[Any]:
-        if not self.pending:
+        if not self.pending and not self.trailing:
             return self.raw.execute(self._translate(sql), list(args))
         with self.raw.pipeline():
             self._send_pending()
             cur = self.raw.execute(self._translate(sql), list(args))
+            self._send_pending(trailing=True)
         return cur
 
     def q(self, sql: str, args: Sequence[object] = ()) -> list[Any]:
@@ -225,6 +232,7 @@ class PostgresEngine:
                 if not raw.closed and raw.info.transaction_status != TransactionStatus.IDLE:
                     raw.execute("ROLLBACK")
                 raise
+            conn.trailing.clear()  # read ahead for a statement that never came: nobody reads it
             if raw.info.transaction_status != TransactionStatus.IDLE or len(conn.pending) > 1:
                 with translated(url=self.url):
                     # COMMIT travels in one trip with what is still queued (a head row's postings, locks taken

@@ -80,21 +80,23 @@ _SCORED = (
 )
 # The head row of each match is read by its primary key (OFFSET 0 keeps the LATERAL subquery a nested loop: pulled
 # up, it became a hash join over every head row of the Memory, 100,000 at 100k).
+# Its searchable text comes with it (the search's coverage check reads it; a statement of its own for the texts
+# was a round trip and a second primary-key lookup of the same rows).
 _HEAD = (
-    "LATERAL (SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash "
+    "LATERAL (SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash{text} "
     "FROM memory_entry_heads h WHERE h.projection_id = m.projection_id AND {where} OFFSET 0) AS h"
 )
 # The best ``wide`` matches, each with its head row when it passes the filters (NULLs when not).
 _TOP = (
     _SCORED.replace("{limit}", " ORDER BY score DESC, p.projection_id LIMIT ?")
     + "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, m.projection_id, "
-    f"m.score FROM m LEFT JOIN {_HEAD} ON true ORDER BY m.score DESC, m.projection_id"
+    f"m.score{{top_text}} FROM m LEFT JOIN {_HEAD} ON true ORDER BY m.score DESC, m.projection_id"
 )
 # Every match joined to the head rows that pass the filters, the best ``depth`` of them.
 _JOINED = (
     _SCORED.replace("{limit}", "")
     + "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, m.projection_id, "
-    f"m.score FROM m CROSS JOIN {_HEAD} ORDER BY m.score DESC, m.projection_id LIMIT ?"
+    f"m.score{{text}} FROM m CROSS JOIN {_HEAD} ORDER BY m.score DESC, m.projection_id LIMIT ?"
 )
 _WIDEN = 2
 
@@ -106,6 +108,11 @@ def _postings(text: str) -> tuple[list[str], list[int], int]:
 
 
 class PostgresFullText:
+    def __init__(self, *, texts: bool = True) -> None:
+        # ``texts``: the candidates carry their searchable text (a search's; False: the ranking statement alone, the
+        # raw floor ``bench/engines.py`` times it against)
+        self._texts = texts
+
     def put_head(self, conn: Conn, version: EntryVersion, text: str) -> None:
         self.drop_head(conn, version.memory_id, version.entry_id)
         terms, tfs, length = _postings(text)
@@ -131,20 +138,50 @@ class PostgresFullText:
             (memory_id, entry_id, memory_id),
         )
 
+    def _top(self, ask: Candidates) -> tuple[str, list[object]]:
+        # The texts of the best ``depth`` rows only (the search reads the passing ones it keeps; a row further down
+        # is read after when a filter left it among them): the ``depth * _WIDEN`` rows' texts cost the hybrid search
+        # its statement's time beside the HNSW one.
+        top_text = (
+            f", CASE WHEN row_number() OVER (ORDER BY m.score DESC, m.projection_id) <= {int(ask.depth)} "
+            "THEN h.searchable_text END"
+        )
+        sql = _TOP.format(
+            where=" AND ".join(ask.where),
+            text=", h.searchable_text" if self._texts else "",
+            top_text=top_text if self._texts else "",
+        )
+        return sql, [list(ask.terms), ask.depth * _WIDEN, *ask.args]
+
+    def prefetch(self, conn: Conn, ask: Candidates) -> None:
+        """A search's read transaction, before its first statement: send the ranking statement with that one (the
+        heads and routing rows), in the same trip and snapshot; ``head_candidates`` takes its rows when it asks the
+        same (a search that ends before, e.g. on an incomplete vector projection, leaves them unread)."""
+        ahead = getattr(conn, "ahead", None)
+        prefetched = getattr(conn, "prefetched", None)
+        if ahead is None or prefetched is None or not ask.terms:
+            return
+        sql, args = self._top(ask)
+        prefetched[sql, str(args)] = ahead(sql, args, after=True)
+
     def head_candidates(self, conn: Conn, ask: Candidates) -> list[FtsRow]:
-        terms, depth, where, args = list(ask.terms), ask.depth, ask.where, ask.args
+        depth, where, args = ask.depth, ask.where, ask.args
         # The postings of the query's terms scored, the best ``depth * _WIDEN`` kept, then each looked up in the
         # head rows that pass the filters (issue 13: a natural-language query matches thousands of rows at 100k,
         # and a lookup or a join per match cost more than the scoring). When at least ``depth`` pass, or fewer
         # than ``depth * _WIDEN`` rows matched, they are exactly the best ``depth`` the ranked join gives (every
         # row left out scores no better); otherwise the ranked join runs.
+        sql, top_args = self._top(ask)
+        prefetched = getattr(conn, "prefetched", None)
+        read = prefetched.pop((sql, str(top_args)), None) if prefetched else None
+        rows = read() if read is not None else conn.q(sql, top_args)
         wide = depth * _WIDEN
-        rows = conn.q(_TOP.format(where=" AND ".join(where)), [terms, wide, *args])
         passed = [r for r in rows if r[0] is not None]
         if len(passed) < depth and len(rows) == wide:
-            passed = conn.q(_JOINED.format(where=" AND ".join(where)), [terms, *args, depth])
+            text = ", h.searchable_text" if self._texts else ""
+            passed = conn.q(_JOINED.format(where=" AND ".join(where), text=text), [list(ask.terms), *args, depth])
         return [
-            FtsRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], int(r[4]), float(r[5]))
+            FtsRow(MemoryId(r[0]), EntryId(r[1]), EntryVersionId(r[2]), r[3], int(r[4]), float(r[5]), *r[6:7])
             for r in passed[:depth]
         ]
 

@@ -88,15 +88,30 @@ class SearchPart:
         The text is read for the top rows only: a ranked statement would materialize every matching row's text
         before its LIMIT (a common word matches thousands of long entries).
         """
-        where = [f"h.memory_artifact_id IN ({self.p.engine.dialect.marks(len(memory_ids))})"]
-        args: list[object] = list(memory_ids)
-        self.p.proj.request_filters(request, where, args)
-        rows = self.p.engine.fts.head_candidates(self.p.engine.conn, Candidates(memory_ids, terms, depth, where, args))
+        rows = self.p.engine.fts.head_candidates(self.p.engine.conn, self._fts_ask(memory_ids, terms, depth, request))
         missing = [r.key for r in rows if r.text is None]
         if not missing:
             return rows
         texts = self.p.proj.head_texts(missing)
         return [r._replace(text=texts.get(r.key, "")) if r.text is None else r for r in rows]
+
+    def _fts_ask(
+        self, memory_ids: Sequence[str], terms: Sequence[str], depth: int, request: SearchRequest
+    ) -> Candidates:
+        where = [f"h.memory_artifact_id IN ({self.p.engine.dialect.marks(len(memory_ids))})"]
+        args: list[object] = list(memory_ids)
+        self.p.proj.request_filters(request, where, args)
+        return Candidates(memory_ids, terms, depth, where, args)
+
+    def _prefetch_fts(self, request: SearchRequest) -> None:
+        """Before the search's first statement: let the engine's full-text dialect send its ranking statement with
+        it (an optional ``prefetch(conn, ask)``; PostgreSQL saves a round trip), for the Memories the request names
+        (the same ``memory_ids`` the heads give, or the search fails before it reads the candidates)."""
+        prefetch = getattr(self.p.engine.fts, "prefetch", None)
+        informative = informative_terms(query_terms(request.query)) if prefetch is not None else ()
+        named = sorted({*(r.memory_id for r in request.memories), *request.heads})
+        if prefetch is not None and informative and named:
+            prefetch(self.p.engine.conn, self._fts_ask(named, informative, candidate_depth(request.limit), request))
 
     def _lexical_support(self, memory_ids: Sequence[str], request: SearchRequest) -> bool:
         """Whether a word of the query (or one sharing its first letters) occurs in these Memories, under the
@@ -150,8 +165,11 @@ class SearchPart:
         later = request.query_vector_later  # a hybrid search's query vector still being computed
         vector_due = request.query_vector is not None or later is not None
         with self.p.engine.read_txn():
-            if {"fts", "vector"} <= set(request.channels) and vector_due and not request.exact:
+            beside = {"fts", "vector"} <= set(request.channels) and vector_due and not request.exact
+            if beside:
                 self.vectors.share()  # a hybrid search: its scan may run beside the FTS statement (``begin``)
+            if "fts" in request.channels and not (beside and request.query_vector is not None):
+                self._prefetch_fts(request)  # with the first statement (a late query vector: while the model embeds)
             elif request.channels == ("vector",) and request.query_vector is not None and not request.exact:
                 named = sorted({*(r.memory_id for r in request.memories), *request.heads})
                 k = window_depth(_vector_depth(request))

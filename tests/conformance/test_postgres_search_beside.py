@@ -93,9 +93,15 @@ async def test_a_hybrid_search_runs_its_hnsw_statement_beside_the_fts_one_with_t
         async with open_service(url, embedding="hashing-64") as svc:
             for _ in range(2):  # the second search finds the pool grown
                 await svc.search("deploy step 3 build host", memories=[rev], mode="hybrid", limit=10)
-            start = len(read())
-            result = await svc.search("deploy step 3 build host", memories=[rev], mode="hybrid", limit=10)
-            traced = read()[start:]
+            # A search whose second connection is not back in the pool within BESIDE_WAIT_S runs its statements
+            # one after the other (same hits): on a loaded machine that happens now and then, so the pooled
+            # store gets up to five searches to show one that ran beside (the old code never did).
+            for _ in range(1 if url != postgres_url else 5):
+                start = len(read())
+                result = await svc.search("deploy step 3 build host", memories=[rev], mode="hybrid", limit=10)
+                traced = read()[start:]
+                if traced.count("SET TRANSACTION SNAPSHOT"):
+                    break
         found[url] = [(h.entry_version_id, round(h.score, 9), h.matched_by) for h in result.hits]
         imports = traced.count("SET TRANSACTION SNAPSHOT")
         assert imports == (url == postgres_url), (url, imports)

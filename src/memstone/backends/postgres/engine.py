@@ -31,7 +31,7 @@ from ...ports import Capabilities
 from ..sql.engine import Dialect, Migrator, Snapshot
 from ..sql.workers import Workers
 from . import schema
-from .errors import translated
+from .errors import ROW_MOVED, translated
 from .fts import PostgresFullText
 from .purge import PostgresPurge
 from .upkeep import PostgresUpkeep
@@ -122,6 +122,13 @@ class PostgresConn:
         """Queue a statement whose result is not needed; it runs before the next statement, in the same trip."""
         self.pending.append((sql if args is None else self._translate(sql), None if args is None else list(args)))
 
+    def defer_one(self, sql: str, args: Sequence[object]) -> None:
+        """Queue an UPDATE or INSERT that must change exactly one row (``later_one``: the head's compare-and-swap),
+        to travel with the next statement or ``COMMIT``. When it changes none, its statement fails with ``ROW_MOVED``
+        there, the rest of the trip (``COMMIT`` too) is skipped and the transaction rolls back; inside ``conflict``
+        that is a RevisionConflictError, as when the swap was read at once."""
+        self.defer(_exactly_one(sql), args)
+
     def _send_pending(self) -> None:
         pending, self.pending = self.pending, []
         for entry in pending:
@@ -160,6 +167,16 @@ class PostgresConn:
         row = self._execute(f"{sql} RETURNING {id_column}", args).fetchone()
         assert row is not None
         return int(row[0])
+
+
+@functools.lru_cache(maxsize=64)
+def _exactly_one(sql: str) -> str:
+    """``sql`` (UPDATE or INSERT) as one statement that fails unless it changed exactly one row. The failing cast
+    reads the row count, so the planner cannot fold it into a constant and raise it at plan time."""
+    return (
+        f"WITH changed AS ({sql} RETURNING 1) SELECT CASE WHEN count(*) = 1 THEN 1 "
+        f"ELSE ('{ROW_MOVED}: ' || count(*))::int END FROM changed"
+    )
 
 
 class PostgresEngine:
@@ -219,14 +236,14 @@ class PostgresEngine:
             if begin is not None:  # None: autocommit, each statement its own snapshot (``read_once``)
                 conn.defer(begin)  # sent with the transaction's first statement
             try:
-                with translated(url=self.url):
+                with self._translated():
                     yield
             except BaseException:
                 if not raw.closed and raw.info.transaction_status != TransactionStatus.IDLE:
                     raw.execute("ROLLBACK")
                 raise
             if raw.info.transaction_status != TransactionStatus.IDLE or len(conn.pending) > 1:
-                with translated(url=self.url):
+                with self._translated():
                     # COMMIT travels in one trip with what is still queued (a head row's postings, locks taken
                     # after the last statement, which still wait for their holders).
                     conn.defer("COMMIT")
@@ -302,7 +319,20 @@ class PostgresEngine:
         fn = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
         self.conn.defer(f"SELECT {fn}(hashtextextended(?, 0))", (key,))  # waits in the next statement's trip
 
-    def conflict(self, memory_id: str, base: int) -> AbstractContextManager[None]:
+    @contextmanager
+    def conflict(self, memory_id: str, base: int) -> Iterator[None]:
+        """A commit of ``memory_id`` on ``base``: a unique violation, a serialization failure or a missed
+        compare-and-swap (``defer_one``) in it, its ``COMMIT`` included, is a RevisionConflictError."""
+        self._local.race = (memory_id, base)
+        try:
+            with translated(memory_id, base=base, url=self.url):
+                yield
+        finally:
+            self._local.race = None
+
+    def _translated(self) -> AbstractContextManager[None]:
+        """The error edge of this thread's transaction (``conflict``'s Memory and base when it is a commit)."""
+        memory_id, base = getattr(self._local, "race", None) or ("", 0)
         return translated(memory_id, base=base, url=self.url)
 
     # ---------------------------------------------------------------- lifecycle

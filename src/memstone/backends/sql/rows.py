@@ -29,7 +29,7 @@ from ...domain.model import (
 from ...domain.purge import purge_mark
 from ...domain.trusted import stored_content
 from ...ports import ScopeBinding
-from .engine import Engine, Row, Snapshot, later, later_many, snapshot_of
+from .engine import Engine, Row, Snapshot, later, later_many, later_one, snapshot_of
 
 PURGE_GENERATION = "purge_generation"
 
@@ -283,17 +283,14 @@ class AuthorityRows:
         )
 
     def cas_head(self, memory_id: MemoryId, base: int, new: int) -> bool:
-        """Move the head from ``base`` to ``new`` (``base == 0`` inserts it). False when the head moved."""
+        """Move the head from ``base`` to ``new`` (``base == 0`` inserts it). False when the head moved; on an engine
+        that queues it with ``COMMIT`` (``later_one``), True, and the transaction fails there when the head moved."""
         conn = self.engine.conn
         if base == 0:
             sql = self.dialect.insert_ignore("artifact_heads", ("artifact_id", "revision"), ("artifact_id",))
-            return conn.x(sql, (memory_id, new)) == 1
-        return (
-            conn.x(
-                "UPDATE artifact_heads SET revision = ? WHERE artifact_id = ? AND revision = ?", (new, memory_id, base)
-            )
-            == 1
-        )
+            return later_one(conn, sql, (memory_id, new))
+        sql = "UPDATE artifact_heads SET revision = ? WHERE artifact_id = ? AND revision = ?"
+        return later_one(conn, sql, (new, memory_id, base))
 
     # ---------------------------------------------------------------- manifest nodes
     def load_node(self, node_hash: str) -> bytes:

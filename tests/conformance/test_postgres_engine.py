@@ -211,26 +211,25 @@ async def test_a_write_sends_its_inserts_and_its_compare_and_swap_with_commit(
     assert after.count("\tReadyForQuery") == 1 and "COMMIT" in after  # the same trip ends with COMMIT
 
 
-async def test_a_write_on_a_head_the_process_wrote_takes_three_round_trips(
+async def test_a_write_on_a_head_the_process_wrote_takes_two_round_trips(
     postgres_url: str, libpq_trace: Callable[[], str]
 ) -> None:
-    """A single-entry write on a head this process committed (a server's steady state, and the benchmark's): its
-    duplicate check is one statement outside a transaction (``read_once``: it reads the head and the matching
-    versions at once, and what may follow is immutable), so no BEGIN and no COMMIT to wait for; the write is two
-    trips: BEGIN, locks and checks; then the Revision, its manifest nodes, the entry version, the head's
-    compare-and-swap, the head row, its postings and COMMIT. The base Revision is not read back (this process
-    committed it) and no insert waits for a reply of its own. The old code took 11: the check's head, its Revision
-    and the versions apart (4 with its COMMIT), then the Revision, the nodes, the version, the head's
-    compare-and-swap and the head row one trip each (7 with the first statement and COMMIT); then 4, with the
-    swap's row count read before the head row was sent."""
+    """A single-entry write on a head this process committed (a server's steady state, and the benchmark's), with no
+    model to run: one job, two trips. The duplicate check travels in the write's first trip, after its locks
+    (``WritePlan.unless_live``), with BEGIN and the marker, profiles and head statement; then the Revision, its
+    manifest nodes, the entry version, the head's compare-and-swap, the head row, its postings and COMMIT. The base
+    Revision is not read back (this process committed it) and no insert waits for a reply of its own. The old code
+    took 11: the check's head, its Revision and the versions apart (4 with its COMMIT), then the Revision, the
+    nodes, the version, the head's compare-and-swap and the head row one trip each (7 with the first statement and
+    COMMIT); then 4: the check outside the transaction, in a job of its own, and the swap's row count read before
+    the head row was sent."""
     traced = await _a_second_write_traced(postgres_url, libpq_trace)
-    assert traced.count("\tReadyForQuery") == 3, _trips(traced)
-    begin = traced.index("BEGIN ISOLATION LEVEL READ COMMITTED")
-    assert traced[:begin].count("\tReadyForQuery") == 1 and "BEGIN" not in traced[:begin]  # the duplicate check
-    check = _trips(traced[:begin])
-    assert "FROM artifact_heads h LEFT JOIN memory_entry_versions" in check[0][-1], check
-    write = _trips(traced[begin:])  # what each of its 2 trips carries: the test above
-    assert len(write) == 2 and "store_meta" in write[0][-1] and "FROM artifact_revisions" not in traced, write
+    assert traced.count("\tReadyForQuery") == 2, _trips(traced)
+    assert traced.index("BEGIN ISOLATION LEVEL READ COMMITTED") < traced.index("FROM memory_entry_versions")
+    write = _trips(traced)
+    check = next(s for s in write[0] if "FROM memory_entry_versions WHERE memory_artifact_id" in s)
+    assert "entry_content_hash IN" in check and any("store_meta" in s for s in write[0]), write
+    assert "FROM artifact_revisions" not in traced, write
 
 
 async def test_a_write_whose_queued_insert_fails_stores_nothing(postgres_url: str) -> None:

@@ -204,6 +204,7 @@ class PostgresEngine:
             persistent=True,
             org_embedding=True,
             vector_later=True,  # a hybrid search's first trips and FTS statement run while the query embeds
+            check_in_commit=True,  # a write's duplicate check: in its first trip, not a job and a trip of its own
         )
 
     @property
@@ -433,7 +434,7 @@ class PostgresEngine:
         if not available:
             self.vectors = None
             self.capabilities = Capabilities(
-                fts=True, vector=False, hybrid=False, concurrent_processes=True, persistent=True
+                fts=True, vector=False, hybrid=False, concurrent_processes=True, persistent=True, check_in_commit=True
             )
 
     async def aclose(self) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ...domain.errors import IntegrityError
@@ -470,6 +470,22 @@ class AuthorityRows:
         if not rows:
             return None, []
         return int(rows[0][0]), [version_from_row(r[1:]) for r in rows if r[1] is not None]
+
+    def versions_by_hash_ahead(self, memory_id: MemoryId, hashes: Sequence[str]) -> Callable[[], list[EntryVersion]]:
+        """The reader of the versions of ``memory_id`` whose entry hash is one of ``hashes``. On an engine that can
+        queue a read (``ahead``) the statement travels with the transaction's next one (a write's first: no round
+        trip of its own); any other runs it now."""
+        sql = (
+            f"SELECT {VERSION_COLUMNS} FROM memory_entry_versions WHERE memory_artifact_id = ? "
+            f"AND entry_content_hash IN ({self.dialect.marks(len(hashes))})"
+        )
+        args = (memory_id, *hashes)
+        ahead = getattr(self.engine.conn, "ahead", None)
+        if ahead is None:
+            found = [version_from_row(r) for r in self.q(sql, args)]
+            return lambda: found
+        read: Callable[[], list[Any]] = ahead(sql, args)
+        return lambda: [version_from_row(r) for r in read()]
 
     def version_number(self, version_id: EntryVersionId) -> int | None:
         found = self.versions(None, [version_id])

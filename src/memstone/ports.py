@@ -107,6 +107,7 @@ class Capabilities:
     persistent: bool = True
     org_embedding: bool = False  # an organization may keep its own embedding profile (backends/sql/routes.py)
     vector_later: bool = False  # a hybrid search may take SearchRequest.query_vector_later (FTS while it embeds)
+    check_in_commit: bool = False  # a write's duplicate check may travel in its commit (WritePlan.unless_live)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,8 +117,7 @@ class StoreState:
     embedding_profile: EmbeddingProfile | None = None
     schema_version: int = 0
     applied_migrations: tuple[int, ...] = ()  # the schema migrations this open applied (empty: it was current)
-    # The organizations' own profiles, as of the last open, commit or refresh this process saw.
-    org_profiles: Mapping[str, EmbeddingProfile] = field(default_factory=dict)
+    org_profiles: Mapping[str, EmbeddingProfile] = field(default_factory=dict)  # the orgs' own, as last seen
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -136,9 +136,9 @@ class WritePlan:
     bind_scope: str | None = None
     vectors: VectorBatch = field(default_factory=dict)
     vector_profile: EmbeddingProfile | None = None  # of ``vectors`` (None: the store's); not the Memory's: refused
-    # A replayed history (copy, import) may bring versions that were purged at the source: each arrives with
-    # its purge mark and its tombstone, written in the same transaction (issue 12: tombstones travel).
+    # A replayed history (copy, import) may bring versions purged at the source, with their tombstones (issue 12).
     tombstones: tuple[Tombstone, ...] = ()
+    unless_live: tuple[str, ...] = ()  # new entries' hashes: LiveDuplicateError (nothing written) if one is live
 
 
 class MemoryUnitOfWork(Protocol):

@@ -14,7 +14,7 @@ import pytest
 from memstone import EntryInput, open_service
 from memstone.backends import open_store
 from memstone.backends.postgres import schema as pg_schema
-from memstone.domain.errors import BackendError, NotFound
+from memstone.domain.errors import BackendError, NotFound, RevisionConflictError
 
 
 def _tables(url: str) -> list[str]:
@@ -188,83 +188,89 @@ async def _a_second_write_traced(url: str, read: Callable[[], str]) -> str:
         return read()[start:]
 
 
-async def test_a_write_sends_its_inserts_with_its_compare_and_swap(
+async def test_a_write_sends_its_inserts_and_its_compare_and_swap_with_commit(
     postgres_url: str, libpq_trace: Callable[[], str]
 ) -> None:
-    """Nothing a write inserts waits for a reply of its own: the Revision, its manifest nodes and the entry version
-    travel with the head's compare-and-swap, whose row count is read before anything else is sent; the head row
-    travels with its postings and COMMIT. The old code sent each in a trip of its own: 7 trips from BEGIN to COMMIT,
-    now 3 (the first one, with BEGIN, the locks and the write's checks; these two)."""
+    """Nothing a write inserts waits for a reply of its own, and neither does the head's compare-and-swap: the
+    Revision, its manifest nodes, the entry version, the swap (a statement that fails unless it moved the head:
+    ``defer_one``), the head row, its postings and COMMIT travel in one trip. The old code sent each in a trip of
+    its own: 7 trips from BEGIN to COMMIT; then 3 (the swap's row count was read before the head row was sent);
+    now 2 (the first one, with BEGIN, the locks and the write's checks; this one)."""
     traced = await _a_second_write_traced(postgres_url, libpq_trace)
     begin = traced.index("BEGIN ISOLATION LEVEL READ COMMITTED")
-    assert traced[begin:].count("\tReadyForQuery") == 3, _trips(traced[begin:])
+    assert traced[begin:].count("\tReadyForQuery") == 2, _trips(traced[begin:])
     write = _trips(traced[begin:])
-    statements = [s.split('"')[3] for s in write[-2]]
+    statements = [s.split('"')[3] for s in write[-1] if s.startswith("Parse")]
     assert statements[0].startswith("INSERT INTO artifact_revisions"), statements
-    assert statements[-2].startswith("INSERT INTO memory_entry_versions"), statements
-    assert statements[-1].startswith("UPDATE artifact_heads SET revision = $1 WHERE artifact_id = $2"), statements
-    assert all(s.startswith("INSERT INTO manifest_nodes") for s in statements[1:-2]) and len(statements) > 3
-    assert write[-1][0].split('"')[3].startswith("INSERT INTO memory_entry_heads"), write[-1]
-    assert traced[traced.index("INSERT INTO memory_entry_heads") :].count("\tReadyForQuery") == 1  # with COMMIT
+    swap = next(i for i, s in enumerate(statements) if "UPDATE artifact_heads SET revision = $1" in s)
+    assert statements[swap].startswith("WITH changed AS (UPDATE artifact_heads"), statements
+    assert statements[swap - 1].startswith("INSERT INTO memory_entry_versions"), statements
+    assert all(s.startswith("INSERT INTO manifest_nodes") for s in statements[1 : swap - 1]) and swap > 2
+    assert statements[swap + 1].startswith("INSERT INTO memory_entry_heads"), statements
+    after = traced[traced.index("INSERT INTO memory_entry_heads") :]
+    assert after.count("\tReadyForQuery") == 1 and "COMMIT" in after  # the same trip ends with COMMIT
 
 
-async def test_a_write_on_a_head_the_process_wrote_takes_four_round_trips(
+async def test_a_write_on_a_head_the_process_wrote_takes_two_round_trips(
     postgres_url: str, libpq_trace: Callable[[], str]
 ) -> None:
-    """A single-entry write on a head this process committed (a server's steady state, and the benchmark's): its
-    duplicate check is one statement outside a transaction (``read_once``: it reads the head and the matching
-    versions at once, and what may follow is immutable), so no BEGIN and no COMMIT to wait for; the write is three
-    trips: BEGIN, locks and checks; the Revision, its manifest nodes, the entry version and the head's
-    compare-and-swap, whose row count is read before anything else is sent; the head row, its postings and COMMIT.
-    The base Revision is not read back (this process committed it) and no insert waits for a reply of its own. The
-    old code took 11: the check's head, its Revision and the versions apart (4 with its COMMIT), then the Revision,
-    the nodes, the version, the head's compare-and-swap and the head row one trip each (7 with the first statement
-    and COMMIT); the check in a transaction of its own took 5."""
+    """A single-entry write on a head this process committed (a server's steady state, and the benchmark's), with no
+    model to run: one job, two trips. The duplicate check travels in the write's first trip, after its locks
+    (``WritePlan.unless_live``), with BEGIN and the marker, profiles and head statement; then the Revision, its
+    manifest nodes, the entry version, the head's compare-and-swap, the head row, its postings and COMMIT. The base
+    Revision is not read back (this process committed it) and no insert waits for a reply of its own. The old code
+    took 11: the check's head, its Revision and the versions apart (4 with its COMMIT), then the Revision, the
+    nodes, the version, the head's compare-and-swap and the head row one trip each (7 with the first statement and
+    COMMIT); then 4: the check outside the transaction, in a job of its own, and the swap's row count read before
+    the head row was sent."""
     traced = await _a_second_write_traced(postgres_url, libpq_trace)
-    assert traced.count("\tReadyForQuery") == 4, _trips(traced)
-    begin = traced.index("BEGIN ISOLATION LEVEL READ COMMITTED")
-    assert traced[:begin].count("\tReadyForQuery") == 1 and "BEGIN" not in traced[:begin]  # the duplicate check
-    check = _trips(traced[:begin])
-    assert "FROM artifact_heads h LEFT JOIN memory_entry_versions" in check[0][-1], check
-    write = _trips(traced[begin:])  # what each of its 3 trips carries: the test above
-    assert len(write) == 3 and "store_meta" in write[0][-1] and "FROM artifact_revisions" not in traced, write
+    assert traced.count("\tReadyForQuery") == 2, _trips(traced)
+    assert traced.index("BEGIN ISOLATION LEVEL READ COMMITTED") < traced.index("FROM memory_entry_versions")
+    write = _trips(traced)
+    check = next(s for s in write[0] if "FROM memory_entry_versions WHERE memory_artifact_id" in s)
+    assert "entry_content_hash IN" in check and any("store_meta" in s for s in write[0]), write
+    assert "FROM artifact_revisions" not in traced, write
 
 
-async def test_a_write_whose_queued_insert_fails_stores_nothing(postgres_url: str) -> None:
-    """The inserts of a write that nobody reads back travel with its compare-and-swap, so the database refuses one
-    only there: the whole write still rolls back, with the engine's error, and the next write succeeds."""
+@pytest.mark.parametrize(
+    ("action", "error", "match"),
+    [
+        ("RAISE EXCEPTION 'version refused by the test'", BackendError, "version refused by the test"),
+        ("UPDATE artifact_heads SET revision = revision + 1", RevisionConflictError, "based on revision 1, head is"),
+    ],
+    ids=["a-queued-insert-fails", "the-head-moves-under-the-swap"],
+)
+async def test_a_write_that_fails_in_its_last_trip_stores_nothing(
+    postgres_url: str, action: str, error: type[Exception], match: str
+) -> None:
+    """The inserts of a write that nobody reads back, and the head's compare-and-swap, travel with COMMIT, so the
+    database refuses an insert, or finds the head moved under the swap (here a trigger moves it as a writer that
+    skipped the Memory's lock would), only there: the whole write still rolls back, with the engine's error or
+    RevisionConflictError as when the swap's row count was read at once, and the next write succeeds."""
     async with open_service(postgres_url, embedding=None) as svc:
         first = await svc.remember(None, entries=[EntryInput(kind="fact", text="The first fact of the Memory.")])
         assert first is not None
         with psycopg.connect(postgres_url, autocommit=True) as conn:
             conn.execute(
-                "CREATE FUNCTION refuse_version() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                "IF NEW.text LIKE '%refused%' THEN RAISE EXCEPTION 'version refused by the test'; END IF; "
-                "RETURN NEW; END $$"
+                "CREATE FUNCTION break_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                f"IF NEW.text LIKE '%broken%' THEN {action}; END IF; RETURN NEW; END $$"
             )
             conn.execute(
-                "CREATE TRIGGER refuse_version BEFORE INSERT ON memory_entry_versions "
-                "FOR EACH ROW EXECUTE FUNCTION refuse_version()"
+                "CREATE TRIGGER break_write BEFORE INSERT ON memory_entry_versions "
+                "FOR EACH ROW EXECUTE FUNCTION break_write()"
             )
-        with pytest.raises(BackendError, match="version refused by the test"):
-            await svc.remember(first, entries=[EntryInput(kind="fact", text="A fact the database refused.")])
+        with pytest.raises(error, match=match):
+            await svc.remember(first, entries=[EntryInput(kind="fact", text="A fact the database has broken.")])
         assert (await svc.head(first.memory_id)).revision == 1
         with psycopg.connect(postgres_url) as conn:
             counts = conn.execute(
                 "SELECT (SELECT count(*) FROM artifact_revisions), (SELECT count(*) FROM memory_entry_heads), "
                 "(SELECT count(*) FROM memory_entry_versions), (SELECT count(*) FROM memory_entry_postings "
-                "WHERE term = '')"
+                "WHERE term = ''), (SELECT max(revision) FROM artifact_heads)"
             ).fetchone()
-        assert counts == (1, 1, 1, 1)
+        assert counts == (1, 1, 1, 1, 1)
         second = await svc.remember(first, entries=[EntryInput(kind="fact", text="A second fact, accepted.")])
         assert second is not None and second.revision == 2
-        assert (await svc.verify()).ok
-    async with open_service(postgres_url, embedding=None) as other:  # what the next process reads is what was written
-        assert await other.head(first.memory_id) == second
-        found = await other.search("accepted", memories=[second], mode="fts")
-        assert [h.entry_id for h in found.hits] == [
-            e.entry_id for e in await other.entries(second) if "accepted" in e.content.text
-        ]
 
 
 async def test_a_bulk_write_takes_about_one_round_trip_per_entry(

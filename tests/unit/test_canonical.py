@@ -98,3 +98,12 @@ def test_entry_content_hash_is_the_tagged_hash_of_jcs(text: str) -> None:
     content = EntryContent(kind="fact", text=text or "x", title=text or None, tags=("a", text), slug=text or None)
     expected = tagged_sha256(ENTRY_CONTENT_TAG, canonical_json(content.canonical()).encode("utf-8"))
     assert content.content_hash == expected
+
+
+def test_every_code_point_is_escaped_as_json_dumps_escapes_it() -> None:
+    """``_string`` calls the encoder function json.dumps(ensure_ascii=False) uses for a str, without building an
+    encoder per string: the same text for every code point but the lone surrogates it refuses."""
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    for i in range(0, len(chars), 4096):
+        text = "".join(chars[i : i + 4096])
+        assert canonical_json(text) == json.dumps(text, ensure_ascii=False)

@@ -14,14 +14,16 @@ JsonValue = None | bool | int | float | str | Sequence["JsonValue"] | Mapping[st
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_encode_basestring: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def _string(value: str) -> str:
     # json.dumps with ensure_ascii=False escapes exactly what RFC 8785 escapes (", \\, control characters,
-    # with the short forms \\b \\f \\n \\r \\t and lowercase \\u00xx otherwise).
+    # with the short forms \\b \\f \\n \\r \\t and lowercase \\u00xx otherwise); for a str it returns
+    # encode_basestring's result, called here without building an encoder per string (a write encodes ~150).
     if _SURROGATE.search(value):
         raise InvalidInput("text contains a lone surrogate code point; send valid Unicode")
-    return json.dumps(value, ensure_ascii=False)
+    return _encode_basestring(value)
 
 
 def _number(value: float) -> str:

@@ -118,6 +118,14 @@ class StaleEntryError(RevisionConflictError):
         self.actual = actual
 
 
+class LiveDuplicateError(Conflict):
+    """A write plan's new entry (``WritePlan.unless_live``) is live and active at its base: the commit wrote
+    nothing. The service plans the write again without that entry (``Writes.remember_outcome``); no caller sees it."""
+
+    def __init__(self) -> None:
+        super().__init__("a new entry of this write is already live at its base; nothing was written")
+
+
 class MaintenanceBusyError(Conflict):
     """Another maintenance run holds the scope's lease, and the caller asked not to wait for it."""
 

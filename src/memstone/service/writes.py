@@ -12,6 +12,7 @@ from ..domain.errors import (
     CapabilityNotSupportedError,
     EntryInactiveError,
     InvalidInput,
+    LiveDuplicateError,
     RevisionConflictError,
     StaleEntryError,
     shown,
@@ -128,6 +129,7 @@ class Writes:
         author: str | None = None,
         surface: Surface | None = None,
         rebase: bool = False,
+        _checked: bool = False,
     ) -> RememberOutcome:
         """:meth:`remember`, returning what it did: the entries added or revised, and on a no-op the live entries
         that already hold the content (``existing``), so a front end can point to them.
@@ -181,7 +183,7 @@ class Writes:
         op_artifacts = normalize_artifacts(artifacts)
         if scope is not None:
             scope = canonical_scope(scope)
-        from_scope = memory is None and scope is not None
+        given, from_scope = memory, memory is None and scope is not None
         if memory is None and scope is not None:
             bound = await self._core.resolve(scope)
             if bound is not None:
@@ -240,7 +242,13 @@ class Writes:
                 continue  # identical content is a no-op
             reason = normalize_reason(item.reason) or flag_reason(prev.content, content)
             batch.add(content, prev=prev, reason=reason)
-        if pending_new and base is not None:
+        # On a server engine without a model to run first, the commit checks that no new entry is live at the base,
+        # in its own transaction (``WritePlan.unless_live``): one job and one round trip fewer; when one is, this
+        # call runs again with the check first (``_checked``), as it always does with a model (nothing embedded in
+        # vain) and on SQLite (where a job costs no round trip).
+        in_commit = bool(pending_new) and base is not None and not _checked and self._core.indexer is None
+        in_commit = in_commit and self._core.backend.capabilities.check_in_commit
+        if pending_new and base is not None and not in_commit:
             found = await self._core.backend.read(ContentQuery(memory_id=memory_id, content_hashes=tuple(pending_new)))
             for v, state in found:
                 if state == "active" and pending_new.pop(v.entry_content_hash, None) is not None:
@@ -267,8 +275,14 @@ class Writes:
             # a no-op writes nothing (None for a new Memory)
             return RememberOutcome(status="unchanged", revision=base, existing=tuple(existing))
         plan = plan_of(batch, sources=op_sources, artifacts=op_artifacts, bind_scope=scope if base is None else None)
+        if in_commit:
+            plan = replace(plan, unless_live=tuple(pending_new))
         try:
             return RememberOutcome.committed(await self._core._commit(plan, rebase=rebase), existing=existing)
+        except LiveDuplicateError:
+            # Trigger: a new entry is live at the base (``unless_live``). Outcome: nothing was written; the same
+            # call again, with the check first, which keeps that entry out (or makes the call a no-op).
+            return await append(given, entries=entries, scope=scope, rebase=rebase, _checked=True)
         except RevisionConflictError:
             if from_scope:
                 # Trigger: another writer committed to the scope's Memory first (or won the binding race).

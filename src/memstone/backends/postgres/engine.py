@@ -31,7 +31,7 @@ from ...ports import Capabilities
 from ..sql.engine import Dialect, Migrator, Snapshot
 from ..sql.workers import Workers
 from . import schema
-from .errors import translated
+from .errors import ROW_MOVED, translated
 from .fts import PostgresFullText
 from .purge import PostgresPurge
 from .upkeep import PostgresUpkeep
@@ -124,6 +124,13 @@ class PostgresConn:
         """Queue a statement whose result is not needed; it runs before the next statement, in the same trip."""
         self.pending.append((sql if args is None else self._translate(sql), None if args is None else list(args)))
 
+    def defer_one(self, sql: str, args: Sequence[object]) -> None:
+        """Queue an UPDATE or INSERT that must change exactly one row (``later_one``: the head's compare-and-swap),
+        to travel with the next statement or ``COMMIT``. When it changes none, its statement fails with ``ROW_MOVED``
+        there, the rest of the trip (``COMMIT`` too) is skipped and the transaction rolls back; inside ``conflict``
+        that is a RevisionConflictError, as when the swap was read at once."""
+        self.defer(_exactly_one(sql), args)
+
     def _send_pending(self, trailing: bool = False) -> None:
         if trailing:
             pending, self.trailing = self.trailing, []
@@ -169,6 +176,16 @@ class PostgresConn:
         return int(row[0])
 
 
+@functools.lru_cache(maxsize=64)
+def _exactly_one(sql: str) -> str:
+    """``sql`` (UPDATE or INSERT) as one statement that fails unless it changed exactly one row. The failing cast
+    reads the row count, so the planner cannot fold it into a constant and raise it at plan time."""
+    return (
+        f"WITH changed AS ({sql} RETURNING 1) SELECT CASE WHEN count(*) = 1 THEN 1 "
+        f"ELSE ('{ROW_MOVED}: ' || count(*))::int END FROM changed"
+    )
+
+
 class PostgresEngine:
     """The engine parts for one PostgreSQL database (with pgvector when the extension is available)."""
 
@@ -194,6 +211,7 @@ class PostgresEngine:
             persistent=True,
             org_embedding=True,
             vector_later=True,  # a hybrid search's first trips and FTS statement run while the query embeds
+            check_in_commit=True,  # a write's duplicate check: in its first trip, not a job and a trip of its own
         )
 
     @property
@@ -226,7 +244,7 @@ class PostgresEngine:
             if begin is not None:  # None: autocommit, each statement its own snapshot (``read_once``)
                 conn.defer(begin)  # sent with the transaction's first statement
             try:
-                with translated(url=self.url):
+                with self._translated():
                     yield
             except BaseException:
                 if not raw.closed and raw.info.transaction_status != TransactionStatus.IDLE:
@@ -234,7 +252,7 @@ class PostgresEngine:
                 raise
             conn.trailing.clear()  # read ahead for a statement that never came: nobody reads it
             if raw.info.transaction_status != TransactionStatus.IDLE or len(conn.pending) > 1:
-                with translated(url=self.url):
+                with self._translated():
                     # COMMIT travels in one trip with what is still queued (a head row's postings, locks taken
                     # after the last statement, which still wait for their holders).
                     conn.defer("COMMIT")
@@ -310,7 +328,20 @@ class PostgresEngine:
         fn = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
         self.conn.defer(f"SELECT {fn}(hashtextextended(?, 0))", (key,))  # waits in the next statement's trip
 
-    def conflict(self, memory_id: str, base: int) -> AbstractContextManager[None]:
+    @contextmanager
+    def conflict(self, memory_id: str, base: int) -> Iterator[None]:
+        """A commit of ``memory_id`` on ``base``: a unique violation, a serialization failure or a missed
+        compare-and-swap (``defer_one``) in it, its ``COMMIT`` included, is a RevisionConflictError."""
+        self._local.race = (memory_id, base)
+        try:
+            with translated(memory_id, base=base, url=self.url):
+                yield
+        finally:
+            self._local.race = None
+
+    def _translated(self) -> AbstractContextManager[None]:
+        """The error edge of this thread's transaction (``conflict``'s Memory and base when it is a commit)."""
+        memory_id, base = getattr(self._local, "race", None) or ("", 0)
         return translated(memory_id, base=base, url=self.url)
 
     # ---------------------------------------------------------------- lifecycle
@@ -411,7 +442,7 @@ class PostgresEngine:
         if not available:
             self.vectors = None
             self.capabilities = Capabilities(
-                fts=True, vector=False, hybrid=False, concurrent_processes=True, persistent=True
+                fts=True, vector=False, hybrid=False, concurrent_processes=True, persistent=True, check_in_commit=True
             )
 
     async def aclose(self) -> None:

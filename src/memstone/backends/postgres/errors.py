@@ -10,6 +10,10 @@ import psycopg.errors
 from ...domain.errors import BackendError, BackendUnavailable, IntegrityError, MemstoneError, RevisionConflictError
 from ..sql.engine import driver_errors
 
+# What a statement queued with ``PostgresConn.defer_one`` raises when it changed no row (a failed cast to int:
+# plain SQL has no RAISE): the head moved under a compare-and-swap sent with COMMIT.
+ROW_MOVED = "memstone: the row to change was moved by another writer"
+
 
 def _where(url: str) -> str:
     """The server and database of a URL, without its password."""
@@ -53,7 +57,8 @@ def _translate(exc: psycopg.Error, memory_id: str, base: int, url: str) -> Memst
         if "append-only" in str(exc):
             return IntegrityError(f"refused to rewrite authoritative data: {exc.diag.message_primary}")
         return BackendError(f"PostgreSQL error: {exc}", orig=exc)
-    if isinstance(
+    moved = isinstance(exc, psycopg.errors.InvalidTextRepresentation) and ROW_MOVED in str(exc)
+    if moved or isinstance(
         exc, psycopg.errors.UniqueViolation | psycopg.errors.SerializationFailure | psycopg.errors.DeadlockDetected
     ):
         if memory_id:

@@ -43,7 +43,6 @@ from ...ports import (
     ContentQuery,
     EmbeddingProfile,
     HeadQuery,
-    LiveVersion,
     ManifestQuery,
     MemoriesQuery,
     Query,
@@ -195,9 +194,9 @@ class StoreCore:
         return revision
 
     def _apply_plan_sync(self, plan: WritePlan, after_commit: list[Callable[[], None]]) -> Revision:
-        p, memory_id = self.parts, plan.memory_id
-        routes = self._vectors.routes
-        start = routes.write_start(memory_id)  # one statement, after the locks: marker, org profiles, head, tables
+        p, memory_id, routes = self.parts, plan.memory_id, self._vectors.routes
+        live = p.rows.versions_by_hash_ahead(memory_id, plan.unless_live) if plan.unless_live else None
+        start = routes.write_start(memory_id)  # one statement (with ``live``), after the locks: marker, profiles, head
         self._migration.check_not_migrating(lambda: routes.org_of(memory_id, plan.bind_scope), start.marker)
         head = p.rows.head_at(memory_id, start.head)
         if plan.base_revision == 0:
@@ -210,6 +209,8 @@ class StoreCore:
             if head.revision != plan.base_revision:
                 raise RevisionConflictError(memory_id, expected=plan.base_revision, actual=head.revision)
             base_root = head.manifest_root
+        if live is not None:
+            p.refuse_live(live(), base_root)  # read after the locks: no other write changes it before this commits
         applied = apply_plan(plan, base_root, p.manifests, p.rows.version_number)
         self._check_evidence(plan)
         revision = applied.revision
@@ -351,8 +352,7 @@ class StoreCore:
                 case ContentQuery(memory_id=mid, content_hashes=hashes):
                     number, matched = p.rows.head_versions_by_hash(mid, hashes)  # one statement
                     head = p.rows.head_at(mid, number) if matched else None
-                    hits = [(v, p.manifests.lookup(head.manifest_root, v.entry_id)) for v in matched] if head else []
-                    return [LiveVersion(v, m.state) for v, m in hits if m and m.entry_version_id == v.entry_version_id]
+                    return p.live(matched, head.manifest_root) if head else []
                 case MemoriesQuery():
                     return p.rows.heads()
                 case SourcesQuery(source_ids=sids):

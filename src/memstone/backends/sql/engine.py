@@ -34,7 +34,10 @@ The parts
     ``defer(sql, args)``: queue a statement whose result nobody reads; it runs
     before the connection's next statement (or the COMMIT), in order, in the same transaction, and its error is
     raised there (a server engine sends the queue in one network round trip with that statement). The core's
-    statements whose results it does not read go through :func:`later` / :func:`later_many`.
+    statements whose results it does not read go through :func:`later` / :func:`later_many`. Optionally
+    ``defer_one(sql, args)``: queue an UPDATE or INSERT that must change exactly one row; when it changes none, the
+    transaction fails where the queue is sent, with the error ``conflict`` turns into ``RevisionConflictError``
+    (the head's compare-and-swap travels with ``COMMIT``: :func:`later_one`).
 
 ``Dialect`` (``engine.dialect``)
     The SQL forms that differ between engines: upsert, insert-or-ignore, "a JSON array column holds this text",
@@ -124,6 +127,17 @@ def later(conn: Conn, sql: str, args: Sequence[object] = ()) -> None:
         conn.x(sql, args)
     else:
         defer(sql, args)
+
+
+def later_one(conn: Conn, sql: str, args: Sequence[object] = ()) -> bool:
+    """Run an UPDATE or INSERT that must change exactly one row. An engine that can queue it (``defer_one``) sends
+    it with the next trip and fails the transaction there when it changes none (``conflict`` raises
+    ``RevisionConflictError``): True. Any other runs it now: whether it changed one row."""
+    defer_one = getattr(conn, "defer_one", None)
+    if defer_one is None:
+        return conn.x(sql, args) == 1
+    defer_one(sql, args)
+    return True
 
 
 class Snapshot:
@@ -404,5 +418,6 @@ __all__ = [
     "driver_errors",
     "later",
     "later_many",
+    "later_one",
     "snapshot_of",
 ]

@@ -8,9 +8,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 
+from ...domain.errors import LiveDuplicateError
 from ...domain.manifest import ManifestReader
 from ...domain.model import EntryContent, EntryVersion
-from ...ports import EmbeddingProfile
+from ...ports import EmbeddingProfile, LiveVersion
 from .engine import Engine
 from .projection import ProjectionRows
 from .rows import AuthorityRows, content_from_row
@@ -70,6 +71,16 @@ class StoreParts:
         nothing. The comparison with the row as read stays: a row changed since the write is decoded and fails."""
         for v, row in zip(versions, rows, strict=True):
             self._keep(v.entry_version_id, (tuple(row[5:15]), v.entry_content_hash, v.content))
+
+    def live(self, versions: Sequence[EntryVersion], root: str) -> list[LiveVersion]:
+        """Those of ``versions`` that are current in the manifest ``root``, with their state there."""
+        hits = [(v, self.manifests.lookup(root, v.entry_id)) for v in versions]
+        return [LiveVersion(v, m.state) for v, m in hits if m and m.entry_version_id == v.entry_version_id]
+
+    def refuse_live(self, versions: Sequence[EntryVersion], root: str) -> None:
+        """``WritePlan.unless_live``: LiveDuplicateError when one of ``versions`` is current and active at ``root``."""
+        if any(f.state == "active" for f in self.live(versions, root)):
+            raise LiveDuplicateError
 
     def _keep(self, version_id: str, verified: Verified) -> None:
         kept = self.verified

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ...domain.errors import IntegrityError
@@ -29,7 +29,7 @@ from ...domain.model import (
 from ...domain.purge import purge_mark
 from ...domain.trusted import stored_content
 from ...ports import ScopeBinding
-from .engine import Engine, Row, Snapshot, later, later_many, snapshot_of
+from .engine import Engine, Row, Snapshot, later, later_many, later_one, snapshot_of
 
 PURGE_GENERATION = "purge_generation"
 
@@ -283,17 +283,14 @@ class AuthorityRows:
         )
 
     def cas_head(self, memory_id: MemoryId, base: int, new: int) -> bool:
-        """Move the head from ``base`` to ``new`` (``base == 0`` inserts it). False when the head moved."""
+        """Move the head from ``base`` to ``new`` (``base == 0`` inserts it). False when the head moved; on an engine
+        that queues it with ``COMMIT`` (``later_one``), True, and the transaction fails there when the head moved."""
         conn = self.engine.conn
         if base == 0:
             sql = self.dialect.insert_ignore("artifact_heads", ("artifact_id", "revision"), ("artifact_id",))
-            return conn.x(sql, (memory_id, new)) == 1
-        return (
-            conn.x(
-                "UPDATE artifact_heads SET revision = ? WHERE artifact_id = ? AND revision = ?", (new, memory_id, base)
-            )
-            == 1
-        )
+            return later_one(conn, sql, (memory_id, new))
+        sql = "UPDATE artifact_heads SET revision = ? WHERE artifact_id = ? AND revision = ?"
+        return later_one(conn, sql, (new, memory_id, base))
 
     # ---------------------------------------------------------------- manifest nodes
     def load_node(self, node_hash: str) -> bytes:
@@ -473,6 +470,22 @@ class AuthorityRows:
         if not rows:
             return None, []
         return int(rows[0][0]), [version_from_row(r[1:]) for r in rows if r[1] is not None]
+
+    def versions_by_hash_ahead(self, memory_id: MemoryId, hashes: Sequence[str]) -> Callable[[], list[EntryVersion]]:
+        """The reader of the versions of ``memory_id`` whose entry hash is one of ``hashes``. On an engine that can
+        queue a read (``ahead``) the statement travels with the transaction's next one (a write's first: no round
+        trip of its own); any other runs it now."""
+        sql = (
+            f"SELECT {VERSION_COLUMNS} FROM memory_entry_versions WHERE memory_artifact_id = ? "
+            f"AND entry_content_hash IN ({self.dialect.marks(len(hashes))})"
+        )
+        args = (memory_id, *hashes)
+        ahead = getattr(self.engine.conn, "ahead", None)
+        if ahead is None:
+            found = [version_from_row(r) for r in self.q(sql, args)]
+            return lambda: found
+        read: Callable[[], list[Any]] = ahead(sql, args)
+        return lambda: [version_from_row(r) for r in read()]
 
     def version_number(self, version_id: EntryVersionId) -> int | None:
         found = self.versions(None, [version_id])

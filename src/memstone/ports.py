@@ -97,8 +97,7 @@ class CandidatePipeline(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Capabilities:
-    """What an engine can do, like a SQL dialect's ``supports_*`` flags (fixed when the engine is built); what
-    the store holds now (its embedding profile, a migration in progress) is :class:`StoreState`."""
+    """What an engine can do, as a SQL dialect's ``supports_*`` flags (set at open); what a store holds: StoreState."""
 
     fts: bool = True
     vector: bool = False
@@ -107,6 +106,7 @@ class Capabilities:
     persistent: bool = True
     org_embedding: bool = False  # an organization may keep its own embedding profile (backends/sql/routes.py)
     vector_later: bool = False  # a hybrid search may take SearchRequest.query_vector_later (FTS while it embeds)
+    fts_ranking: str = ""  # which function ranks full-text hits, as ``memstone doctor`` reports it ("" not said)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,5 +1,7 @@
 /*
-** memstone_rank: an FTS5 auxiliary function for bench/fts_c_probe.py (issue 15; a probe, not shipped).
+** memstone_rank: the FTS5 auxiliary function that ranks SQLite's full-text candidates (backends/sqlite/fts.py;
+** issue 15). Built at install by hatch_build.py (build.py beside this file), loaded into each connection when
+** present; without it the search ranks with bm25() and returns the same rows and scores.
 **
 **     SELECT rowid, memstone_rank(fts, n0, n1, ...) AS s FROM fts WHERE fts MATCH ? ORDER BY s, rowid LIMIT ?
 **

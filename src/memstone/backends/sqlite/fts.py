@@ -9,7 +9,6 @@ to do. The tokenizer keeps Analyzer v1's tokens whole (``tokenchars '_'``, no di
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Protocol
 
 import apsw
@@ -18,7 +17,7 @@ from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
 from ..sql.engine import ArchiveRow, Candidates, Conn, FtsRow, Row
 from . import schema
-from ._rank.build import LIBRARY
+from ._rank.build import RANK_LIBRARY
 from .options import fts_integrity
 
 
@@ -50,19 +49,6 @@ _RANKED = (
     "SELECT rowid, bm25(memory_entry_search_fts) AS s FROM memory_entry_search_fts "
     "WHERE memory_entry_search_fts MATCH ? ORDER BY s, rowid LIMIT ?"
 )
-# Issue 15: memstone_rank(fts, n0, n1, ...) (``_rank/memstone_rank.c``) is bm25() with each phrase's row count an
-# argument (the counts ``_shares`` keeps, so no statement pays FTS5's per-statement IDF pass) and a phrase given NULL
-# weighing nothing, so the common-term split is one statement that scores each row once. hatch_build.py compiles it
-# at install; a machine without a compiler ranks with bm25(), the same rows and scores (tests/conformance/
-# test_sqlite_fts_rank.py).
-RANK_LIBRARY = Path(__file__).resolve().parent / "_rank" / LIBRARY
-
-
-def _rank_sql(phrases: int) -> str:
-    """``_RANKED`` scored by memstone_rank, its ``phrases`` row counts the statement's first arguments."""
-    return _RANKED.replace("bm25(memory_entry_search_fts)", f"memstone_rank(memory_entry_search_fts{', ?' * phrases})")
-
-
 _COUNT = "SELECT count(*) FROM memory_entry_search_fts WHERE memory_entry_search_fts MATCH ?"
 _ROWS = "SELECT count(*) FROM memory_entry_search_fts_docsize"
 
@@ -119,6 +105,16 @@ def needs_optimize(pages: Sequence[int]) -> bool:
     if sum(pages) > WRITE_MERGE_PAGES:
         return False
     return len(pages) > MAX_SEGMENTS or (sum(pages) - largest) * TAIL_SHARE >= largest
+
+
+# Issue 15: memstone_rank(fts, n0, n1, ...) (``_rank/memstone_rank.c``) is bm25() with each phrase's row count an
+# argument (the counts ``_shares`` keeps, so no statement pays FTS5's per-statement IDF pass) and a phrase given NULL
+# weighing nothing, so the common-term split is one statement that scores each row once. hatch_build.py compiles it
+# at install; a machine without a compiler ranks with bm25(), the same rows and scores (tests/conformance/
+# test_sqlite_fts_rank.py).
+def _rank_sql(phrases: int) -> str:
+    """``_RANKED`` scored by memstone_rank, its ``phrases`` row counts the statement's first arguments."""
+    return _RANKED.replace("bm25(memory_entry_search_fts)", f"memstone_rank(memory_entry_search_fts{', ?' * phrases})")
 
 
 class SQLiteFullText:
@@ -186,6 +182,24 @@ class SQLiteFullText:
             self._df.update(zip(uncounted, got, strict=True))
         return [self._df[t] / max(1, self._rows) for t in terms]
 
+    def _splits(self, rare: Sequence[str], common: Sequence[str]) -> bool:
+        """Whether the candidates are the rows holding a rare term (see ``COMMON_ROWS``)."""
+        return bool(rare and common and sum(self._df[t] for t in common) >= COMMON_ROWS)
+
+    def _ranked_once(
+        self, conn: Conn, terms: Sequence[str], rare: list[str], common: list[str], wide: int
+    ) -> list[Row]:
+        """``_ranked`` by memstone_rank and the kept counts: the same rows and scores, each row scored once."""
+        if self._splits(rare, common):
+            # One statement: the rows holding a rare term, each scored by the whole query (the common terms'
+            # phrases first, as the split's second statement has them; the repeated rare ones NULL: no weight).
+            counts: list[int | None] = [self._df[t] for t in common + rare]
+            both = f"({match_expression(common + rare)}) AND ({match_expression(rare)})"
+            got = conn.q(_rank_sql(len(counts) + len(rare)), [*counts, *([None] * len(rare)), both, wide])
+            if len(got) >= wide:
+                return got
+        return conn.q(_rank_sql(len(terms)), [*(self._df[t] for t in terms), match_expression(terms), wide])
+
     def _ranked(self, conn: Conn, terms: Sequence[str], wide: int) -> Sequence[Row]:
         """The top ``wide`` (row id, bm25()) of the index for ``terms``, best first, ties by row id."""
         share = COMMON_SHARE
@@ -193,16 +207,9 @@ class SQLiteFullText:
             shares = self._shares(conn, terms)
             rare = [t for t, s in zip(terms, shares, strict=True) if s <= share]
             common = [t for t, s in zip(terms, shares, strict=True) if s > share]
-            if rare and common and sum(self._df[t] for t in common) >= COMMON_ROWS:
-                if self._rank:
-                    # One statement: the rows holding a rare term, each scored once by the whole query (the common
-                    # terms' phrases first, as the split's second statement has them; the repeated rare ones NULL).
-                    counts: list[int | None] = [self._df[t] for t in common + rare]
-                    both = f"({match_expression(common + rare)}) AND ({match_expression(rare)})"
-                    got = conn.q(_rank_sql(len(counts) + len(rare)), [*counts, *([None] * len(rare)), both, wide])
-                    if len(got) >= wide:
-                        return got
-                    return self._full(conn, terms, wide)
+            if self._rank:  # the kept counts rank: no IDF pass (a one-term query keeps bm25(): no count is kept)
+                return self._ranked_once(conn, terms, rare, common, wide)
+            if self._splits(rare, common):
                 first = conn.q(_RANKED, [match_expression(rare), wide])
                 if len(first) >= wide:
                     # Rows holding a rare term: scored by the rare terms alone (exact for rows without a common
@@ -213,12 +220,6 @@ class SQLiteFullText:
                     scores = {int(k): float(v) for k, v in first}
                     scores.update((int(k), float(v)) for k, v in conn.q(_RANKED, [both, wide]))
                     return sorted(scores.items(), key=lambda kv: (kv[1], kv[0]))[:wide]
-        return self._full(conn, terms, wide)
-
-    def _full(self, conn: Conn, terms: Sequence[str], wide: int) -> Sequence[Row]:
-        """The full MATCH's top ``wide``; by memstone_rank when the terms' counts are kept (no IDF pass)."""
-        if self._rank and len(terms) > 1:
-            return conn.q(_rank_sql(len(terms)), [*(self._df[t] for t in terms), match_expression(terms), wide])
         return conn.q(_RANKED, [match_expression(terms), wide])
 
     def put_head(self, conn: Conn, version: EntryVersion, text: str) -> None:

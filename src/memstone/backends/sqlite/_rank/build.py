@@ -43,3 +43,6 @@ def compile_library(folder: Path) -> tuple[Path | None, str]:
     if done.returncode != 0:
         return None, f"{' '.join(cmd)} failed: {done.stderr.strip()[-500:]}"
     return out, ""
+
+
+RANK_LIBRARY = HERE / LIBRARY  # where an editable install builds it, and where a wheel puts it

@@ -355,11 +355,11 @@ def _doctor_text(report: dict[str, Any]) -> str:
         f"embedding:        {report.get('embedding_profile') or 'none recorded'}"
         + (f" (model loads: {'yes' if model.get('works') else 'no'})" if model else ""),
         f"vectors missing:  {report.get('vectors_missing', '?')}",
-        f"fts ranking:      {report.get('fts_ranking') or 'not said by this engine'}",
         *(
             f"org embedding:    {org}: {o['profile']} ({o['dimension']}-d, {o['vectors_missing']} vectors missing)"
             for org, o in (report.get("org_profiles") or {}).items()
         ),
+        f"fts ranking:      {report.get('fts_ranking') or 'not said by this engine'}",
         f"hook log:         {report['hook_log']}",
         _daemon_line(report.get("daemon") or {}),
     ]

@@ -100,13 +100,13 @@ class Capabilities:
     """What an engine can do, as a SQL dialect's ``supports_*`` flags (set at open); what a store holds: StoreState."""
 
     fts: bool = True
+    fts_ranking: str = ""  # which function ranks full-text hits, as ``memstone doctor`` reports it ("" not said)
     vector: bool = False
     hybrid: bool = False
     concurrent_processes: bool = False
     persistent: bool = True
     org_embedding: bool = False  # an organization may keep its own embedding profile (backends/sql/routes.py)
     vector_later: bool = False  # a hybrid search may take SearchRequest.query_vector_later (FTS while it embeds)
-    fts_ranking: str = ""  # which function ranks full-text hits, as ``memstone doctor`` reports it ("" not said)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -71,6 +71,23 @@ def test_the_wheel_holds_the_code_the_explorer_and_the_model_data(dist: dict[str
     assert "memstone = memstone.cli.entry:main" in entry_points
 
 
+def test_the_wheel_holds_memstone_rank_where_it_compiles(dist: dict[str, Path], tmp_path: Path) -> None:
+    """hatch_build.py: the SQLite FTS5 ranking function in C is compiled into the wheel, tagged for this platform;
+    where it cannot compile, the wheel is pure Python (and the install does not fail)."""
+    from memstone.backends.sqlite._rank.build import LIBRARY, compile_library
+
+    with zipfile.ZipFile(dist["wheel"]) as wheel:
+        names = set(wheel.namelist())
+    compiles, why = compile_library(tmp_path)
+    if compiles is None:
+        assert f"memstone/backends/sqlite/_rank/{LIBRARY}" not in names, why
+        assert dist["wheel"].name.endswith("-py3-none-any.whl")
+    else:
+        assert f"memstone/backends/sqlite/_rank/{LIBRARY}" in names
+        assert "memstone/backends/sqlite/_rank/memstone_rank.c" in names
+        assert not dist["wheel"].name.endswith("-any.whl") and "-py3-none-" in dist["wheel"].name
+
+
 def test_the_sdist_holds_sources_tests_docs_and_the_changelog(dist: dict[str, Path]) -> None:
     prefix = f"memstone-{memstone.__version__}/"
     with tarfile.open(dist["sdist"]) as sdist:

@@ -97,10 +97,10 @@ class CandidatePipeline(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Capabilities:
-    """What an engine can do, like a SQL dialect's ``supports_*`` flags (fixed when the engine is built); what
-    the store holds now (its embedding profile, a migration in progress) is :class:`StoreState`."""
+    """What an engine can do, as a SQL dialect's ``supports_*`` flags (set at open); what a store holds: StoreState."""
 
     fts: bool = True
+    fts_ranking: str = ""  # which function ranks full-text hits, as ``memstone doctor`` reports it ("" not said)
     vector: bool = False
     hybrid: bool = False
     concurrent_processes: bool = False

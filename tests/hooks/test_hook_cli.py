@@ -199,10 +199,12 @@ def test_doctor_reports_the_store_hooks_and_agent_configs(
     assert report["store"].endswith("memstone.db") and report["schema_version"].isdigit()
     assert report["project_scope"] == project_scope(project) and report["user_scope"] == USER
     assert report["memories"] == 2 and report["vectors_missing"] == 0
+    assert report["fts_ranking"].startswith(("memstone_rank (C", "bm25() (memstone_rank"))  # which, and why
     assert report["hook_failures"][-1]["error"] == "JSONDecodeError"
     installed = {(a["agent"], a["where"], a["what"]) for a in report["agents"] if a["installed"]}
     assert installed == {("claude-code", "project", "hooks"), ("claude-code", "project", "MCP server")}
     human = runner.invoke(cli, ["--url", store_url, "--embedding", "none", "doctor"])
+    assert f"fts ranking:      {report['fts_ranking']}" in human.output
     assert "hook log:" in human.output and "JSONDecodeError" in human.output and "claude-code" in human.output
 
 

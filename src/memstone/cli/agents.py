@@ -277,6 +277,7 @@ def doctor(ctx: click.Context, as_json: bool, failures: int) -> None:
             for org in orgs:
                 report["org_profiles"][org]["vectors_missing"] = await svc.backend.vector_backlog(org=org)
             report["memories"] = len(await svc.memories())
+            report["fts_ranking"] = svc.backend.capabilities.fts_ranking or None
             from ..maintenance.daemon import daemon_records
 
             report["daemon"] = {"records": await daemon_records(svc)}
@@ -358,6 +359,7 @@ def _doctor_text(report: dict[str, Any]) -> str:
             f"org embedding:    {org}: {o['profile']} ({o['dimension']}-d, {o['vectors_missing']} vectors missing)"
             for org, o in (report.get("org_profiles") or {}).items()
         ),
+        f"fts ranking:      {report.get('fts_ranking') or 'not said by this engine'}",
         f"hook log:         {report['hook_log']}",
         _daemon_line(report.get("daemon") or {}),
     ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar
 
@@ -189,6 +190,8 @@ class SQLiteEngine:
             conn.set_busy_timeout(self.busy_timeout_ms)
             self._conn = SQLiteConn(conn)
             self.vectors.load(conn)
+            self.fts.load(conn)  # memstone_rank when the install compiled it (issue 15)
+            self.capabilities = replace(self.capabilities, fts_ranking=self.fts.ranking)
             conn.execute("PRAGMA foreign_keys = ON")
             if self.path != ":memory:" and not self.read_only:
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]

@@ -2,7 +2,8 @@
 
 Triggers on the projection tables keep the FTS5 indexes in step, so ``put_head`` / ``drop_head`` have nothing
 to do. The tokenizer keeps Analyzer v1's tokens whole (``tokenchars '_'``, no diacritic folding). Ranking is FTS5's
-``bm25()`` (k1 = 1.2, b = 0.75, fixed by the engine; one column, so no weights).
+``bm25()`` (k1 = 1.2, b = 0.75, fixed by the engine; one column, so no weights), computed by ``memstone_rank`` (C,
+``_rank/``) where the install compiled it: the same scores bit for bit, from the row counts the search keeps.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
 from ..sql.engine import ArchiveRow, Candidates, Conn, FtsRow, Row
 from . import schema
+from ._rank.build import RANK_LIBRARY
 from .options import fts_integrity
 
 
@@ -108,6 +110,16 @@ def needs_optimize(pages: Sequence[int]) -> bool:
     return len(pages) > MAX_SEGMENTS or (sum(pages) - largest) * TAIL_SHARE >= largest
 
 
+# Issue 15: memstone_rank(fts, n0, n1, ...) (``_rank/memstone_rank.c``) is bm25() with each phrase's row count an
+# argument (the counts ``_shares`` keeps, so no statement pays FTS5's per-statement IDF pass) and a phrase given NULL
+# weighing nothing, so the common-term split is one statement that scores each row once. hatch_build.py compiles it
+# at install; a machine without a compiler ranks with bm25(), the same rows and scores (tests/conformance/
+# test_sqlite_fts_rank.py).
+def _rank_sql(phrases: int) -> str:
+    """``_RANKED`` scored by memstone_rank, its ``phrases`` row counts the statement's first arguments."""
+    return _RANKED.replace("bm25(memory_entry_search_fts)", f"memstone_rank(memory_entry_search_fts{', ?' * phrases})")
+
+
 class SQLiteFullText:
     def __init__(self, engine: SQLiteFile) -> None:
         self._engine = engine
@@ -117,6 +129,25 @@ class SQLiteFullText:
         self._rows = 0
         self._df: dict[str, int] = {}
         self._settled = 0  # the connection's change count when the segments were last looked at
+        self._rank = False  # memstone_rank is loaded into the connection (``load``)
+        self.ranking = "bm25()"  # which function ranks, for ``memstone doctor`` (the engine's capabilities)
+
+    def load(self, raw: apsw.Connection) -> None:
+        """Load memstone_rank into a new connection when the install built it; else the search ranks with bm25()."""
+        self._rank = False
+        if not RANK_LIBRARY.exists():
+            self.ranking = f"bm25() (memstone_rank was not compiled at install: no {RANK_LIBRARY})"
+            return
+        try:
+            raw.enable_load_extension(True)
+            raw.load_extension(str(RANK_LIBRARY))
+        except apsw.Error as exc:  # a library built for another machine: the same results through bm25()
+            self.ranking = f"bm25() (memstone_rank did not load from {RANK_LIBRARY}: {exc})"
+            return
+        finally:
+            raw.enable_load_extension(False)
+        self._rank = True
+        self.ranking = f"memstone_rank (C, {RANK_LIBRARY})"
 
     def settle(self, conn: Conn) -> list[str]:
         """At the end of a write transaction: merge an index whose new segments are worth it (``TAIL_SHARE``);
@@ -154,6 +185,24 @@ class SQLiteFullText:
             self._df.update(zip(uncounted, got, strict=True))
         return [self._df[t] / max(1, self._rows) for t in terms]
 
+    def _splits(self, rare: Sequence[str], common: Sequence[str]) -> bool:
+        """Whether the candidates are the rows holding a rare term (see ``COMMON_ROWS``)."""
+        return bool(rare and common and sum(self._df[t] for t in common) >= COMMON_ROWS)
+
+    def _ranked_once(
+        self, conn: Conn, terms: Sequence[str], rare: list[str], common: list[str], wide: int
+    ) -> list[Row]:
+        """``_ranked`` by memstone_rank and the kept counts: the same rows and scores, each row scored once."""
+        if self._splits(rare, common):
+            # One statement: the rows holding a rare term, each scored by the whole query (the common terms'
+            # phrases first, as the split's second statement has them; the repeated rare ones NULL: no weight).
+            counts: list[int | None] = [self._df[t] for t in common + rare]
+            both = f"({match_expression(common + rare)}) AND ({match_expression(rare)})"
+            got = conn.q(_rank_sql(len(counts) + len(rare)), [*counts, *([None] * len(rare)), both, wide])
+            if len(got) >= wide:
+                return got
+        return conn.q(_rank_sql(len(terms)), [*(self._df[t] for t in terms), match_expression(terms), wide])
+
     def _ranked(self, conn: Conn, terms: Sequence[str], wide: int) -> Sequence[Row]:
         """The top ``wide`` (row id, bm25()) of the index for ``terms``, best first, ties by row id."""
         share = COMMON_SHARE
@@ -161,7 +210,9 @@ class SQLiteFullText:
             shares = self._shares(conn, terms)
             rare = [t for t, s in zip(terms, shares, strict=True) if s <= share]
             common = [t for t, s in zip(terms, shares, strict=True) if s > share]
-            if rare and common and sum(self._df[t] for t in common) >= COMMON_ROWS:
+            if self._rank:  # the kept counts rank: no IDF pass (a one-term query keeps bm25(): no count is kept)
+                return self._ranked_once(conn, terms, rare, common, wide)
+            if self._splits(rare, common):
                 first = conn.q(_RANKED, [match_expression(rare), wide])
                 if len(first) >= wide:
                     # Rows holding a rare term: scored by the rare terms alone (exact for rows without a common

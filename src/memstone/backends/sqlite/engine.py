@@ -193,6 +193,7 @@ class SQLiteEngine:
             self.fts.load(conn)  # memstone_rank when the install compiled it (issue 15)
             self.capabilities = replace(self.capabilities, fts_ranking=self.fts.ranking)
             conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute(f"PRAGMA cache_size = {-1024 * self.options.cache_mib}")  # KiB; see options.py
             if self.path != ":memory:" and not self.read_only:
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]
                 if str(mode).lower() != "wal":

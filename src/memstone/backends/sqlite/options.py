@@ -7,6 +7,10 @@ URL options (``sqlite:///path.db?mode=ro&durability=fast``):
 - ``durability=full`` (the default) makes every acknowledged write survive power loss and an OS crash
   (``synchronous=FULL`` in WAL mode: the WAL is synced at each commit). ``durability=fast`` (``synchronous=NORMAL``)
   survives a killed process but may lose the last commits on power loss; choose it only where that is acceptable.
+- ``cache_mib=64`` (the default) is the connection's page cache, in MiB (``PRAGMA cache_size``), allocated as
+  pages are read. SQLite's own default (2 MiB) held neither a 100k store's full-text index nor what a vector
+  search reads beside it: a 100k fts search re-read ~75 pages from the OS each time, a hybrid one ~200; with 64 MiB,
+  none (``bench/sqlite_cache.py``, docs/benchmarks.md). A smaller value saves memory on a small machine.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from ...domain.errors import BackendUnavailable, InvalidInput
 
 Durability = Literal["full", "fast"]
 SYNCHRONOUS: dict[Durability, str] = {"full": "FULL", "fast": "NORMAL"}
+CACHE_MIB = 64
+MAX_CACHE_MIB = 65536
 BUSY_ATTEMPTS = 3
 
 
@@ -32,6 +38,7 @@ BUSY_ATTEMPTS = 3
 class StoreOptions:
     read_only: bool = False
     durability: Durability = "full"
+    cache_mib: int = CACHE_MIB
 
 
 def split_url(url: str) -> tuple[str, StoreOptions]:
@@ -39,18 +46,22 @@ def split_url(url: str) -> tuple[str, StoreOptions]:
     base, sep, query = url.partition("?")
     if not sep:
         return url, StoreOptions()
-    read_only, durability = False, "full"
+    read_only, durability, cache_mib = False, "full", CACHE_MIB
     for key, value in parse_qsl(query, keep_blank_values=True):
         if key == "mode" and value in ("ro", "rw"):
             read_only = value == "ro"
         elif key == "durability" and value in ("full", "fast"):
             durability = value
+        elif key == "cache_mib" and value.isascii() and value.isdigit() and 1 <= int(value) <= MAX_CACHE_MIB:
+            cache_mib = int(value)
         else:
             raise InvalidInput(
                 f"unknown store URL option {key}={value!r}",
-                hint="sqlite URLs take mode=ro|rw and durability=full|fast",
+                hint=f"sqlite URLs take mode=ro|rw, durability=full|fast and cache_mib=1..{MAX_CACHE_MIB} "
+                f"(the page cache in MiB, default {CACHE_MIB})",
             )
-    return base, StoreOptions(read_only=read_only, durability="fast" if durability == "fast" else "full")
+    fast = durability == "fast"
+    return base, StoreOptions(read_only=read_only, durability="fast" if fast else "full", cache_mib=cache_mib)
 
 
 def must_open_read_only(path: str) -> bool:

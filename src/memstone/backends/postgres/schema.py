@@ -22,7 +22,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...domain.errors import CapabilityNotSupportedError
-from ..sql.ddl import IMMUTABLE_TABLES, POSTGRES, auth_tables, authority_tables, capture_tables, maintenance_tables
+from ..sql.ddl import (
+    IMMUTABLE_TABLES,
+    POSTGRES,
+    archive_table,
+    auth_tables,
+    authority_tables,
+    capture_tables,
+    head_table,
+    maintenance_tables,
+)
 from .purge import TOMBSTONES
 
 BASE = (
@@ -37,26 +46,9 @@ BEGIN
     RAISE EXCEPTION '% is append-only', TG_TABLE_NAME;
 END $$;
 
-CREATE TABLE IF NOT EXISTS memory_entry_heads (
-    projection_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    memory_artifact_id text NOT NULL,
-    head_revision integer NOT NULL,
-    entry_id text NOT NULL,
-    entry_version_id text NOT NULL,
-    entry_content_hash text NOT NULL,
-    searchable_text text NOT NULL,
-    kind text NOT NULL,
-    slug text,
-    tags text NOT NULL,
-    important integer NOT NULL,
-    mandatory integer NOT NULL,
-    updated_at text NOT NULL,
-    UNIQUE (memory_artifact_id, entry_id),
-    FOREIGN KEY (memory_artifact_id, entry_id, entry_version_id)
-        REFERENCES memory_entry_versions (memory_artifact_id, entry_id, entry_version_id)
-);
-CREATE INDEX IF NOT EXISTS idx_memory_entry_heads_kind ON memory_entry_heads (memory_artifact_id, kind);
-CREATE INDEX IF NOT EXISTS idx_memory_entry_heads_slug
+"""
+    + head_table(POSTGRES)
+    + """CREATE INDEX IF NOT EXISTS idx_memory_entry_heads_slug
     ON memory_entry_heads (memory_artifact_id, kind, slug) WHERE slug IS NOT NULL;
 
 -- Full text: one row per (head row, analyzer token) with its term frequency and the row's token count (dl);
@@ -78,15 +70,9 @@ CREATE TABLE IF NOT EXISTS memory_fts_stats (
     total_len bigint NOT NULL
 );
 
-CREATE TABLE IF NOT EXISTS memory_entry_archive (
-    archive_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    memory_artifact_id text NOT NULL,
-    entry_id text NOT NULL,
-    entry_version_id text NOT NULL UNIQUE REFERENCES memory_entry_versions (entry_version_id),
-    searchable_text text NOT NULL
-);
-CREATE INDEX IF NOT EXISTS idx_memory_entry_archive_memory ON memory_entry_archive (memory_artifact_id);
-CREATE TABLE IF NOT EXISTS memory_entry_archive_postings (
+"""
+    + archive_table(POSTGRES)
+    + """CREATE TABLE IF NOT EXISTS memory_entry_archive_postings (
     entry_version_id text NOT NULL,
     memory_artifact_id text NOT NULL,
     term text NOT NULL,

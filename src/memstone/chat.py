@@ -14,7 +14,7 @@ import asyncio
 import json
 
 from .domain.errors import InvalidInput
-from .model_server import ModelServer, check_server_options
+from .model_server import ModelServer, check_server_options, positive_int, usage_tokens
 from .ports import ChatResult, InferenceUsage
 
 
@@ -37,10 +37,8 @@ class OpenAICompatibleChat:
             url_hint="e.g. http://127.0.0.1:8000/v1",
             model_hint="name the chat model the server serves",
         )
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-            raise InvalidInput(f"max_tokens must be a positive integer, got {max_tokens!r}")
         self._url = f"{base}/chat/completions"
-        self._max_tokens = max_tokens
+        self._max_tokens = positive_int("max_tokens", max_tokens)
         self._server = ModelServer(
             url=self._url,
             server="chat model server",
@@ -86,14 +84,9 @@ class OpenAICompatibleChat:
         usage = data.get("usage") if isinstance(data, dict) else None
         return ChatResult(
             text=text,
-            usage=InferenceUsage(calls=1, input_tokens=_count(usage, "prompt_tokens")),
-            output_tokens=_count(usage, "completion_tokens"),
+            usage=InferenceUsage(calls=1, input_tokens=usage_tokens(usage, "prompt_tokens")),
+            output_tokens=usage_tokens(usage, "completion_tokens"),
         )
-
-
-def _count(usage: object, key: str) -> int:
-    value = usage.get(key) if isinstance(usage, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 __all__ = ["OpenAICompatibleChat"]

@@ -3,7 +3,8 @@
 A refused or dropped connection, a timeout, HTTP 408/429 or 5xx raise :class:`BackendUnavailable`; HTTP
 400/413/422 raise :class:`InvalidInput` with the server's message; other HTTP errors raise :class:`BackendError`.
 Shared by the chat model (:mod:`memstone.chat`) and the embedder (:mod:`memstone.embedding.http`); the
-model extractor (:mod:`memstone.capture.extractor`) sends with :func:`post_json` and maps the errors itself.
+model extractor (:mod:`memstone.capture.extractor`) sends with :func:`post_json` and maps the errors itself. All
+three check their options and read the token counts of an answer's ``usage`` here.
 """
 
 from __future__ import annotations
@@ -42,6 +43,19 @@ def check_server_options(
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise InvalidInput(f"timeout must be a positive number of seconds, got {timeout!r}")
     return base_url.rstrip("/"), model, float(timeout)
+
+
+def positive_int(name: str, value: object) -> int:
+    """``value`` if it is a positive integer (not a bool), else :class:`InvalidInput` naming the option ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInput(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+def usage_tokens(usage: object, key: str) -> int:
+    """A token count from an answer's ``usage`` object (``prompt_tokens``…): a non-negative integer, else 0."""
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def post_json(url: str, payload: object, *, api_key: str | None, headers: Mapping[str, str], timeout: float) -> bytes:
@@ -103,4 +117,4 @@ class ModelServer:
         return BackendError(message, orig=exc, hint=self.key_hint if exc.code in (401, 403) else self.other_hint)
 
 
-__all__ = ["ModelServer", "check_server_options", "post_json"]
+__all__ = ["ModelServer", "check_server_options", "positive_int", "post_json", "usage_tokens"]

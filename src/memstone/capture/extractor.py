@@ -71,10 +71,6 @@ class Extraction:
     error: str | None = None
 
 
-def _nonneg(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
 class ModelExtractor:
     """Proposes candidates through ``POST {base_url}/chat/completions`` (OpenAI, vLLM, llama.cpp, Ollama ``/v1``…).
 
@@ -183,14 +179,15 @@ class ModelExtractor:
             return TokenUsage(calls=1), (), "extractor response is not JSON"
         if not isinstance(response, dict):
             return TokenUsage(calls=1), (), "extractor response is not a JSON object"
-        u = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-        assert isinstance(u, dict)
-        prompt, completion = _nonneg(u.get("prompt_tokens")), _nonneg(u.get("completion_tokens"))
+        from ..model_server import usage_tokens  # loaded by __init__ already
+
+        u = response.get("usage")
+        prompt, completion = usage_tokens(u, "prompt_tokens"), usage_tokens(u, "completion_tokens")
         usage = TokenUsage(
             calls=1,
             prompt_tokens=prompt,
             completion_tokens=completion,
-            total_tokens=_nonneg(u.get("total_tokens")) or prompt + completion,
+            total_tokens=usage_tokens(u, "total_tokens") or prompt + completion,
         )
         try:
             content = response["choices"][0]["message"]["content"]

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 
 from ..domain.errors import InvalidInput, ProfileMismatchError
-from ..model_server import ModelServer, check_server_options
+from ..model_server import ModelServer, check_server_options, positive_int, usage_tokens
 from ..ports import EmbeddingProfile, EmbeddingResult
 from ._text import embed_in_batches, split_by_chars
 from .profiles import openai_profile
@@ -15,12 +15,6 @@ from .vectors import normalize
 
 def _reject_constant(name: str) -> object:
     raise InvalidInput(f"embedding response holds the non-finite number {name}")
-
-
-def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInput(f"{name} must be a positive integer, got {value!r}")
-    return value
 
 
 class OpenAICompatibleEmbedder:
@@ -58,9 +52,9 @@ class OpenAICompatibleEmbedder:
         if api_key is not None and not isinstance(api_key, str):
             raise InvalidInput("api_key must be a string")
         self._url = f"{self._base_url}/embeddings"
-        self._profile = openai_profile(model, _positive_int("dimension", dimension))
-        self._window_chars = _positive_int("window_chars", window_chars)
-        self._batch_size = _positive_int("batch_size", batch_size)
+        self._profile = openai_profile(model, positive_int("dimension", dimension))
+        self._window_chars = positive_int("window_chars", window_chars)
+        self._batch_size = positive_int("batch_size", batch_size)
         self._server = ModelServer(
             url=self._url,
             server="embedding server",
@@ -130,10 +124,4 @@ class OpenAICompatibleEmbedder:
                     hint="the dimension given to the embedder must be the one the server's model returns",
                 )
             vectors.append(normalize(embedding, where=f"{where}: vector {i}"))
-        usage = payload.get("usage")
-        tokens = 0
-        if isinstance(usage, dict):
-            prompt_tokens = usage.get("prompt_tokens")
-            if isinstance(prompt_tokens, int) and not isinstance(prompt_tokens, bool) and prompt_tokens >= 0:
-                tokens = prompt_tokens
-        return vectors, tokens
+        return vectors, usage_tokens(payload.get("usage"), "prompt_tokens")

@@ -3,7 +3,7 @@ projections (head rows, FTS5, vectors) are separate tables; authority tables ref
 
 from __future__ import annotations
 
-from ..sql.ddl import IMMUTABLE_TABLES, SQLITE, authority_tables
+from ..sql.ddl import IMMUTABLE_TABLES, SQLITE, archive_table, authority_tables, head_table
 
 FTS_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_' categories 'L* N* Co M*'"
 
@@ -45,28 +45,7 @@ def fts_index(fts: str, table: str, rowid: str, prefix: str, *, update: bool = F
     return ddl
 
 
-PROJECTIONS = f"""
-CREATE TABLE IF NOT EXISTS memory_entry_heads (
-    projection_id INTEGER PRIMARY KEY,
-    memory_artifact_id TEXT NOT NULL,
-    head_revision INTEGER NOT NULL,   -- the Revision that last wrote this row
-    entry_id TEXT NOT NULL,
-    entry_version_id TEXT NOT NULL,
-    entry_content_hash TEXT NOT NULL,
-    searchable_text TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    slug TEXT,
-    tags TEXT NOT NULL,
-    important INTEGER NOT NULL,
-    mandatory INTEGER NOT NULL,
-    updated_at TEXT NOT NULL,
-    UNIQUE (memory_artifact_id, entry_id),
-    FOREIGN KEY (memory_artifact_id, entry_id, entry_version_id)
-        REFERENCES memory_entry_versions (memory_artifact_id, entry_id, entry_version_id)
-) STRICT;
-
-CREATE INDEX IF NOT EXISTS idx_memory_entry_heads_kind ON memory_entry_heads (memory_artifact_id, kind);
-
+PROJECTIONS = f"""{head_table(SQLITE)}
 {fts_index("memory_entry_search_fts", "memory_entry_heads", "projection_id", "heads", update=True)}"""
 
 
@@ -112,16 +91,7 @@ CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_slug
     ON memory_entry_versions (memory_artifact_id, slug, kind) WHERE slug IS NOT NULL;
 CREATE INDEX IF NOT EXISTS idx_memory_entry_versions_linked
     ON memory_entry_versions (memory_artifact_id) WHERE relations != '[]';
-
-CREATE TABLE IF NOT EXISTS memory_entry_archive (
-    archive_id INTEGER PRIMARY KEY,
-    memory_artifact_id TEXT NOT NULL,
-    entry_id TEXT NOT NULL,
-    entry_version_id TEXT NOT NULL UNIQUE REFERENCES memory_entry_versions (entry_version_id),
-    searchable_text TEXT NOT NULL
-) STRICT;
-CREATE INDEX IF NOT EXISTS idx_memory_entry_archive_memory ON memory_entry_archive (memory_artifact_id);
-
+{archive_table(SQLITE)}
 {fts_index("memory_entry_archive_fts", "memory_entry_archive", "archive_id", "archive")}"""
 
 RECORDS_OBJECTS = (

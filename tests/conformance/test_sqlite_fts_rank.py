@@ -70,7 +70,7 @@ def test_memstone_rank_is_bm25_bit_for_bit(store: Path) -> None:
         return {int(k): float(v) for k, v in conn.execute(sql, [*(args or []), match])}
 
     def rank(phrases: int) -> str:
-        return f"memstone_rank({FTS}{', ?' * phrases})"
+        return f"memstone_rank({FTS}, NULL{', ?' * phrases})"  # NULL: no LIMIT, every row exact
 
     bm25 = f"bm25({FTS})"
     try:
@@ -165,5 +165,5 @@ def test_ci_built_memstone_rank(servers_required: bool) -> None:
     conn.load_extension(str(RANK_LIBRARY))
     conn.execute(f"CREATE VIRTUAL TABLE {FTS} USING fts5(t)")
     conn.execute(f"INSERT INTO {FTS} VALUES ('a b'), ('b c')")
-    (row,) = conn.execute(f"SELECT rowid, memstone_rank({FTS}, 1) FROM {FTS} WHERE {FTS} MATCH 'a'").fetchall()
+    (row,) = conn.execute(f"SELECT rowid, memstone_rank({FTS}, NULL, 1) FROM {FTS} WHERE {FTS} MATCH 'a'").fetchall()
     assert row[0] == 1 and row[1] < 0

@@ -12,7 +12,9 @@ service's connection in place of the installed library. Per query:
 
 1. **identity**: ``_ranked`` with the library (the pruned statement) against ``_ranked`` without it (``bm25()``,
    the fallback): (row id, score) bit for bit, ties included;
-2. **rows**: the rows the statement scored exactly and the rows it pruned (their ``%_docsize`` read skipped);
+2. **rows**: the rows the statement scored exactly and the rows it pruned (their ``%_docsize`` read skipped), and
+   the rows a perfect bound (the exact score) would still score: those not strictly below the heap's worst when
+   seen (``oracle``), what a tighter bound could save at most;
 3. **speed** (``--base``): the ``memstone_rank`` statements of the base tree (its ``memstone_rank.c`` compiled the
    same way, without the probe counter, called as its ``fts.py`` calls it: no LIMIT argument) and of this tree,
    on two read-only connections to the copy, alternating query by query, ``--passes`` passes; thread CPU per
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import heapq
 import os
 import shutil
 import statistics
@@ -105,6 +108,23 @@ def statements(
     return out
 
 
+def oracle(conn: apsw.Connection, stmts: list[tuple[str, list[object]]]) -> int:
+    """Rows scored exactly if the bound were the exact score, in the statement's row id order (with a NULL LIMIT)."""
+    for sql, args in stmts:
+        every = sql.replace(" AS s ", " ").replace(" ORDER BY s, rowid LIMIT ?", " ORDER BY rowid")
+        got = conn.execute(every, [None, *args[1:-1]]).fetchall()
+        if len(got) >= WIDE or (sql, args) == stmts[-1]:
+            break
+    heap: list[float] = []
+    n = 0
+    for _, score in got:
+        v = -float(score)
+        if len(heap) < WIDE or not v < heap[0]:
+            n += 1
+            (heapq.heappush if len(heap) < WIDE else heapq.heappushpop)(heap, v)
+    return n
+
+
 def run(conn: apsw.Connection, stmts: list[tuple[str, list[object]]]) -> float:
     t0 = time.thread_time()
     for sql, args in stmts:  # the split's statement, then the full MATCH only when it found fewer than WIDE
@@ -130,6 +150,8 @@ def speed(store: Path, base_lib: Path, lib: Path, queries: list[list[str]], pass
             ).get
         )
     plans = {name: [statements(conns[name], q, df, name == "branch") for q in queries] for name in conns}
+    best = [oracle(conns["branch"], p) for p in plans["branch"]]
+    print(f"oracle (a perfect bound) exact: {sum(best)}, per query p50 {statistics.median(best):.0f} max {max(best)}")
     for i in range(len(queries)):  # warm-up, and the two libraries' last statements give the same top rows
         tops = [bits(conns[name].execute(*plans[name][i][-1]).fetchall()) for name in conns]
         assert tops[0] == tops[1], queries[i]

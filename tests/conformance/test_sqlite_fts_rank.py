@@ -70,7 +70,7 @@ def test_memstone_rank_is_bm25_bit_for_bit(store: Path) -> None:
         return {int(k): float(v) for k, v in conn.execute(sql, [*(args or []), match])}
 
     def rank(phrases: int) -> str:
-        return f"memstone_rank({FTS}{', ?' * phrases})"
+        return f"memstone_rank({FTS}, NULL{', ?' * phrases})"  # NULL: no LIMIT, every row exact
 
     bm25 = f"bm25({FTS})"
     try:
@@ -165,5 +165,84 @@ def test_ci_built_memstone_rank(servers_required: bool) -> None:
     conn.load_extension(str(RANK_LIBRARY))
     conn.execute(f"CREATE VIRTUAL TABLE {FTS} USING fts5(t)")
     conn.execute(f"INSERT INTO {FTS} VALUES ('a b'), ('b c')")
-    (row,) = conn.execute(f"SELECT rowid, memstone_rank({FTS}, 1) FROM {FTS} WHERE {FTS} MATCH 'a'").fetchall()
+    (row,) = conn.execute(f"SELECT rowid, memstone_rank({FTS}, NULL, 1) FROM {FTS} WHERE {FTS} MATCH 'a'").fetchall()
     assert row[0] == 1 and row[1] < 0
+
+
+def memory_index(texts: list[str]) -> apsw.Connection:
+    """An in-memory FTS5 table ``t`` of ``texts`` (row ids 1, 2, ...) with memstone_rank loaded."""
+    conn = apsw.Connection(":memory:")
+    conn.enable_load_extension(True)
+    conn.load_extension(str(RANK_LIBRARY))
+    conn.enable_load_extension(False)
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+    conn.executemany("INSERT INTO t (rowid, x) VALUES (?, ?)", list(enumerate(texts, start=1)))
+    return conn
+
+
+def counts(conn: apsw.Connection, terms: list[str]) -> list[int]:
+    return [int(conn.execute("SELECT count(*) FROM t WHERE t MATCH ?", [match_expression([w])]).get) for w in terms]
+
+
+@needs_library
+def test_pruned_top_wide_is_bm25s_bit_for_bit() -> None:
+    # Zipf-like words, lengths 1-40, and repeated texts (exact ties); the search's statement with its LIMIT passed to
+    # memstone_rank returns bm25()'s top ``wide`` bit for bit, ties by row id, for every LIMIT.
+    import random
+
+    rnd = random.Random(15)
+    words = [f"w{k}" for k in range(40)]
+    weights = [1 / (k + 1) for k in range(40)]
+    texts = [" ".join(rnd.choices(words, weights, k=rnd.randint(1, 40))) for _ in range(3000)]
+    texts += [texts[k] for k in rnd.choices(range(3000), k=600)]
+    conn = memory_index(texts)
+    queries = [["w0", "w1"], ["w3", "w17", "w0"], ["w39", "w2", "w5", "w0", "w1"], ["w7"], ["w20", "w21", "w22"]]
+    pruned_somewhere = False
+    for terms in queries:
+        match, n = match_expression(terms), counts(conn, terms)
+        for wide in (1, 3, 10, 80, 5000):
+            rank = f"memstone_rank(t, ?{', ?' * len(terms)})"
+            sql = "SELECT rowid, {} AS s FROM t WHERE t MATCH ? ORDER BY s, rowid LIMIT ?"
+            mine = conn.execute(sql.format(rank), [wide, *n, match, wide]).fetchall()
+            ref = conn.execute(sql.format("bm25(t)"), [match, wide]).fetchall()
+            assert bits(mine) == bits(ref), (terms, wide)
+            # past the LIMIT, a pruned row carries its bound (better than its score): the pruning ran
+            every = dict(conn.execute(f"SELECT rowid, {rank} FROM t WHERE t MATCH ?", [wide, *n, match]))
+            exact = dict(conn.execute("SELECT rowid, bm25(t) FROM t WHERE t MATCH ?", [match]))
+            assert all(every[k] <= exact[k] for k in exact)
+            pruned_somewhere |= any(every[k] < exact[k] for k in exact)
+    assert pruned_somewhere
+
+
+@needs_library
+def test_a_row_whose_bound_ties_the_worst_kept_is_scored_exactly() -> None:
+    # Rows 3 and 4 hold "quartz" as their 4th and last token: a score W. Row 1 holds it 4th of 7 tokens: its bound
+    # (the shortest length its hit allows, 4) is exactly W, its score below. Scanned in descending row id order
+    # with a LIMIT of 2, rows 4 and 3 fill the heap first; pruning row 1 on a tie (bound <= W) would give it W, and
+    # with the smallest row id it would sort first. It must be scored exactly and sort last.
+    conn = memory_index(["a b c quartz d e f", "filler text", "a b c quartz", "a c b quartz"] + ["x y"] * 50)
+    n = counts(conn, ["quartz"])
+    got = conn.execute(
+        "SELECT rowid, memstone_rank(t, 2, ?) FROM t WHERE t MATCH ? ORDER BY rowid DESC", [*n, '"quartz"']
+    ).fetchall()
+    ref = dict(conn.execute("SELECT rowid, bm25(t) FROM t WHERE t MATCH ?", ['"quartz"']))
+    assert [k for k, _ in got] == [4, 3, 1]
+    assert ref[1] > ref[3] == ref[4]  # row 1 scores worse (bm25() is negated)
+    assert bits(sorted(got, key=lambda r: (r[1], r[0]))[:2]) == bits([(3, ref[3]), (4, ref[4])])
+    assert dict(got)[1] == ref[1]
+
+
+@needs_library
+def test_a_row_evaluated_twice_counts_once() -> None:
+    # Two calls of memstone_rank in one statement share its state (FTS5's auxiliary data is per function and cursor),
+    # so each row is evaluated twice. Pushed twice into the heap of the 3 best, rows 1 and 2 would fill it, and row
+    # 3, third of the three rows that match, would be pruned: its bound (length 3, where "zinc" is) is below their
+    # score, and it would carry that bound instead of its score (length 5).
+    conn = memory_index(["zinc", "zinc", "pad pad zinc pad pad"] + ["other words"] * 50)
+    n = counts(conn, ["zinc"])
+    rows = conn.execute(
+        "SELECT rowid, memstone_rank(t, 3, ?) AS a, memstone_rank(t, 3, ?) AS b FROM t WHERE t MATCH ?",
+        [*n, *n, '"zinc"'],
+    ).fetchall()
+    ref = dict(conn.execute("SELECT rowid, bm25(t) FROM t WHERE t MATCH ?", ['"zinc"']))
+    assert len(rows) == 3 and all(a == b == ref[k] for k, a, b in rows)

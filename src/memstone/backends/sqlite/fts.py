@@ -110,14 +110,18 @@ def needs_optimize(pages: Sequence[int]) -> bool:
     return len(pages) > MAX_SEGMENTS or (sum(pages) - largest) * TAIL_SHARE >= largest
 
 
-# Issue 15: memstone_rank(fts, n0, n1, ...) (``_rank/memstone_rank.c``) is bm25() with each phrase's row count an
+# Issue 15: memstone_rank(fts, wide, n0, n1, ...) (``_rank/memstone_rank.c``) is bm25() with each phrase's row count an
 # argument (the counts ``_shares`` keeps, so no statement pays FTS5's per-statement IDF pass) and a phrase given NULL
 # weighing nothing, so the common-term split is one statement that scores each row once. hatch_build.py compiles it
 # at install; a machine without a compiler ranks with bm25(), the same rows and scores (tests/conformance/
 # test_sqlite_fts_rank.py).
+# The statement's LIMIT is also memstone_rank's first argument: a row whose score cannot reach the top ``wide`` is not
+# scored exactly (the top ``wide`` rows and scores are bm25()'s, see the C source).
 def _rank_sql(phrases: int) -> str:
-    """``_RANKED`` scored by memstone_rank, its ``phrases`` row counts the statement's first arguments."""
-    return _RANKED.replace("bm25(memory_entry_search_fts)", f"memstone_rank(memory_entry_search_fts{', ?' * phrases})")
+    """``_RANKED`` scored by memstone_rank: its arguments the LIMIT, then the ``phrases`` row counts."""
+    return _RANKED.replace(
+        "bm25(memory_entry_search_fts)", f"memstone_rank(memory_entry_search_fts, ?{', ?' * phrases})"
+    )
 
 
 class SQLiteFullText:
@@ -198,10 +202,10 @@ class SQLiteFullText:
             # phrases first, as the split's second statement has them; the repeated rare ones NULL: no weight).
             counts: list[int | None] = [self._df[t] for t in common + rare]
             both = f"({match_expression(common + rare)}) AND ({match_expression(rare)})"
-            got = conn.q(_rank_sql(len(counts) + len(rare)), [*counts, *([None] * len(rare)), both, wide])
+            got = conn.q(_rank_sql(len(counts) + len(rare)), [wide, *counts, *([None] * len(rare)), both, wide])
             if len(got) >= wide:
                 return got
-        return conn.q(_rank_sql(len(terms)), [*(self._df[t] for t in terms), match_expression(terms), wide])
+        return conn.q(_rank_sql(len(terms)), [wide, *(self._df[t] for t in terms), match_expression(terms), wide])
 
     def _ranked(self, conn: Conn, terms: Sequence[str], wide: int) -> Sequence[Row]:
         """The top ``wide`` (row id, bm25()) of the index for ``terms``, best first, ties by row id."""

@@ -25,6 +25,7 @@ CHURN = (
     "artifact_heads",
     "memory_entry_heads",
     "memory_entry_postings",
+    "memory_fts_stats",  # one row per Memory, updated by every write: its dead versions are what a search scans
     "memory_entry_archive",
     "memory_entry_archive_postings",
     "memory_entry_vector_metadata",

@@ -1,5 +1,6 @@
 """A PostgreSQL store at schema 5 (postings keyed by two text ids) opens at the latest schema: migration 6 keys the
-postings by the head row's ``projection_id``, and search, ``verify`` and later writes go on as before."""
+postings by the head row's ``projection_id``, and search, ``verify`` and later writes go on as before; migration 7
+then sets the new posting table's autovacuum insert threshold (issue 13)."""
 
 from __future__ import annotations
 
@@ -38,8 +39,14 @@ def _columns(url: str) -> list[str]:
     return [r[0] for r in rows]
 
 
+def _autovacuum(url: str) -> list[str]:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT reloptions FROM pg_class WHERE relname = 'memory_entry_postings'").fetchone()
+    return list(row[0] or []) if row else []
+
+
 async def test_a_store_at_schema_5_migrates_to_postings_by_projection_id(postgres_url: str) -> None:
-    assert pg_schema.LATEST == 6
+    assert pg_schema.LATEST == 7
     async with open_service(postgres_url, embedding=None) as svc:
         rev = await svc.remember(
             None,
@@ -53,9 +60,10 @@ async def test_a_store_at_schema_5_migrates_to_postings_by_projection_id(postgre
     assert _columns(postgres_url)[:2] == ["memory_artifact_id", "entry_id"]
 
     async with open_service(postgres_url, embedding=None) as svc:
-        assert svc.backend.state.applied_migrations == (6,)
-        assert svc.backend.state.schema_version == 6
+        assert svc.backend.state.applied_migrations == (6, 7)
+        assert svc.backend.state.schema_version == 7
         assert _columns(postgres_url) == ["projection_id", "term", "tf", "dl"]
+        assert _autovacuum(postgres_url) == ["autovacuum_vacuum_insert_scale_factor=0.02"]  # migration 7, new table
         after = await svc.search("crane containers", memories=[rev.ref], mode="fts", limit=20)
         assert [(h.entry_id, round(h.score, 9)) for h in after.hits] == [
             (h.entry_id, round(h.score, 9)) for h in before.hits
@@ -91,6 +99,6 @@ def test_memstone_migrate_brings_a_schema_5_store_to_the_latest(postgres_url: st
         conn.execute(TO_SCHEMA_5)
     migrated = CliRunner().invoke(cli, ["--url", postgres_url, "migrate", "--json"])
     assert migrated.exit_code == 0, migrated.stderr
-    assert json.loads(migrated.stdout) == {"schema_version": 6, "applied": [6]}
+    assert json.loads(migrated.stdout) == {"schema_version": 7, "applied": [6, 7]}
     assert _columns(postgres_url) == ["projection_id", "term", "tf", "dl"]
     asyncio.run(check(ref))

@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..service.settle import settle
 from .apply import ImportResult, PlannedEntry, Progress, plan, stale, validate, write
 from .model import Draft
 
@@ -71,6 +72,7 @@ async def import_from(
     if dry_run:
         return result
     revisions, sources = await write(svc, planned, progress=progress)
+    await settle(svc.backend, sources)  # one row each at least: the store's tables were written in bulk
     return replace(result, revisions=revisions, sources_written=sources)
 
 

@@ -51,6 +51,7 @@ from ..ports import (
     WritePlan,
 )
 from .exchange import carry_purges
+from .settle import settle
 
 CopyProgress = Callable[[str, int, int], None]  # (phase, done, total)
 PAGE = 500  # Revisions read (and compared) per round trip
@@ -152,7 +153,7 @@ async def copy_store(
     # 2. Evidence first (idempotent), then the Revisions, Memory by Memory as far as their citations allow.
     sources_written = await _copy_sources(source, target, heads, say)
     present = sum(m.present for m in memories.values())
-    written = 0
+    written = versions = 0
     shown = time.monotonic()
     while True:
         progressed = False
@@ -171,6 +172,7 @@ async def copy_store(
                     raise IntegrityError(f"revision {rev.revision} of {mid} did not reproduce its hash in the target")
                 mem.next += 1
                 written += 1
+                versions += len(plan.new_versions)
                 progressed = True
                 if time.monotonic() - shown >= progress_interval_s or mem.next > mem.head.revision:
                     say("revisions", present + written, total)
@@ -186,6 +188,7 @@ async def copy_store(
     purged_now = await carry_purges(target, tombstones)
     principal_rows, record_rows = await _copy_bundle(source, target, _origin(heads), notes)
     vectors = await _copy_vectors(source, target, heads, bindings, orgs, notes) if profile or orgs else 0
+    await settle(target, versions + vectors, say)  # the target's tables were written in bulk
 
     # 3. The check: the target verifies, and every head is the source's.
     damage: list[str] = []

@@ -59,6 +59,7 @@ from ..ports import (
     WritePlan,
 )
 from .core import ServiceCore
+from .settle import settle
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -323,7 +324,7 @@ async def import_markdown(svc: ServiceCore, directory: str | os.PathLike[str]) -
         stored = await svc.backend.put_source(source)
         if stored.content_hash != source.content_hash:
             raise Conflict(f"source {source.source_id} already exists in this store with other content")
-    written = 0
+    written = versions = 0
     while True:
         progressed = False
         pending = False
@@ -346,6 +347,7 @@ async def import_markdown(svc: ServiceCore, directory: str | os.PathLike[str]) -
                     await uow.bind(mem.scope, mid, mem.bound_at)
             done[mid] = r
             written += 1
+            versions += len(plan.new_versions)
             progressed = True
         if not pending:
             break
@@ -354,6 +356,7 @@ async def import_markdown(svc: ServiceCore, directory: str | os.PathLike[str]) -
     for mem in memories.values():
         await _check_binding(svc, mem, bind_missing=True)
     await carry_purges(svc.backend, [e.tombstone for _, ledger in ledgers for e in ledger.events if e.tombstone])
+    await settle(svc.backend, versions)  # the store's tables were written in bulk
     return ImportReport(
         directory=str(root),
         memories=len(memories),

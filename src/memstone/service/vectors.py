@@ -12,6 +12,7 @@ from ..indexing import Progress, VectorIndexer
 from ..ports import EmbeddingModel, EmbeddingProfile
 from .core import ServiceCore
 from .routes import Route, canonical_org
+from .settle import settle
 
 log = logging.getLogger("memstone.service")
 
@@ -65,7 +66,20 @@ class Vectors:
         the Memories on the store's profile, then those of every org with its own profile whose model is installed.
         ``memory``: only that Memory's entries, on its route (the daemon's per-scope loop).
         ``model``: embed with this model; one whose profile is not the route's is refused (nothing is stored).
+        A backfill of a thousand vectors or more ends with the engine's storage upkeep (``settle.py``).
         """
+        done = await self._backfill(batch, progress, org, model, memory)
+        await settle(self._core.backend, done)
+        return done
+
+    async def _backfill(
+        self,
+        batch: int,
+        progress: Progress | None,
+        org: str | None,
+        model: EmbeddingModel | None,
+        memory: MemoryId | None,
+    ) -> int:
         profiles = await self._core.backend.org_profiles()
         if memory is not None:
             return await self._fill(await self._route_of(memory, profiles), model, batch, progress, memory)
@@ -178,6 +192,7 @@ class Vectors:
         except BaseException:
             await self._core.backend.abort_migration()
             raise
+        await settle(self._core.backend, done)  # the swapped projection's vector tables were written in bulk
         if org is None:
             self._core.indexer = indexer
         else:

@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .canonical import MANIFEST_NODE_TAG, canonical_bytes, tagged_sha256
+from .canonical import MANIFEST_NODE_TAG, canonical_bytes, canonical_json_floatless, tagged_sha256
 from .errors import IntegrityError
 from .ids import EntryId, EntryVersionId
 from .model import EntryState, ManifestEntry
@@ -82,8 +82,14 @@ def _branch_body(prefix: str, children: Mapping[str, str], count: int, active: i
 
 
 def encode_node(body: Mapping[str, object]) -> tuple[str, bytes]:
-    """Canonical bytes of a node body and their hash."""
-    raw = canonical_bytes(body)
+    """Canonical bytes of a node body and their hash.
+
+    A body holds only strings and ints (no floats), so json's C encoder writes its JCS text whenever that text is
+    ASCII (ASCII keys sort the same by code point and by UTF-16 unit, and a lone surrogate is not ASCII); any other
+    body goes through the JCS encoder. A write encodes three or four nodes of up to ``LEAF_MAX`` rows each.
+    """
+    text = canonical_json_floatless(body)
+    raw = text.encode("ascii") if text.isascii() else canonical_bytes(body)
     return tagged_sha256(MANIFEST_NODE_TAG, raw), raw
 
 

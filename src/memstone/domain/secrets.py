@@ -420,6 +420,20 @@ def _format_match_ok(rule: FormatRule, m: re.Match[str]) -> bool:
     return True
 
 
+# Every anchor once, and the rules that need none: a text is searched for each anchor once, not once per rule
+# that names it, and the usual note (which holds none) runs only the unanchored rules.
+_ANCHORS = tuple(dict.fromkeys(a for rule in FORMAT_RULES for a in rule.anchors))
+_UNANCHORED = tuple(rule for rule in FORMAT_RULES if not rule.anchors)
+
+
+def _anchored_rules(lower: str) -> tuple[FormatRule, ...]:
+    """The format rules to run on a text whose lowercase form is ``lower``, in FORMAT_RULES order."""
+    present = {a for a in _ANCHORS if a in lower}
+    if not present:
+        return _UNANCHORED
+    return tuple(rule for rule in FORMAT_RULES if not rule.anchors or not present.isdisjoint(rule.anchors))
+
+
 def find_secrets(text: str) -> tuple[SecretFinding, ...]:
     """Every secret-looking span in ``text``, ordered by position; overlapping findings are merged.
 
@@ -431,10 +445,7 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
     if not text:
         return ()
     found: list[SecretFinding] = []
-    lower = text.lower()
-    for rule in FORMAT_RULES:
-        if rule.anchors and not any(a in lower for a in rule.anchors):
-            continue
+    for rule in _anchored_rules(text.lower()):
         for m in rule.pattern.finditer(text):
             if _format_match_ok(rule, m):
                 found.append(SecretFinding(kind=rule.kind, start=m.start(rule.group), end=m.end(rule.group)))

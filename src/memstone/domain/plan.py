@@ -114,9 +114,7 @@ def apply_plan(
         **stamp_of(plan),
     )
     projection = tuple(_projection_op(c) for c in changes)
-    return AppliedPlan(
-        revision=revision, content=content, nodes=nodes, projection=projection, manifest=updates
-    )
+    return AppliedPlan(revision=revision, content=content, nodes=nodes, projection=projection, manifest=updates)
 
 
 def _projection_op(change: Change) -> ProjectionOp:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from . import secret_context as _ctx
 from .analyzer import STOPWORDS
-from .secret_formats import FORMAT_RULES, FormatRule, b64decode_loose, decodes_to
+from .secret_formats import FormatRule, anchored_rules, b64decode_loose, decodes_to
 from .secret_generic import (
     ak_sk_pairs,
     credential_pairs,
@@ -420,20 +420,6 @@ def _format_match_ok(rule: FormatRule, m: re.Match[str]) -> bool:
     return True
 
 
-# Every anchor once, and the rules that need none: a text is searched for each anchor once, not once per rule
-# that names it, and the usual note (which holds none) runs only the unanchored rules.
-_ANCHORS = tuple(dict.fromkeys(a for rule in FORMAT_RULES for a in rule.anchors))
-_UNANCHORED = tuple(rule for rule in FORMAT_RULES if not rule.anchors)
-
-
-def _anchored_rules(lower: str) -> tuple[FormatRule, ...]:
-    """The format rules to run on a text whose lowercase form is ``lower``, in FORMAT_RULES order."""
-    present = {a for a in _ANCHORS if a in lower}
-    if not present:
-        return _UNANCHORED
-    return tuple(rule for rule in FORMAT_RULES if not rule.anchors or not present.isdisjoint(rule.anchors))
-
-
 def find_secrets(text: str) -> tuple[SecretFinding, ...]:
     """Every secret-looking span in ``text``, ordered by position; overlapping findings are merged.
 
@@ -445,7 +431,7 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
     if not text:
         return ()
     found: list[SecretFinding] = []
-    for rule in _anchored_rules(text.lower()):
+    for rule in anchored_rules(text.lower()):
         for m in rule.pattern.finditer(text):
             if _format_match_ok(rule, m):
                 found.append(SecretFinding(kind=rule.kind, start=m.start(rule.group), end=m.end(rule.group)))

@@ -135,3 +135,33 @@ def test_rows_many_answers_per_root_when_repeated() -> None:
         }
     nodes.clear()  # a repeated lookup reads no node at all
     assert reader.rows_many(root2, ids[:1]) == {"ent_000042": row(entry(42, "inactive", ver=2))}
+
+
+def test_node_bytes_are_the_jcs_bytes_and_a_written_node_is_cached_as_decoded() -> None:
+    """encode_node's C-encoder path writes exactly RFC 8785's bytes (a hash must never change), falls back to the
+    JCS encoder for non-ASCII text (astral child keys sort by UTF-16 there), and refuses a lone surrogate as JCS
+    does; the node a write caches from its body equals the node decoded from its bytes."""
+    import pytest
+
+    from memstone.domain.canonical import MANIFEST_NODE_TAG, canonical_bytes, tagged_sha256
+    from memstone.domain.errors import InvalidInput
+    from memstone.domain.manifest import decode_node, encode_node
+
+    bodies: list[dict[str, object]] = [
+        {"t": "leaf", "e": [["ent_1", "ver_1", "0" * 64, "active"], ['e"\\\n\x01', "v", "h", "inactive"]]},
+        {"t": "branch", "p": "ent_", "c": {"a": "1" * 64, "b": "2" * 64}, "n": 30, "a": 29},
+        {"t": "branch", "p": "é", "c": {"\U0001f600": "1" * 64, "\uff5e": "2" * 64, "z": "3" * 64}, "n": 3, "a": 0},
+        {"t": "leaf", "e": [["ent_ü", "ver_€", "h", "active"]]},
+    ]
+    for body in bodies:
+        raw = canonical_bytes(body)
+        assert encode_node(body) == (tagged_sha256(MANIFEST_NODE_TAG, raw), raw)
+    with pytest.raises(InvalidInput):
+        encode_node({"t": "leaf", "e": [["ent_\ud800", "v", "h", "active"]]})
+
+    reader = store()[1]
+    root, new = reader.update(EMPTY_ROOT, {e.entry_id: e for e in (entry(i) for i in range(300))})
+    reader.remember_nodes(new)  # as apply_plan does
+    assert len(new) > 1 and root in new
+    for node_hash, raw in new.items():
+        assert reader.node(node_hash) == decode_node(node_hash, raw)

@@ -22,8 +22,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from .canonical import MANIFEST_NODE_TAG, canonical_bytes, tagged_sha256
+from .canonical import MANIFEST_NODE_TAG, canonical_bytes, canonical_json_floatless, tagged_sha256
 from .errors import IntegrityError
 from .ids import EntryId, EntryVersionId
 from .model import EntryState, ManifestEntry
@@ -82,8 +83,14 @@ def _branch_body(prefix: str, children: Mapping[str, str], count: int, active: i
 
 
 def encode_node(body: Mapping[str, object]) -> tuple[str, bytes]:
-    """Canonical bytes of a node body and their hash."""
-    raw = canonical_bytes(body)
+    """Canonical bytes of a node body and their hash.
+
+    A body holds only strings and ints (no floats), so json's C encoder writes its JCS text whenever that text is
+    ASCII (ASCII keys sort the same by code point and by UTF-16 unit, and a lone surrogate is not ASCII); any other
+    body goes through the JCS encoder. A write encodes three or four nodes of up to ``LEAF_MAX`` rows each.
+    """
+    text = canonical_json_floatless(body)
+    raw = text.encode("ascii") if text.isascii() else canonical_bytes(body)
     return tagged_sha256(MANIFEST_NODE_TAG, raw), raw
 
 
@@ -96,18 +103,20 @@ def decode_node(node_hash: str, raw: bytes, *, check: bool = True) -> Node:
         rows = tuple(body["e"])
         if not all(isinstance(r, list) and len(r) == 4 and r[3] in _STATES for r in rows):
             raise IntegrityError(f"manifest node {node_hash} has a malformed leaf row")
-        active = sum(1 for r in rows if r[3] == "active")
-        by_id = {r[0]: r for r in reversed(rows)}
-        return Node(rows=rows, children=None, count=len(rows), active=active, by_id=by_id)
+        return _leaf_node(rows)
     if body.get("t") == "branch":
-        return Node(
-            rows=None,
-            children=dict(body["c"]),
-            count=int(body["n"]),
-            active=int(body["a"]),
-            prefix=str(body["p"]),
-        )
+        return _branch_node(body)
     raise IntegrityError(f"manifest node {node_hash} has an unknown shape")
+
+
+def _leaf_node(rows: tuple[list[str], ...]) -> Node:
+    active = sum(1 for r in rows if r[3] == "active")
+    return Node(rows=rows, children=None, count=len(rows), active=active, by_id={r[0]: r for r in reversed(rows)})
+
+
+def _branch_node(body: Mapping[str, Any]) -> Node:
+    c, n, a, p = body["c"], body["n"], body["a"], body["p"]
+    return Node(rows=None, children=dict(c), count=int(n), active=int(a), prefix=str(p))
 
 
 def _common_prefix(a: str, b: str) -> str:
@@ -156,7 +165,7 @@ class ManifestReader:
 
     def remember_nodes(self, nodes: Mapping[str, bytes]) -> None:
         for h, raw in nodes.items():
-            if len(self._cache) < self._cache_size:
+            if h not in self._cache and len(self._cache) < self._cache_size:
                 self._cache[h] = decode_node(h, raw, check=False)
 
     def lookup(self, root: str, entry_id: str) -> ManifestEntry | None:
@@ -342,10 +351,13 @@ class ManifestReader:
         children = {k: self._build(g, out)[0] for k, g in groups.items()}
         return self._store(_branch_body(prefix, children, len(entries), active), out, len(entries), active)
 
-    def _store(self, body: dict[str, object], out: dict[str, bytes], count: int, active: int) -> tuple[str, int, int]:
+    def _store(self, body: dict[str, Any], out: dict[str, bytes], count: int, active: int) -> tuple[str, int, int]:
         h, raw = encode_node(body)
         if h != EMPTY_ROOT:
             out[h] = raw
+            if h not in self._cache and len(self._cache) < self._cache_size:
+                # The node as decode_node would give it back, from the body just encoded (not decoded again).
+                self._cache[h] = _leaf_node(tuple(body["e"])) if body["t"] == "leaf" else _branch_node(body)
         return h, count, active
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
 from .analyzer import searchable_text
-from .canonical import REVISION_CONTENT_TAG, canonical_bytes, canonical_json, tagged_sha256
+from .canonical import REVISION_CONTENT_TAG, canonical_json, tagged_sha256
 from .errors import IntegrityError, InvalidInput
 from .ids import EntryId, EntryVersionId, MemoryId
 from .manifest import ManifestReader
@@ -102,11 +102,11 @@ def apply_plan(
     root, nodes = manifests.update(base_root, updates)
     manifests.remember_nodes(nodes)
     count, active = manifests.counts(root)
-    content = revision_content(root, changes)
+    content = canonical_json(revision_content(root, changes))
     revision = Revision(
         memory_id=memory_id,
         revision=new_revision,
-        content_hash=tagged_sha256(REVISION_CONTENT_TAG, canonical_bytes(content)),
+        content_hash=tagged_sha256(REVISION_CONTENT_TAG, content.encode("utf-8")),
         manifest_root=root,
         entry_count=count,
         active_count=active,
@@ -114,9 +114,7 @@ def apply_plan(
         **stamp_of(plan),
     )
     projection = tuple(_projection_op(c) for c in changes)
-    return AppliedPlan(
-        revision=revision, content=canonical_json(content), nodes=nodes, projection=projection, manifest=updates
-    )
+    return AppliedPlan(revision=revision, content=content, nodes=nodes, projection=projection, manifest=updates)
 
 
 def _projection_op(change: Change) -> ProjectionOp:

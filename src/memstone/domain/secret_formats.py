@@ -18,7 +18,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-__all__ = ["FORMAT_RULES", "FormatRule", "b64decode_loose", "decodes_to"]
+__all__ = ["FORMAT_RULES", "FormatRule", "anchored_rules", "b64decode_loose", "decodes_to"]
 
 _B = r"(?<![A-Za-z0-9_\-])"  # a token boundary that treats - and _ as word characters
 _E = r"(?![A-Za-z0-9_\-])"
@@ -374,3 +374,16 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     # SQL: CREATE/ALTER USER … IDENTIFIED [WITH plugin] BY '…' (PASSWORD '…' is an assignment)
     _r("sql_password", r"(?i)\bIDENTIFIED\s+(?:WITH\s+\w+\s+)?BY\s+'([^'\s]{6,})'", "identified", group=1),
 )
+
+# Every anchor once, and the rules that need none: a text is searched for each anchor once, not once per rule
+# that names it, and the usual note (which holds none) runs only the unanchored rules.
+_ANCHORS = tuple(dict.fromkeys(a for rule in FORMAT_RULES for a in rule.anchors))
+_UNANCHORED = tuple(rule for rule in FORMAT_RULES if not rule.anchors)
+
+
+def anchored_rules(lower: str) -> tuple[FormatRule, ...]:
+    """The format rules to run on a text whose lowercase form is ``lower``, in FORMAT_RULES order."""
+    present = {a for a in _ANCHORS if a in lower}
+    if not present:
+        return _UNANCHORED
+    return tuple(rule for rule in FORMAT_RULES if not rule.anchors or not present.isdisjoint(rule.anchors))

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from . import secret_context as _ctx
 from .analyzer import STOPWORDS
-from .secret_formats import FORMAT_RULES, FormatRule, b64decode_loose, decodes_to
+from .secret_formats import FormatRule, anchored_rules, b64decode_loose, decodes_to
 from .secret_generic import (
     ak_sk_pairs,
     credential_pairs,
@@ -431,10 +431,7 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
     if not text:
         return ()
     found: list[SecretFinding] = []
-    lower = text.lower()
-    for rule in FORMAT_RULES:
-        if rule.anchors and not any(a in lower for a in rule.anchors):
-            continue
+    for rule in anchored_rules(text.lower()):
         for m in rule.pattern.finditer(text):
             if _format_match_ok(rule, m):
                 found.append(SecretFinding(kind=rule.kind, start=m.start(rule.group), end=m.end(rule.group)))

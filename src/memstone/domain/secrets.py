@@ -479,7 +479,7 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
             if _password_in_prose(m.group(1)) or (stated and _stated_password(m.group(1))):
                 found.append(SecretFinding(kind="password_near_keyword", start=m.start(1), end=m.end(1)))
                 break
-    for m in _ENV_LINE.finditer(text):
+    for m in _ENV_LINE.finditer(text) if "=" in text else ():  # NAME=value
         value = m.group("value")
         if not _is_placeholder(value) and not _DIGEST_NAME.search(m.group("name")) and _env_secret(value):
             found.append(SecretFinding(kind="env_assignment", start=m.start("value"), end=m.end("value")))

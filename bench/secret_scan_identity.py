@@ -1,6 +1,10 @@
 """Check that ``find_secrets`` returns identical findings to a git ref's detector on a large corpus.
 
-``python bench/secret_scan_identity.py [--ref main] [--lines 20000]``
+``python bench/secret_scan_identity.py [--ref main] [--lines 20000] [--instructions]``
+
+With ``--instructions`` it compares nothing: it runs only the ``find_secrets`` on PYTHONPATH over the corpus with
+callgrind's instrumentation on around the scans (run it under ``valgrind --tool=callgrind --instr-atstart=no``;
+``callgrind_annotate`` PROGRAM TOTALS is then the detector's instructions over the corpus).
 
 The ref's four secret modules are loaded from ``git show REF:path`` into a temporary package, then both detectors
 run on: every text of bench/data/capture/*.jsonl (dev only), the installed packages' sources and docs in chunks
@@ -23,6 +27,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bench_secrets_fp import CHUNK, files_of, site_dir
+from search_instructions import START_INSTRUMENTATION, STOP_INSTRUMENTATION, _request
 
 from memstone.domain.secrets import find_secrets
 
@@ -96,7 +101,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ref", default="main", help="git ref whose detector is the reference (default main)")
     parser.add_argument("--lines", type=int, default=20000, help="lines of installed packages to read")
+    parser.add_argument("--instructions", action="store_true", help="only scan, instrumented for callgrind")
     args = parser.parse_args()
+    if args.instructions:
+        texts = [*capture_texts(), *package_chunks(args.lines), *(v for s in test_strings() for v in variants(s))]
+        request = _request()
+        request(START_INSTRUMENTATION)
+        for text in texts:
+            find_secrets(text)
+        request(STOP_INSTRUMENTATION)
+        print(f"{len(texts)} texts scanned")
+        return
     with tempfile.TemporaryDirectory() as tmp:
         reference = ref_detector(args.ref, Path(tmp))
         groups = {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import random
+import re
 import string
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from memstone import EntryInput, open_service
 from memstone.capture import UserPrompt, capture
 from memstone.domain.errors import SecretRefusedError
 from memstone.domain.model import EntryPatch
+from memstone.domain.secret_formats import fold_ascii
 from memstone.domain.secrets import SecretFinding, describe_findings, find_secrets, redact, shannon_entropy
 
 # Fake but realistic-looking values (random characters in each provider's format).
@@ -642,3 +644,15 @@ async def refused_by_remember_and_capture_near_misses_stored(
     raw = (tmp_path / "c.db").read_bytes()
     secrets = {name: [text[f.start : f.end] for f in find_secrets(text)] for name, text, _, _ in rows}
     assert not [name for name, values in secrets.items() if any(v.encode() in raw for v in values)]
+
+
+def test_fold_ascii_keeps_every_case_insensitive_match_of_an_ascii_letter() -> None:
+    # The literal pre-checks test words on fold_ascii(text.lower()); a (?i) pattern also matches ſ, ı, K and İ.
+    any_letter = re.compile("(?i)[a-z]")
+    folding = [ch for ch in map(chr, range(0x80, 0x110000)) if any_letter.fullmatch(ch)]
+    assert len(folding) == 4  # ſ ı K İ
+    for ch in folding:
+        letters = [c for c in string.ascii_lowercase if re.fullmatch("(?i)" + c, ch)]
+        assert [fold_ascii(ch.lower())] == letters, hex(ord(ch))
+    assert find_secrets("paſsword = Hunter22!x")[0].kind == "password_assignment"
+    assert find_secrets("credentİals: Zx9Qw3Er5Ty7Ui9Op1As3")[0].kind == "credential_assignment"

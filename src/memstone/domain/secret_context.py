@@ -243,8 +243,9 @@ def _short_secret(value: str) -> bool:
 def named_env_values(text: str, is_placeholder: Check) -> list[Span]:
     """``export HB_KEY=38v0O8Y7tK9K`` and ``- name: API_TOKEN / value: "…"``: the value of a secret-named variable."""
     out: list[Span] = []
-    for rx in (_ENV_VALUE_LINE, _NAME_VALUE):
-        for m in rx.finditer(text):
+    # A match of _ENV_VALUE_LINE holds "=", one of _NAME_VALUE (case-sensitive) "value".
+    for rx, literal in ((_ENV_VALUE_LINE, "="), (_NAME_VALUE, "value")):
+        for m in rx.finditer(text) if literal in text else ():
             value = m.group("value")
             if _SECRET_VAR.search(m.group("name")) and not is_placeholder(value) and _short_secret(value):
                 out.append(("secret_named_value", m.start("value"), m.end("value")))

@@ -18,7 +18,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-__all__ = ["FORMAT_RULES", "FormatRule", "anchored_rules", "b64decode_loose", "decodes_to"]
+__all__ = ["FORMAT_RULES", "FormatRule", "anchored_rules", "b64decode_loose", "decodes_to", "fold_ascii"]
 
 _B = r"(?<![A-Za-z0-9_\-])"  # a token boundary that treats - and _ as word characters
 _E = r"(?![A-Za-z0-9_\-])"
@@ -381,9 +381,33 @@ _ANCHORS = tuple(dict.fromkeys(a for rule in FORMAT_RULES for a in rule.anchors)
 _UNANCHORED = tuple(rule for rule in FORMAT_RULES if not rule.anchors)
 
 
+# Anchors grouped under a root anchor that is a substring of each (``sk-`` under ``sk``): a text lacking the root
+# lacks them all, so they are tested only when it is present (same set of present anchors, fewer tests).
+_ROOTS = tuple(a for a in _ANCHORS if not any(b != a and b in a for b in _ANCHORS))
+_ANCHOR_TREE = tuple(
+    (root, tuple(a for a in _ANCHORS if a not in _ROOTS and root == next(r for r in _ROOTS if r in a)))
+    for root in _ROOTS
+)
+
+
+@functools.lru_cache(maxsize=1024)
+def _rules_for(present: frozenset[str]) -> tuple[FormatRule, ...]:
+    return tuple(rule for rule in FORMAT_RULES if not rule.anchors or not present.isdisjoint(rule.anchors))
+
+
 def anchored_rules(lower: str) -> tuple[FormatRule, ...]:
     """The format rules to run on a text whose lowercase form is ``lower``, in FORMAT_RULES order."""
-    present = {a for a in _ANCHORS if a in lower}
+    present = [a for root, under in _ANCHOR_TREE if root in lower for a in (root, *under) if a in lower]
     if not present:
         return _UNANCHORED
-    return tuple(rule for rule in FORMAT_RULES if not rule.anchors or not present.isdisjoint(rule.anchors))
+    return _rules_for(frozenset(present))
+
+
+def fold_ascii(lower: str) -> str:
+    """``lower`` (a text's lower()) with every character a ``(?i)`` pattern matches to an ASCII letter made that
+    letter, so a literal test on it never misses a case-insensitive match: ``ſ`` (long s) and ``ı`` (dotless i)
+    match ``s`` and ``i`` in re's case folding but stay themselves in lower(); the Kelvin sign lowers to k; İ lowers
+    to i and a combining dot, made i here."""
+    if lower.isascii():
+        return lower
+    return lower.replace("ſ", "s").replace("ı", "i").replace("i\u0307", "i")

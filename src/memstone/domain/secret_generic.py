@@ -151,6 +151,8 @@ _NOT_KEY = re.compile(r"(?i)\b(?:hash|tx|transaction|block|digest|sha\w*|commit|
 def hex_private_keys(text: str) -> list[Span]:
     """A 64-hex-digit value within 64 characters after a key word, unless a word between makes it a hash."""
     out: list[Span] = []
+    if not _HEX_RUN.search(text):
+        return out  # every value is a run of 64 hex digits, so the text holds one of ≥ 24
     for word in _KEY_WORD.finditer(text):
         m = _HEX_KEY.search(text, word.end(), min(len(text), word.end() + 64 + 66))
         if (
@@ -255,6 +257,8 @@ _KEYED_NOT = re.compile(
     r"|e\.g|examples?|formats?|such as|looks?|hex)\b|\n\s*\n|[.!?]\s"
 )
 _KEYED_CHARS = 48
+# What every _KEYED_VALUE and _HEX_KEY match contains: 24 hex digits in a row, or a UUID's start.
+_HEX_RUN = re.compile(r"[0-9a-fA-F]{24}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-")
 _SAME_CHAR_RUN = re.compile(r"(.)\1{7,}")
 
 
@@ -262,6 +266,8 @@ def keyed_ids(text: str) -> list[Span]:
     """A UUID or ≥ 32 hex digits starting within 48 characters after a word naming a credential, unless the words
     between make it an id."""
     out: list[Span] = []
+    if not _HEX_RUN.search(text):
+        return out  # every value holds a run of ≥ 24 hex digits or is a UUID (8 hex, then -, 4 hex, -)
     for word in _KEYED_WORD.finditer(text):
         m = _KEYED_VALUE.search(text, word.end(), min(len(text), word.end() + _KEYED_CHARS + 64))
         if m is None or m.start() - word.end() > _KEYED_CHARS or _KEYED_NOT.search(text, word.end(), m.start()):

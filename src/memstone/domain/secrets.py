@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from . import secret_context as _ctx
 from .analyzer import STOPWORDS
-from .secret_formats import FormatRule, anchored_rules, b64decode_loose, decodes_to
+from .secret_formats import FormatRule, anchored_rules, b64decode_loose, decodes_to, fold_ascii
 from .secret_generic import (
     ak_sk_pairs,
     credential_pairs,
@@ -113,6 +113,9 @@ _CREDENTIAL_WORD = re.compile(
 )
 _TOKEN = re.compile(r"(?<![A-Za-z0-9_\-./+=])([A-Za-z0-9][A-Za-z0-9_\-./+=]{19,})(?![A-Za-z0-9_\-./+=])")
 _NEAR_CHARS = 80
+# Every alternative of _PASSWORD_NAMES and _SECRET_NAMES holds one of these (pass, pwd; api key, access key,
+# private key, signing key: key; secret; token; dsn; credential), so a text lacking all has no assignment.
+_ASSIGNMENT_WORDS = ("pass", "pwd", "key", "secret", "token", "dsn", "credential")
 
 _PUBLIC_WORD = re.compile(r"(?i)\b(?:public|publishable|pub)[\s_-]?$")
 # Keys published by design: Stripe and Supabase publishable keys, SSH public key bodies.
@@ -431,11 +434,12 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
     if not text:
         return ()
     found: list[SecretFinding] = []
-    for rule in anchored_rules(text.lower()):
+    for rule in anchored_rules(lower := text.lower()):
         for m in rule.pattern.finditer(text):
             if _format_match_ok(rule, m):
                 found.append(SecretFinding(kind=rule.kind, start=m.start(rule.group), end=m.end(rule.group)))
-    for m in _ASSIGNMENT.finditer(text):
+    folded = fold_ascii(lower)
+    for m in _ASSIGNMENT.finditer(text) if any(w in folded for w in _ASSIGNMENT_WORDS) else ():
         name, value = m.group("name"), m.group("value")
         if _NOT_CREDENTIAL_NAME.search(name) or _is_placeholder(value):
             continue
@@ -475,7 +479,7 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
             if _password_in_prose(m.group(1)) or (stated and _stated_password(m.group(1))):
                 found.append(SecretFinding(kind="password_near_keyword", start=m.start(1), end=m.end(1)))
                 break
-    for m in _ENV_LINE.finditer(text):
+    for m in _ENV_LINE.finditer(text) if "=" in text else ():  # NAME=value
         value = m.group("value")
         if not _is_placeholder(value) and not _DIGEST_NAME.search(m.group("name")) and _env_secret(value):
             found.append(SecretFinding(kind="env_assignment", start=m.start("value"), end=m.end("value")))

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .domain.filters import EntryFilter
 from .domain.ids import EntryId
 from .domain.model import ArtifactRef, MemoryHit
-from .ports import Query, SearchRequest
+from .ports import Query
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -18,13 +19,13 @@ class NeighboursQuery(Query[list[tuple[EntryId, MemoryHit]]]):
     """(anchor, hit) for the active entries written just before and just after each anchor in its Memory.
 
     Write order is entry-id order (entry ids are ULIDs minted in creation order). Each neighbour is verified
-    against the head's manifest like a search hit and must pass ``request``'s kind, tag and flag filters; an
+    against the head's manifest like a search hit and must pass ``filters``; an
     anchor whose Revision is no longer its Memory's head gets none (a neighbour is cited at that Revision).
     Anchors in their order, each one's previous entry before its next one; score 0, no channel yet.
     """
 
     anchors: tuple[tuple[ArtifactRef, EntryId], ...]
-    request: SearchRequest
+    filters: EntryFilter
 
 
 __all__ = ["NeighboursQuery"]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, Protocol, TypeVa
 
 from .domain.calibration import Calibration
 from .domain.embedding import EmbeddingProfile as EmbeddingProfile  # re-exported: the port names it
+from .domain.filters import NO_FILTER, EntryFilter
 from .domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
 from .domain.model import (
     ArtifactRef,
@@ -171,10 +172,7 @@ class SearchRequest:
     query_vector: tuple[float, ...] | None = None
     query_profile: EmbeddingProfile | None = None  # of ``query_vector``; not the searched Memories' route's: refused
     query_vector_later: Future[tuple[float, ...]] | None = None  # hybrid, still embedding (Capabilities.vector_later)
-    kinds: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    important: bool | None = None
-    mandatory: bool | None = None
+    filters: EntryFilter = NO_FILTER  # kind, tags and flags (domain/filters.py)
     calibration: Calibration = field(default_factory=Calibration)  # the profile's (indexing.CALIBRATIONS)
     exact: bool = False  # vector channel: exact scan instead of the quantized fast path
     fusion: Literal["convex", "rrf"] = "convex"  # domain/search.py: convex scores in [0, 1], or the RFC's RRF
@@ -380,10 +378,7 @@ class CatalogueQuery(Query[list[Record]]):
     """Entries of exact Revisions, filtered, for catalogues and point-in-time reads (a list of ``Record``)."""
 
     memories: tuple[ArtifactRef, ...]
-    kinds: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    important: bool | None = None
-    mandatory: bool | None = None
+    filters: EntryFilter = NO_FILTER  # kind, tags and flags (domain/filters.py)
     include_inactive: bool = False
 
 
@@ -451,10 +446,7 @@ class ArchiveQuery(Query[list[ArchiveMatch]]):
     query: str
     memories: tuple[ArtifactRef, ...]
     depth: int
-    kinds: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    important: bool | None = None
-    mandatory: bool | None = None
+    filters: EntryFilter = NO_FILTER  # kind, tags and flags (domain/filters.py)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

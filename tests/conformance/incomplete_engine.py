@@ -13,12 +13,13 @@ import pytest
 
 from memstone.backends.sql import VectorCandidate
 from memstone.backends.sqlite import SQLiteMemoryBackend, parse_sqlite_url
-from memstone.ports import MemoryBackend, SearchRequest
+from memstone.domain.filters import EntryFilter
+from memstone.ports import MemoryBackend
 from memstone.testing import BackendFactory, VectorConformance
 
 
 class FilterBlindSQLite(SQLiteMemoryBackend):
-    def _head_matches_sync(self, cand: VectorCandidate, request: SearchRequest) -> bool:
+    def _head_matches_sync(self, cand: VectorCandidate, filters: EntryFilter) -> bool:
         return True
 
 

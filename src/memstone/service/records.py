@@ -15,6 +15,7 @@ from ..domain.errors import (
     NotFound,
     shown,
 )
+from ..domain.filters import EntryFilter
 from ..domain.ids import EntryId, EntryVersionId, check_id
 from ..domain.model import (
     ArtifactRef,
@@ -31,7 +32,6 @@ from ..domain.records import (
 )
 from ..domain.rules import (
     NextVersions,
-    check_filter,
     normalize_artifacts,
     normalize_reason,
     normalize_relation_kind,
@@ -447,19 +447,14 @@ class Records:
         """
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise InvalidInput(f"limit must be a positive integer, got {shown(limit)}")
-        important, mandatory = check_filter(important, "important"), check_filter(mandatory, "mandatory")
-        if isinstance(kinds, str) or isinstance(tags, str):
-            raise InvalidInput("kinds= and tags= take lists, not one string")
+        filters = EntryFilter.of(kinds=kinds, tags=tags, important=important, mandatory=mandatory)
         refs, scope_of = await self._core._select(scopes, memories, what="a catalogue")
         if not refs:
             return ()
         found = await self._core.backend.read(
             CatalogueQuery(
                 memories=tuple(refs),
-                kinds=tuple(k.strip().lower() for k in kinds),
-                tags=normalize_tags(tags),
-                important=important,
-                mandatory=mandatory,
+                filters=filters,
                 include_inactive=include_inactive,
             )
         )

@@ -18,6 +18,7 @@ from ..domain.errors import (
     ProfileMismatchError,
     shown,
 )
+from ..domain.filters import EntryFilter
 from ..domain.ids import EntryId, MemoryId
 from ..domain.model import (
     ArtifactRef,
@@ -31,11 +32,9 @@ from ..domain.records import (
     priority_sorted,
 )
 from ..domain.rules import (
-    check_filter,
     check_flag,
     check_ref,
     items_of,
-    normalize_tags,
     strings_of,
 )
 from ..domain.scopes import SlugHolder, parse_scope, shadowing
@@ -114,16 +113,15 @@ class Search:
             raise InvalidInput(f"unknown search mode {shown(mode)}", hint="use fts, vector, hybrid or auto")
         if order not in ("relevance", "priority"):
             raise InvalidInput(f"unknown search order {shown(order)}", hint="use relevance or priority")
-        important, mandatory = check_filter(important, "important"), check_filter(mandatory, "mandatory")
+        filters = EntryFilter.of(kinds=kinds, tags=tags, important=important, mandatory=mandatory)
         for name, flag in (("exclude_mandatory", exclude_mandatory), ("include_superseded", include_superseded),
                            ("exact", exact), ("precedence", precedence), ("context", context)):  # fmt: skip
             check_flag(flag, name)
         if exclude_mandatory:
-            if mandatory is True:
+            if filters.mandatory is True:
                 raise InvalidInput("exclude_mandatory=True contradicts mandatory=True")
-            mandatory = False
+            filters = replace(filters, mandatory=False)
         memories, scopes = items_of(memories, "memories"), strings_of(scopes, "scopes")
-        kinds, tags = strings_of(kinds, "kinds"), strings_of(tags, "tags")
         # The store model's query vector is computed (in its worker thread) while the reads below run: a vector
         # channel on the store's own route takes it; any other outcome drops it (an error included).
         early = _early_vector(self._core.indexer, query) if mode != "fts" else None
@@ -157,9 +155,8 @@ class Search:
         precedence = precedence and await self._tiered(ordered_refs)
         for refreshed in (False, True):
             request, used_mode, fallback = await self._request(
-                query, mode, ordered_refs, at_head, early, limit=limit, exact=exact, fusion=fusion, kinds=kinds,
-                tags=tags, important=important, mandatory=mandatory, wide=order == "priority" or include_superseded
-                or precedence,
+                query, mode, ordered_refs, at_head, early, limit=limit, exact=exact, fusion=fusion,
+                filters=filters, wide=order == "priority" or include_superseded or precedence,
             )  # fmt: skip
             try:
                 page = await self._searched(request, early)
@@ -196,10 +193,7 @@ class Search:
             fused_dense=fusion == "convex" and used_mode == "hybrid",
             rrf=fusion == "rrf",
             context=context,
-            kinds=request.kinds,
-            tags=request.tags,
-            important=important,
-            mandatory=mandatory,
+            filters=filters,
         )
         return SearchResult(
             hits=hits, mode=used_mode, requested_mode=mode, fallback_reason=fallback, order=order, shadowed=shadowed
@@ -231,10 +225,7 @@ class Search:
         limit: int,
         exact: bool,
         fusion: Fusion,
-        kinds: tuple[str, ...],
-        tags: tuple[str, ...],
-        important: bool | None,
-        mandatory: bool | None,
+        filters: EntryFilter,
         wide: bool,
     ) -> tuple[SearchRequest, SearchMode, str | None]:
         """The backend's request for this search: its mode resolved on the embedding route of the organizations'
@@ -285,10 +276,7 @@ class Search:
             calibration=calibration,
             exact=exact,
             fusion=fusion,
-            kinds=tuple(k.strip().lower() for k in kinds),
-            tags=normalize_tags(tags),
-            important=important,
-            mandatory=mandatory,
+            filters=filters,
             check_vectors="vector" in channels,
         )
         return request, used_mode, fallback
@@ -371,10 +359,7 @@ class Search:
         fused_dense: bool,
         rrf: bool,
         context: bool,
-        kinds: tuple[str, ...],
-        tags: tuple[str, ...],
-        important: bool | None,
-        mandatory: bool | None,
+        filters: EntryFilter,
     ) -> tuple[tuple[MemoryHit, ...], tuple[Shadowed, ...]]:
         """Collapse archived matches onto their entries, apply precedence, order, then count ``limit`` hits."""
         if not hits and not include_superseded:
@@ -394,10 +379,7 @@ class Search:
                     query=query,
                     memories=tuple(refs),
                     depth=candidate_depth(limit) * 4,
-                    kinds=kinds,
-                    tags=tags,
-                    important=important,
-                    mandatory=mandatory,
+                    filters=filters,
                 )
             )
             fresh = []
@@ -481,10 +463,8 @@ class Search:
             out.sort(key=lambda h: (-h.score, *ids(h)))
             anchors = context_anchors(out, limit) if context else []
             if anchors:
-                filters = SearchRequest(query=query, memories=(), limit=limit, channels=(), kinds=kinds, tags=tags)
-                filters = replace(filters, important=important, mandatory=mandatory)
                 anchored = tuple((h.memory_ref, h.entry_id) for h in anchors)
-                near = await self._core.backend.read(NeighboursQuery(anchors=anchored, request=filters))
+                near = await self._core.backend.read(NeighboursQuery(anchors=anchored, filters=filters))
                 out = with_context(out, near, limit, drop=frozenset(shadows))
         return tuple(out[:limit]), tuple(shadowed)
 

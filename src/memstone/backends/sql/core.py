@@ -23,6 +23,7 @@ from ...domain.errors import (
     InvalidInput,
     RevisionConflictError,
 )
+from ...domain.filters import EntryFilter
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.manifest import EMPTY_ROOT
 from ...domain.model import (
@@ -312,9 +313,9 @@ class StoreCore:
                 self._vectors.bound(memory_id, scope)
             return bound
 
-    def _head_matches_sync(self, cand: VectorCandidate, request: SearchRequest) -> bool:
-        """Whether a vector candidate's head projection row passes the request's kind, tag and flag filters."""
-        return self.parts.proj.head_matches(cand.memory_id, cand.entry_id, request)
+    def _head_matches_sync(self, cand: VectorCandidate, filters: EntryFilter) -> bool:
+        """Whether a vector candidate's head projection row passes the search's kind, tag and flag filters."""
+        return self.parts.proj.head_matches(cand.memory_id, cand.entry_id, filters)
 
     # ------------------------------------------------------------------ reads
     async def read(self, query: Query[T]) -> T:

@@ -8,9 +8,9 @@ import struct
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
+from ...domain.filters import EntryFilter
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
-from ...ports import SearchRequest
 from .engine import ArchiveRow, Engine, VectorCodec, VectorMeta, later, snapshot_of
 from .rows import dumps_json, json_list
 
@@ -123,58 +123,32 @@ class ProjectionRows:
         )
         return {int(k): t for k, t in rows}
 
-    def filters(
-        self,
-        where: list[str],
-        args: list[object],
-        *,
-        kinds: Sequence[str],
-        tags: Sequence[str],
-        important: bool | None,
-        mandatory: bool | None,
-    ) -> None:
-        """The catalogue and search filters as conditions on head rows (alias ``h``)."""
-        if kinds:
-            where.append(f"h.kind IN ({self.dialect.marks(len(kinds))})")
-            args.extend(kinds)
-        if important is not None:
+    def filters(self, f: EntryFilter, where: list[str], args: list[object]) -> None:
+        """The catalogue and search filters as conditions on head rows (alias ``h``): ``EntryFilter.passes`` in SQL."""
+        if f.kinds:
+            where.append(f"h.kind IN ({self.dialect.marks(len(f.kinds))})")
+            args.extend(f.kinds)
+        if f.important is not None:
             where.append("h.important = ?")
-            args.append(int(important))
-        if mandatory is not None:
+            args.append(int(f.important))
+        if f.mandatory is not None:
             where.append("h.mandatory = ?")
-            args.append(int(mandatory))
-        for tag in tags:
+            args.append(int(f.mandatory))
+        for tag in f.tags:
             where.append(self.dialect.json_array_has("h.tags"))
             args.append(tag)
 
-    def request_filters(self, request: SearchRequest, where: list[str], args: list[object]) -> None:
-        self.filters(
-            where,
-            args,
-            kinds=request.kinds,
-            tags=request.tags,
-            important=request.important,
-            mandatory=request.mandatory,
-        )
-
-    def head_matches(self, memory_id: str, entry_id: str, request: SearchRequest) -> bool:
+    def head_matches(self, memory_id: str, entry_id: str, f: EntryFilter) -> bool:
         where = ["h.memory_artifact_id = ?", "h.entry_id = ?"]
         args: list[object] = [memory_id, entry_id]
-        self.request_filters(request, where, args)
+        self.filters(f, where, args)
         return bool(self.q(f"SELECT 1 FROM memory_entry_heads h WHERE {' AND '.join(where)}", args))
 
-    def catalogue_rows(
-        self,
-        memory_id: MemoryId,
-        kinds: Sequence[str],
-        tags: Sequence[str],
-        important: bool | None,
-        mandatory: bool | None,
-    ) -> list[tuple[EntryId, EntryVersionId, str]]:
+    def catalogue_rows(self, memory_id: MemoryId, f: EntryFilter) -> list[tuple[EntryId, EntryVersionId, str]]:
         """(entry, version, hash) of head rows of a Memory that pass the filters."""
         where = ["h.memory_artifact_id = ?"]
         args: list[object] = [memory_id]
-        self.filters(where, args, kinds=kinds, tags=tags, important=important, mandatory=mandatory)
+        self.filters(f, where, args)
         rows = self.q(
             "SELECT h.entry_id, h.entry_version_id, h.entry_content_hash FROM memory_entry_heads h "
             f"WHERE {' AND '.join(where)} ORDER BY h.entry_id",

@@ -15,7 +15,7 @@ from typing import Literal
 from ...domain.analyzer import informative_terms, query_terms
 from ...domain.errors import AlreadyExists, ArtifactNotFoundError, IntegrityError
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
-from ...domain.model import ArtifactRef, Change, EntryContent, EntryVersion, Revision
+from ...domain.model import ArtifactRef, Change, EntryVersion, Revision
 from ...domain.plan import projection_text
 from ...domain.records import Record
 from ...domain.search import fts_admits, fts_required_terms, matched_share
@@ -42,24 +42,6 @@ _BATCH = 500
 def archive_text(version: EntryVersion) -> str:
     """What the archive projection indexes for a superseded version: the same text as the head projection."""
     return projection_text(version)
-
-
-def content_matches(
-    c: EntryContent,
-    *,
-    kinds: Sequence[str],
-    tags: Sequence[str],
-    important: bool | None,
-    mandatory: bool | None,
-) -> bool:
-    """The catalogue and search filters: kind in ``kinds``, every tag present, flags equal when given."""
-    if kinds and c.kind not in kinds:
-        return False
-    if important is not None and c.important != important:
-        return False
-    if mandatory is not None and c.mandatory != mandatory:
-        return False
-    return all(t in c.tags for t in tags)
 
 
 class RecordsPart:
@@ -146,9 +128,7 @@ class RecordsPart:
                 states: dict[str, Literal["active", "inactive"]] = {}
                 if head.revision == rev.revision and not q.include_inactive:
                     # The head projection filters; the authoritative manifest has the last word on every row.
-                    for eid, vid, content_hash in self.p.proj.catalogue_rows(
-                        rev.memory_id, q.kinds, q.tags, q.important, q.mandatory
-                    ):
+                    for eid, vid, content_hash in self.p.proj.catalogue_rows(rev.memory_id, q.filters):
                         m = self._manifests.lookup(rev.manifest_root, eid)
                         if (
                             m is not None
@@ -166,9 +146,7 @@ class RecordsPart:
                 for v in versions:
                     if v.content.content_hash != v.entry_content_hash:
                         continue  # damaged authority never reaches a caller; verify reports it
-                    if not content_matches(
-                        v.content, kinds=q.kinds, tags=q.tags, important=q.important, mandatory=q.mandatory
-                    ):
+                    if not q.filters.passes(v.content):
                         continue
                     out.append(
                         Record(
@@ -271,9 +249,7 @@ class RecordsPart:
                     continue  # superseded only after the Revision searched: not yet archived there
                 if archived.content.content_hash != archived.entry_content_hash:
                     continue
-                if content_matches(
-                    current.content, kinds=q.kinds, tags=q.tags, important=q.important, mandatory=q.mandatory
-                ):
+                if q.filters.passes(current.content):
                     out.append(ArchiveMatch(archived, current, ref, bm25, share))
             return out
 
@@ -346,4 +322,4 @@ def _decode_kinds(raw: str | None) -> KindPolicy:
     return KindPolicy(True, tuple(value))
 
 
-__all__ = ["RecordsPart", "archive_text", "content_matches"]
+__all__ = ["RecordsPart", "archive_text"]

@@ -100,7 +100,7 @@ class SearchPart:
     ) -> Candidates:
         where = [f"h.memory_artifact_id IN ({self.p.engine.dialect.marks(len(memory_ids))})"]
         args: list[object] = list(memory_ids)
-        self.p.proj.request_filters(request, where, args)
+        self.p.proj.filters(request.filters, where, args)
         return Candidates(memory_ids, terms, depth, where, args)
 
     def _prefetch_fts(self, request: SearchRequest) -> None:
@@ -123,7 +123,7 @@ class SearchPart:
             return False
         where = [f"h.memory_artifact_id IN ({self.p.engine.dialect.marks(len(memory_ids))})"]
         args: list[object] = list(memory_ids)
-        self.p.proj.request_filters(request, where, args)
+        self.p.proj.filters(request.filters, where, args)
         fts = self.p.engine.fts
         # An engine's FullText may answer with prefixes too (SQLite's ``head_any``); otherwise exact terms only.
         head_any = getattr(fts, "head_any", None)
@@ -342,7 +342,7 @@ class SearchPart:
         out = []
         for anchor, cand in found:
             row = verified.get(cand)
-            if row is None or not passes(row.content, query.request):
+            if row is None or not query.filters.passes(row.content):
                 continue
             hit = self._hit(heads[cand.memory_id].ref, row, 0.0, {}, {})
             out.append((anchor, hit))
@@ -409,21 +409,9 @@ def _vector_depth(request: SearchRequest) -> int:
     """The entries the vector channel fetches first. A vector search with no filter ranks its entries by their
     nearest window alone, so its first ``limit`` entries are the first ``limit`` of a deeper list (``_found`` goes
     deeper when verification leaves fewer); fusion (hybrid) and filters need every search's candidate depth."""
-    filtered = request.kinds or request.tags or request.important is not None or request.mandatory is not None
-    if request.channels == ("vector",) and not request.exact and not filtered:
+    if request.channels == ("vector",) and not request.exact and not request.filters.active:
         return request.limit
     return candidate_depth(request.limit)
-
-
-def passes(content: EntryContent, query: SearchRequest) -> bool:
-    """Whether a neighbour's verified content passes the search's kind, tag and flag filters."""
-    if query.kinds and content.kind not in query.kinds:
-        return False
-    if query.important is not None and content.important != query.important:
-        return False
-    if query.mandatory is not None and content.mandatory != query.mandatory:
-        return False
-    return all(t in content.tags for t in query.tags)
 
 
 __all__ = ["HitRow", "SearchPart"]

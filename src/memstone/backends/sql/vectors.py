@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ...domain.canonical import EMBEDDING_CONTENT_TAG, canonical_bytes, canonical_json, tagged_sha256
 from ...domain.errors import CapabilityNotSupportedError, InvalidInput, ProfileMismatchError
+from ...domain.filters import EntryFilter
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion, Revision
 from ...domain.plan import check_version_hash
@@ -26,7 +27,7 @@ class VectorCandidate:
     distance: float
 
 
-HeadMatches = Callable[[VectorCandidate, SearchRequest], bool]
+HeadMatches = Callable[[VectorCandidate, EntryFilter], bool]
 
 
 def window_depth(depth: int) -> int:
@@ -410,8 +411,8 @@ class VectorPart:
             if key not in best or w.distance < best[key].distance:
                 best[key] = w
         ordered = sorted(best.values(), key=lambda c: (c.distance, c.memory_id, c.entry_id))
-        if request.kinds or request.tags or request.important is not None or request.mandatory is not None:
-            ordered = [c for c in ordered if self._head_matches(c, request)]
+        if request.filters.active:
+            ordered = [c for c in ordered if self._head_matches(c, request.filters)]
         return ordered[:depth], len(windows) >= k or len(ordered) > depth
 
     def row_valid(self, row: VectorMeta, profile: EmbeddingProfile) -> bool:

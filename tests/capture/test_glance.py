@@ -25,7 +25,12 @@ REJECTED = [
     pytest.param("Hay un Makefile con los objetivos habituales.", "obvious", id="es-exists"),
     pytest.param("仓库里有一个 Jenkinsfile。", "obvious", id="zh-exists"),
     pytest.param("ルートに Makefile があります。", "obvious", id="ja-exists"),
+    pytest.param("Im Backend gibt es ein Jenkinsfile und eine sonar.properties.", "obvious", id="de-gibt-es"),
+    pytest.param("La cartella deploy/ contiene gli script di Ansible.", "obvious", id="it-folder-holds"),
+    pytest.param("The repo contains a folder called tools with helper scripts.", "obvious", id="en-repo-holds-folder"),
     # what a file says
+    pytest.param("El package.json define los scripts de build y de test.", "obvious", id="es-file-defines"),
+    pytest.param("In der settings/base.py steht das Limit 25.", "obvious", id="de-value-in-file"),
     pytest.param("The CONTRIBUTING.md says to open a draft PR first.", "obvious", id="en-file-says"),
     pytest.param("Il README spiega come avviare il server.", "obvious", id="it-readme-says"),
     pytest.param("Dans le fichier config.yaml, le timeout est 30.", "obvious", id="fr-in-file-value"),
@@ -36,7 +41,18 @@ REJECTED = [
     pytest.param("El proyecto está escrito en TypeScript.", "obvious", id="es-written-in"),
     pytest.param("このプロジェクトは Kotlin で書かれています。", "obvious", id="ja-written-in"),
     pytest.param("这个项目是用 Rust 写的。", "obvious", id="zh-written-in"),
+    pytest.param("Les tests sont écrits avec ExUnit.", "obvious", id="fr-tests-written-with"),
+    pytest.param("El frontend está hecho con Angular 17.", "obvious", id="es-made-with"),
+    pytest.param(
+        "The backend is a Go service with Chi and the frontend is written in Vue.", "obvious", id="en-two-clauses"
+    ),
+    pytest.param("前端用的是 React。", "obvious", id="zh-uses"),
     # a count of its parts
+    pytest.param(
+        "We run five Sidekiq queues: critical, default, mailers, low and reports.", "obvious", id="en-n-named"
+    ),
+    pytest.param("Migrations are kept in Alembic and there are about 90 of them.", "obvious", id="en-n-of-them"),
+    pytest.param("系统分为 gateway、order、stock 三个服务。", "obvious", id="zh-divided-into"),
     pytest.param("The monorepo has seven packages.", "obvious", id="en-count"),
     pytest.param("Abbiamo 48 test di integrazione: ci sono 48 test in tutto.", "obvious", id="it-count"),
     pytest.param("L'API a douze endpoints.", "obvious", id="fr-count"),
@@ -54,7 +70,11 @@ REJECTED = [
     pytest.param("Rispondi sempre alle istruzioni dell'utente, senza inventare.", "system_restatement", id="it-agent"),
     pytest.param("N'invente jamais de réponse, demande des précisions.", "system_restatement", id="fr-agent"),
     pytest.param("不要编造内容，回答前先确认。", "system_restatement", id="zh-agent"),
+    pytest.param(
+        "Keep your answers brief and put code in markdown blocks.", "system_restatement", id="en-your-answers"
+    ),
     # status chatter
+    pytest.param("Update: the login page is merged, next up is the signup form.", "chatter", id="en-update-label"),
     pytest.param("Hang on, I'm checking the logs.", "chatter", id="en-status"),
     pytest.param("我先去开个会，回来继续。", "chatter", id="zh-away"),
     pytest.param("今テストを実行中です、ちょっとお待ちください。", "chatter", id="ja-now"),
@@ -78,6 +98,10 @@ KEPT = [
     "Reply in French, but commit messages stay in English.",  # a personal preference, one agent term
     "Explain the migration plan in the PR description, with the rollback step.",  # one agent term, project words
     "Integration tests run against a real Kafka in Docker, not an embedded broker.",  # a fact not at a glance
+    "The frontend is built with Vite and served from the CDN, never from the API pods.",  # a rule
+    "The worker queue holds at most 5 jobs per tenant; more are rejected with 429.",  # a limit, not a count
+    "La base de datos es PostgreSQL 16 en RDS, con réplicas de lectura en dos zonas.",  # not at a glance
+    "Update the changelog whenever the public API changes.",  # "update" as a verb
     "The Makefile target `make release` signs the artifacts with cosign.",  # a command: how, not what exists
 ]
 
@@ -89,3 +113,8 @@ def test_near_misses_of_the_same_subject_are_admitted(text: str) -> None:
 
 def test_a_correction_is_never_obvious() -> None:
     assert _reason("The backend is written in Go with Echo.", origin="correction") is None
+
+
+def test_a_status_report_read_as_a_correction_is_still_chatter() -> None:
+    # "… is done, I'm on X now" reads as an unmarked change ("now"); a status label and "I'm on" say what it is.
+    assert _reason("Progress: the invoice screen is done, I'm on the CSV export now.", origin="correction") == "chatter"

@@ -45,22 +45,28 @@ _ARTIFACT = (
     r"|config(?:uration)? files?|目录|文件夹|文件|ディレクトリ|フォルダ|ファイル)"
 )
 _EXISTS = re.compile(
-    r"(?i)\b(?:there(?:'s| is| are)|we (?:have|got)|c'è|ci sono|il y a|hay|há|existe|es gibt)\s+(?:\w+\s+){0,2}?"
+    r"(?i)\b(?:there(?:'s| is| are)|we (?:have|got)|c'è|ci sono|il y a|hay|há|existe|es gibt|gibt es)"
+    r"\s+(?:\w+\s+){0,2}?"
     rf"(?:{_ARTIFACT}|[\w\-]+\.(?:ya?ml|json|toml|xml|ini|cfg|conf|md)\b|[\w.\-]+/)"
     rf"|(?:里|中|下|内)?有(?:一个|一份|个|一些|两个|三个)?\s*(?:{_ARTIFACT}|[A-Za-z][\w.\-]*)"
     rf"|(?:{_ARTIFACT}|[A-Za-z0-9_.\-]+)\s*(?:が|も)(?:あります|ある|存在します)"
+    # what a folder holds, or that the project holds a folder ("A pasta infra/ tem os arquivos do Terraform")
+    rf"|(?:{_ARTIFACT}\s+)?`?[\w.\-]+/[\w./\-]*`?\s+(?:has|holds|contains|tem|contém|contient|contiene|tiene|ha"
+    rf"|enthält|hat)\b|\b(?:project|repo|repository|projet|dépôt|proyecto|repositorio|projeto|repositório|progetto"
+    rf"|projekt)\s+(?:has|contains|contient|a|tiene|contiene|tem|contém|ha|hat|enthält)\s+(?:\w+\s+)?{_ARTIFACT}"
 )
 _SAYS = re.compile(
     r"(?i)\b(?:readme|changelog|contributing|the docs|the wiki|manifest|[\w\-]+\.(?:json|ya?ml|toml|properties|ini"
     r"|cfg|conf|xml|gradle|lock|env|md))\b[^.;。]{0,24}?\b(?:says?|states?|lists?|describes?|mentions?|shows?"
-    r"|explains?|tells?|dice|indica|elenca|riporta|spiega|descrive|dit|indique|liste|décrit|explique|sagt|beschreibt|listet|nennt"
+    r"|explains?|tells?|dice|indica|elenca|riporta|spiega|descrive|dit|indique|liste|décrit|explique|sagt|beschreibt|listet|nennt|defines?|declares?|définit|déclare"
+    r"|definiert|deklariert|dichiara|definisce|declara|define"
     r"|menciona|explica|diz|descreve|mostra)\b"
     r"|\b(?:according to|stando a|secondo|d'après|selon|según|segundo|laut)\s+(?:the\s+|il\s+|le\s+|el\s+|o\s+)?"
     r"(?:readme|docs?|manifest|[\w\-]+\.\w+)\b"
     # "Nel file application.properties la porta HTTP è 8080.": a setting read off a config file, and nothing else
     r"|^(?:in|nel|nella|dans|en|no|na|im|in der)\s+(?:the\s+|le\s+|el\s+|o\s+|a\s+|der\s+)?(?:file\s+|fichier\s+"
-    r"|archivo\s+|fichero\s+|arquivo\s+|datei\s+)?[\w\-]+\.(?:properties|ya?ml|json|toml|ini|cfg|conf|xml|env|gradle)"
-    r",?\s+[^,;]{0,40}\s(?:is|è|est|es|é|ist|=)\s+\S+[.。]?$"
+    r"|archivo\s+|fichero\s+|arquivo\s+|datei\s+)?[\w./\-]*[\w\-]\.[A-Za-z]\w{0,9}\b,?\s+[^,;]{0,40}\d[^,;]{0,12}"
+    r"[.。]?$"
     r"|(?:README|文档|配置文件?|[A-Za-z0-9_\-]+\.[A-Za-z]\w*)\s*(?:里|中|上)?\s*(?:写着|写了|写的是|说|列出|列了)"
     r"|(?:README|ドキュメント|[A-Za-z0-9_\-]+\.[A-Za-z]\w*)\s*(?:に|には)[^。]{0,30}(?:書いて|書かれて|記載)"
 )
@@ -68,12 +74,16 @@ _MADE_WITH = re.compile(
     r"(?i)^(?:the |this |our |il |lo |la |l'|le |les |el |los |las |o |os |das |die |der |i |gli )?"
     r"(?:project|repo|repository|codebase|app|application|backend|frontend|tests?|test suite|ci|build|progetto"
     r"|repository|applicazione|projet|dépôt|appli(?:cation)?|proyecto|repositorio|aplicación|pruebas|projeto"
-    r"|repositório|aplicação|testes|projekt|repo|anwendung)\s+"
-    r"(?:is written in|is built (?:with|on)|uses|is|runs on|è scritto in|usa|utilizza|gira su|est écrit en|utilise"
+    r"|repositório|aplicação|testes|projekt|repo|anwendung|frontend|backend)\s+"
+    r"(?:(?:is|are) (?:written|built|made) (?:in|with|on)|uses|is|are|runs on|está hech[oa] (?:en|con)"
+    r"|est fait(?:e)? (?:en|avec)|è fatt[oa] (?:in|con)|é feit[oa] (?:em|com)|ist (?:mit|in) \S+ (?:gebaut|geschrieben)"
+    r"|(?:est|sont) écrit(?:e|s|es)? (?:en|avec)|(?:es|son|está|están) escrit[oa]s? (?:en|con)|(?:è|sono) scritt[oaie]"
+    r" (?:in|con)|(?:é|são) escrit[oa]s? (?:em|com)|usa|utilizza|gira su|est écrit en|utilise"
     r"|tourne sur|est|está escrito en|usa|utiliza|corre en|es|é escrito em|roda em|é|ist in|nutzt|verwendet|läuft"
     r" auf|ist)\b"
     r"|^(?:この)?(?:リポジトリ|プロジェクト|アプリ|テスト|CI)は.{1,30}(?:で書かれて|を使って|を使用して|で動いて|で作られて)"
-    r"|^(?:这个|本)?(?:项目|仓库|代码|测试|CI)(?:是)?(?:用|使用|基于|跑在).{1,30}(?:写的|编写|开发|构建)?[。.]?$"
+    r"|^(?:这个|本)?(?:项目|仓库|代码|测试|CI|前端|后端)(?:是|用的是)?(?:用|使用|基于|跑在)?\s*[A-Za-z][\w.\- ]{0,30}"
+    r"(?:写的|编写|开发|构建)?[。.]?$"
 )
 _NUMBER = (
     r"\d+|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|due|tre|quattro|cinque|sei|sette|otto|nove"
@@ -91,7 +101,10 @@ _COUNT = re.compile(
     rf"(?i)\b(?:there (?:are|is)|we have|we've got|has|have|ha|hanno|contiene|a|ont|contient|tiene|tienen|tem|têm"
     rf"|hat|haben|enthält|ci sono|il y a|hay|há|es gibt)\s+(?:(?:only|just|about|around|exactly|solo|seulement|unos"
     rf"|cerca de|etwa)\s+)?(?:{_NUMBER})\s+(?:\w+\s+)?{_PART}\b"
+    rf"|\b(?:there (?:are|is)|we have)\s+(?:about\s+|around\s+)?(?:{_NUMBER})\s+of them\b"
+    rf"|\b(?:{_NUMBER})\s+(?:[\w\-]+\s+){{0,2}}[\w\-]+\s*:\s*[^,:]+,[^,:]+(?:,|\band\b|\by\b|\bet\b|\be\b|\bund\b)"
     r"|(?:一共|总共|共|有)\s*(?:有)?\s*[\d一二两三四五六七八九十百]+\s*(?:个|张|套|份|条)"
+    r"|(?:分成|分为|包括|包含|由).{0,60}[\d一二两三四五六七八九十]+\s*(?:个|张|套|份|条|层)"
     r"|[\d一二三四五六七八九十]+\s*(?:つ|個|本|枚|件)(?:です|あります|ある)"
 )
 _ONE_OFF_SCOPE = re.compile(
@@ -111,8 +124,9 @@ _ONE_OFF_SCOPE = re.compile(
     r"|この\s*(?:変更|修正|PR|ブランチ|チケット|タスク|コミット)(?:で|では|だけ|に)|今回(?:だけ|は)"
 )
 _AGENT_TERMS = re.compile(
-    r"(?i)\b(?:the user'?s?|users' instructions|instructions|clarification|clarify|answer(?:s|ing)?|respond|reply"
-    r"|replies|make up|made up|invent|fabricate|hallucinate|honest|uncertainty|step by step"
+    r"(?i)\byour (?:answers?|responses?|replies|reasoning|explanations?|output)\b|\byou have access to\b"
+    r"|\bmarkdown\b|\b(?:the user'?s?|users' instructions|instructions|clarification|clarify|answer(?:s|ing)?"
+    r"|respond|reply|replies|make up|made up|invent|fabricate|hallucinate|honest|uncertainty|step by step"
     r"|l'utente|istruzioni|chiarimenti|rispondere|rispondi|risposta|inventare|inventa|onesto"
     r"|l'utilisateur|consignes|précisions|répondre|réponds|réponse|inventer|invente|fabrique|honnête"
     r"|el usuario|instrucciones|aclaraciones|responder|responde|respuesta|inventar|inventes|honesto"
@@ -124,7 +138,8 @@ _AGENT_TERMS = re.compile(
 _STATUS_NOW = re.compile(
     r"(?i)\b(?:wait a (?:sec|second|moment|minute)|hang on|give me a (?:sec|second|minute|moment)|brb|be right back"
     r"|i'?m (?:still |just |currently )?(?:looking|checking|working|waiting|deploying|running|grabbing|heading)\b"
-    r"|un (?:attimo|momento|instant|momentito)|attends|warte kurz|moment bitte)\b"
+    r"|un (?:attimo|momento|instant|momentito)|attends|warte kurz|moment bitte|next up is|i'?m (?:now )?on the)\b"
+    r"|^(?:quick |short )?(?:progress|update|status)\s*:"
     r"|^我(?:先|现在|正在|在)?(?:去|正在|在看|在跑|在查)|稍等|等一下|等我一下|回来(?:再)?继续"
     r"|(?:少々|しばらく|ちょっと)お待ち|待ってください|今\S{0,12}中です|中なので"
 )
@@ -136,7 +151,8 @@ _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 _GLUE = word_set(
     "with and as the a an for its version build tool tools framework language runtime come con e il lo la di "
     "comme avec et le les de du como y el los las del com e o os da do als und mit der die das den version "
-    "versione versión versão outil strumento herramienta ferramenta werkzeug"
+    "versione versión versão outil strumento herramienta ferramenta werkzeug un una uno une ein eine um uma en "
+    "para per pour für"
 )
 
 
@@ -161,12 +177,18 @@ def _obvious_clause(text: str) -> bool:
     return bool(_EXISTS.search(text)) or _made_with(text)
 
 
+# Clauses: at a comma or semicolon, or at "and" before a new subject ("… con Litestar y el frontend está hecho …").
+_CLAUSE = re.compile(
+    r"[,;，；]\s*|\s+(?:and|y|et|e|und)\s+(?=(?:the|el|la|le|il|lo|los|las|les|o|a|os|as|der|die|das|l')\b)"
+)
+
+
 def _obvious(text: str) -> bool:
     if _REASON.search(text):
         return False
     if _obvious_clause(text):
         return True
-    clauses = [c for c in re.split(r"[,;，；]\s*", text.strip(" .。")) if c.strip()]
+    clauses = [c for c in _CLAUSE.split(text.strip(" .。")) if c and c.strip()]
     return len(clauses) >= 2 and all(_obvious_clause(c) or is_location(c) for c in clauses)
 
 

@@ -281,9 +281,10 @@ def admit(candidate: Candidate, *, evidence: Mapping[str, str]) -> Admission:
                 return no("location_only")
             if is_inventory(text):
                 return no("file_inventory")
-        if c.origin != "correction" and c.kind != "lesson":
+        if c.kind != "lesson":
             glance = glance_reason(text, states_rule=_states_rule(text))
-            if glance is not None:
+            # A correction of what the project is made with or holds is not cheap to recover: the agent got it wrong.
+            if glance is not None and not (glance == "obvious" and c.origin == "correction"):
                 return no(glance)
     if c.origin in ("model", "submitted"):
         if SYSTEM.search(text):

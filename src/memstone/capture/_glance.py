@@ -49,9 +49,9 @@ _EXISTS = re.compile(
     r"\s+(?:\w+\s+){0,2}?"
     rf"(?:{_ARTIFACT}|[\w\-]+\.(?:ya?ml|json|toml|xml|ini|cfg|conf|md)\b|[\w.\-]+/)"
     rf"|(?:里|中|下|内)?有(?:一个|一份|个|一些|两个|三个)?\s*(?:{_ARTIFACT}|[A-Za-z][\w.\-]*)"
-    rf"|(?:{_ARTIFACT}|[A-Za-z0-9_.\-]+)\s*(?:が|も)(?:あります|ある|存在します)"
+    r"|(?:(?<=[A-Za-z0-9_.\-])|ディレクトリ|フォルダ|ファイル)\s*(?:が|も)(?:あります|ある|存在します)"
     # what a folder holds, or that the project holds a folder ("A pasta infra/ tem os arquivos do Terraform")
-    rf"|(?:{_ARTIFACT}\s+)?`?[\w.\-]+/[\w./\-]*`?\s+(?:has|holds|contains|tem|contém|contient|contiene|tiene|ha"
+    r"|(?<![\w.\-/`])`?[\w.\-]+/[\w./\-]*`?\s+(?:has|holds|contains|tem|contém|contient|contiene|tiene|ha"
     rf"|enthält|hat)\b|\b(?:project|repo|repository|projet|dépôt|proyecto|repositorio|projeto|repositório|progetto"
     rf"|projekt)\s+(?:has|contains|contient|a|tiene|contiene|tem|contém|ha|hat|enthält)\s+(?:\w+\s+)?{_ARTIFACT}"
 )

@@ -19,6 +19,8 @@ code                    rule
 ``chatter``             junk: "ok", "thanks"
 ``file_inventory``      2. not recoverable cheaply from code: no lists of files
 ``location_only``       2. not recoverable cheaply from code: "X is in src/y" with no rule attached
+``obvious``             2. not recoverable cheaply from code: existence, a file's content, what the project is
+                        made with, a count of its parts, with no modality and no reason (``_glance.py``)
 ``function_signature``  2. not recoverable cheaply from code: no signatures
 ``line_numbers``        2. not recoverable cheaply from code: no ``file.py:42`` / "line 42"
 ``source_code``         no source code blocks
@@ -56,6 +58,7 @@ from dataclasses import dataclass, replace
 
 from ..domain.model import KNOWN_KINDS, EntryVersion
 from ..domain.secrets import find_secrets
+from ._glance import glance_reason
 from ._language import read_sentence
 from ._obvious import is_inventory, is_location
 from ._patterns import (
@@ -131,6 +134,7 @@ REASONS: dict[str, str] = {
     "chatter": "conversation, not knowledge",
     "file_inventory": "a file inventory, cheap to recover from the code",
     "location_only": "a file location, cheap to recover from the code",
+    "obvious": "a fact anyone reads from the repository at a glance (what exists, what a file says, counts)",
     "function_signature": "a function signature, cheap to recover from the code",
     "line_numbers": "line numbers go stale and are cheap to recover",
     "source_code": "source code belongs in the repository, not in memory",
@@ -277,6 +281,11 @@ def admit(candidate: Candidate, *, evidence: Mapping[str, str]) -> Admission:
                 return no("location_only")
             if is_inventory(text):
                 return no("file_inventory")
+        if c.kind != "lesson":
+            glance = glance_reason(text, states_rule=_states_rule(text))
+            # A correction of what the project is made with or holds is not cheap to recover: the agent got it wrong.
+            if glance is not None and not (glance == "obvious" and c.origin == "correction"):
+                return no(glance)
     if c.origin in ("model", "submitted"):
         if SYSTEM.search(text):
             return no("system_restatement")

@@ -52,28 +52,31 @@ NAMED_KINDS = ("named_pin_or_code", "named_password", "security_answer", "passwo
 # ------------------------------------------------------------------------------ naming word, copula, value
 # Words that name a short numeric secret: a PIN, a passcode, the code of a door, an alarm, a safe, a padlock.
 _PIN_WORD = (
-    r"(?-i:\bPIN\b)|\bpin[\s-]?(?:code|number|nummer|kod)s?\b|\bpincode\b|\bpasscodes?\b|\bcvv2?\b|\bcvc2?\b"
-    r"|\b(?:door|keypad|alarm|safe|lock|gate|padlock|entry|access|unlock|garage|building|locker|disarm|key ?safe)"
-    r"[\s-]?codes?\b|\bcombination\b|\bdigicode\b"
-    r"|\bcodes? (?:du|de la|de l'|d'|de) ?(?:cadenas|porte|coffre|alarme|portail|local|acc[eè]s|entr[ée]e|digicode)"
-    r"|\bcode pin\b|\b(?:t(?:ü|ue)r|zugangs|tresor|alarm|schloss|zahlen)-?codes?\b|\bpin-code\b"
-    r"|\bc[óo]digos? (?:de (?:la |acceso|acesso)?|del? |do |da )?(?:puerta|porta|acceso|acesso|alarma|alarme|candado"
-    r"|cadeado|caja fuerte|cofre)\b|\bcodice (?:della |dell'|di )?(?:porta|accesso|allarme|cassaforte|lucchetto)\b"
-    r"|\b(?:toegangs|deur|alarm|kluis)code\b|\bkod(?:u)? (?:do |dost[eę]pu|sejfu|alarmu|drzwi|pin)\w*"
-    r"|\bdisarm\b|密码|口令|门禁码|开门码|暗証番号|暗証コード|비밀번호|핀 ?번호"
+    r"pin[\s-]?(?:code|number|nummer|kod)s?\b|pincode\b|passcodes?\b|cvv2?\b|cvc2?\b"
+    r"|(?:door|keypad|alarm|safe|lock|gate|padlock|entry|access|unlock|garage|building|locker|disarm|key ?safe)"
+    r"[\s-]?codes?\b|combination\b|digicode\b"
+    r"|codes? (?:du|de la|de l'|d'|de) ?(?:cadenas|porte|coffre|alarme|portail|local|acc[eè]s|entr[ée]e|digicode)"
+    r"|code pin\b|(?:t(?:ü|ue)r|zugangs|tresor|alarm|schloss|zahlen)-?codes?\b|pin-code\b"
+    r"|c[óo]digos? (?:de (?:la |acceso|acesso)?|del? |do |da )?(?:puerta|porta|acceso|acesso|alarma|alarme|candado"
+    r"|cadeado|caja fuerte|cofre)\b|codice (?:della |dell'|di )?(?:porta|accesso|allarme|cassaforte|lucchetto)\b"
+    r"|(?:toegangs|deur|alarm|kluis)code\b|kod(?:u)? (?:do |dost[eę]pu|sejfu|alarmu|drzwi|pin)\w*"
+    r"|disarm\b|密码|口令|门禁码|开门码|暗証番号|暗証コード|비밀번호|핀 ?번호"
 )
 # Words that name a password, a wifi key, a passphrase or a login, in the same languages.
 _PASSWORD_WORD = (
-    r"\bpass(?:word|wd|phrase)s?\b|\b(?:wifi|wi-fi|wlan|wpa2?|wpa3|network|wireless)[\s-]?(?:keys?|passwords?"
-    r"|passphrases?|psk)\b|\bpsk\b|\bsudo(?:[\s-]password)?\b|\blogin\b|\bwifi\b|\bwi-fi\b|\bwlan\b"
-    r"|\bmot de passe\b|\bmdp\b|\bpasswort\b|\bkennwort\b|\bcontrase(?:ñ|n)a\b|\bsenha\b|\bparola d'ordine\b"
-    r"|\bwachtwoord\b|\bhas(?:ł|l)o\b|\bcl(?:é|e) (?:wifi|wpa)\b|密码|口令|密碼|パスワード|비밀번호"
+    r"pass(?:word|wd|phrase)s?\b|(?:wifi|wi-fi|wlan|wpa2?|wpa3|network|wireless)[\s-]?(?:keys?|passwords?"
+    r"|passphrases?|psk)\b|psk\b|sudo(?:[\s-]password)?\b|login\b|wifi\b|wi-fi\b|wlan\b"
+    r"|mot de passe\b|mdp\b|passwort\b|kennwort\b|contrase(?:ñ|n)a\b|senha\b|parola d'ordine\b"
+    r"|wachtwoord\b|has(?:ł|l)o\b|cl(?:é|e) (?:wifi|wpa)\b|密码|口令|密碼|パスワード|비밀번호"
 )
-_NAME = re.compile(rf"(?i)(?P<pin>{_PIN_WORD})|(?P<pw>{_PASSWORD_WORD})")
+# Matched on the lower-cased text (a case-insensitive regex costs twice as much); "PIN" alone only in capitals.
+_NAME = re.compile(rf"(?P<pin>{_PIN_WORD})|(?P<pw>{_PASSWORD_WORD})")
+_NAME_CI = re.compile(_NAME.pattern, re.I)  # for the rare text whose lower-casing changes its length
+_PIN_CAPS = re.compile(r"\b(?P<pin>PIN)\b")
 # Cheap anchors: every _NAME match holds one of these (on the lower-cased text).
 _NAME_ANCHORS = (
     *str.split("pin pass cvv cvc code combination wifi wi-fi wlan wpa psk sudo login mdp wort woord senha parola"),
-    *str.split("contrase kod has disarm 密 口令 门禁 开门 暗証 비밀 핀"),
+    *str.split("contrase kod hasło haslo disarm 密 口令 门禁 开门 暗証 비밀 핀"),
 )
 # The words between a name and its value: anything but a sentence end, then a copula, a colon or an "is" word.
 _COPULA = re.compile(
@@ -127,9 +130,12 @@ def named_values(text: str, is_placeholder: Check) -> list[Span]:
     """A secret-naming word, a copula or colon, and a value of the shape that word takes (see the module doc)."""
     out: list[Span] = []
     lower = text.lower()
-    if not any(a in lower for a in _NAME_ANCHORS):
-        return out
-    for name in _NAME.finditer(text):
+    names = list(_PIN_CAPS.finditer(text)) if "PIN" in text else []
+    if any(a in lower for a in _NAME_ANCHORS):
+        names += (_NAME if len(lower) == len(text) else _NAME_CI).finditer(lower if len(lower) == len(text) else text)
+    for name in names:
+        if name.start() and lower[name.start() - 1].isalnum() and name.group(0).isascii():
+            continue  # inside a word ("pseudo", "mapping"): the names match without a leading \b, which is faster
         cop = _COPULA.match(text, name.end()) or _BARE.match(text, name.end())
         if cop is None or _ABOUT.search(cop.group(0)):
             continue  # "the password hash is argon2id": the sentence is about something else
@@ -158,6 +164,7 @@ _QUESTION = re.compile(
     r"|pregunta de seguridad|pergunta de seguran[çc]a|domanda di sicurezza|beveiligingsvraag|pytanie (?:pomocnicze|"
     r"bezpiecze)|安全问题|密保问题|秘密の質問|보안 질문"
 )
+_QUESTION_ANCHORS = ("question", "frage", "pregunta", "pergunta", "domanda", "vraag", "pytanie", "问题", "質問", "질문")
 _ANSWER = re.compile(
     r"(?i)(?:\banswers?\b|\br[ée]ponse\b|\bantwort\b|\brespuesta\b|\bresposta\b|\brisposta\b|\bantwoord\b"
     r"|\bodpowied[źz]\b|答案|答え|답)[^.!?\n。]{0,30}?(?:\s(?:is|est|ist|es|é|è|jest|to)\s|[:：]\s*|是|为|は)\s*"
@@ -168,7 +175,8 @@ _ANSWER = re.compile(
 
 def security_answers(text: str) -> list[Span]:
     """The answer given to a security question in the same text ("… the answer we set is Bakkevold")."""
-    if not _QUESTION.search(text):
+    lower = text.lower()
+    if not any(a in lower for a in _QUESTION_ANCHORS) or not _QUESTION.search(text):
         return []
     return [
         ("security_answer", m.start("value"), m.end("value"))
@@ -179,7 +187,7 @@ def security_answers(text: str) -> list[Span]:
 
 # ------------------------------------------------------------------------------ literal credentials in code
 _AUTH_LITERAL = re.compile(
-    r"(?:\bauth\s*=\s*\(|\b\w*(?:Basic|Digest)?Auth\w*\(|\.(?:login|authenticate|basic_auth|setBasicAuth)\()\s*"
+    r"(?:\bauth\s*=\s*\(|Auth\w*\(|\.(?:login|authenticate|basic_auth|setBasicAuth)\()\s*"
     r"(?P<q>[\"'])[^\"'\n]{1,64}(?P=q)\s*,\s*(?P<r>[\"'])(?P<value>[^\"'\n]{4,128})(?P=r)"
 )
 
@@ -188,13 +196,14 @@ def credential_literals(text: str, is_placeholder: Check) -> list[Span]:
     """``auth=("user", "…")``, ``HTTPBasicAuth("user", "…")``: a password passed as a literal beside its user."""
     return [
         ("password_literal", m.start("value"), m.end("value"))
-        for m in (_AUTH_LITERAL.finditer(text) if "(" in text else ())
+        for m in (_AUTH_LITERAL.finditer(text) if "uth" in text or ".login(" in text else ())
         if not is_placeholder(m.group("value")) and len(set(m.group("value"))) > 3
     ]
 
 
 # ------------------------------------------------------------------------------ card numbers
-_CARD = re.compile(r"(?<![\d.\-/])(\d{4}(?:[ -]\d{4}){2}[ -]\d{1,7}|\d{4}[ -]\d{6}[ -]\d{5}|\d{13,19})(?![\d\-/])")
+_NO_DIGITS = str.maketrans("", "", "0123456789")
+_CARD = re.compile(r"(\d{4}(?:[ -]\d{4}){2}[ -]\d{1,7}|\d{4}[ -]\d{6}[ -]\d{5}|\d{13,19})(?![\d\-/])")
 _CARD_WORD = re.compile(
     r"(?i)\b(?:cards?|carte|karte|tarjeta|cart[ãa]o|carta|karta|kaart|visa|mastercard|amex|cc|cvv|cvc|pan)\b|卡号|信用卡|カード|카드"
 )
@@ -234,8 +243,12 @@ def _issuer(d: str) -> bool:
 def card_numbers(text: str) -> list[Span]:
     """A payment card number: issuer prefix, Luhn-valid, not a test card, and grouped or named by a card word."""
     out: list[Span] = []
+    if len(text) - len(text.translate(_NO_DIGITS)) < 13:
+        return out  # a card number has 13 digits or more
     for m in _CARD.finditer(text):
         raw = m.group(1)
+        if m.start() and text[m.start() - 1] in "0123456789.-/":
+            continue  # part of a longer number, a version or a path (the regex leaves this out: it is faster)
         d = re.sub(r"\D", "", raw)
         if not 13 <= len(d) <= 19 or d in _TEST_CARDS or len(set(d)) < 4 or not _issuer(d) or not _luhn(d):
             continue
@@ -253,14 +266,15 @@ def _bip39() -> frozenset[str]:
 
 
 _WORD_RUN = re.compile(
-    r"(?<![\w-])[a-z]{3,8}(?:(?:[ \t]+|[ \t]*,[ \t]*|\n|[ \t]*\d{1,2}[.)][ \t]*)[a-z]{3,8}){11,}(?![\w-])"
+    r"(?<![\w-])[a-z]{3,8}+(?![a-z])"
+    r"(?:(?:[ \t]+|[ \t]*,[ \t]*|\n|[ \t]*\d{1,2}[.)][ \t]*)[a-z]{3,8}+(?![a-z])){11,}(?![\w-])"
 )
 
 
 def bip39_runs(text: str, is_function_word: Check) -> list[Span]:
     """Twelve or more words in a row all from the BIP39 English list, at most two of them function words."""
     out: list[Span] = []
-    for m in _WORD_RUN.finditer(text):
+    for m in _WORD_RUN.finditer(text) if text.count(" ") + text.count("\n") >= 11 else ():
         words = re.findall(r"[a-z]+", m.group(0))
         best = run = 0
         for w in words:

@@ -623,10 +623,11 @@ async def test_capsec_rows_are_refused_by_remember_and_capture_and_their_near_mi
 
 
 async def refused_by_remember_and_capture_near_misses_stored(
-    tmp_path: Path, rows: list[tuple[str, str, str, str]], also_stored: tuple[str, ...] = ()
+    tmp_path: Path, rows: list[tuple[str, str, str, str]], also_stored: tuple[str, ...] = (), min_len: int = 0
 ) -> None:
     """Each row's text is refused by ``remember`` and ``capture()``, its near miss (and ``also_stored``) is stored, and
-    no found secret reaches the database file."""
+    no found secret reaches the database file (of ``min_len`` characters or more: a 4-digit PIN's bytes can occur
+    by chance in a ULID or a page of the file)."""
     url = f"sqlite:///{tmp_path / 'c.db'}"
     scope = "memstone://orgs/acme/projects/web"
     async with open_service(url, embedding=None) as svc:
@@ -643,7 +644,8 @@ async def refused_by_remember_and_capture_near_misses_stored(
             assert await svc.remember(None, entries=[EntryInput(kind="fact", text=text)], scope=scope), text
     raw = (tmp_path / "c.db").read_bytes()
     secrets = {name: [text[f.start : f.end] for f in find_secrets(text)] for name, text, _, _ in rows}
-    assert not [name for name, values in secrets.items() if any(v.encode() in raw for v in values)]
+    assert not [name for name, vals in secrets.items() if any(v.encode() in raw for v in vals if len(v) >= min_len)]
+    assert not [name for name, text, _, _ in rows if text.encode() in raw]
 
 
 def test_fold_ascii_keeps_every_case_insensitive_match_of_an_ascii_letter() -> None:
@@ -677,6 +679,17 @@ NAMED = [
     ("auth-tuple", 'resp = client.post(url, auth=("lockapi", "Brattli#Ski88"), timeout=5)', "password_literal", 'resp = client.post(url, auth=(user, password), timeout=5)'),
     ("card", "Do a test booking with my card: 4929 9328 2062 6269, exp 09/27, cvv 418.", "card_number", "Card tests use Stripe's 4242 4242 4242 4242 with any future date and any CVC."),
     ("seed-words", "the hardware wallet was set up with: ripple canvas orbit velvet tunnel glimpse ozone harvest pilot frozen mango deputy", "seed_phrase", "the wallet words are stored offline and never typed into a computer, a phone or a chat"),
+    ("passcode-its", "The front desk iPads have a guided-access passcode, it's 836204 on all of them.", "named_pin_or_code", "The passcode is rotated by the gym manager and lives in 1Password, never in the repo."),
+    ("door-takes", "Staff room: the door takes 2 9 1 7 and then the key symbol.", "named_pin_or_code", "The staff room doors are Nuki Keypad 2.0 on port 8080 of the bridge."),
+    ("padlock-es", "El candado de las taquillas del personal se abre con 0-5-8-3.", "named_pin_or_code", "El puerto del lector de tarjetas es 9100 y la versión del firmware es 1.8.2."),
+    ("digicode-fr", "Le digicode de l'entrée de service c'est 4B792.", "named_pin_or_code", "Le digicode est changé chaque mois par le gardien (ticket #231)."),
+    ("hash-code-zh", "上海店员工休息室门禁密码是 #4821", "named_pin_or_code", "门禁系统的接口文档在 docs/access-control.md，端口 8080，版本 v2.3.1。"),
+    ("combination", "her locker combination again: 38-12-27", "named_pin_or_code", "Lockers use 3-number combination padlocks, written on paper at the desk."),
+    ("stated-later", "We use the same password everywhere for the kiosks. It's ClimbOn plus the postcode, so for Part-Dieu it is ClimbOn69003.", "named_password", "Kiosk passwords must be unique per gym; `bin/rotate-kiosk-passwords` generates them with SecureRandom."),
+    ("recipe-eg", "Kiosk admin password is the gym's name in lowercase followed by a dash, e.g. for Wall Street it's the name, then 2019 and '-' at the end.", "described_password", "Kiosk admin passwords are at least 16 characters, e.g. three words and 2 digits."),
+    ("backup-digits", "2FA backup codes for the team account (each works once):\n79784683 61832998 52859460\n77605564 94120118", "otp_or_recovery_code", "Backup codes are 8 digits each and go to the ops vault; 2FA is mandatory since 2024-06-01."),
+    ("answer-i-put", "For the recovery they asked the security question; the name of my first gym, I put Bloc Session.", "security_answer", "Security questions are answered by the account owner only; I put the policy in docs/accounts.md."),
+    ("basic-lowercase", 'headers={"authorization": "basic ZnJvbnRkZXNrOkNyaW1wJlNsb3BlcjMx"}', "basic_auth_credentials", "The basic plan has 3 gyms and basic reporting; Basic auth only on /sidekiq."),
     ("basic-in-dict", 'headers = {"Authorization": "Basic YWRtaW46czNjcjN0IQ=="}', "basic_auth_credentials", "The lock vendor API only supports HTTP Basic auth (user:password in base64)."),
 ]  # fmt: skip
 
@@ -692,7 +705,7 @@ def test_their_near_misses_are_not_refused(text: str) -> None:
 
 
 async def test_secrets_without_a_format_are_refused_by_remember_and_capture_near_misses_stored(tmp_path: Path) -> None:
-    await refused_by_remember_and_capture_near_misses_stored(tmp_path, NAMED)
+    await refused_by_remember_and_capture_near_misses_stored(tmp_path, NAMED, min_len=6)
 
 
 @pytest.mark.parametrize(

@@ -80,7 +80,7 @@ _NAME_ANCHORS = (
 )
 # The words between a name and its value: anything but a sentence end, then a copula, a colon or an "is" word.
 _COPULA = re.compile(
-    r"(?i)[^.!?\n。！？]{0,48}?(?:\s(?:is|are|was|=|est|ist|lautet|es|è|é|era|jest|to|wynosi|is nog steeds|is still"
+    r"(?i)[^.!?\n。！？]{0,48}?(?:(?:'|’)s\s|\bc(?:'|’)est\s|\s(?:is|are|was|=|est|ist|lautet|es|è|é|era|jest|to|wynosi"
     r"|with|avec|mit|met|con|com|z)\s|[:：=]\s*|是|为|為|は|는|은|이)\s*(?:(?:still|now|currently|nog|steeds|toujours"
     r"|encore|noch|immer|jetzt|ainda|todav[íi]a|a[úu]n|ancora|wci[ąa][żz]|nadal|还是|仍然|依然|现在|まだ)\s+)*"
 )
@@ -95,7 +95,17 @@ _PW_IN_PIN = re.compile(r"密码|口令|비밀번호")
 _VALUE = re.compile(
     r"(?P<q>[\"'`])(?P<quoted>[^\"'`\n]{4,80})(?P=q)|[“«「](?P<quoted2>[^”»」\n]{4,80})[”»」]|(?P<plain>[^\s\"'`,;。，；、)）]+)"
 )
-_PIN_VALUE = re.compile(r"(\d{4,8}|\d(?:[- ]\d){3,7})(?![\d:%.,]\d|[A-Za-z])")
+# 4 to 8 digits, digits in groups ("2 9 1 7", "38-12-27"), or a keypad code with A to D ("4B792"); a leading "#".
+_PIN_VALUE = re.compile(
+    r"#?(\d{4,8}|\d{1,2}(?:[- ]\d{1,2}){2,7}|(?=(?:[A-D]*\d){3})[0-9A-D]{4,8})(?![\d:%.,]\d|[A-Za-z])"
+)
+# A lock, door or safe and a verb of opening: "the door takes 2 9 1 7", "el candado se abre con 0-5-8-3".
+_OPENS = re.compile(
+    r"(?:door|lock|padlock|locker|safe|gate|keypad|candado|taquilla|cadenas|porte|schloss|t(?:ü|ue)r|tresor|k(?:ł|l)ódka"
+    r"|sejf|cofre|cadeado|lucchetto)s?\b[^.!?\n]{0,40}?\b(?:takes|accepts|opens with|open with|unlocks with|se abre con"
+    r"|s'ouvre avec|(?:ö|oe)ffnet (?:sich )?mit|abre com|si apre con|otwiera si[ęe])\s+"
+)
+_OPENS_ANCHORS = ("takes", "accepts", "with", " con ", "avec", " mit ", " com ", "otwiera")
 # Words that make a value prose, not a password ("the password is hashed", "le mot de passe est stocké").
 _NOT_VALUE = re.compile(
     r"(?i)^(?:the|a|an|same|hashed|stored|set|required|rotated|changed|in|on|at|not|never|only|kept|sent|le|la|les"
@@ -133,29 +143,59 @@ def named_values(text: str, is_placeholder: Check) -> list[Span]:
     names = list(_PIN_CAPS.finditer(text)) if "PIN" in text else []
     if any(a in lower for a in _NAME_ANCHORS):
         names += (_NAME if len(lower) == len(text) else _NAME_CI).finditer(lower if len(lower) == len(text) else text)
+    if len(lower) == len(text) and any(a in lower for a in _OPENS_ANCHORS):
+        names += _OPENS.finditer(lower)
     for name in names:
         if name.start() and lower[name.start() - 1].isalnum() and name.group(0).isascii():
             continue  # inside a word ("pseudo", "mapping"): the names match without a leading \b, which is faster
-        cop = _COPULA.match(text, name.end()) or _BARE.match(text, name.end())
-        if cop is None or _ABOUT.search(cop.group(0)):
-            continue  # "the password hash is argon2id": the sentence is about something else
-        pos = cop.end()
-        if name.group("pin"):
-            m = _PIN_VALUE.match(text, pos)
-            if m and not _weak_pin(m.group(1)):
-                out.append(("named_pin_or_code", m.start(1), m.end(1)))
-            if m or not _PW_IN_PIN.match(name.group("pin")):
-                continue  # a code word takes digits only; 密码 and 口令 also name passwords
-        v = _VALUE.match(text, pos)
-        if v is None or (v.group("plain") and cop.re is _BARE):
-            continue  # with no copula, only a quoted value is stated as the secret
-        group = "quoted" if v.group("quoted") else "quoted2" if v.group("quoted2") else "plain"
-        quoted, value = group != "plain", v.group(group)
-        if value.isdigit() and len(value) >= 4 and not _weak_pin(value) and cop.group(0).strip()[-1:] in ":：=是为":
-            out.append(("named_password", v.start(group), v.end(group)))  # "密码：582931"
-        elif _password_value(value, quoted, is_placeholder):
-            out.append(("named_password", v.start(group), v.end(group)))
+        span = _judge(text, name, is_placeholder)
+        if span is None and name.re is _NAME and name.group("pw"):
+            span = _stated_later(text, name.end(), is_placeholder)
+        if span is not None:
+            out.append(span)
     return out
+
+
+def _judge(text: str, name: re.Match[str], is_placeholder: Check) -> Span | None:
+    """The value stated right after a naming word, if it has the shape that word takes."""
+    opens = name.re is _OPENS  # "the door takes 2 9 1 7": the match already holds its verb
+    cop = _COPULA.match(text, name.end()) or _BARE.match(text, name.end()) if not opens else name
+    if cop is None or (not opens and _ABOUT.search(cop.group(0))):
+        return None  # "the password hash is argon2id": the sentence is about something else
+    pos = cop.end()
+    if opens or name.group("pin"):
+        m = _PIN_VALUE.match(text, pos)
+        if m and len(re.sub(r"\D", "", m.group(1))) >= 4 and not _weak_pin(m.group(1)):
+            return ("named_pin_or_code", m.start(1), m.end(1))
+        if m or opens or not _PW_IN_PIN.match(name.group("pin")):
+            return None  # a code word takes digits only; 密码 and 口令 also name passwords
+    v = _VALUE.match(text, pos)
+    if v is None or (v.group("plain") and cop.re is _BARE):
+        return None  # with no copula, only a quoted value is stated as the secret
+    group = "quoted" if v.group("quoted") else "quoted2" if v.group("quoted2") else "plain"
+    quoted, value = group != "plain", v.group(group)
+    if value.isdigit() and len(value) >= 4 and not _weak_pin(value) and cop.group(0).strip()[-1:] in ":：=是为":
+        return ("named_password", v.start(group), v.end(group))  # "密码：582931"
+    if _password_value(value, quoted, is_placeholder):
+        return ("named_password", v.start(group), v.end(group))
+    return None
+
+
+# A password stated a sentence or two after its word ("… the same password everywhere. It's ClimbOn plus the
+# postcode, so for Part-Dieu it is ClimbOn69003."): "it is"/"c'est"/":" and a mixed-case value with a digit.
+_LATER = re.compile(
+    r"(?i)(?:\bit(?:'|’)s|\bit is|\bthat(?:'|’)s|\bis|\bc(?:'|’)est|\best|\bist|\bes|:)\s+"
+    r"(?-i:(?P<value>(?=\S*[A-Z])(?=\S*[a-z])(?=\S*\d)[A-Za-z0-9!#$%&*+?@^~_-]{8,40}))(?![\w@/])"
+)
+_LATER_CHARS = 200
+
+
+def _stated_later(text: str, start: int, is_placeholder: Check) -> Span | None:
+    paragraph = text.find("\n\n", start, start + _LATER_CHARS)
+    m = _LATER.search(text, start, paragraph if paragraph >= 0 else min(len(text), start + _LATER_CHARS))
+    if m is None or is_placeholder(m.group("value")) or _ABOUT.search(text, start, m.start()):
+        return None
+    return ("named_password", m.start("value"), m.end("value"))
 
 
 # ------------------------------------------------------------------------------ security questions
@@ -163,6 +203,11 @@ _QUESTION = re.compile(
     r"(?i)security question|secret question|question secr[eè]te|question de s[ée]curit[ée]|sicherheitsfrage"
     r"|pregunta de seguridad|pergunta de seguran[çc]a|domanda di sicurezza|beveiligingsvraag|pytanie (?:pomocnicze|"
     r"bezpiecze)|安全问题|密保问题|秘密の質問|보안 질문"
+)
+# "… the security question; the name of my first gym, I put Bloc Session.": a name the writer says they gave.
+_ANSWERED = re.compile(
+    r"(?i)\b(?:i|we)\s+(?:put|wrote|set|used|entered|typed|chose|gave)\s+(?:it\s+(?:to|as)\s+)?[\"'“]?"
+    r"(?-i:(?P<value>[A-Z][^\s\"'”.,;]{2,30}(?: [A-Z][^\s\"'”.,;]{2,30})?))(?=[\"'”]?\s*(?:[.,;!?)]|$))"
 )
 _QUESTION_ANCHORS = ("question", "frage", "pregunta", "pergunta", "domanda", "vraag", "pytanie", "问题", "質問", "질문")
 _ANSWER = re.compile(
@@ -180,7 +225,7 @@ def security_answers(text: str) -> list[Span]:
         return []
     return [
         ("security_answer", m.start("value"), m.end("value"))
-        for m in _ANSWER.finditer(text)
+        for m in (*_ANSWER.finditer(text), *_ANSWERED.finditer(text))
         if not _NOT_VALUE.match(m.group("value"))
     ]
 
@@ -286,13 +331,13 @@ def bip39_runs(text: str, is_function_word: Check) -> list[Span]:
 
 
 # ------------------------------------------------------------------------------ HTTP Basic credentials
-_BASIC = re.compile(r"(?<![A-Za-z])Basic\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
+_BASIC = re.compile(r"(?<![A-Za-z])(?i:basic)\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
 
 
 def basic_credentials(text: str, is_placeholder: Check) -> list[Span]:
     """``Basic`` and base64 of ``user:password`` with a password that is not empty or a placeholder."""
     out: list[Span] = []
-    for m in _BASIC.finditer(text) if "Basic" in text else ():
+    for m in _BASIC.finditer(text) if "asic" in text or "ASIC" in text else ():
         try:
             raw = base64.b64decode(m.group(1) + "=" * (-len(m.group(1)) % 4), validate=True).decode("utf-8")
         except (binascii.Error, ValueError):

@@ -712,6 +712,9 @@ async def test_secrets_without_a_format_are_refused_by_remember_and_capture_near
     "text",
     [
         pytest.param("use sudo's -H flag.", id="apostrophe-not-a-quote"),
+        pytest.param('username="jo@gmail.com", password="a secret"', id="doc-example-prose-value"),
+        pytest.param('# Replace "username" and/or "password" with "userinfo".', id="quoted-name-with"),
+        pytest.param("MUST_CHANGE_PASSWORD = 1820", id="error-code-constant"),
         pytest.param("if member['login'].startswith(prefix)", id="login-key-in-code"),
         pytest.param("exit code is 1234 when the lock is offline", id="exit-code"),
         pytest.param("the PIN is 0000 on every new panel until setup", id="factory-pin"),

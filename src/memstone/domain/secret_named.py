@@ -89,6 +89,8 @@ _ABOUT = re.compile(
     r"(?i)hash|polic|length|format|type|field|rule|encod|algorithm|scheme|strength|requir|reset|manager|expir|hint"
     r"|column|option|flag|prompt|digits|characters|chiffres|caract|zeichen|stellen|cijfers|cyfr|位"
 )
+_WITH = re.compile(r"(?i)\s(?:with|avec|mit|met|con|com|z)\s+$")
+_PROSE_START = re.compile(r"(?i)^(?:a|an|the|your|my|some|any|un|une|le|la|ein|eine|der|die|das|el|il|de)\s")
 # A quoted value right after the name ("the passphrase 'quiet lynx under the birch'").
 _BARE = re.compile(r"\s+(?=[\"'`“«「])")
 _PW_IN_PIN = re.compile(r"密码|口令|비밀번호")
@@ -126,7 +128,7 @@ def _password_value(value: str, quoted: bool, is_placeholder: Check) -> bool:
     if len(v) < 6 or is_placeholder(v) or _NOT_VALUE.match(v) or "://" in v or v.startswith(("/", "~", "$", "%")):
         return False
     if quoted:
-        return len(set(v)) > 3
+        return len(set(v)) > 3 and not _PROSE_START.match(v)  # "a secret", "your password": prose
     if re.fullmatch(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", v):
         return False  # a login's e-mail address, not its password
     if (re.fullmatch(r"[A-Za-z_][\w.]*\(?\)?", v) and "_" in v) or v.endswith("()"):
@@ -146,7 +148,11 @@ def named_values(text: str, is_placeholder: Check) -> list[Span]:
     if len(lower) == len(text) and any(a in lower for a in _OPENS_ANCHORS):
         names += _OPENS.finditer(lower)
     for name in names:
-        if name.start() and lower[name.start() - 1].isalnum() and name.group(0).isascii():
+        if (
+            name.start()
+            and (lower[name.start() - 1].isalnum() or lower[name.start() - 1] in "_\"'`")
+            and name.group(0).isascii()
+        ):
             continue  # inside a word ("pseudo", "mapping"): the names match without a leading \b, which is faster
         span = _judge(text, name, is_placeholder)
         if span is None and name.re is _NAME and name.group("pw"):
@@ -170,11 +176,11 @@ def _judge(text: str, name: re.Match[str], is_placeholder: Check) -> Span | None
         if m or opens or not _PW_IN_PIN.match(name.group("pin")):
             return None  # a code word takes digits only; 密码 and 口令 also name passwords
     v = _VALUE.match(text, pos)
-    if v is None or (v.group("plain") and cop.re is _BARE):
-        return None  # with no copula, only a quoted value is stated as the secret
+    if v is None or (v.group("plain") and cop.re is _BARE) or _WITH.search(cop.group(0)):
+        return None  # with no copula, only a quoted value is stated; "with" states a code, not a password
     group = "quoted" if v.group("quoted") else "quoted2" if v.group("quoted2") else "plain"
     quoted, value = group != "plain", v.group(group)
-    if value.isdigit() and len(value) >= 4 and not _weak_pin(value) and cop.group(0).strip()[-1:] in ":：=是为":
+    if value.isdigit() and len(value) >= 4 and not _weak_pin(value) and cop.group(0).strip()[-1:] in ":：是为":
         return ("named_password", v.start(group), v.end(group))  # "密码：582931"
     if _password_value(value, quoted, is_placeholder):
         return ("named_password", v.start(group), v.end(group))

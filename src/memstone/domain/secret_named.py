@@ -9,7 +9,7 @@ list), HTTP Basic credentials (base64 that decodes to ``user:password``). The fi
 
 - **a secret-naming word, a copula or colon, and a value of any shape** (:func:`named_values`): PIN, passcode,
   door, alarm, safe or keypad code, CVV, in English, French, German, Spanish, Portuguese, Italian, Dutch, Polish,
-  Chinese, Japanese and Korean, take 4 to 8 digits; password, wifi/WPA key, PSK, sudo or login words take a value
+  Chinese, Japanese and Korean, take 4 to 8 digits; password, wifi/WPA key, PSK or sudo words take a value
   with a digit or a symbol, three or more joined words, or a quoted one. Placeholders, well-known PINs (``1234``,
   ``0000``) and prose are not values;
 - **the answer to a security question** (:func:`security_answers`);
@@ -62,10 +62,10 @@ _PIN_WORD = (
     r"|(?:toegangs|deur|alarm|kluis)code\b|kod(?:u)? (?:do |dost[eę]pu|sejfu|alarmu|drzwi|pin)\w*"
     r"|disarm\b|密码|口令|门禁码|开门码|暗証番号|暗証コード|비밀번호|핀 ?번호"
 )
-# Words that name a password, a wifi key, a passphrase or a login, in the same languages.
+# Words that name a password, a wifi key or a passphrase, in the same languages (a login names a user).
 _PASSWORD_WORD = (
     r"pass(?:word|wd|phrase)s?\b|(?:wifi|wi-fi|wlan|wpa2?|wpa3|network|wireless)[\s-]?(?:keys?|passwords?"
-    r"|passphrases?|psk)\b|psk\b|sudo(?:[\s-]password)?\b|login\b|wifi\b|wi-fi\b|wlan\b"
+    r"|passphrases?|psk)\b|psk\b|sudo(?:[\s-]password)?\b|wifi\b|wi-fi\b|wlan\b"
     r"|mot de passe\b|mdp\b|passwort\b|kennwort\b|contrase(?:ñ|n)a\b|senha\b|parola d'ordine\b"
     r"|wachtwoord\b|has(?:ł|l)o\b|cl(?:é|e) (?:wifi|wpa)\b|密码|口令|密碼|パスワード|비밀번호"
 )
@@ -75,7 +75,7 @@ _NAME_CI = re.compile(_NAME.pattern, re.I)  # for the rare text whose lower-casi
 _PIN_CAPS = re.compile(r"\b(?P<pin>PIN)\b")
 # Cheap anchors: every _NAME match holds one of these (on the lower-cased text).
 _NAME_ANCHORS = (
-    *str.split("pin pass cvv cvc code combination wifi wi-fi wlan wpa psk sudo login mdp wort woord senha parola"),
+    *str.split("pin pass cvv cvc code combination wifi wi-fi wlan wpa psk sudo mdp wort woord senha parola"),
     *str.split("contrase kod hasło haslo disarm 密 口令 门禁 开门 暗証 비밀 핀"),
 )
 # The words between a name and its value: anything but a sentence end, then a copula, a colon or an "is" word.
@@ -135,7 +135,8 @@ def _password_value(value: str, quoted: bool, is_placeholder: Check) -> bool:
         return False  # a name in code: validate_password(), settings.PASSWORD_HASHERS
     if re.fullmatch(r"[A-Za-z]+(?:[-.][A-Za-z]+){2,}", v):
         return True  # three or more joined words: nordlys-over-jotunheimen
-    return any(c.isalpha() for c in v) and any(c.isdigit() or not c.isalnum() for c in v) and "/" not in v
+    symbol = any(not c.isalnum() and c not in "-_." for c in v)  # "tintero-ops" is a name, "Rk8!mvT3" is not
+    return any(c.isalpha() for c in v) and (symbol or any(c.isdigit() for c in v)) and "/" not in v
 
 
 def named_values(text: str, is_placeholder: Check) -> list[Span]:

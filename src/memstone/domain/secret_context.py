@@ -67,10 +67,10 @@ _RECOVERY = re.compile(
     r"|恢复|备用|救援|恢復|備用|リカバリー|バックアップ|復旧"
 )
 # Groups of 4 to 6 letters and digits joined by a space or a dash, at least two groups (three when spaced), or
-# two groups of four digits (Google's backup codes).
+# two groups of four digits (Google's backup codes), or three or more codes of 6 to 10 digits (Render's, GitHub's).
 _GROUPS = re.compile(
-    r"(?<![A-Za-z0-9_\-])(\d{4} \d{4}(?![ -]?[A-Za-z0-9])|[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6})+"
-    r"|[A-Za-z0-9]{4,6}(?: [A-Za-z0-9]{4,6}){2,}"
+    r"(?<![A-Za-z0-9_\-])(\d{6,10}(?:\s+\d{6,10}){2,}|\d{4} \d{4}(?![ -]?[A-Za-z0-9])"
+    r"|[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6})+|[A-Za-z0-9]{4,6}(?: [A-Za-z0-9]{4,6}){2,}"
     r"|[A-Z2-7]{16,64}={0,6}|[a-z2-7]{16,64})(?![A-Za-z0-9_\-])"
 )
 _CODE_CHARS = 100
@@ -79,9 +79,9 @@ _CODE_CHARS = 100
 def _code_like(value: str, *, recovery: bool) -> bool:
     """Generated groups of one length (or a base32 run): varied characters, not a date, a version or words."""
     flat = re.sub(r"[\s-]", "", value)
-    if len(flat) < 8 or (flat.isdigit() and not (recovery and re.fullmatch(r"\d{4} \d{4}", value))):
-        return False  # digits alone only as "1234 5678" after "backup codes" (Google's): not a date or a number
-    groups = re.split(r"[\s-]", value)
+    if len(flat) < 8 or (flat.isdigit() and not (recovery and re.fullmatch(r"\d{4} \d{4}|\d{6,10}(?:\s+\d+)+", value))):
+        return False  # digits alone only as "1234 5678" or a list after "backup codes": not a date or a number
+    groups = re.split(r"\s+|-", value)
     if any(re.fullmatch(r"[a-z]+|[A-Z][a-z]+", g) and len(re.findall(r"[aeiou]", g)) >= 2 for g in groups):
         return False  # a word among the groups ("affect normal usage"): prose, not a code
     if re.fullmatch(r"[A-Z2-7]+=*|[a-z2-7]+", flat) and len(flat) >= 16:
@@ -89,7 +89,7 @@ def _code_like(value: str, *, recovery: bool) -> bool:
         return _entropy(flat) >= 3.5 and (len(groups) > 1 or any(c.isdigit() for c in flat))
     if len({len(g) for g in groups}) > 1 or len(groups) < 2:
         return False  # codes come in groups of one length; 2024-06-11 or v2-beta3 do not
-    return len(set(flat.lower())) >= 0.6 * len(flat)
+    return flat.isdigit() or len(set(flat.lower())) >= 0.6 * len(flat)
 
 
 # Cheap anchors: the word regex runs only on a text holding one of them (most code and prose holds none).
@@ -157,6 +157,8 @@ _RECIPE = re.compile(
     r"|seguido de|mais|depois)\b|加上|后面加|後面加|再加|のあとに|の後に|に続けて|\s\+\s"
 )
 _COMPOSED_PART = re.compile(r"\d{2,}|[!@#$%^&*?]")
+# The end of a sentence, but not the dot of an abbreviation ("e.g.", "i.e.", "z.B.", "p.ex.").
+_CLAUSE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bz\.B)(?<!\bex)[.!?。！？](?:\s|$)|\n")
 
 
 def described_passwords(text: str) -> list[Span]:
@@ -169,11 +171,11 @@ def described_passwords(text: str) -> list[Span]:
     ):
         return out
     for m in _PASSWORD_THEN_COPULA.finditer(text):
-        end = re.compile(r"[.!?。！？](?:\s|$)|\n").search(text, m.end() + 1)
+        end = _CLAUSE_END.search(text, m.end() + 1)
         stop = end.end() if end else len(text)
         clause = text[m.end() : stop]
-        recipe = _RECIPE.search(clause)
-        if len(clause) <= 160 and recipe and _COMPOSED_PART.search(clause, recipe.end(), recipe.end() + 25):
+        recipes = _RECIPE.finditer(clause)
+        if len(clause) <= 160 and any(_COMPOSED_PART.search(clause, r.end(), r.end() + 25) for r in recipes):
             out.append(("described_password", m.end(), stop))
     return out
 

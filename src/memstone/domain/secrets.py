@@ -13,24 +13,22 @@ Four families of rules:
 - **Assignments**: a credential-like name (``api_key``, ``token``, ``secret``, ``password``, …) followed by
   ``=``, ``:``, ``is`` … and a value. Password-like names need a value that is not a placeholder; the others
   need a high-entropy value (at least 16 characters, two character classes, Shannon entropy ≥ 3.3 bits/char).
-
 - **Near a credential word**: a long, random-looking token (≥ 20 characters, letters and digits, high entropy,
   not a hex digest, UUID or ULID) within 80 characters after "key", "token", "secret", "password",
   "credentials"…, whatever the phrasing; and a password-like value (digits, letters, symbols) within 60
-  characters after a password word in English, German, French, Spanish, Chinese, Japanese and a few more
-  languages (``Passwort``, ``mdp``, ``clave``, ``密码``, ``パスワード``), with or without a space before it; a UUID
-  or ≥ 32 hex digits right after a word naming a credential ("Heroku API key 3fa8…"), and a Twilio auth token
-  beside its ``AC…`` account SID.
-- **Shape alone**: a ``.env`` line ``NAME=value`` with a long random value, whatever the name; and the entropy
-  rule for formats no list names: a run of ≥ 32 base64/alphanumeric characters with mixed case, ≥ 3 digits and
-  ≥ 4.3 bits/char that is not a digest, an identifier made of words, an alphabet, or base64 that decodes to text.
+  characters after a password word in English, German, French, Spanish, Chinese, Japanese and more (``Passwort``,
+  ``mdp``, ``clave``, ``密码``, ``パスワード``), with or without a space before it; a UUID or ≥ 32 hex digits right
+  after a word naming a credential ("Heroku API key 3fa8…"), a Twilio auth token beside its ``AC…`` account SID.
+  Secrets of no format told by the word naming them (a door code, a wifi key), card numbers, BIP39 phrases and
+  Basic credentials: :mod:`memstone.domain.secret_named`.
+- **Shape alone**: a ``.env`` line ``NAME=value`` with a long random value, whatever the name; and the entropy rule
+  for formats no list names: ≥ 32 base64/alphanumeric characters with mixed case, ≥ 3 digits, ≥ 4.3 bits/char,
+  not a digest, an identifier made of words, an alphabet, or base64 that decodes to text.
 
-What is deliberately *not* a secret (tested): commit hashes, UUIDs, ULIDs, ``sha256:`` digests and other bare
-hex, prose about "tokens" and "passwords", type annotations (``token: str``), environment-variable references
-(``$TOKEN``, ``${DB_PASSWORD}``, ``os.environ["X"]``) and obvious placeholders (``<password>``, ``xxxx``,
-``your-api-key``, ``***``), code on the right of an assignment (``password = get_auth(proxy)``,
-``token: NotRequired[ProgressToken]``), and base64 test data. ``bench/bench_secrets_fp.py`` measures the false
-positives on the installed packages' sources and docs.
+Not secrets (tested): commit hashes, UUIDs, ULIDs, ``sha256:`` digests, bare hex, prose about "tokens" and
+"passwords", type annotations (``token: str``), environment-variable references (``$TOKEN``, ``${DB_PASSWORD}``,
+``os.environ["X"]``), placeholders (``<password>``, ``xxxx``, ``your-api-key``, ``***``), code on the right of an
+assignment (``password = get_auth(proxy)``), base64 test data. ``bench/bench_secrets_fp.py`` measures false positives.
 """
 
 from __future__ import annotations
@@ -41,6 +39,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from . import secret_context as _ctx
+from . import secret_named as _named
 from .analyzer import STOPWORDS
 from .secret_formats import FormatRule, anchored_rules, b64decode_loose, decodes_to, fold_ascii
 from .secret_generic import (
@@ -541,13 +540,15 @@ def _generic(text: str) -> list[SecretFinding]:
         *seed_phrases(text, lambda w: w in STOPWORDS or w in _PROSE_WORDS),
         *prefixed_tokens(text, lambda v: not _HEX.match(v) and _random_tail(v) and shannon_entropy(v) >= 3.8),
         *_ctx.context_secrets(text, _is_placeholder),
+        *_named.named_secrets(text, _is_placeholder, lambda w: w in STOPWORDS or w in _PROSE_WORDS),
     ]
     return [SecretFinding(kind=kind, start=start, end=end) for kind, start, end in spans]
 
 
 _GENERIC_KINDS = frozenset(
     ["high_entropy_token", "env_assignment", "password_near_keyword", "credential_near_keyword",
-     "url_query_credential", "credential_pair", "prefixed_token", "passphrase_in_prose", "access_key_pair"]
+     "url_query_credential", "credential_pair", "prefixed_token", "passphrase_in_prose", "access_key_pair",
+     *_named.NAMED_KINDS]
 )  # fmt: skip
 
 

@@ -31,7 +31,7 @@ from ...ports import Capabilities
 from ..sql.engine import Dialect, Migrator, Snapshot
 from ..sql.workers import Workers
 from . import schema
-from .errors import ROW_MOVED, translated
+from .errors import ROW_MOVED, STALE_START, translated
 from .fts import PostgresFullText
 from .purge import PostgresPurge
 from .upkeep import PostgresUpkeep
@@ -131,6 +131,12 @@ class PostgresConn:
         that is a RevisionConflictError, as when the swap was read at once."""
         self.defer(_exactly_one(sql), args)
 
+    def defer_guard(self, condition: str, args: Sequence[object]) -> None:
+        """Queue a check of ``condition`` (an SQL boolean) to travel with the next statement or ``COMMIT``: unless it
+        is true there, its statement fails, the rest of the trip is skipped and the transaction raises
+        ``StaleStart`` (``Routes.guarded_start``)."""
+        self.defer(_guarded(condition), args)
+
     def _send_pending(self, trailing: bool = False) -> None:
         if trailing:
             pending, self.trailing = self.trailing, []
@@ -183,6 +189,16 @@ def _exactly_one(sql: str) -> str:
     return (
         f"WITH changed AS ({sql} RETURNING 1) SELECT CASE WHEN count(*) = 1 THEN 1 "
         f"ELSE ('{ROW_MOVED}: ' || count(*))::int END FROM changed"
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _guarded(condition: str) -> str:
+    """``condition`` as one statement that fails unless it is true (NULL fails too); its subqueries keep the planner
+    from folding the failing cast at plan time."""
+    return (
+        f"SELECT CASE WHEN g.ok IS TRUE THEN 1 ELSE ('{STALE_START}: ' || coalesce(g.ok::text, 'null'))::int END "
+        f"FROM (SELECT {condition} AS ok) g"
     )
 
 

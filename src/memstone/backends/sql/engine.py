@@ -84,7 +84,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, TypeVar
 
-from ...domain.errors import MemstoneError
+from ...domain.errors import BackendError, MemstoneError
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
 from ...ports import Capabilities
@@ -105,6 +105,12 @@ def driver_errors(
         raise
     except kind as exc:
         raise translate(exc) from exc
+
+
+class StaleStart(BackendError):
+    """A write sent on the start state of an earlier write (``Routes.guarded_start``) found, after its locks, that
+    the state had changed: the transaction rolled back having written nothing, and the write reads it and runs again.
+    Never leaves the store core."""
 
 
 class Conn(Protocol):

@@ -41,6 +41,7 @@ T = TypeVar("T")
 DEFAULT_POOL_SIZE = 8
 _MIGRATION_LOCK = "memstone:schema-migration"
 _EXPORT = "SELECT pg_export_snapshot()"
+_LOCKS = "SELECT /* locks */ "  # the statement of locks queued one after the other (``PostgresEngine.lock``)
 # How long a read waits for a second pooled connection to run a statement beside it before it runs the statement
 # itself, after its own: a busy pool (every connection held by a search that wants a second one) never deadlocks.
 # While the pool is below its size, the wait may open a new connection (a few ms on a local server).
@@ -341,8 +342,18 @@ class PostgresEngine:
         return self._txn(None)
 
     def lock(self, key: str, *, shared: bool = False) -> None:
+        """Queue the lock (it waits in the next statement's trip). Locks queued one after the other are one
+        statement (a write's two or three: one statement for the client and the server, not one each); a select
+        list runs in order, so they are taken in the order asked. A lock reads no row, so taking it in the
+        statement of the one before it reads nothing early: the statements after them start after every lock."""
         fn = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
-        self.conn.defer(f"SELECT {fn}(hashtextextended(?, 0))", (key,))  # waits in the next statement's trip
+        call = f"{fn}(hashtextextended(%s, 0))"
+        pending = self.conn.pending
+        if pending and pending[-1][0].startswith(_LOCKS) and id(pending[-1]) not in self.conn._kept:
+            sql, args = pending[-1]
+            pending[-1] = (f"{sql}, {call}", [*(args or ()), key])
+        else:
+            pending.append((_LOCKS + call, [key]))
 
     @contextmanager
     def conflict(self, memory_id: str, base: int) -> Iterator[None]:

@@ -247,8 +247,9 @@ async def test_a_write_on_a_head_another_process_moved_is_a_conflict_and_stores_
         assert second is not None and second.revision == 2
         third = await b.remember(second, entries=[EntryInput(kind="fact", text="A third fact, from B.")])
         assert third is not None and third.revision == 3
-        with pytest.raises(RevisionConflictError, match="based on revision 2"):
+        with pytest.raises(RevisionConflictError, match="based on revision 2") as info:
             await a.remember(second, entries=[EntryInput(kind="fact", text="A stale fact from A.")])
+        assert info.value.actual == 3  # read after the swap failed: the error says where the head is
         assert (await a.head(first.memory_id)).revision == 3
         with psycopg.connect(postgres_url) as conn:
             counts = conn.execute(

@@ -265,7 +265,10 @@ class PostgresEngine:
                     yield
             except BaseException:
                 if not raw.closed and raw.info.transaction_status != TransactionStatus.IDLE:
-                    raw.execute("ROLLBACK")
+                    # rollback(), not a ROLLBACK statement: psycopg then forgets the statements it prepared, as a
+                    # pipeline that failed may have skipped one it counts as prepared ("prepared statement … does
+                    # not exist" in the connection's next transaction otherwise).
+                    raw.rollback()
                 raise
             conn.trailing.clear()  # read ahead for a statement that never came: nobody reads it
             if raw.info.transaction_status != TransactionStatus.IDLE or len(conn.pending) > 1:

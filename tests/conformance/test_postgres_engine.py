@@ -241,6 +241,9 @@ async def test_a_write_on_a_head_the_process_wrote_takes_one_round_trip(
     traced = await _a_second_write_traced(postgres_url, libpq_trace)
     assert traced.count("\tReadyForQuery") == 1, _trips(traced)
     (write,) = _trips(traced)
+    # BEGIN, the locks, the guard, the Revision, its nodes, the version, the swap, the head row, its postings and
+    # COMMIT: 10 statements however many nodes (the old code: 12 and one per node; its locks two, its postings two).
+    assert traced.count("\tBind\t") == 10, write  # one Bind a statement, prepared or not
     guard = next(s for s in write if "SELECT CASE WHEN g.ok IS TRUE" in s)
     assert "store_meta" in guard and "FROM memory_entry_versions WHERE memory_artifact_id" in guard, write
     assert "entry_content_hash IN" in guard and "to_regclass" in guard, guard

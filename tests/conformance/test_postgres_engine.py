@@ -14,7 +14,10 @@ import pytest
 from memstone import EntryInput, open_service
 from memstone.backends import open_store
 from memstone.backends.postgres import schema as pg_schema
+from memstone.backends.sql.core import StoreCore
 from memstone.domain.errors import BackendError, NotFound, RevisionConflictError
+from memstone.domain.model import EntryPatch
+from memstone.embedding.hashing import HashingEmbedder
 
 
 def _tables(url: str) -> list[str]:
@@ -176,6 +179,18 @@ async def test_a_write_sends_begin_its_locks_and_its_checks_with_its_first_state
     assert not later, later
 
 
+def _stored(url: str) -> tuple[int, ...]:
+    """Revisions, head rows, versions, indexed head rows (their postings' length row) and the highest head."""
+    with psycopg.connect(url) as conn:
+        counts = conn.execute(
+            "SELECT (SELECT count(*) FROM artifact_revisions), (SELECT count(*) FROM memory_entry_heads), "
+            "(SELECT count(*) FROM memory_entry_versions), (SELECT count(*) FROM memory_entry_postings "
+            "WHERE term = ''), (SELECT max(revision) FROM artifact_heads)"
+        ).fetchone()
+    assert counts is not None
+    return tuple(counts)
+
+
 async def _a_second_write_traced(url: str, read: Callable[[], str]) -> str:
     """libpq's trace of a process's second single-entry write, on the head its first one wrote."""
     read()  # connections opened from here on are traced
@@ -193,43 +208,133 @@ async def test_a_write_sends_its_inserts_and_its_compare_and_swap_with_commit(
 ) -> None:
     """Nothing a write inserts waits for a reply of its own, and neither does the head's compare-and-swap: the
     Revision, its manifest nodes, the entry version, the swap (a statement that fails unless it moved the head:
-    ``defer_one``), the head row, its postings and COMMIT travel in one trip. The old code sent each in a trip of
-    its own: 7 trips from BEGIN to COMMIT; then 3 (the swap's row count was read before the head row was sent);
-    now 2 (the first one, with BEGIN, the locks and the write's checks; this one)."""
+    ``defer_one``), the head row, its postings and COMMIT travel in one trip, the trip of BEGIN, the locks and the
+    guard of the write's start. The old code sent each in a trip of its own: 7 trips from BEGIN to COMMIT; then 3
+    (the swap's row count was read before the head row was sent); then 2 (the start read first); now 1."""
     traced = await _a_second_write_traced(postgres_url, libpq_trace)
     begin = traced.index("BEGIN ISOLATION LEVEL READ COMMITTED")
-    assert traced[begin:].count("\tReadyForQuery") == 2, _trips(traced[begin:])
+    assert traced[begin:].count("\tReadyForQuery") == 1, _trips(traced[begin:])
     write = _trips(traced[begin:])
     statements = [s.split('"')[3] for s in write[-1] if s.startswith("Parse")]
-    assert statements[0].startswith("INSERT INTO artifact_revisions"), statements
+    first = next(i for i, s in enumerate(statements) if s.startswith("INSERT"))
+    assert statements[first - 1].startswith("SELECT CASE WHEN g.ok IS TRUE"), statements  # the guard, then the rows
+    assert statements[first].startswith("INSERT INTO artifact_revisions"), statements
     swap = next(i for i, s in enumerate(statements) if "UPDATE artifact_heads SET revision = $1" in s)
     assert statements[swap].startswith("WITH changed AS (UPDATE artifact_heads"), statements
     assert statements[swap - 1].startswith("INSERT INTO memory_entry_versions"), statements
-    assert all(s.startswith("INSERT INTO manifest_nodes") for s in statements[1 : swap - 1]) and swap > 2
+    assert all(s.startswith("INSERT INTO manifest_nodes") for s in statements[first + 1 : swap - 1])
+    assert swap > first + 2
     assert statements[swap + 1].startswith("INSERT INTO memory_entry_heads"), statements
     after = traced[traced.index("INSERT INTO memory_entry_heads") :]
     assert after.count("\tReadyForQuery") == 1 and "COMMIT" in after  # the same trip ends with COMMIT
 
 
-async def test_a_write_on_a_head_the_process_wrote_takes_two_round_trips(
+async def test_a_write_on_a_head_the_process_wrote_takes_one_round_trip(
     postgres_url: str, libpq_trace: Callable[[], str]
 ) -> None:
     """A single-entry write on a head this process committed (a server's steady state, and the benchmark's), with no
-    model to run: one job, two trips. The duplicate check travels in the write's first trip, after its locks
-    (``WritePlan.unless_live``), with BEGIN and the marker, profiles and head statement; then the Revision, its
-    manifest nodes, the entry version, the head's compare-and-swap, the head row, its postings and COMMIT. The base
-    Revision is not read back (this process committed it) and no insert waits for a reply of its own. The old code
-    took 11: the check's head, its Revision and the versions apart (4 with its COMMIT), then the Revision, the
-    nodes, the version, the head's compare-and-swap and the head row one trip each (7 with the first statement and
-    COMMIT); then 4: the check outside the transaction, in a job of its own, and the swap's row count read before
-    the head row was sent."""
+    model to run: one job, one trip. Its start (no migration, no org profile, the vector table as it was) is the last
+    write's, sent as a guard after the locks with the duplicate check in it (``Routes.guarded_start``), then the
+    Revision, its manifest nodes, the entry version, the head's compare-and-swap, the head row, its postings and
+    COMMIT. The base Revision is not read back (this process committed it). The old code took 11, then 4, then 2
+    (BEGIN, the locks, the duplicate check and the start read, answered before the rest was sent)."""
     traced = await _a_second_write_traced(postgres_url, libpq_trace)
-    assert traced.count("\tReadyForQuery") == 2, _trips(traced)
-    assert traced.index("BEGIN ISOLATION LEVEL READ COMMITTED") < traced.index("FROM memory_entry_versions")
-    write = _trips(traced)
-    check = next(s for s in write[0] if "FROM memory_entry_versions WHERE memory_artifact_id" in s)
-    assert "entry_content_hash IN" in check and any("store_meta" in s for s in write[0]), write
-    assert "FROM artifact_revisions" not in traced, write
+    assert traced.count("\tReadyForQuery") == 1, _trips(traced)
+    (write,) = _trips(traced)
+    # BEGIN, the locks, the guard, the Revision, its nodes, the version, the swap, the head row, its postings and
+    # COMMIT: 10 statements however many nodes (the old code: 12 and one per node; its locks two, its postings two).
+    assert traced.count("\tBind\t") == 10, write  # one Bind a statement, prepared or not
+    guard = next(s for s in write if "SELECT CASE WHEN g.ok IS TRUE" in s)
+    assert "store_meta" in guard and "FROM memory_entry_versions WHERE memory_artifact_id" in guard, write
+    assert "entry_content_hash IN" in guard and "to_regclass" in guard, guard
+    assert [i for i, s in enumerate(write) if "pg_advisory_xact_lock" in s][-1] < write.index(guard)
+    assert "FROM artifact_revisions" not in traced and "SELECT h.head" not in traced, write
+
+
+async def test_a_write_on_a_head_another_process_moved_is_a_conflict_and_stores_nothing(postgres_url: str) -> None:
+    """Two processes (two stores, each its own pool and caches) write one Memory. A's write on the head it wrote
+    last is sent in one trip on its last start; B moved the head meanwhile, so A's compare-and-swap finds it moved:
+    RevisionConflictError, nothing of A's write stored, B's Revision the head; A then writes on B's head."""
+    async with open_service(postgres_url, embedding=None) as a, open_service(postgres_url, embedding=None) as b:
+        first = await a.remember(None, entries=[EntryInput(kind="fact", text="The first fact of the Memory.")])
+        assert first is not None
+        second = await a.remember(first, entries=[EntryInput(kind="fact", text="A second fact, from A.")])
+        assert second is not None and second.revision == 2
+        third = await b.remember(second, entries=[EntryInput(kind="fact", text="A third fact, from B.")])
+        assert third is not None and third.revision == 3
+        with pytest.raises(RevisionConflictError, match="based on revision 2") as info:
+            await a.remember(second, entries=[EntryInput(kind="fact", text="A stale fact from A.")])
+        assert info.value.actual == 3  # read after the swap failed: the error says where the head is
+        assert (await a.head(first.memory_id)).revision == 3
+        assert _stored(postgres_url) == (3, 3, 3, 3, 3)
+        fourth = await a.remember(third, entries=[EntryInput(kind="fact", text="A fourth fact, from A.")])
+        assert fourth is not None and fourth.revision == 4
+        assert (await a.verify()).ok
+
+
+async def test_a_migration_another_process_started_pauses_a_write_sent_on_its_last_start(postgres_url: str) -> None:
+    """A's last write found no model migration; B starts one. A's next write, sent in one trip on that start, finds
+    the marker in its guard, reads the start again and waits, as any write does while a migration holds its lease
+    (the service retries StoreMigratingError), storing nothing; once B aborts the migration, it commits."""
+    old, new = HashingEmbedder(dimension=32), HashingEmbedder(dimension=48)
+    async with open_service(postgres_url, embedding=old) as a, open_service(postgres_url, embedding=old) as b:
+        first = await a.remember(None, entries=[EntryInput(kind="fact", text="The first fact of the Memory.")])
+        assert first is not None
+        second = await a.remember(first, entries=[EntryInput(kind="fact", text="A second fact, from A.")])
+        assert second is not None
+        backend = b.backend
+        assert isinstance(backend, StoreCore)
+        await backend.start_migration(new.profile)
+        try:
+            paused = asyncio.create_task(
+                a.remember(second, entries=[EntryInput(kind="fact", text="A fact written during it.")])
+            )
+            await asyncio.sleep(1.5)
+            assert not paused.done()  # the old code's hinted start would have committed at once
+            assert (await b.head(first.memory_id)).revision == 2
+        finally:
+            await backend.abort_migration()
+        third = await asyncio.wait_for(paused, timeout=30)
+        assert third is not None and third.revision == 3
+
+
+async def test_a_write_whose_start_changed_reads_it_again_and_commits(
+    postgres_url: str, libpq_trace: Callable[[], str]
+) -> None:
+    """What the guard of a write's start finds changed is read again and the write commits, once: a text whose
+    version is stored but not live (it was revised), and a vector table another process created after A's last
+    write. Each write: the guarded trip, its ROLLBACK, then the start read and the write in two trips."""
+
+    def _read_again(traced: str) -> None:
+        failed = traced.index("ErrorResponse")
+        assert "the start state of the write changed" in traced[failed:].splitlines()[0], _trips(traced)
+        guarded = traced[traced.rindex("BEGIN ISOLATION LEVEL READ COMMITTED", 0, failed) : failed]
+        assert "SELECT CASE WHEN g.ok IS TRUE" in guarded and "SELECT h.head" not in guarded, _trips(traced)
+        again = traced.index("ROLLBACK", failed)
+        assert traced.index("SELECT h.head", again) < traced.index('CommandComplete\t "COMMIT"', again)
+        assert traced.count("ErrorResponse") == 1, _trips(traced)
+
+    read = libpq_trace
+    read()  # connections opened from here on are traced
+    async with open_service(postgres_url, embedding=None) as a:
+        first = await a.remember(None, entries=[EntryInput(kind="fact", text="The cache holds four hundred rows.")])
+        assert first is not None
+        entry = first.changes[0].entry_id
+        revised = (await a.update(entry, EntryPatch(text="The cache holds five hundred rows."))).revision
+        start = len(read())
+        again = await a.remember(revised, entries=[EntryInput(kind="fact", text="The cache holds four hundred rows.")])
+        assert again is not None and again.revision == 3 and again.changes[0].op == "add"
+        traced = read()[start:]
+        _read_again(traced)
+        async with open_service(postgres_url, embedding=HashingEmbedder(dimension=32)) as b:
+            other = await b.remember(None, entries=[EntryInput(kind="fact", text="B's Memory records a model.")])
+            assert other is not None
+        start = len(read())
+        fourth = await a.remember(again, entries=[EntryInput(kind="fact", text="A fact after the vector table.")])
+        assert fourth is not None and fourth.revision == 4
+        traced = read()[start:]
+        _read_again(traced)
+        assert (await a.verify()).ok
 
 
 @pytest.mark.parametrize(
@@ -262,13 +367,7 @@ async def test_a_write_that_fails_in_its_last_trip_stores_nothing(
         with pytest.raises(error, match=match):
             await svc.remember(first, entries=[EntryInput(kind="fact", text="A fact the database has broken.")])
         assert (await svc.head(first.memory_id)).revision == 1
-        with psycopg.connect(postgres_url) as conn:
-            counts = conn.execute(
-                "SELECT (SELECT count(*) FROM artifact_revisions), (SELECT count(*) FROM memory_entry_heads), "
-                "(SELECT count(*) FROM memory_entry_versions), (SELECT count(*) FROM memory_entry_postings "
-                "WHERE term = ''), (SELECT max(revision) FROM artifact_heads)"
-            ).fetchone()
-        assert counts == (1, 1, 1, 1, 1)
+        assert _stored(postgres_url) == (1, 1, 1, 1, 1)
         second = await svc.remember(first, entries=[EntryInput(kind="fact", text="A second fact, accepted.")])
         assert second is not None and second.revision == 2
 

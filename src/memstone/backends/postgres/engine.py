@@ -31,7 +31,7 @@ from ...ports import Capabilities
 from ..sql.engine import Dialect, Migrator, Snapshot
 from ..sql.workers import Workers
 from . import schema
-from .errors import ROW_MOVED, translated
+from .errors import ROW_MOVED, STALE_START, translated
 from .fts import PostgresFullText
 from .purge import PostgresPurge
 from .upkeep import PostgresUpkeep
@@ -41,6 +41,7 @@ T = TypeVar("T")
 DEFAULT_POOL_SIZE = 8
 _MIGRATION_LOCK = "memstone:schema-migration"
 _EXPORT = "SELECT pg_export_snapshot()"
+_LOCKS = "SELECT /* locks */ "  # the statement of locks queued one after the other (``PostgresEngine.lock``)
 # How long a read waits for a second pooled connection to run a statement beside it before it runs the statement
 # itself, after its own: a busy pool (every connection held by a search that wants a second one) never deadlocks.
 # While the pool is below its size, the wait may open a new connection (a few ms on a local server).
@@ -131,6 +132,12 @@ class PostgresConn:
         that is a RevisionConflictError, as when the swap was read at once."""
         self.defer(_exactly_one(sql), args)
 
+    def defer_guard(self, condition: str, args: Sequence[object]) -> None:
+        """Queue a check of ``condition`` (an SQL boolean) to travel with the next statement or ``COMMIT``: unless it
+        is true there, its statement fails, the rest of the trip is skipped and the transaction raises
+        ``StaleStart`` (``Routes.guarded_start``)."""
+        self.defer(_guarded(condition), args)
+
     def _send_pending(self, trailing: bool = False) -> None:
         if trailing:
             pending, self.trailing = self.trailing, []
@@ -183,6 +190,16 @@ def _exactly_one(sql: str) -> str:
     return (
         f"WITH changed AS ({sql} RETURNING 1) SELECT CASE WHEN count(*) = 1 THEN 1 "
         f"ELSE ('{ROW_MOVED}: ' || count(*))::int END FROM changed"
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _guarded(condition: str) -> str:
+    """``condition`` as one statement that fails unless it is true (NULL fails too); its subqueries keep the planner
+    from folding the failing cast at plan time."""
+    return (
+        f"SELECT CASE WHEN g.ok IS TRUE THEN 1 ELSE ('{STALE_START}: ' || coalesce(g.ok::text, 'null'))::int END "
+        f"FROM (SELECT {condition} AS ok) g"
     )
 
 
@@ -248,7 +265,10 @@ class PostgresEngine:
                     yield
             except BaseException:
                 if not raw.closed and raw.info.transaction_status != TransactionStatus.IDLE:
-                    raw.execute("ROLLBACK")
+                    # rollback(), not a ROLLBACK statement: psycopg then forgets the statements it prepared, as a
+                    # pipeline that failed may have skipped one it counts as prepared ("prepared statement … does
+                    # not exist" in the connection's next transaction otherwise).
+                    raw.rollback()
                 raise
             conn.trailing.clear()  # read ahead for a statement that never came: nobody reads it
             if raw.info.transaction_status != TransactionStatus.IDLE or len(conn.pending) > 1:
@@ -325,8 +345,18 @@ class PostgresEngine:
         return self._txn(None)
 
     def lock(self, key: str, *, shared: bool = False) -> None:
+        """Queue the lock (it waits in the next statement's trip). Locks queued one after the other are one
+        statement (a write's two or three: one statement for the client and the server, not one each); a select
+        list runs in order, so they are taken in the order asked. A lock reads no row, so taking it in the
+        statement of the one before it reads nothing early: the statements after them start after every lock."""
         fn = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
-        self.conn.defer(f"SELECT {fn}(hashtextextended(?, 0))", (key,))  # waits in the next statement's trip
+        call = f"{fn}(hashtextextended(%s, 0))"
+        pending = self.conn.pending
+        if pending and pending[-1][0].startswith(_LOCKS) and id(pending[-1]) not in self.conn._kept:
+            sql, args = pending[-1]
+            pending[-1] = (f"{sql}, {call}", [*(args or ()), key])
+        else:
+            pending.append((_LOCKS + call, [key]))
 
     @contextmanager
     def conflict(self, memory_id: str, base: int) -> Iterator[None]:

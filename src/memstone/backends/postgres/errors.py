@@ -8,11 +8,13 @@ import psycopg
 import psycopg.errors
 
 from ...domain.errors import BackendError, BackendUnavailable, IntegrityError, MemstoneError, RevisionConflictError
-from ..sql.engine import driver_errors
+from ..sql.engine import StaleStart, driver_errors
 
 # What a statement queued with ``PostgresConn.defer_one`` raises when it changed no row (a failed cast to int:
 # plain SQL has no RAISE): the head moved under a compare-and-swap sent with COMMIT.
 ROW_MOVED = "memstone: the row to change was moved by another writer"
+# What a guard queued with ``PostgresConn.defer_guard`` raises when its condition does not hold.
+STALE_START = "memstone: the start state of the write changed"
 
 
 def _where(url: str) -> str:
@@ -57,6 +59,8 @@ def _translate(exc: psycopg.Error, memory_id: str, base: int, url: str) -> Memst
         if "append-only" in str(exc):
             return IntegrityError(f"refused to rewrite authoritative data: {exc.diag.message_primary}")
         return BackendError(f"PostgreSQL error: {exc}", orig=exc)
+    if isinstance(exc, psycopg.errors.InvalidTextRepresentation) and STALE_START in str(exc):
+        return StaleStart("the write's start state changed after it was sent", orig=exc)
     moved = isinstance(exc, psycopg.errors.InvalidTextRepresentation) and ROW_MOVED in str(exc)
     if moved or isinstance(
         exc, psycopg.errors.UniqueViolation | psycopg.errors.SerializationFailure | psycopg.errors.DeadlockDetected

@@ -114,17 +114,21 @@ class PostgresFullText:
         self._texts = texts
 
     def put_head(self, conn: Conn, version: EntryVersion, text: str) -> None:
-        self.drop_head(conn, version.memory_id, version.entry_id)
         terms, tfs, length = _postings(text)
         later(  # the head row is written (its upsert ran before): its projection_id keys the postings
             conn,
-            "WITH ins AS (INSERT INTO memory_entry_postings (projection_id, term, tf, dl) "
-            "SELECT h.projection_id, u.t, u.f, ? FROM memory_entry_heads h, unnest(?::text[], ?::int[]) AS u(t, f) "
-            "WHERE h.memory_artifact_id = ? AND h.entry_id = ?) "
-            "INSERT INTO memory_fts_stats AS s (memory_artifact_id, docs, total_len) VALUES (?, 1, ?) "
-            "ON CONFLICT (memory_artifact_id) DO UPDATE SET docs = s.docs + 1, "
+            # One statement: the row's old postings out (a revised entry's; the DELETE's snapshot does not see the
+            # rows the INSERT adds), the new ones in, and the Memory's totals moved once by the difference.
+            "WITH h AS (SELECT projection_id FROM memory_entry_heads WHERE memory_artifact_id = ? AND entry_id = ?), "
+            "old AS (DELETE FROM memory_entry_postings p USING h WHERE p.projection_id = h.projection_id "
+            "RETURNING p.term, p.dl), "
+            "ins AS (INSERT INTO memory_entry_postings (projection_id, term, tf, dl) "
+            "SELECT h.projection_id, u.t, u.f, ? FROM h, unnest(?::text[], ?::int[]) AS u(t, f)) "
+            "INSERT INTO memory_fts_stats AS s (memory_artifact_id, docs, total_len) "
+            "SELECT ?, 1 - count(*), ? - coalesce(sum(dl), 0) FROM old WHERE term = '' "
+            "ON CONFLICT (memory_artifact_id) DO UPDATE SET docs = s.docs + excluded.docs, "
             "total_len = s.total_len + excluded.total_len",
-            (length, terms, tfs, version.memory_id, version.entry_id, version.memory_id, length),
+            (version.memory_id, version.entry_id, length, terms, tfs, version.memory_id, length),
         )
 
     def drop_head(self, conn: Conn, memory_id: MemoryId, entry_id: EntryId) -> None:

@@ -58,7 +58,7 @@ from ...ports import (
     WritePlan,
 )
 from .capture_store import CaptureRecords
-from .engine import Engine, snapshot_of
+from .engine import Engine, StaleStart, snapshot_of
 from .maintenance_port import maintenance_method
 from .migration import ModelMigration
 from .parts import StoreParts
@@ -182,22 +182,41 @@ class StoreCore:
         yield _UnitOfWork(self)
 
     def _commit_sync(self, plan: WritePlan) -> Revision:
+        hinted: list[bool] = []  # one round trip where the engine can guard the write's start (``guarded_start``)
+        try:
+            return self._commit_once(plan, hinted)
+        except StaleStart:
+            pass  # nothing was written: read the start and write again
+        except RevisionConflictError:
+            if not hinted:
+                raise
+            # The head moved (nothing was written); the write read no head, so its retry reads it and says where.
+        return self._commit_once(plan, None)
+
+    def _commit_once(self, plan: WritePlan, hinted: list[bool] | None) -> Revision:
         after_commit: list[Callable[[], None]] = []
         with self.engine.conflict(plan.memory_id, plan.base_revision), self.engine.write_txn():
             self.engine.lock("meta:migration", shared=True)
             self.engine.lock(f"memory:{plan.memory_id}")
             if plan.bind_scope is not None:
                 self.engine.lock(f"scope:{plan.bind_scope}")
-            revision = self._apply_plan_sync(plan, after_commit)
+            revision = self._apply_plan_sync(plan, after_commit, hinted)
         for update in after_commit:  # caches change only after COMMIT: a rolled-back write leaves them as they were
             update()
         self.parts.rows.cache_revision(revision)  # the next write's base, read back from here
         return revision
 
-    def _apply_plan_sync(self, plan: WritePlan, after_commit: list[Callable[[], None]]) -> Revision:
+    def _apply_plan_sync(
+        self, plan: WritePlan, after_commit: list[Callable[[], None]], hinted: list[bool] | None
+    ) -> Revision:
         p, memory_id, routes = self.parts, plan.memory_id, self._vectors.routes
-        live = p.rows.versions_by_hash_ahead(memory_id, plan.unless_live) if plan.unless_live else None
-        start = routes.write_start(memory_id)  # one statement (with ``live``), after the locks: marker, profiles, head
+        start = routes.guarded_start(plan) if hinted is not None else None  # guarded after the locks: no trip
+        live = None
+        if start is None:
+            live = p.rows.versions_by_hash_ahead(memory_id, plan.unless_live) if plan.unless_live else None
+            start = routes.write_start(memory_id)  # one statement (with ``live``), after the locks
+        elif hinted is not None:
+            hinted.append(True)
         self._migration.check_not_migrating(lambda: routes.org_of(memory_id, plan.bind_scope), start.marker)
         head = p.rows.head_at(memory_id, start.head)
         if plan.base_revision == 0:

@@ -84,7 +84,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, TypeVar
 
-from ...domain.errors import MemstoneError
+from ...domain.errors import BackendError, MemstoneError
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
 from ...ports import Capabilities
@@ -105,6 +105,12 @@ def driver_errors(
         raise
     except kind as exc:
         raise translate(exc) from exc
+
+
+class StaleStart(BackendError):
+    """A write sent on the start state of an earlier write (``Routes.guarded_start``) found, after its locks, that
+    the state had changed: the transaction rolled back having written nothing, and the write reads it and runs again.
+    Never leaves the store core."""
 
 
 class Conn(Protocol):
@@ -166,14 +172,31 @@ def snapshot_of(conn: Conn) -> Snapshot | None:
     return found
 
 
+# The parameters of one queued multi-row INSERT at most (PostgreSQL's protocol allows 65,535 per statement).
+ROW_PARAMS = 30_000
+
+
 def later_many(conn: Conn, sql: str, rows: Sequence[Sequence[object]]) -> None:
-    """:func:`later` for one statement over many parameter rows (``Conn.many`` on an engine that cannot queue)."""
+    """:func:`later` for one statement over many parameter rows (``Conn.many`` on an engine that cannot queue). An
+    engine that queues (``defer``) gets an ``INSERT … VALUES (?, …)`` as one statement of many rows (up to
+    ``ROW_PARAMS`` parameters each): a write's manifest nodes cost its client and server one statement, not one
+    each; any other statement is queued once per row."""
     defer = getattr(conn, "defer", None)
     if defer is None:
         conn.many(sql, rows)
         return
-    for row in rows:
-        defer(sql, row)
+    if not rows:
+        return
+    one = f"({','.join('?' * len(rows[0]))})"
+    head, found, tail = sql.partition(f" VALUES {one}")
+    if not found or "?" in tail or "?" in head:
+        for row in rows:
+            defer(sql, row)
+        return
+    step = max(1, ROW_PARAMS // len(rows[0]))
+    for at in range(0, len(rows), step):
+        chunk = rows[at : at + step]
+        defer(f"{head} VALUES {', '.join([one] * len(chunk))}{tail}", [v for row in chunk for v in row])
 
 
 class Dialect:

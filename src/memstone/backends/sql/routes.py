@@ -16,7 +16,7 @@ from typing import NamedTuple
 from ...domain.errors import CapabilityNotSupportedError, InvalidInput
 from ...domain.ids import MemoryId
 from ...domain.scopes import org_of_scope
-from ...ports import EmbeddingProfile
+from ...ports import EmbeddingProfile, WritePlan
 from .engine import VectorCodec, snapshot_of
 from .parts import StoreParts
 from .rows import ORG_KEY, loads_json
@@ -68,6 +68,9 @@ class Routes:
 
     def __init__(self, parts: StoreParts) -> None:
         self.p = parts
+        # The store-wide part of the last write's start (no migration, no org profile; whether the vector table
+        # existed), on an engine that can guard it (``defer_guard``): a hint for the next write, never trusted.
+        self.hint: WriteStart | None = None
 
     def org_profiles(self) -> dict[str, EmbeddingProfile]:
         """Every organization's own profile (none: every Memory uses the store's)."""
@@ -80,7 +83,40 @@ class Routes:
         """A write's first statement, after its locks (so none of it is stale): the migration marker, every org's
         own profile, the head revision of ``memory_id`` and, where the engine's codec says it in SQL
         (``exists_sql``), whether the store's vector table exists. One round trip on a server engine."""
-        return self._read("migration", memory_id)
+        start = self._read("migration", memory_id)
+        guarded = getattr(self.p.engine.conn, "defer_guard", None) is not None
+        self.hint = start._replace(head=None) if guarded and start.marker is None and not start.profiles else None
+        return start
+
+    def guarded_start(self, plan: WritePlan) -> WriteStart | None:
+        """A write's start without a round trip of its own (None: read it, ``write_start``): the last write's store-
+        wide start (``hint``) and the plan's base as the head, when this process holds that Revision. Queued after
+        the locks, a guard fails the transaction with ``StaleStart`` (nothing written; the caller reads the start
+        and writes again) unless the hint still holds: no migration marker, no org profile, the vector table as it
+        was, and no version of the Memory with one of the hashes the write must not duplicate (``unless_live``:
+        the read decides whether such a version is live). The head is not guarded here: the head's compare-and-swap
+        decides it, as after a read."""
+        hint, guard = self.hint, getattr(self.p.engine.conn, "defer_guard", None)
+        memory_id, base = plan.memory_id, plan.base_revision
+        if hint is None or guard is None or base == 0 or plan.bind_scope is not None:
+            return None
+        if not self.p.rows.holds(memory_id, base):
+            return None
+        sql = "NOT EXISTS (SELECT 1 FROM store_meta WHERE key = ? OR substr(key, 1, ?) = ?)"
+        args: list[object] = ["migration", len(ORG_KEY), ORG_KEY]
+        tables = getattr(self.p.engine.vectors, "exists_sql", None)
+        if tables is not None and hint.tables is not None:
+            sql += f" AND ({tables}) = ?"
+            args.append(hint.tables)
+        if plan.unless_live:
+            marks = self.p.engine.dialect.marks(len(plan.unless_live))
+            sql += (
+                " AND NOT EXISTS (SELECT 1 FROM memory_entry_versions WHERE memory_artifact_id = ? "
+                f"AND entry_content_hash IN ({marks}))"
+            )
+            args += [memory_id, *plan.unless_live]
+        guard(sql, args)
+        return hint._replace(head=base)
 
     def _read(self, key: str, memory_id: MemoryId | None) -> WriteStart:
         """The ``store_meta`` value of ``key`` and every org's own profile (with ``memory_id``: its head revision

@@ -429,10 +429,14 @@ async def test_a_vector_search_takes_three_round_trips(postgres_url: str, libpq_
     assert knn.rstrip().endswith("2 '\\x00\\x1e' 1 0"), knn[-40:]
 
 
-async def test_an_fts_search_takes_three_round_trips(postgres_url: str, libpq_trace: Callable[[], str]) -> None:
-    """An FTS search is its read transaction alone: BEGIN, the head with the routing rows and the BM25 statement (its
-    candidates' texts with them) in one trip, the hits' versions with their Memory's scope, COMMIT. The code before
-    took 5: the BM25 statement had a trip of its own after the head's, and the texts of its top rows one more."""
+async def test_an_fts_search_reads_its_hits_versions_with_its_ranking(
+    postgres_url: str, libpq_trace: Callable[[], str]
+) -> None:
+    """An FTS search is its read transaction alone, and all its reads travel in its first trip: BEGIN, the head with
+    the routing rows, and the BM25 statement, which also returns its best candidates' texts, their version rows and
+    their Memory's scope; then COMMIT. The code before took 3 (the hits' versions, with the scope, were a statement
+    and a trip of their own); before that 5 (the BM25 statement, then the texts of its top rows, had a trip each).
+    The hits are the same, each still checked against the manifest."""
     read = libpq_trace
     async with open_service(postgres_url, embedding=None) as svc:
         texts = [f"deploy step {i} runs with uv on the build host" for i in range(30)]
@@ -447,9 +451,9 @@ async def test_an_fts_search_takes_three_round_trips(postgres_url: str, libpq_tr
         trips = _statement_trips(read(), start)
     assert [(h.entry_version_id, h.score) for h in found.hits] == [(h.entry_version_id, h.score) for h in warm.hits]
     assert found.hits[0].text == texts[3] and all(h.scope == WEB for h in found.hits) and len(found.hits) == 10
-    assert len(trips) == 3, trips
+    assert len(trips) == 2, trips
     assert trips[0][0].startswith("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), trips[0]
     assert "FROM artifact_heads" in trips[0][1] and "memory_entry_postings" in trips[0][2], trips[0]
-    assert "h.searchable_text" in trips[0][2], trips[0]
-    assert "FROM memory_entry_versions" in trips[1][0] and len(trips[1]) == 1, trips[1]
-    assert trips[2] == ["COMMIT"], trips[2]
+    assert "h.searchable_text" in trips[0][2] and "FROM memory_entry_versions" in trips[0][2], trips[0]
+    assert "scope_bindings" in trips[0][2] and len(trips[0]) == 3, trips[0]
+    assert trips[1] == ["COMMIT"], trips[1]

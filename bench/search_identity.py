@@ -51,7 +51,7 @@ async def build(store: str, entries: int) -> None:
         print(head.ref.memory_id, file=sys.stderr)
 
 
-async def dump(store: str, out: Path, entries: int) -> None:
+async def dump(store: str, out: Path, entries: int, by_revision: bool = False) -> None:
     corpus = Corpus(seed=entries)
     for _ in range(entries):
         corpus.note()  # the queries bench_core.py draws after loading its notes
@@ -62,6 +62,7 @@ async def dump(store: str, out: Path, entries: int) -> None:
             shutil.copyfile(store, copy)
         async with memstone.open_service(_url(store) or f"sqlite:///{copy}", embedding=None) as svc:
             (mid,) = [m.ref.memory_id for m in await svc.memories()]
+            searched: object = (await svc.head(mid)) if by_revision else mid
             lines = []
             cases: list[tuple[str, dict[str, object]]] = [
                 (q, {"limit": limit, "fusion": fusion})
@@ -74,7 +75,7 @@ async def dump(store: str, out: Path, entries: int) -> None:
             cases += [(q, {"limit": 8, "important": True}) for q in queries[:40]]
             for q, kw in cases:
                 try:
-                    res = await svc.search(q, memories=[mid], mode="fts", **kw)  # type: ignore[arg-type]
+                    res = await svc.search(q, memories=[searched], mode="fts", **kw)  # type: ignore[arg-type,list-item]
                     body = f"{res.mode} {[repr(h.to_dict()) for h in res.hits]}"
                 except memstone.MemstoneError as e:
                     body = f"{type(e).__name__}: {e}"
@@ -89,11 +90,16 @@ def main() -> None:
     ap.add_argument("out", type=Path, nargs="?")
     ap.add_argument("--build", action="store_true", help="build the store at STORE")
     ap.add_argument("--entries", type=int, default=10_000)
+    ap.add_argument(
+        "--by-revision",
+        action="store_true",
+        help="search the head Revision, not the Memory id (PostgreSQL: the one-trip search, once it is held)",
+    )
     args = ap.parse_args()
     if args.build:
         asyncio.run(build(args.store, args.entries))
     else:
-        asyncio.run(dump(args.store, args.out, args.entries))
+        asyncio.run(dump(args.store, args.out, args.entries, args.by_revision))
 
 
 if __name__ == "__main__":

@@ -163,6 +163,11 @@ class Snapshot:
         self.versions: dict[tuple[str, str], tuple[Any, ...] | None] = {}
 
 
+class ReadEnded(Exception):
+    """A one-trip read (an engine's optional ``read_one_trip``) asked for a statement after its first trip, which
+    ended its transaction: nothing it read may be used; the read runs again in a ``read_txn``."""
+
+
 def snapshot_of(conn: Conn) -> Snapshot | None:
     """The read-only transaction's :class:`Snapshot` on this connection, or None (no reads kept)."""
     found: Snapshot | None = getattr(conn, "snapshot", None)

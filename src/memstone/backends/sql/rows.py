@@ -238,6 +238,10 @@ class AuthorityRows:
         self.cache_revision(found)
         return found
 
+    def cached(self, memory_id: MemoryId, revision: int) -> bool:
+        """Whether this process holds that Revision decoded (read, or committed by it)."""
+        return (memory_id, revision) in self._revision_cache
+
     def cache_revision(self, revision: Revision) -> None:
         """Keep a decoded Revision (one read, or one this process committed: called after its COMMIT)."""
         if len(self._revision_cache) > 4096:

@@ -447,7 +447,14 @@ async def test_an_fts_search_takes_one_round_trip(postgres_url: str, libpq_trace
         start = len(read())
         found = await svc.search("deploy step 3 build host", memories=[rev], mode="fts", limit=10)
         trips = _statement_trips(read(), start)
+        start = len(read())
+        by_id = await svc.search("deploy step 3 build host", memories=[rev.memory_id], mode="fts", limit=10)
+        # By id the service reads the head first (a read of its own: 2 trips); the search's read is then one trip,
+        # the head being the newest Revision of it the process has read.
+        *resolve, search = _statement_trips(read(), start)
+        assert len(resolve) == 2 and len(search) == 4 and search[-1] == "COMMIT", [resolve, search]
     assert [(h.entry_version_id, h.score) for h in found.hits] == [(h.entry_version_id, h.score) for h in warm.hits]
+    assert [(h.entry_version_id, h.score) for h in by_id.hits] == [(h.entry_version_id, h.score) for h in warm.hits]
     assert found.hits[0].text == texts[3] and all(h.scope == WEB for h in found.hits) and len(found.hits) == 10
     assert len(trips) == 1, trips
     (trip,) = trips

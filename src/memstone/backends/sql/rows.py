@@ -168,6 +168,7 @@ class AuthorityRows:
         self.engine = engine
         self.dialect = engine.dialect
         self._revision_cache: dict[tuple[str, int], Revision] = {}
+        self._latest: dict[str, int] = {}  # memory id -> the newest of its Revisions in ``_revision_cache``
         self._version_cache: dict[str, EntryVersion] = {}
         self._cache_generation = 0  # the purge generation the version cache holds rows of
 
@@ -238,15 +239,21 @@ class AuthorityRows:
         self.cache_revision(found)
         return found
 
-    def cached(self, memory_id: MemoryId, revision: int) -> bool:
-        """Whether this process holds that Revision decoded (read, or committed by it)."""
+    def cached(self, memory_id: MemoryId, revision: int | None = None) -> bool:
+        """Whether this process holds that Revision decoded (read, or committed by it); None: the newest it has
+        seen of that Memory (its head, unless another process has written since)."""
+        if revision is None:
+            revision = self._latest.get(memory_id)
         return (memory_id, revision) in self._revision_cache
 
     def cache_revision(self, revision: Revision) -> None:
         """Keep a decoded Revision (one read, or one this process committed: called after its COMMIT)."""
         if len(self._revision_cache) > 4096:
             self._revision_cache.clear()
+            self._latest.clear()
         self._revision_cache[(revision.memory_id, revision.revision)] = revision
+        if revision.revision > self._latest.get(revision.memory_id, 0):
+            self._latest[revision.memory_id] = revision.revision
 
     def revisions(self, memory_id: MemoryId, first: int, last: int) -> list[Revision]:
         rows = self.q(

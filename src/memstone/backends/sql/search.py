@@ -173,12 +173,14 @@ class SearchPart:
     def _one_trip(self, request: SearchRequest) -> bool:
         """Whether a search may end its read transaction with its first trip (an engine's ``read_one_trip``): an FTS
         search of Memories whose head Revisions this process holds (its first trip reads the heads, the ranking and
-        the hits' versions; the manifest nodes of a Revision it wrote or read are most likely held too)."""
+        the hits' versions; the manifest nodes of a Revision it wrote or read are most likely held too). For a head
+        named by id, the newest Revision of it this process has seen: when another process has written since, the
+        search runs again."""
         return (
             request.channels == ("fts",)
-            and not request.heads
-            and bool(request.memories)
+            and bool(request.memories or request.heads)
             and all(self.p.rows.cached(r.memory_id, r.revision) for r in request.memories)
+            and all(self.p.rows.cached(m) for m in request.heads)
         )
 
     def _search(self, request: SearchRequest, txn: Callable[[], AbstractContextManager[None]]) -> SearchPage:

@@ -239,11 +239,8 @@ class AuthorityRows:
         self.cache_revision(found)
         return found
 
-    def cached(self, memory_id: MemoryId, revision: int | None = None) -> bool:
-        """Whether this process holds that Revision decoded (read, or committed by it); None: the newest it has
-        seen of that Memory (its head, unless another process has written since)."""
-        if revision is None:
-            revision = self._latest.get(memory_id)
+    def holds(self, memory_id: MemoryId, revision: int) -> bool:
+        """Whether this process holds that Revision decoded (``revision`` returns it without a statement)."""
         return (memory_id, revision) in self._revision_cache
 
     def cache_revision(self, revision: Revision) -> None:
@@ -254,6 +251,10 @@ class AuthorityRows:
         self._revision_cache[(revision.memory_id, revision.revision)] = revision
         if revision.revision > self._latest.get(revision.memory_id, 0):
             self._latest[revision.memory_id] = revision.revision
+
+    def newest(self, memory_id: MemoryId) -> int | None:
+        """The newest Revision of ``memory_id`` this process holds (its head, unless another process wrote since)."""
+        return self._latest.get(memory_id)
 
     def revisions(self, memory_id: MemoryId, first: int, last: int) -> list[Revision]:
         rows = self.q(

@@ -179,8 +179,8 @@ class SearchPart:
         return (
             request.channels == ("fts",)
             and bool(request.memories or request.heads)
-            and all(self.p.rows.cached(r.memory_id, r.revision) for r in request.memories)
-            and all(self.p.rows.cached(m) for m in request.heads)
+            and all(self.p.rows.holds(r.memory_id, r.revision) for r in request.memories)
+            and all((n := self.p.rows.newest(m)) is not None and self.p.rows.holds(m, n) for m in request.heads)
         )
 
     def _search(self, request: SearchRequest, txn: Callable[[], AbstractContextManager[None]]) -> SearchPage:

@@ -7,7 +7,9 @@ its build recorded). Each code runs in a worker process of its own (``PYTHONPATH
 vectors from the bench's vector cache (``bench_retrieval.CachedModel``, so no model runs: the index-only figure);
 for each query the coordinator asks each worker for one search, in turn (which one goes first alternates), then
 runs the engine's own statement(s) for the same query on a bare connection (``engines.RawEngine``, as
-``bench_retrieval.py`` pairs them), so the three meet the same load. 10 warm-up rounds are not counted. Prints
+``bench_retrieval.py`` pairs them), so the three meet the same load. ``--warm`` warm-up rounds (10) are not counted;
+the queries are cycled, so ``--warm 200 --queries 600`` times each query three times once its hits' manifest nodes
+are cached (a fresh worker reads them from the server at first, a statement per trie level). Prints
 each code's and the raw statement's p50 / p95 and each code's p50 over the raw p50, with the load average before
 and after. ``--embed``: each search embeds its query with the real model, as a caller's does (the cache serves
 only the raw statement's vector).
@@ -33,9 +35,10 @@ MODEL = "minilm-l6-int8"
 
 
 def queries(n: int) -> list[str]:
+    """The first ``n`` speed queries, at most 200 (the ones the vector cache holds; ``--queries`` cycles them)."""
     from bench_retrieval import speed_queries
 
-    return speed_queries(n)
+    return speed_queries(min(n, 200))
 
 
 async def worker(url: str, mode: str, n: int, embed: bool = False) -> None:
@@ -58,11 +61,13 @@ async def worker(url: str, mode: str, n: int, embed: bool = False) -> None:
             if not line.strip().isdigit():
                 break
             start = time.perf_counter()
-            await svc.search(texts[int(line)], memories=[head], limit=LIMIT, mode=mode)
+            await svc.search(texts[int(line) % len(texts)], memories=[head], limit=LIMIT, mode=mode)
             print(f"{(time.perf_counter() - start) * 1000:.4f}", flush=True)
 
 
-def coordinate(url: str, mode: str, n: int, sources: list[str], embed: bool = False) -> dict[str, object]:
+def coordinate(
+    url: str, mode: str, n: int, sources: list[str], embed: bool = False, warm: int = 10
+) -> dict[str, object]:
     from bench_retrieval import LIMIT, VectorCache, real_model
 
     texts = queries(n)
@@ -81,7 +86,7 @@ def coordinate(url: str, mode: str, n: int, sources: list[str], embed: bool = Fa
         load_before = os.getloadavg()[0]
         times: list[list[float]] = [[] for _ in procs]
         raw_times: list[float] = []
-        for k, i in enumerate([*range(10), *range(n)]):
+        for k, i in enumerate([*range(warm), *range(n)]):
             order = list(range(len(procs))) if k % 2 == 0 else list(reversed(range(len(procs))))
             for j in order:
                 stdin, stdout = procs[j].stdin, procs[j].stdout
@@ -89,11 +94,11 @@ def coordinate(url: str, mode: str, n: int, sources: list[str], embed: bool = Fa
                 stdin.write(f"{i}\n")
                 stdin.flush()
                 ms = float(stdout.readline())
-                if k >= 10:
+                if k >= warm:
                     times[j].append(ms)
             t = time.perf_counter()
-            jobs[mode](texts[i])
-            if k >= 10:
+            jobs[mode](texts[i % len(texts)])
+            if k >= warm:
                 raw_times.append((time.perf_counter() - t) * 1000)
         raw_p50 = statistics.median(raw_times)
         return {
@@ -121,7 +126,10 @@ def main() -> None:
     ap.add_argument("--url", help="The kept speed store's postgresql:// URL (its database).")
     ap.add_argument("--src", action="append", default=[], help="A code's src folder (give one or two).")
     ap.add_argument("--mode", choices=("fts", "vector", "hybrid"), default="vector")
-    ap.add_argument("--queries", type=int, default=100, help="Timed searches per code (speed queries).")
+    ap.add_argument(
+        "--queries", type=int, default=100, help="Timed searches per code (speed queries, cycled past the 200)."
+    )
+    ap.add_argument("--warm", type=int, default=10, help="Untimed rounds first (200: every query's hits seen once).")
     ap.add_argument("--embed", action="store_true", help="Each search embeds its query with the real model.")
     ap.add_argument("--worker", metavar="DATABASE_URL", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -130,7 +138,7 @@ def main() -> None:
         return
     if not args.url or not 1 <= len(args.src) <= 2:
         ap.error("give --url and one or two --src")
-    print(json.dumps(coordinate(args.url, args.mode, args.queries, args.src, args.embed)))
+    print(json.dumps(coordinate(args.url, args.mode, args.queries, args.src, args.embed, args.warm)))
 
 
 if __name__ == "__main__":

@@ -528,10 +528,12 @@ async def test_a_vector_search_takes_three_round_trips(postgres_url: str, libpq_
     assert knn.rstrip().endswith("2 '\\x00\\x1e' 1 0"), knn[-40:]
 
 
-async def test_an_fts_search_takes_three_round_trips(postgres_url: str, libpq_trace: Callable[[], str]) -> None:
-    """An FTS search is its read transaction alone: BEGIN, the head with the routing rows and the BM25 statement (its
-    candidates' texts with them) in one trip, the hits' versions with their Memory's scope, COMMIT. The code before
-    took 5: the BM25 statement had a trip of its own after the head's, and the texts of its top rows one more."""
+async def test_an_fts_search_takes_one_round_trip(postgres_url: str, libpq_trace: Callable[[], str]) -> None:
+    """An FTS search of a head whose Revision the process holds is one round trip: BEGIN, the head with the routing
+    rows, the BM25 statement (which also returns its best candidates' texts, their version rows and their Memory's
+    scope) and COMMIT, in one pipeline. The code before took 3 (the hits' versions, with the scope, were a statement
+    and a trip of their own, and COMMIT one more); before that 5 (the BM25 statement, then the texts of its top rows,
+    had a trip each). The hits are the same, each still checked against the manifest."""
     read = libpq_trace
     async with open_service(postgres_url, embedding=None) as svc:
         texts = [f"deploy step {i} runs with uv on the build host" for i in range(30)]
@@ -544,11 +546,49 @@ async def test_an_fts_search_takes_three_round_trips(postgres_url: str, libpq_tr
         start = len(read())
         found = await svc.search("deploy step 3 build host", memories=[rev], mode="fts", limit=10)
         trips = _statement_trips(read(), start)
+        start = len(read())
+        by_id = await svc.search("deploy step 3 build host", memories=[rev.memory_id], mode="fts", limit=10)
+        # By id the service reads the head first (a read of its own: 2 trips); the search's read is then one trip,
+        # the head being the newest Revision of it the process has read.
+        *resolve, search = _statement_trips(read(), start)
+        assert len(resolve) == 2 and len(search) == 4 and search[-1] == "COMMIT", [resolve, search]
     assert [(h.entry_version_id, h.score) for h in found.hits] == [(h.entry_version_id, h.score) for h in warm.hits]
+    assert [(h.entry_version_id, h.score) for h in by_id.hits] == [(h.entry_version_id, h.score) for h in warm.hits]
     assert found.hits[0].text == texts[3] and all(h.scope == WEB for h in found.hits) and len(found.hits) == 10
-    assert len(trips) == 3, trips
-    assert trips[0][0].startswith("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), trips[0]
-    assert "FROM artifact_heads" in trips[0][1] and "memory_entry_postings" in trips[0][2], trips[0]
-    assert "h.searchable_text" in trips[0][2], trips[0]
-    assert "FROM memory_entry_versions" in trips[1][0] and len(trips[1]) == 1, trips[1]
-    assert trips[2] == ["COMMIT"], trips[2]
+    assert len(trips) == 1, trips
+    (trip,) = trips
+    assert trip[0].startswith("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") and trip[-1] == "COMMIT", trip
+    assert "FROM artifact_heads" in trip[1] and "memory_entry_postings" in trip[2] and len(trip) == 4, trip
+    assert "h.searchable_text" in trip[2] and "FROM memory_entry_versions" in trip[2], trip
+    assert "scope_bindings" in trip[2], trip
+
+
+async def test_a_one_trip_search_that_needs_more_runs_again_in_one_snapshot(
+    postgres_url: str, libpq_trace: Callable[[], str]
+) -> None:
+    """A process that holds the head's Revision but none of its manifest nodes (it read the head alone) tries the
+    one-trip search; the hits' check then needs the nodes, a statement after that trip's COMMIT: nothing it read is
+    used, and the search runs again in a transaction that stays open until it is done (the nodes read there). Its
+    hits are those of a warm search, and the next search is one trip again."""
+    read = libpq_trace
+    async with open_service(postgres_url, embedding=None) as svc:
+        texts = [f"release note {i} names the build host and its owner" for i in range(60)]
+        rev = await svc.remember(scope=WEB, entries=[EntryInput(kind="fact", text=t) for t in texts])
+        assert rev is not None
+        warm = await svc.search("release note 7 build host", memories=[rev], mode="fts", limit=10)
+    read()  # connections opened from here on are traced
+    async with open_service(postgres_url, embedding=None) as svc:
+        head = await svc.head(rev.memory_id)
+        start = len(read())
+        cold = await svc.search("release note 7 build host", memories=[head], mode="fts", limit=10)
+        first = _statement_trips(read(), start)
+        start = len(read())
+        again = await svc.search("release note 7 build host", memories=[head], mode="fts", limit=10)
+        second = _statement_trips(read(), start)
+    expected = [(h.entry_version_id, h.score, h.text, h.scope) for h in warm.hits]
+    assert [(h.entry_version_id, h.score, h.text, h.scope) for h in cold.hits] == expected
+    assert [(h.entry_version_id, h.score, h.text, h.scope) for h in again.hits] == expected
+    assert first[0][0].startswith("BEGIN") and first[0][-1] == "COMMIT" and len(first[0]) == 4, first[0]
+    assert first[1][0].startswith("BEGIN") and "COMMIT" not in first[1], first  # the read again, left open
+    assert any("manifest_nodes" in s for t in first[2:-1] for s in t) and first[-1] == ["COMMIT"], first
+    assert len(second) == 1, second

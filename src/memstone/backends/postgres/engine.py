@@ -28,7 +28,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...domain.errors import BackendError, BackendUnavailable, NotFound
 from ...ports import Capabilities
-from ..sql.engine import Dialect, Migrator, Snapshot
+from ..sql.engine import Dialect, Migrator, ReadEnded, Snapshot
 from ..sql.workers import Workers
 from . import schema
 from .errors import ROW_MOVED, STALE_START, translated
@@ -77,6 +77,8 @@ class PostgresConn:
         self._export: Callable[[], list[Any]] | None = None  # pg_export_snapshot()'s reply, once asked
         self._snapshot_id: str | None = None
         self.prefetched: dict[tuple[str, str], Callable[[], list[Any]]] = {}  # ``ahead`` statements a codec queued
+        self.one_trip = False  # ``read_one_trip``: COMMIT travels with the first trip; a statement after it fails
+        self.ended = False  # that COMMIT was sent
 
     def ahead(self, sql: str, args: Sequence[object] = (), *, after: bool = False) -> Callable[[], list[Any]]:
         """Queue a statement to travel with the next one, in the same trip (before it; ``after``: after it, so the
@@ -151,18 +153,31 @@ class PostgresConn:
 
     def flush(self) -> None:
         if self.pending or self.trailing:
+            self._unless_ended()
             with self.raw.pipeline():
                 self._send_pending()
                 self._send_pending(trailing=True)
+                self._end_if_one_trip()
 
     def _execute(self, sql: str, args: Sequence[object]) -> psycopg.Cursor[Any]:
-        if not self.pending and not self.trailing:
+        self._unless_ended()
+        if not self.pending and not self.trailing and not self.one_trip:
             return self.raw.execute(self._translate(sql), list(args))
         with self.raw.pipeline():
             self._send_pending()
             cur = self.raw.execute(self._translate(sql), list(args))
             self._send_pending(trailing=True)
+            self._end_if_one_trip()
         return cur
+
+    def _unless_ended(self) -> None:
+        if self.ended:
+            raise ReadEnded("a one-trip read needs a statement after its first trip")
+
+    def _end_if_one_trip(self) -> None:
+        if self.one_trip:
+            self.raw.execute("COMMIT")  # in the same pipeline: its reads are done, in one snapshot
+            self.ended = True
 
     def q(self, sql: str, args: Sequence[object] = ()) -> list[Any]:
         cur = self._execute(sql, args)
@@ -173,6 +188,7 @@ class PostgresConn:
 
     def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
         if rows:
+            self._unless_ended()
             self.flush()
             with self.raw.cursor() as cur:
                 cur.executemany(self._translate(sql), [list(r) for r in rows])
@@ -338,6 +354,17 @@ class PostgresEngine:
 
     def read_txn(self) -> AbstractContextManager[None]:
         return self._txn("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", read_only=True)
+
+    @contextmanager
+    def read_one_trip(self) -> Iterator[None]:
+        """A ``read_txn`` whose COMMIT travels in its first trip, with its BEGIN and first statement (and what is
+        queued around it: a search's ranking statement): a read that needs nothing more costs one round trip. A
+        statement after that trip raises ReadEnded (the caller runs the read again in a ``read_txn``); its reads were
+        all in one snapshot. Inside another transaction it joins that one, as ``read_txn`` does."""
+        outer = getattr(self._local, "conn", None) is not None
+        with self.read_txn():
+            self.conn.one_trip = not outer
+            yield
 
     def read_once(self) -> AbstractContextManager[None]:
         """Statements in autocommit, each its own snapshot (the engine contract's ``read_once``): a duplicate check

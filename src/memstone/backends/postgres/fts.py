@@ -15,10 +15,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any
 
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
-from ..sql.engine import ArchiveRow, Candidates, Conn, FtsRow, later
+from ..sql.engine import ArchiveRow, Candidates, Conn, FtsRow, Snapshot, later, snapshot_of
+from ..sql.rows import HIT_COLUMNS
 
 K1 = 1.2
 B = 0.75
@@ -86,12 +88,35 @@ _HEAD = (
     "LATERAL (SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash{text} "
     "FROM memory_entry_heads h WHERE h.projection_id = m.projection_id AND {where} OFFSET 0) AS h"
 )
-# The best ``wide`` matches, each with its head row when it passes the filters (NULLs when not).
+# The best ``wide`` matches, each with its head row when it passes the filters (NULLs when not): the ranking alone,
+# the raw floor ``bench/engines.py`` times.
 _TOP = (
     _SCORED.replace("{limit}", " ORDER BY score DESC, p.projection_id LIMIT ?")
     + "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, m.projection_id, "
-    f"m.score{{top_text}} FROM m LEFT JOIN {_HEAD} ON true ORDER BY m.score DESC, m.projection_id"
+    f"m.score FROM m LEFT JOIN {_HEAD.replace('{text}', '')} ON true ORDER BY m.score DESC, m.projection_id"
 )
+# A search's form of it, which reads each match's head row only until the best ``depth`` that pass are found (an
+# ordered nested loop under the LIMIT: ``depth`` lookups, not ``wide``, when every match passes) and returns those
+# rows alone, each with its searchable text, its version row (``AuthorityRows.hit_rows``'s columns, read by its key
+# as ``hit_rows`` reads it; NULLs when the Memory has no such version) and its Memory's scope, so the hits' versions
+# cost no statement and no round trip of their own (each hit is still checked against the manifest). ``k.n``, the
+# number of matches ranked (at most ``wide``), tells ``head_candidates`` whether the ranked join must run; with no
+# row passing, the one row it returns has NULLs for the rest.
+_SEARCH = (
+    _SCORED.replace("{limit}", " ORDER BY score DESC, p.projection_id LIMIT ?")
+    + ", sc AS MATERIALIZED (SELECT memory_id, scope FROM scope_bindings WHERE memory_id = ANY(?::text[])) "
+    "SELECT c.memory_artifact_id, c.entry_id, c.entry_version_id, c.entry_content_hash, c.projection_id, c.score, "
+    "c.searchable_text, v.*, (SELECT sc.scope FROM sc WHERE sc.memory_id = c.memory_artifact_id), k.n "
+    "FROM (SELECT count(*) AS n FROM m) AS k LEFT JOIN (SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, "
+    "h.entry_content_hash, m.projection_id, m.score, h.searchable_text "
+    "FROM (SELECT projection_id, score FROM m ORDER BY score DESC, projection_id) AS m "
+    f"CROSS JOIN {_HEAD.replace('{text}', ', h.searchable_text')} "
+    "ORDER BY m.score DESC, m.projection_id LIMIT {depth}) AS c ON true LEFT JOIN LATERAL "
+    f"(SELECT {', '.join('v.' + c.strip() for c in HIT_COLUMNS.split(','))} FROM memory_entry_versions v "
+    "WHERE v.entry_version_id = c.entry_version_id AND v.memory_artifact_id = c.memory_artifact_id OFFSET 0) AS v "
+    "ON true ORDER BY c.score DESC, c.projection_id"
+)
+_HIT_END = 7 + len(HIT_COLUMNS.split(","))  # a ``_SEARCH`` row: the candidate, its text, its version, scope, k.n
 # Every match joined to the head rows that pass the filters, the best ``depth`` of them.
 _JOINED = (
     _SCORED.replace("{limit}", "")
@@ -105,6 +130,14 @@ def _postings(text: str) -> tuple[list[str], list[int], int]:
     tokens = text.split()
     counts = Counter(tokens)
     return [DOC_MARK, *counts], [0, *counts.values()], len(tokens)
+
+
+def _keep_versions(snap: Snapshot, rows: Sequence[Sequence[Any]]) -> None:
+    """The version rows and scopes a ``_SEARCH`` statement read ahead with its candidates, kept for the search's
+    ``hit_rows`` (None: the Memory has no such version)."""
+    for r in rows:
+        snap.versions[r[0], r[2]] = tuple(r[7:_HIT_END]) if r[8] is not None else None
+        snap.scopes[r[0]] = r[_HIT_END]
 
 
 class PostgresFullText:
@@ -143,19 +176,13 @@ class PostgresFullText:
         )
 
     def _top(self, ask: Candidates) -> tuple[str, list[object]]:
-        # The texts of the best ``depth`` rows only (the search reads the passing ones it keeps; a row further down
-        # is read after when a filter left it among them): the ``depth * _WIDEN`` rows' texts cost the hybrid search
-        # its statement's time beside the HNSW one.
-        top_text = (
-            f", CASE WHEN row_number() OVER (ORDER BY m.score DESC, m.projection_id) <= {int(ask.depth)} "
-            "THEN h.searchable_text END"
-        )
-        sql = _TOP.format(
-            where=" AND ".join(ask.where),
-            text=", h.searchable_text" if self._texts else "",
-            top_text=top_text if self._texts else "",
-        )
-        return sql, [list(ask.terms), ask.depth * _WIDEN, *ask.args]
+        # A search's statement reads the texts and versions of the best ``depth`` passing rows only: the
+        # ``depth * _WIDEN`` rows' texts cost the hybrid search its statement's time beside the HNSW one.
+        where = " AND ".join(ask.where)
+        if not self._texts:
+            return _TOP.format(where=where), [list(ask.terms), ask.depth * _WIDEN, *ask.args]
+        sql = _SEARCH.replace("{depth}", str(int(ask.depth))).format(where=where)
+        return sql, [list(ask.terms), ask.depth * _WIDEN, list(ask.memory_ids), *ask.args]
 
     def prefetch(self, conn: Conn, ask: Candidates) -> None:
         """A search's read transaction, before its first statement: send the ranking statement with that one (the
@@ -179,9 +206,14 @@ class PostgresFullText:
         prefetched = getattr(conn, "prefetched", None)
         read = prefetched.pop((sql, str(top_args)), None) if prefetched else None
         rows = read() if read is not None else conn.q(sql, top_args)
-        wide = depth * _WIDEN
         passed = [r for r in rows if r[0] is not None]
-        if len(passed) < depth and len(rows) == wide:
+        ranked = len(rows)  # ``_TOP``: every ranked match, passing or not
+        if self._texts:  # ``_SEARCH``: the passing ones alone (or one row of NULLs), and how many were ranked
+            ranked = int(rows[0][_HIT_END + 1]) if rows else 0
+            snap = snapshot_of(conn)
+            if snap is not None:
+                _keep_versions(snap, passed)
+        if len(passed) < depth and ranked == depth * _WIDEN:
             text = ", h.searchable_text" if self._texts else ""
             passed = conn.q(_JOINED.format(where=" AND ".join(where), text=text), [list(ask.terms), *args, depth])
         return [

@@ -152,18 +152,26 @@ class Snapshot:
     A read transaction sees one snapshot, so a row it read stays true until it ends: a later read of the same rows
     takes them from here instead of costing a statement, and a statement may read ahead what the reads after it
     always ask for (a head read also reads the store's routing metadata; a nearest-neighbour statement also reads
-    its windows' metadata; a hit's version read also reads its Memory's scope). An engine whose statements each
+    its windows' metadata; a hit's version read also reads its Memory's scope; PostgreSQL's ranking statement also
+    reads its best candidates' version rows and their Memory's scope). An engine whose statements each
     cost a network round trip (PostgreSQL) gives each read-only transaction a fresh one; a write transaction, a
     ``read_once`` read (each statement its own snapshot) and an in-process engine have none.
     """
 
-    __slots__ = ("heads", "meta", "scopes", "windows")
+    __slots__ = ("heads", "meta", "scopes", "versions", "windows")
 
     def __init__(self) -> None:
         self.meta: dict[str, str] | None = None  # the routing rows of store_meta (``AuthorityRows.routing_meta``)
         self.heads: dict[str, int | None] = {}  # memory id -> head revision (None: no head)
         self.scopes: dict[str, str | None] = {}  # memory id -> the scope it is bound to (None: unbound)
         self.windows: dict[int, tuple[MemoryId, EntryId, EntryVersionId]] = {}  # vector_rowid -> its entry version
+        # (memory id, entry version id) -> its ``AuthorityRows.hit_rows`` row (None: no such version of the Memory)
+        self.versions: dict[tuple[str, str], tuple[Any, ...] | None] = {}
+
+
+class ReadEnded(Exception):
+    """A one-trip read (an engine's optional ``read_one_trip``) asked for a statement after its first trip, which
+    ended its transaction: nothing it read may be used; the read runs again in a ``read_txn``."""
 
 
 def snapshot_of(conn: Conn) -> Snapshot | None:

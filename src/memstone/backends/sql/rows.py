@@ -151,6 +151,12 @@ def _node_body(body: object) -> bytes:
     return str(body).encode("utf-8")
 
 
+# The columns of a search hit's version row (``AuthorityRows.hit_rows``), in its order.
+HIT_COLUMNS = (
+    "entry_id, entry_version_id, kind, title, text, tags, slug, important, mandatory, source_refs, artifact_refs, "
+    "relations, entry_content_hash, created_at"
+)
+_UNREAD: tuple[Any, ...] = ("unread",)  # a version no statement of the snapshot read ahead (``Snapshot.versions``)
 ORG_KEY = "embedding_profile@org:"  # the store_meta key prefix of an organization's own embedding profile
 ROUTING_KEYS = ("vector_generation",)  # with the org profiles: the store_meta rows a search is routed by
 
@@ -162,6 +168,7 @@ class AuthorityRows:
         self.engine = engine
         self.dialect = engine.dialect
         self._revision_cache: dict[tuple[str, int], Revision] = {}
+        self._latest: dict[str, int] = {}  # memory id -> the newest of its Revisions in ``_revision_cache``
         self._version_cache: dict[str, EntryVersion] = {}
         self._cache_generation = 0  # the purge generation the version cache holds rows of
 
@@ -240,7 +247,14 @@ class AuthorityRows:
         """Keep a decoded Revision (one read, or one this process committed: called after its COMMIT)."""
         if len(self._revision_cache) > 4096:
             self._revision_cache.clear()
+            self._latest.clear()
         self._revision_cache[(revision.memory_id, revision.revision)] = revision
+        if revision.revision > self._latest.get(revision.memory_id, 0):
+            self._latest[revision.memory_id] = revision.revision
+
+    def newest(self, memory_id: MemoryId) -> int | None:
+        """The newest Revision of ``memory_id`` this process holds (its head, unless another process wrote since)."""
+        return self._latest.get(memory_id)
 
     def revisions(self, memory_id: MemoryId, first: int, last: int) -> list[Revision]:
         rows = self.q(
@@ -424,17 +438,25 @@ class AuthorityRows:
         if not version_ids:
             return []
         snap = snapshot_of(self.engine.conn)
-        # In a kept snapshot the Memory's scope comes along: the search annotates its hits with it (``scopes_of``).
-        scope = ", (SELECT scope FROM scope_bindings WHERE memory_id = ?)" if snap is not None else ""
-        rows = self.q(
-            "SELECT entry_id, entry_version_id, kind, title, text, tags, slug, important, mandatory, "
-            f"source_refs, artifact_refs, relations, entry_content_hash, created_at{scope} FROM memory_entry_versions "
-            f"WHERE entry_version_id IN ({self.dialect.marks(len(version_ids))}) "
-            f"AND {self.dialect.no_index('memory_artifact_id')} = ?",
-            [*((memory_id,) if snap is not None else ()), *version_ids, memory_id],
-        )
-        if snap is not None and rows:
-            snap.scopes[memory_id] = rows[0][14]
+        rows: list[Any] = []
+        if snap is not None and memory_id in snap.scopes:
+            # Rows a statement of this snapshot read ahead (PostgreSQL's ranking statement: its best candidates'),
+            # the rest read now.
+            ahead = [(v, snap.versions.get((memory_id, v), _UNREAD)) for v in version_ids]
+            rows = [r for _, r in ahead if r is not None and r is not _UNREAD]
+            version_ids = [v for v, r in ahead if r is _UNREAD]
+        if version_ids:
+            # In a kept snapshot the Memory's scope comes along: the search annotates its hits with it (``scopes_of``).
+            scope = ", (SELECT scope FROM scope_bindings WHERE memory_id = ?)" if snap is not None else ""
+            read = self.q(
+                f"SELECT {HIT_COLUMNS}{scope} FROM memory_entry_versions "
+                f"WHERE entry_version_id IN ({self.dialect.marks(len(version_ids))}) "
+                f"AND {self.dialect.no_index('memory_artifact_id')} = ?",
+                [*((memory_id,) if snap is not None else ()), *version_ids, memory_id],
+            )
+            if snap is not None and read:
+                snap.scopes[memory_id] = read[0][14]
+            rows += read
         return [(EntryId(r[0]), EntryVersionId(r[1]), tuple(r[2:12]), r[12], r[13]) for r in rows]
 
     def entry_versions(self, memory_id: MemoryId | None, entry_id: EntryId) -> list[EntryVersion]:
@@ -556,4 +578,4 @@ class AuthorityRows:
         self.engine.conn.x(self.dialect.upsert("store_meta", ("key", "value"), ("key",), ("value",)), (key, value))
 
 
-__all__ = ["AuthorityRows", "dumps_json", "json_list", "loads_json", "stored_purge", "version_from_row"]
+__all__ = ["HIT_COLUMNS", "AuthorityRows", "dumps_json", "json_list", "loads_json", "stored_purge", "version_from_row"]

@@ -4,6 +4,7 @@ the authoritative manifest (every hit is re-checked against the head's manifest 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from itertools import islice
 from typing import Literal, NamedTuple
@@ -30,7 +31,7 @@ from ...domain.search import (
 )
 from ...domain.trusted import search_hit
 from ...ports import SearchPage, SearchRequest
-from .engine import Candidates, FtsRow
+from .engine import Candidates, FtsRow, ReadEnded
 from .parts import StoreParts
 from .routes import Route
 from .vectors import VectorCandidate, VectorPart, window_depth
@@ -161,10 +162,32 @@ class SearchPart:
         return heads
 
     def search_sync(self, request: SearchRequest) -> SearchPage:
+        one_trip = getattr(self.p.engine, "read_one_trip", None)
+        if one_trip is not None and self._one_trip(request):
+            try:
+                return self._search(request, one_trip)
+            except ReadEnded:
+                pass  # it needed more than its first trip (a manifest node not yet read, a filter's ranked join)
+        return self._search(request, self.p.engine.read_txn)
+
+    def _one_trip(self, request: SearchRequest) -> bool:
+        """Whether a search may end its read transaction with its first trip (an engine's ``read_one_trip``): an FTS
+        search of Memories whose head Revisions this process holds (its first trip reads the heads, the ranking and
+        the hits' versions; the manifest nodes of a Revision it wrote or read are most likely held too). For a head
+        named by id, the newest Revision of it this process has seen: when another process has written since, the
+        search runs again."""
+        return (
+            request.channels == ("fts",)
+            and bool(request.memories or request.heads)
+            and all(self.p.rows.holds(r.memory_id, r.revision) for r in request.memories)
+            and all((n := self.p.rows.newest(m)) is not None and self.p.rows.holds(m, n) for m in request.heads)
+        )
+
+    def _search(self, request: SearchRequest, txn: Callable[[], AbstractContextManager[None]]) -> SearchPage:
         request = _given_if_done(request)
         later = request.query_vector_later  # a hybrid search's query vector still being computed
         vector_due = request.query_vector is not None or later is not None
-        with self.p.engine.read_txn():
+        with txn():
             beside = {"fts", "vector"} <= set(request.channels) and vector_due and not request.exact
             if beside:
                 self.vectors.share()  # a hybrid search: its scan may run beside the FTS statement (``begin``)

@@ -548,10 +548,17 @@ async def test_an_fts_search_takes_one_round_trip(postgres_url: str, libpq_trace
         trips = _statement_trips(read(), start)
         start = len(read())
         by_id = await svc.search("deploy step 3 build host", memories=[rev.memory_id], mode="fts", limit=10)
-        # By id the service reads the head first (a read of its own: 2 trips); the search's read is then one trip,
-        # the head being the newest Revision of it the process has read.
-        *resolve, search = _statement_trips(read(), start)
-        assert len(resolve) == 2 and len(search) == 4 and search[-1] == "COMMIT", [resolve, search]
+        # By id the search's own read takes the head (the newest Revision of it the process has read): one trip.
+        # The code before read the head first, a read of its own (2 trips more).
+        by_id_trips = _statement_trips(read(), start)
+        start = len(read())
+        by_scope = await svc.search("deploy step 3 build host", scopes=[WEB], mode="fts", limit=10)
+        # By scope: the binding's read (2 trips), then the search's one; the code before read the head too (2 more).
+        *binding, by_scope_search = _statement_trips(read(), start)
+    assert len(by_id_trips) == 1 and len(by_id_trips[0]) == 4 and by_id_trips[0][-1] == "COMMIT", by_id_trips
+    assert len(binding) == 2 and "scope_bindings" in binding[0][1], binding
+    assert by_scope_search == by_id_trips[0], [by_scope_search, by_id_trips]
+    assert [(h.entry_version_id, h.score) for h in by_scope.hits] == [(h.entry_version_id, h.score) for h in warm.hits]
     assert [(h.entry_version_id, h.score) for h in found.hits] == [(h.entry_version_id, h.score) for h in warm.hits]
     assert [(h.entry_version_id, h.score) for h in by_id.hits] == [(h.entry_version_id, h.score) for h in warm.hits]
     assert found.hits[0].text == texts[3] and all(h.scope == WEB for h in found.hits) and len(found.hits) == 10

@@ -381,12 +381,19 @@ class ServiceCore:
 
     async def resolve(self, scope: str) -> Revision | None:
         """The head of the Memory bound to a scope URI, or None when the scope is unbound."""
+        bound = await self.bound(scope)
+        return None if bound is None else await self.head(bound)
+
+    async def bound(self, scope: str) -> MemoryId | None:
+        """The Memory bound to a scope URI (its head not read), or None when the scope is unbound."""
         uri = canonical_scope(scope)
         await self._policy.require_named(uri, "read")
         found = await self.backend.read(ScopeQuery(scope=uri))
         if not found:
             return None
-        return await self.head(found[0][1])
+        memory_id = MemoryId(found[0][1])
+        await self._may(memory_id, "read", hidden=f"no memory {memory_id}")
+        return memory_id
 
     async def scopes(self) -> tuple[tuple[str, MemoryId], ...]:
         """Every scope binding the actor may read: (scope URI, memory id)."""

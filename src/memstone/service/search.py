@@ -52,6 +52,7 @@ from .core import (
     MemoryLike,
     Order,
     ServiceCore,
+    _memory_id,
 )
 
 # Neighbour context is opt-in: through the service it gains R@10 on conversations but displaces gold on MemoryCode
@@ -128,46 +129,73 @@ class Search:
         refs: dict[MemoryId, ArtifactRef] = {}
         # Memories named by id or scope are searched at their head as the search's own read transaction sees
         # it (issue 12: a writer committing after this resolve must not fail the search); an explicit
-        # Revision must still be the head.
+        # Revision must still be the head. Their heads are not read before (issue 13: a read of its own, two
+        # round trips on PostgreSQL); one named by id that does not exist fails the search's read, and any error
+        # of the search is preceded, as before, by that of the first such Memory that does not exist.
         at_head: set[MemoryId] = set()
-        for m in memories:
-            if not isinstance(m, str | Revision):  # a caller's ArtifactRef, or not a Memory at all (tests/fuzz)
-                check_ref(m, "a memory")
-            ref = (await self._core.head(m)).ref if isinstance(m, str) else (m.ref if isinstance(m, Revision) else m)
-            if ref.memory_id in refs and refs[ref.memory_id] != ref:
-                raise InvalidInput(f"{ref.memory_id} is named at two different revisions")
-            await self._core._may(ref.memory_id, "read", hidden=f"no memory {ref.memory_id}")
-            refs[ref.memory_id] = ref
-            if isinstance(m, str):
-                at_head.add(ref.memory_id)
-        for scope in scopes:
-            bound = await self._core.resolve(scope)
-            if bound is not None and bound.memory_id not in refs:
-                refs[bound.memory_id] = bound.ref
-                at_head.add(bound.memory_id)
-        if not refs:
-            if mode in ("vector", "hybrid"):
-                await self._resolve_mode(mode, ())  # an explicit mode the store cannot serve is refused, not empty
-            if memories or scopes:
-                return SearchResult(hits=(), mode="fts" if mode == "auto" else mode, requested_mode=mode, order=order)
-            raise InvalidInput("search needs at least one memory or scope", hint="pass memories=[...] or scopes=[...]")
-        ordered_refs = tuple(refs[k] for k in sorted(refs))
-        precedence = precedence and await self._tiered(ordered_refs)
-        for refreshed in (False, True):
-            request, used_mode, fallback = await self._request(
-                query, mode, ordered_refs, at_head, early, limit=limit, exact=exact, fusion=fusion,
-                filters=filters, wide=order == "priority" or include_superseded or precedence,
-            )  # fmt: skip
-            try:
-                page = await self._searched(request, early)
-                break
-            except ProfileMismatchError:
-                # Trigger: an org recorded another embedding profile since this process last read them (the search
-                # routes by the profiles read in its own snapshot and refused the query vector; nothing was served).
-                # Outcome: read the orgs' profiles again and route the query by them, once.
-                if refreshed or not self._core.backend.capabilities.org_embedding:
-                    raise
-                await self._core.backend.org_profiles()
+        unread: list[MemoryId] = []  # named by id (then bound to a scope named), in order, and not read here
+        try:
+            for m in memories:
+                if not isinstance(m, str | Revision):  # a caller's ArtifactRef, or not a Memory at all (tests/fuzz)
+                    check_ref(m, "a memory")
+                mid = _memory_id(m)
+                if mid in unread and not isinstance(m, str):  # named by id and at a Revision: compared with its head
+                    refs[mid] = (await self._core.head(mid)).ref
+                    unread.remove(mid)
+                if isinstance(m, str) and mid not in refs:
+                    unread.append(mid)
+                    await self._core._may(mid, "read", hidden=f"no memory {mid}")
+                    refs[mid] = ArtifactRef(memory_id=mid, revision=0)  # its head: the search's own read (page.heads)
+                    at_head.add(mid)
+                    continue
+                if isinstance(m, str) and mid in unread:
+                    continue  # named by id twice
+                ref = (
+                    (await self._core.head(m)).ref if isinstance(m, str) else (m.ref if isinstance(m, Revision) else m)
+                )
+                if ref.memory_id in refs and refs[ref.memory_id] != ref:
+                    raise InvalidInput(f"{ref.memory_id} is named at two different revisions")
+                await self._core._may(ref.memory_id, "read", hidden=f"no memory {ref.memory_id}")
+                refs[ref.memory_id] = ref
+                if isinstance(m, str):
+                    at_head.add(ref.memory_id)
+            for scope in scopes:
+                bound = await self._core.bound(scope)
+                if bound is not None and bound not in refs:
+                    refs[bound] = ArtifactRef(memory_id=bound, revision=0)  # its head: the search's own read
+                    at_head.add(bound)
+                    unread.append(bound)
+            if not refs:
+                if mode in ("vector", "hybrid"):
+                    await self._resolve_mode(mode, ())  # an explicit mode the store cannot serve is refused, not empty
+                if memories or scopes:
+                    return SearchResult(
+                        hits=(), mode="fts" if mode == "auto" else mode, requested_mode=mode, order=order
+                    )
+                raise InvalidInput(
+                    "search needs at least one memory or scope", hint="pass memories=[...] or scopes=[...]"
+                )
+            ordered_refs = tuple(refs[k] for k in sorted(refs))
+            precedence = precedence and await self._tiered(ordered_refs)
+            for refreshed in (False, True):
+                request, used_mode, fallback = await self._request(
+                    query, mode, ordered_refs, at_head, early, limit=limit, exact=exact, fusion=fusion,
+                    filters=filters, wide=order == "priority" or include_superseded or precedence,
+                )  # fmt: skip
+                try:
+                    page = await self._searched(request, early)
+                    break
+                except ProfileMismatchError:
+                    # Trigger: an org recorded another embedding profile since this process last read them (the
+                    # search routes by the profiles read in its own snapshot and refused the query vector; nothing
+                    # was served). Outcome: read the orgs' profiles again and route the query by them, once.
+                    if refreshed or not self._core.backend.capabilities.org_embedding:
+                        raise
+                    await self._core.backend.org_profiles()
+        except Exception:
+            for mid in unread:
+                await self._core.head(mid)  # ArtifactNotFoundError for a Memory that does not exist
+            raise
         if page.incomplete:
             # The vector projection of a searched Memory is incomplete in the search's own snapshot: an explicit
             # vector or hybrid search is refused, ``auto`` searches by FTS alone (docs: the mode it used).

@@ -32,7 +32,8 @@ from search_instructions import START_INSTRUMENTATION, STOP_INSTRUMENTATION, _re
 from memstone.domain.secrets import find_secrets
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULES = ("secrets", "secret_formats", "secret_generic", "secret_context", "analyzer")
+MODULES = ("secrets", "secret_formats", "secret_generic", "secret_context", "secret_named", "analyzer")
+DATA = ("bip39-english.txt",)  # domain/data files a module reads beside itself
 
 
 def ref_detector(ref: str, tmp: Path) -> Callable[[str], object]:
@@ -48,6 +49,12 @@ def ref_detector(ref: str, tmp: Path) -> Callable[[str], object]:
             text=True,
         ).stdout
         (pkg / f"{name}.py").write_text(source)
+    (pkg / "data").mkdir()
+    for name in DATA:
+        data = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{ref}:src/memstone/domain/data/{name}"], check=True, capture_output=True
+        ).stdout
+        (pkg / "data" / name).write_bytes(data)
     sys.path.insert(0, str(tmp))
     module = importlib.import_module("refsecrets.secrets")
     return module.find_secrets  # type: ignore[no-any-return]

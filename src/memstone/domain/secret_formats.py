@@ -16,9 +16,10 @@ import base64
 import binascii
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["FORMAT_RULES", "FormatRule", "anchored_rules", "b64decode_loose", "decodes_to", "fold_ascii"]
+__all__ = ["FORMAT_RULES", "CaseFree", "FormatRule", "anchored_rules", "b64decode_loose", "decodes_to", "fold_ascii"]
 
 _B = r"(?<![A-Za-z0-9_\-])"  # a token boundary that treats - and _ as word characters
 _E = r"(?![A-Za-z0-9_\-])"
@@ -411,3 +412,31 @@ def fold_ascii(lower: str) -> str:
     if lower.isascii():
         return lower
     return lower.replace("ſ", "s").replace("ı", "i").replace("i\u0307", "i")
+
+
+# What makes a ``(?i)`` pattern's twin unsafe: a ``(?-i)`` group, a named group (its name would be lowered), an
+# escaped code point, or a class range with a non-ASCII end (its inside is not checked below).
+_NO_TWIN = re.compile(r"\(\?-i|\(\?P|\\[uUxN0-7]|[^\x00-\x7f]-|-[^\x00-\x7f]")
+
+
+class CaseFree:
+    """A ``(?i)`` pattern, run on an ASCII text as its twin: the same pattern without ``(?i)``, its letters lowered,
+    over the text's lower(). There both find the same spans (lower() keeps an ASCII text's length and its word
+    characters, and no letter of the pattern matches an ASCII letter by case folding but the ASCII ones: checked at
+    import), and the twin runs about twice as fast (sre folds no case per character). Other texts run the pattern."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = re.compile(pattern)
+        if not pattern.startswith("(?i)") or _NO_TWIN.search(pattern):
+            raise ValueError(f"no ASCII twin for {pattern!r}")
+        if re.search(r"(?i)[a-z]", "".join(c for c in pattern if not c.isascii())):
+            raise ValueError(f"a letter of {pattern!r} matches an ASCII letter by case folding")
+        lowered = re.sub(r"\\.|[A-Z]", lambda m: m.group(0) if len(m.group(0)) == 2 else m.group(0).lower(), pattern)
+        self.twin = re.compile(lowered[4:])
+
+    def finditer(self, text: str, lower: str) -> Iterator[re.Match[str]]:
+        """The pattern's matches in ``text`` (``lower`` is ``text.lower()``), by position; only spans are the same."""
+        return self.twin.finditer(lower) if text.isascii() else self.pattern.finditer(text)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.twin.search(text.lower()) if text.isascii() else self.pattern.search(text)

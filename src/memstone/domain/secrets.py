@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from . import secret_context as _ctx
 from . import secret_named as _named
 from .analyzer import STOPWORDS
-from .secret_formats import FormatRule, anchored_rules, b64decode_loose, decodes_to, fold_ascii
+from .secret_formats import CaseFree, FormatRule, anchored_rules, b64decode_loose, decodes_to, fold_ascii
 from .secret_generic import (
     ak_sk_pairs,
     credential_pairs,
@@ -106,7 +106,7 @@ _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
 
 # Any long random-looking token shortly after a credential word, in any phrasing ("the sendgrid key for the
 # mailer: SG…", "here's my token so you can pull it: …"): the rule that catches formats no list names yet.
-_CREDENTIAL_WORD = re.compile(
+_CREDENTIAL_WORD = CaseFree(
     r"(?i)\b(?:api[\s_-]?keys?|keys?|tokens?|secrets?|passwords?|passwd|passphrase|credentials?|creds|auth"
     r"|cl(?:é|e)f?s?|claves?|chaves?|chiav[ei]|jetons?|pats?|secretos?|segret[oi]|токен\w*|ключ\w*)\b|トークン|キー|シークレット|秘密鍵|密钥|令牌|秘钥"
 )
@@ -125,7 +125,7 @@ _HEX32 = re.compile(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
 
 # A 40-character AWS secret access key, only next to an AWS key id or an aws/secret keyword.
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
-_AWS_CONTEXT = re.compile(r"(?i)aws|secret|AKIA|ASIA")
+_AWS_CONTEXT = CaseFree(r"(?i)aws|secret|AKIA|ASIA")
 
 
 def shannon_entropy(value: str) -> float:
@@ -222,7 +222,7 @@ def _random_letters(v: str) -> bool:
 
 
 # Password and key words in the languages capture sees (a CJK word has no word boundary to test).
-_PASSWORD_WORD = re.compile(
+_PASSWORD_WORD = CaseFree(
     r"(?i)\b(?:passwords?|passwd|passphrase|passwort|kennwort|contrase(?:ñ|n)a|mot[ -]de[ -]passe|mdp|senha|пароль|pw"
     r"|parola d'ordine|wachtwoord|hasło|şifre|mật khẩu|kata sandi|lösenord(?:et)?|heslo|passord|salasana"
     r"|claves?)\b|密码|口令|密碼|パスワード|暗証番号|비밀번호|(?i:\bschl(?:ü|ue)ssel\b|\bzugangs\w*)|密钥|秘钥|令牌|私钥|凭证|凭据"
@@ -454,7 +454,7 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
                     end=m.end("value"),
                 )
             )
-    for word in _CREDENTIAL_WORD.finditer(text):
+    for word in _CREDENTIAL_WORD.finditer(text, lower):
         if _PUBLIC_WORD.search(text, max(0, word.start() - 12), word.start()):
             continue  # a public or publishable key is meant to be shared (SSH, Stripe pk_, Mercado Pago)
         window_end = min(len(text), word.end() + _NEAR_CHARS)
@@ -462,7 +462,7 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
             value = m.group(1)
             if _random_token(value) and not (_printable_base64(value) and not decodes_to(value, b":")):
                 found.append(SecretFinding(kind="credential_near_keyword", start=m.start(1), end=m.end(1)))
-    for word in _PASSWORD_WORD.finditer(text):
+    for word in _PASSWORD_WORD.finditer(text, lower):
         before = text[word.start() - 1] if word.start() > 0 else " "
         if before in _WORD_IN_NAME_BEFORE or _WORD_IN_NAME_AFTER.match(text, word.end()):
             continue

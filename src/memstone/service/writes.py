@@ -217,10 +217,12 @@ class Writes:
         )
         existing: list[EntryId] = []  # live entries that already hold what an entry gives
         pending_new: dict[str, EntryContent] = {}
+        new_items: list[tuple[str, EntryInput]] = []  # each new entry's content hash, built once
         for item in entries:
             if item.entry is None:
                 content = build_content(item, op_sources=op_sources, closed_kinds=closed)
                 pending_new.setdefault(content.content_hash, content)  # only the first identical new entry
+                new_items.append((content.content_hash, item))
                 continue
             eid = EntryId(_entry_id(item.entry))
             cur = current.get(eid)
@@ -254,12 +256,8 @@ class Writes:
                 if state == "active" and pending_new.pop(v.entry_content_hash, None) is not None:
                     existing.append(v.entry_id)  # exact duplicate of a live entry
         reasons: dict[str, str | None] = {}
-        for item in entries:
-            if item.entry is None:
-                reasons.setdefault(
-                    build_content(item, op_sources=op_sources, closed_kinds=closed).content_hash,
-                    normalize_reason(item.reason),
-                )
+        for content_hash, item in new_items:
+            reasons.setdefault(content_hash, normalize_reason(item.reason))
         for content_hash, content in pending_new.items():
             batch.add(content, prev=None, reason=reasons.get(content_hash))
         if not batch.changes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..domain.fields import FieldDict, PlainDict
 from ..domain.ids import EntryId, EntryVersionId
 from .events import Scope
 
@@ -15,7 +16,7 @@ PlanAction = Literal["add", "revise", "unchanged"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Candidate:
+class Candidate(PlainDict):
     """An untrusted proposal for one entry. It becomes an entry only after admission and dedup.
 
     ``evidence`` names the Sources that support it by draft key (``event``, ``file:pyproject.toml``).
@@ -36,22 +37,6 @@ class Candidate:
     evidence: tuple[str, ...] = ("event",)
     replaces: tuple[str, ...] = ()
     stage: str | None = None  # the lifecycle stage a lifecycle fact names (development, production, beta, ...)
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "kind": self.kind,
-            "text": self.text,
-            "origin": self.origin,
-            "scope": self.scope,
-            "title": self.title,
-            "tags": list(self.tags),
-            "slug": self.slug,
-            "important": self.important,
-            "mandatory": self.mandatory,
-            "evidence": list(self.evidence),
-            "replaces": list(self.replaces),
-            "stage": self.stage,
-        }
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> Candidate:
@@ -82,18 +67,15 @@ class Candidate:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Skip:
+class Skip(FieldDict):
     """A piece of an event that produced no candidate, and why (``question``, ``one_off``, ``speculation``, …)."""
 
     excerpt: str
     reason: str
 
-    def to_dict(self) -> dict[str, object]:
-        return {"excerpt": self.excerpt, "reason": self.reason}
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ReviewFlag:
+class ReviewFlag(PlainDict):
     """A live entry whose evidence a Git change touched: a person or agent should re-check it.
 
     A flag never carries new content; it is not a write. Capture puts it in the review queue.
@@ -106,17 +88,6 @@ class ReviewFlag:
     base_commit: str
     head_commit: str
     reason: str = "evidence_changed"
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "entry_id": self.entry_id,
-            "entry_version_id": self.entry_version_id,
-            "entry_excerpt": self.entry_excerpt,
-            "paths": list(self.paths),
-            "base_commit": self.base_commit,
-            "head_commit": self.head_commit,
-            "reason": self.reason,
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

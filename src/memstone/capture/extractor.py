@@ -18,6 +18,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ..domain.fields import FieldDict
 from ..domain.model import KNOWN_KINDS
 from .candidates import Candidate
 from .settings import ExtractorSettings
@@ -37,7 +38,7 @@ Return {"candidates": []} when nothing qualifies (the usual case)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TokenUsage:
+class TokenUsage(FieldDict):
     """Token use of model calls, summed from each response's ``usage`` (0 where a server reports none)."""
 
     calls: int = 0
@@ -52,14 +53,6 @@ class TokenUsage:
             completion_tokens=self.completion_tokens + other.completion_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
         )
-
-    def to_dict(self) -> dict[str, int]:
-        return {
-            "calls": self.calls,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "total_tokens": self.total_tokens,
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, cast
 
 from ..domain.errors import InvalidInput, NotFound
+from ..domain.fields import PlainDict
 from ..domain.ids import EntryId, EntryVersionId, MemoryId, SourceId
 from .candidates import Candidate, PlanAction, ReviewFlag
 from .store import CaptureStore, capture_store_of
@@ -33,7 +34,7 @@ QUEUE_VERSION = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class QueueItem:
+class QueueItem(PlainDict):
     """One queued candidate (``item_type="candidate"``) or review flag (``"flag"``) and its decision."""
 
     item_id: str
@@ -55,25 +56,6 @@ class QueueItem:
     @property
     def source_ids(self) -> tuple[SourceId, ...]:
         return tuple(sid for _, sid in self.evidence)
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "item_id": self.item_id,
-            "item_type": self.item_type,
-            "scope": self.scope,
-            "memory_id": self.memory_id,
-            "created_at": self.created_at,
-            "candidate": self.candidate.to_dict() if self.candidate else None,
-            "action": self.action,
-            "target_entry": self.target_entry,
-            "evidence": [[k, v] for k, v in self.evidence],
-            "flag": self.flag.to_dict() if self.flag else None,
-            "status": self.status,
-            "decided_at": self.decided_at,
-            "decided_by": self.decided_by,
-            "note": self.note,
-            "result_entry": self.result_entry,
-        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> QueueItem:

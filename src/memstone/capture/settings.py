@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from ..domain.errors import InvalidInput
+from ..domain.fields import FieldDict
 from .store import SETTINGS_NAME, capture_store_of
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ def _mode(value: object, where: str) -> CaptureMode:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ExtractorSettings:
+class ExtractorSettings(FieldDict):
     """Where the optional model extractor is (an OpenAI-compatible ``/chat/completions`` server)."""
 
     base_url: str
@@ -49,15 +50,6 @@ class ExtractorSettings:
     api_key_env: str | None = None  # the *name* of the environment variable that holds the key
     timeout: float = 30.0
     max_candidates: int = 5
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "base_url": self.base_url,
-            "model": self.model,
-            "api_key_env": self.api_key_env,
-            "timeout": self.timeout,
-            "max_candidates": self.max_candidates,
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

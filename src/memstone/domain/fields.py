@@ -1,4 +1,5 @@
-"""A dataclass value's fields as a dict: the ``to_dict`` of the values whose dict is their fields as they are."""
+"""A dataclass value's fields as a dict: the ``to_dict`` of the values whose dict is their fields (as they are,
+or JSON-ready)."""
 
 from __future__ import annotations
 
@@ -27,4 +28,27 @@ class FieldDict:
         return field_dict(self)
 
 
-__all__ = ["DataclassValue", "FieldDict", "field_dict"]
+def plain(value: object) -> object:
+    """``value`` JSON-ready: a value with a ``to_dict`` as that dict, a tuple or list as a list of plain values."""
+    if isinstance(value, tuple | list):
+        return [plain(v) for v in value]
+    to_dict = getattr(value, "to_dict", None)
+    return to_dict() if callable(to_dict) else value
+
+
+def plain_dict(value: DataclassValue) -> dict[str, object]:
+    """The fields of ``value`` by name, in declaration order, each :func:`plain` (nested values as their dicts)."""
+    return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+
+
+class PlainDict:
+    """The base of a dataclass whose ``to_dict`` is its fields, JSON-ready (:func:`plain_dict`)."""
+
+    __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[object]]]
+
+    def to_dict(self) -> dict[str, object]:
+        return plain_dict(self)
+
+
+__all__ = ["DataclassValue", "FieldDict", "PlainDict", "field_dict", "plain", "plain_dict"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from .canonical import ENTRY_CONTENT_TAG, canonical_json_floatless, json_string, tagged_sha256
-from .fields import FieldDict, field_dict
+from .fields import FieldDict, PlainDict
 from .ids import EntryId, EntryVersionId, MemoryId, SourceId
 from .purge import PURGE_MARK, PURGED_TEXT, Tombstone
 
@@ -151,8 +151,45 @@ class Provenance:
     created_at: str = ""
 
 
+class ContentFields:
+    """The base of a value that shows one entry version's content: its fields, read off :meth:`shown_content`."""
+
+    __slots__ = ()
+
+    def shown_content(self) -> EntryContent:
+        raise NotImplementedError
+
+    @property
+    def kind(self) -> str:
+        return self.shown_content().kind
+
+    @property
+    def text(self) -> str:
+        return self.shown_content().text
+
+    @property
+    def title(self) -> str | None:
+        return self.shown_content().title
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return self.shown_content().tags
+
+    @property
+    def slug(self) -> str | None:
+        return self.shown_content().slug
+
+    @property
+    def important(self) -> bool:
+        return self.shown_content().important
+
+    @property
+    def mandatory(self) -> bool:
+        return self.shown_content().mandatory
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EntryVersion:
+class EntryVersion(ContentFields):
     """One immutable content version of an entry."""
 
     memory_id: MemoryId
@@ -165,17 +202,8 @@ class EntryVersion:
     created_in_revision: int
     provenance: Provenance = field(default_factory=Provenance)
 
-    @property
-    def kind(self) -> str:
-        return self.content.kind
-
-    @property
-    def text(self) -> str:
-        return self.content.text
-
-    @property
-    def title(self) -> str | None:
-        return self.content.title
+    def shown_content(self) -> EntryContent:
+        return self.content
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -236,7 +264,7 @@ class Change(FieldDict):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Revision:
+class Revision(PlainDict):
     """An immutable snapshot of a Memory. ``content_hash`` commits to the manifest root and the changes."""
 
     memory_id: MemoryId
@@ -256,14 +284,6 @@ class Revision:
     def ref(self) -> ArtifactRef:
         return ArtifactRef(memory_id=self.memory_id, revision=self.revision)
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            **field_dict(self),
-            "changes": [c.to_dict() for c in self.changes],
-            "sources": list(self.sources),
-            "artifacts": [a.to_dict() for a in self.artifacts],
-        }
-
 
 def revision_content(manifest_root: str, changes: tuple[Change, ...]) -> dict[str, object]:
     """The canonical MemoryContent object whose hash is a Revision's ``content_hash``."""
@@ -275,14 +295,11 @@ def revision_content(manifest_root: str, changes: tuple[Change, ...]) -> dict[st
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RevisionChanges:
+class RevisionChanges(PlainDict):
     """The compact change summary of one Revision, as ``changes()`` returns it."""
 
     memory_ref: ArtifactRef
     changes: tuple[Change, ...]
-
-    def to_dict(self) -> dict[str, object]:
-        return {"memory_ref": self.memory_ref.to_dict(), "changes": [c.to_dict() for c in self.changes]}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -469,7 +486,7 @@ class MemoryHit:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Shadowed:
+class Shadowed(PlainDict):
     """A hit that precedence dropped (a more specific scope holds the same kind and slug), reported, not lost."""
 
     memory_ref: ArtifactRef
@@ -479,9 +496,6 @@ class Shadowed:
     scope: str
     shadowed_by: EntryId
     shadowed_by_scope: str
-
-    def to_dict(self) -> dict[str, object]:
-        return {**field_dict(self), "memory_ref": self.memory_ref.to_dict()}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -516,16 +530,13 @@ class SearchResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Citation:
+class Citation(PlainDict):
     """A Handoff citation: an exact Revision, entry and entry version (and the hash it had)."""
 
     memory_ref: ArtifactRef
     entry_id: EntryId
     entry_version_id: EntryVersionId
     entry_content_hash: str | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        return {**field_dict(self), "memory_ref": self.memory_ref.to_dict()}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-from .fields import FieldDict
+from .fields import FieldDict, PlainDict
 from .ids import EntryId, EntryVersionId
-from .model import STALE_TAG, ArtifactRef, EntryState, EntryVersion, MemoryHit, Shadowed
+from .model import STALE_TAG, ArtifactRef, ContentFields, EntryContent, EntryState, EntryVersion, MemoryHit, Shadowed
 
 Category = Literal["mandatory", "important", "normal"]
 CATEGORY_RANK: dict[Category, int] = {"mandatory": 0, "important": 1, "normal": 2}
@@ -47,7 +47,7 @@ def priority_sorted(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Record:
+class Record(ContentFields):
     """One entry as a catalogue row: its version current at ``memory_ref``, state, scope and timestamps."""
 
     memory_ref: ArtifactRef
@@ -66,33 +66,8 @@ class Record:
     def entry_version_id(self) -> EntryVersionId:
         return self.version.entry_version_id
 
-    @property
-    def kind(self) -> str:
-        return self.version.content.kind
-
-    @property
-    def title(self) -> str | None:
-        return self.version.content.title
-
-    @property
-    def text(self) -> str:
-        return self.version.content.text
-
-    @property
-    def tags(self) -> tuple[str, ...]:
-        return self.version.content.tags
-
-    @property
-    def slug(self) -> str | None:
-        return self.version.content.slug
-
-    @property
-    def important(self) -> bool:
-        return self.version.content.important
-
-    @property
-    def mandatory(self) -> bool:
-        return self.version.content.mandatory
+    def shown_content(self) -> EntryContent:
+        return self.version.content
 
     @property
     def revision(self) -> int:
@@ -178,7 +153,7 @@ class Omission(FieldDict):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RecallBundle:
+class RecallBundle(PlainDict):
     """The initial recall protocol's result: mandatory memories in full, then the contextual search.
 
     ``budget``/``unit`` are what the caller allowed (``None``: unlimited), ``used`` what the bundle spends, in
@@ -194,19 +169,6 @@ class RecallBundle:
     used: int
     mode: str
     note: str
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "mandatory": [r.to_dict() for r in self.mandatory],
-            "contextual": [h.to_dict() for h in self.contextual],
-            "links": [link.to_dict() for link in self.links],
-            "omitted": [o.to_dict() for o in self.omitted],
-            "budget": self.budget,
-            "unit": self.unit,
-            "used": self.used,
-            "mode": self.mode,
-            "note": self.note,
-        }
 
 
 _WIDE = re.compile("[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0003ffff]")

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from ..domain.entry_fields import entry_fields
 from ..domain.errors import InvalidInput
-from ..domain.fields import FieldDict, field_dict
+from ..domain.fields import FieldDict, PlainDict
 from ..domain.model import EntryInput
 from ..domain.rules import normalize_tags, normalize_text, normalize_title, slugify
 from ..domain.scopes import parse_scope
@@ -60,7 +60,7 @@ class SyncConflict(FieldDict):
 
 
 @dataclass(slots=True, kw_only=True)
-class SyncReport:
+class SyncReport(PlainDict):
     """What one sync did, in both directions."""
 
     directory: str
@@ -74,9 +74,6 @@ class SyncReport:
     @property
     def changed(self) -> bool:
         return bool(self.new_versions or self.new_entries or self.forgotten or self.files_written or self.files_removed)
-
-    def to_dict(self) -> dict[str, object]:
-        return {**field_dict(self), "conflicts": [c.to_dict() for c in self.conflicts]}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,6 +22,7 @@ from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
 from ..domain.errors import CapabilityNotSupportedError, InvalidInput, MaintenanceBusyError, MemstoneError, NotFound
+from ..domain.fields import PlainDict
 from ..domain.ids import EntryId, new_ulid
 from ..domain.maintenance import (
     PROPOSAL_ORDER,
@@ -60,14 +61,11 @@ class MaintenanceSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RunReport:
+class RunReport(PlainDict):
     """A finished run and the proposals it recorded."""
 
     run: MaintenanceRun
     proposals: tuple[Proposal, ...]
-
-    def to_dict(self) -> dict[str, object]:
-        return {"run": self.run.to_dict(), "proposals": [p.to_dict() for p in self.proposals]}
 
 
 class _StepFailed(Exception):

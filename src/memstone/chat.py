@@ -11,10 +11,9 @@ HTTP errors raise :class:`BackendError`. No retries here: the caller decides.
 from __future__ import annotations
 
 import asyncio
-import json
 
 from .domain.errors import InvalidInput
-from .model_server import ModelServer, check_server_options, positive_int, usage_tokens
+from .model_server import ModelServer, answer_json, check_server_options, positive_int, usage_tokens
 from .ports import ChatResult, InferenceUsage
 
 
@@ -71,10 +70,7 @@ class OpenAICompatibleChat:
 
     def _parse(self, raw: bytes) -> ChatResult:
         where = f"chat response from {self._url}"
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise InvalidInput(f"{where} is not JSON: {exc}") from exc
+        data = answer_json(raw, where)
         choices = data.get("choices") if isinstance(data, dict) else None
         first = choices[0] if isinstance(choices, list) and choices else None
         message = first.get("message") if isinstance(first, dict) else None

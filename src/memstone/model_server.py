@@ -14,7 +14,7 @@ import json
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from .domain.errors import BackendError, BackendUnavailable, InvalidInput
@@ -56,6 +56,17 @@ def usage_tokens(usage: object, key: str) -> int:
     """A token count from an answer's ``usage`` object (``prompt_tokens``…): a non-negative integer, else 0."""
     value = usage.get(key) if isinstance(usage, dict) else None
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def answer_json(raw: bytes, where: str, *, parse_constant: Callable[[str], object] | None = None) -> object:
+    """A model server's answer ``raw`` read as JSON; not JSON raises :class:`InvalidInput` naming ``where`` (so does
+    an :class:`InvalidInput` that ``parse_constant`` raises, its message kept)."""
+    try:
+        return json.loads(raw, parse_constant=parse_constant)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{where}: {exc.message}") from exc
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{where} is not JSON: {exc}") from exc
 
 
 def post_json(url: str, payload: object, *, api_key: str | None, headers: Mapping[str, str], timeout: float) -> bytes:
@@ -117,4 +128,4 @@ class ModelServer:
         return BackendError(message, orig=exc, hint=self.key_hint if exc.code in (401, 403) else self.other_hint)
 
 
-__all__ = ["ModelServer", "check_server_options", "positive_int", "post_json", "usage_tokens"]
+__all__ = ["ModelServer", "answer_json", "check_server_options", "positive_int", "post_json", "usage_tokens"]

@@ -14,9 +14,9 @@ is refused by name when it is asked for, not when the store opens.
 from __future__ import annotations
 
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING
 
+from ..closing import AsyncClosing
 from .url import StoreURL, state_dir
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..ports import MemoryBackend
 
 
-class StoreBundle:
+class StoreBundle(AsyncClosing):
     """One open store and its parts. Closing the bundle closes the memory backend and every part with it."""
 
     __slots__ = ("memory", "url")
@@ -55,14 +55,6 @@ class StoreBundle:
 
     async def aclose(self) -> None:
         await self.memory.aclose()
-
-    async def __aenter__(self) -> StoreBundle:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
 
 __all__ = ["StoreBundle"]

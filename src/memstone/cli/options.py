@@ -38,9 +38,30 @@ def json_option(fn: F) -> F:
     return json_flag()(fn)
 
 
+def entry_at_options(verb: str) -> Callable[[F], F]:
+    """``ENTRY`` with ``--memory`` and ``--revision``: the entry as of a Memory's head or of a Revision of it;
+    ``verb`` is what the command does with it ("Read", "Cite")."""
+
+    def apply(fn: F) -> F:
+        fn = click.option("--revision", type=int, help=f"{verb} the entry as of this Revision (point in time).")(fn)
+        fn = click.option("--memory", help=f"{verb} the entry as of this Memory's head (default: its own Memory).")(fn)
+        return click.argument("entry")(fn)
+
+    return apply
+
+
 def quiet_option(fn: F) -> F:
     """``--quiet``: no progress lines on stderr (the long-running commands)."""
     return click.option("--quiet", is_flag=True, help="No progress lines on stderr.")(fn)
 
 
-__all__ = ["JSON_HELP", "choice_option", "count_option", "json_flag", "json_option", "quiet_option", "seconds_option"]
+__all__ = [
+    "JSON_HELP",
+    "choice_option",
+    "count_option",
+    "entry_at_options",
+    "json_flag",
+    "json_option",
+    "quiet_option",
+    "seconds_option",
+]

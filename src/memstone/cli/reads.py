@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .main import emit, json_option, memory_of, store_command
-from .options import choice_option
+from .options import choice_option, entry_at_options
 
 if TYPE_CHECKING:
     from ..service import MemoryService
@@ -103,9 +103,7 @@ async def search(
 
 
 @store_command()
-@click.argument("entry")
-@click.option("--memory", help="Read the entry as of this Memory's head (default: its own Memory).")
-@click.option("--revision", type=int, help="Read the entry as of this Revision (point in time).")
+@entry_at_options("Read")
 @json_option
 async def show(
     svc: MemoryService, ctx: click.Context, entry: str, memory: str | None, revision: int | None, as_json: bool

@@ -21,7 +21,7 @@ from ..domain.rules import parse_revision
 from ..domain.scopes import canonical_scope
 from ..service import MemoryService
 from .main import emit, memory_of, rev_line, run, store_command
-from .options import choice_option, json_option
+from .options import choice_option, entry_at_options, json_option
 
 
 async def _write(svc: MemoryService, ctx: click.Context, entry: str, op: Callable[[Revision], Any]) -> Revision:
@@ -393,9 +393,7 @@ async def import_command(svc: MemoryService, ctx: click.Context, directory: str,
 
 # ---------------------------------------------------------------------------------------------- citations
 @store_command("cite")
-@click.argument("entry")
-@click.option("--memory", help="Cite the entry as of this Memory's head (default: its own Memory).")
-@click.option("--revision", type=int, help="Cite the entry as it was at this Revision.")
+@entry_at_options("Cite")
 @json_option
 async def cite_command(
     svc: MemoryService, ctx: click.Context, entry: str, memory: str | None, revision: int | None, as_json: bool

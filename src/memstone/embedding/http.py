@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 from ..domain.errors import InvalidInput, ProfileMismatchError
-from ..model_server import ModelServer, check_server_options, positive_int, usage_tokens
+from ..model_server import ModelServer, answer_json, check_server_options, positive_int, usage_tokens
 from ..ports import EmbeddingProfile, EmbeddingResult
 from ._text import embed_in_batches, split_by_chars
 from .profiles import openai_profile
@@ -91,12 +90,7 @@ class OpenAICompatibleEmbedder:
 
     def _parse(self, raw: bytes, expected: int) -> tuple[list[tuple[float, ...]], int]:
         where = f"embedding response from {self._url}"
-        try:
-            payload = json.loads(raw, parse_constant=_reject_constant)
-        except (ValueError, UnicodeDecodeError) as exc:
-            if isinstance(exc, InvalidInput):
-                raise InvalidInput(f"{where}: {exc.message}") from exc
-            raise InvalidInput(f"{where} is not JSON: {exc}") from exc
+        payload = answer_json(raw, where, parse_constant=_reject_constant)
         if not isinstance(payload, dict) or not isinstance(payload.get("data"), list):
             raise InvalidInput(f"{where} has no 'data' list")
         data: list[object] = payload["data"]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any, TypedDict, Unpack
 
 import httpx2
 
 from ..auth.errors import Forbidden, Unauthenticated
+from ..closing import AsyncClosing
 from ..domain.errors import (
     BackendError,
     BackendUnavailable,
@@ -83,7 +83,7 @@ def decode_error(status: int, body: object) -> MemstoneError:
     return exc
 
 
-class RemoteClient:
+class RemoteClient(AsyncClosing):
     """One server, one token: ``await client.call("GET", "/api/memories/search", params={"q": "uv"})``.
 
     ``transport`` serves tests and in-process use (an ``httpx2.ASGITransport``); by default it is the network.
@@ -103,14 +103,6 @@ class RemoteClient:
         if token:
             headers["Authorization"] = f"Bearer {token.strip()}"
         self._http = httpx2.AsyncClient(base_url=self.base, headers=headers, timeout=timeout_s, transport=transport)
-
-    async def __aenter__(self) -> RemoteClient:
-        return self
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -103,6 +103,12 @@ class Gate:
         """Raise Forbidden unless the caller holds ``need`` on a scope it named."""
         await self.service.policy.require_named(scope, need)
 
+    async def named(self, value: str | None, need: Permission) -> Scope:
+        """The scope a request names (:meth:`parse`), once the caller is known to hold ``need`` on it."""
+        scope = self.parse(value)
+        await self.require(scope, need)
+        return scope
+
     async def held(self, scope: Scope | None) -> Permission | None:
         return (await self.service.policy.decision(scope)).held
 

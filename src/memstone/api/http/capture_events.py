@@ -35,8 +35,7 @@ class CaptureEventOut(s.Open):
 async def capture_event(call: Call) -> Response:
     body = call.b(CaptureEventIn)
     gate = call.gate
-    scope = gate.parse(call.q(s.ScopeQuery).scope)
-    await gate.require(scope, "write")
+    scope = await gate.named(call.q(s.ScopeQuery).scope, "write")
     context = EventContext(agent=body.agent, session_id=body.session_id, turn_id=body.turn_id, cwd=body.cwd)
     user_scope = None if gate.access.local else gate.access.principal.user_scope  # the caller's own scope
     result = await capture_session_event(

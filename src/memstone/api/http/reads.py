@@ -65,8 +65,7 @@ async def scopes(call: Call) -> Response:
 async def catalogue(call: Call) -> Response:
     q = call.q(s.CatalogueQuery)
     gate = call.gate
-    scope = gate.parse(q.scope)
-    await gate.require(scope, "read")
+    scope = await gate.named(q.scope, "read")
     head = await gate.head_of(scope)
     if head is None:
         return ok(
@@ -154,8 +153,7 @@ async def recall(call: Call) -> Response:
 
 async def lookup(call: Call) -> Response:
     q = call.q(s.LookupQuery)
-    scope = call.gate.parse(q.scope)
-    await call.gate.require(scope, "read")
+    scope = await call.gate.named(q.scope, "read")
     if await call.gate.head_of(scope) is None:
         raise NotFound(f"scope {scope.uri} has no Memory yet")
     record = await call.gate.service.lookup(scope.uri, kind=q.kind, slug=q.slug, include_inactive=True)
@@ -165,8 +163,7 @@ async def lookup(call: Call) -> Response:
 # ---------------------------------------------------------------------------------------------- Revisions, changes
 async def changes(call: Call) -> Response:
     q = call.q(s.ChangesQuery)
-    scope = call.gate.parse(q.scope)
-    await call.gate.require(scope, "read")
+    scope = await call.gate.named(q.scope, "read")
     head = await call.gate.head_of(scope)
     if head is None or q.since >= head.revision:
         mid = head.memory_id if head else None
@@ -190,8 +187,7 @@ async def changes(call: Call) -> Response:
 
 async def revision(call: Call) -> Response:
     q = call.q(s.RevisionQuery)
-    scope = call.gate.parse(q.scope)
-    await call.gate.require(scope, "read")
+    scope = await call.gate.named(q.scope, "read")
     head = await call.gate.head_of(scope)
     if head is None:
         raise NotFound(f"scope {scope.uri} has no Memory yet", hint="remember something in it first")
@@ -277,8 +273,7 @@ async def blame(call: Call) -> Response:
 # ---------------------------------------------------------------------------------------------- export
 async def export(call: Call) -> Response:
     q = call.q(s.ExportQuery)
-    scope = call.gate.parse(q.scope)
-    await call.gate.require(scope, "read")
+    scope = await call.gate.named(q.scope, "read")
     if await call.gate.head_of(scope) is None:
         raise NotFound(f"scope {scope.uri} has no Memory yet")
     work = Path(tempfile.mkdtemp(prefix="memstone-export-"))

@@ -90,8 +90,7 @@ async def create(call: Call) -> Response:
     q = call.q(s.ScopeQuery)
     body = call.b(s.EntryCreate)
     gate = call.gate
-    scope = gate.parse(q.scope)
-    await gate.require(scope, "write")
+    scope = await gate.named(q.scope, "write")
     for r in body.relations:
         await gate.entry(r.target, "read")
     item = EntryInput(**entry_fields(body), relations=_relations(body.relations), reason=body.reason)

@@ -136,21 +136,26 @@ _PASSWORD = re.compile(
 )
 _APP_PASSWORD = re.compile(r"(?<![A-Za-z])([a-z]{4}(?: [a-z]{4}){3})(?![A-Za-z]| [a-z])")
 _APP_CHARS = 80
+_UNSPELLABLE = re.compile(r"^[^aeiouy]+$|[^aeiouy]{3}|^(.)\1")  # no vowel, three consonants, a doubled start
 _APP_ANCHORS = ("pass", "senha", "contrase", "wort", "密", "パス", "비밀")
 
 
 def app_passwords(text: str, is_function_word: Check) -> list[Span]:
     """Four groups of four lower-case letters after a password word, unless two of them are words of prose."""
-    out: list[Span] = []
     lower = text.lower()
     if len(lower) != len(text) or not any(a in lower for a in _APP_ANCHORS):
-        return out
-    for word in _PASSWORD.finditer(lower):
-        for m in _APP_PASSWORD.finditer(text, word.end(), min(len(text), word.end() + _APP_CHARS)):
-            groups = m.group(1).split()
-            if sum(is_function_word(g) for g in groups) < 2 and sum(not (_VOWELS & set(g)) for g in groups) >= 1:
-                out.append(("app_password", m.start(1), m.end(1)))
-    return out
+        return []
+    found = (
+        m
+        for word in _PASSWORD.finditer(lower)
+        for m in _APP_PASSWORD.finditer(text, word.end(), min(len(text), word.end() + _APP_CHARS))
+    )
+    # Random groups: at most one a function word ("with this that they" is prose), one that no word spells (nngl, dpry).
+    return [
+        ("app_password", m.start(1), m.end(1))
+        for m in found
+        if sum(map(is_function_word, groups := m.group(1).split())) < 2 and any(map(_UNSPELLABLE.search, groups))
+    ]
 
 
 # ------------------------------------------------------------------------------ one-time codes

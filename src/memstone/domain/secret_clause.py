@@ -61,6 +61,7 @@ _ABOUT = re.compile(
     r"begin|start|prefix|look|like|e\.g\.|example|such as|format|shape|hash|digest|fingerprint|public|\bids?\b|name"
     r"|commen|beginn|anfang|wie|comme|como|come|ejemplo|exemple|beispiel|esempio|例|如|形式"
 )
+_DIGIT = re.compile(r"\d")
 _RANGE = re.compile(r"0-9|a-z|A-Z")
 _SYMBOL = frozenset("!#$%&*+?@^~")
 _RUN = re.compile(r"[A-Z]+|[a-z]+|\d+|[^A-Za-z\d]+")
@@ -117,14 +118,17 @@ def generated_in_clause(text: str, is_placeholder: Check) -> list[Span]:
         end = min(len(text), cue.end() + _CLAUSE_CHARS)
         stop = _CLAUSE_END.search(text, cue.end(), end)
         end = stop.start() if stop else end
+        if not _DIGIT.search(text, cue.end(), end):
+            continue  # every generated value holds a digit: most clauses of code and prose have none
         for m in _VALUE.finditer(text, cue.end()):  # not cut at the window's end: a value runs to its own end
             value = m.group(1)
             if m.start() >= end or _RANGE.search(value):
                 break  # past the clause, or a regular expression's character class ([0-9a-zA-Z])
             if _ABOUT.search(lower, cue.end(), m.start()):
                 break
+            value = value.rstrip("!?")  # a sentence's end, as the pair rule reads it ("admin / 09xhTGOWvG!")
             if generated(value) and not is_placeholder(value):
-                out.append(("credential_in_clause", m.start(1), m.end(1)))
+                out.append(("credential_in_clause", m.start(1), m.start(1) + len(value)))
                 taken = m.end(1)
                 break
     return out

@@ -79,7 +79,8 @@ _CODE_CHARS = 100
 def _code_like(value: str, *, recovery: bool) -> bool:
     """Generated groups of one length (or a base32 run): varied characters, not a date, a version or words."""
     flat = re.sub(r"[\s-]", "", value)
-    if len(flat) < 8 or (flat.isdigit() and not (recovery and re.fullmatch(r"\d{4} \d{4}|\d{6,10}(?:\s+\d+)+", value))):
+    recovery_digits = r"\d{4} \d{4}|\d{6,10}(?:\s+\d+)+|\d{4,8}(?:-\d{4,8}){3,}"  # last: BitLocker's 8 groups of 6
+    if len(flat) < 8 or (flat.isdigit() and not (recovery and re.fullmatch(recovery_digits, value))):
         return False  # digits alone only as "1234 5678" or a list after "backup codes": not a date or a number
     groups = re.split(r"\s+|-", value)
     if any(re.fullmatch(r"[a-z]+|[A-Z][a-z]+", g) and len(re.findall(r"[aeiou]", g)) >= 2 for g in groups):

@@ -33,6 +33,7 @@ import itertools
 import re
 from pathlib import Path
 
+from . import secret_clause as _clause
 from .secret_context import Check, Span
 
 __all__ = [
@@ -47,7 +48,7 @@ __all__ = [
 ]
 
 # Kinds judged by a naming word rather than a format: a named format found on the same span wins over them.
-NAMED_KINDS = ("named_pin_or_code", "named_password", "security_answer", "password_literal")
+NAMED_KINDS = ("named_pin_or_code", "named_password", "security_answer", "password_literal", *_clause.CLAUSE_KINDS)
 
 # ------------------------------------------------------------------------------ naming word, copula, value
 # Words that name a short numeric secret: a PIN, a passcode, the code of a door, an alarm, a safe, a padlock.
@@ -181,7 +182,8 @@ def _judge(text: str, name: re.Match[str], is_placeholder: Check) -> Span | None
         return None  # with no copula, only a quoted value is stated; "with" states a code, not a password
     group = "quoted" if v.group("quoted") else "quoted2" if v.group("quoted2") else "plain"
     quoted, value = group != "plain", v.group(group)
-    if value.isdigit() and len(value) >= 4 and not _weak_pin(value) and cop.group(0).strip()[-1:] in ":：是为":
+    digits = value.replace("-", "") if re.fullmatch(r"\d{3,}(?:-\d{3,})+", value) else value  # 0307-6822, not 2024-06
+    if digits.isdigit() and len(digits) >= 4 and not _weak_pin(digits) and cop.group(0).strip()[-1:] in ":：是为":
         return ("named_password", v.start(group), v.end(group))  # "密码：582931"
     if _password_value(value, quoted, is_placeholder):
         return ("named_password", v.start(group), v.end(group))
@@ -364,4 +366,5 @@ def named_secrets(text: str, is_placeholder: Check, is_function_word: Check) -> 
         *card_numbers(text),
         *bip39_runs(text, is_function_word),
         *basic_credentials(text, is_placeholder),
+        *_clause.clause_secrets(text, is_placeholder, is_function_word),
     ]

@@ -440,7 +440,7 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
     folded = fold_ascii(lower)
     for m in _ASSIGNMENT.finditer(text) if any(w in folded for w in _ASSIGNMENT_WORDS) else ():
         name, value = m.group("name"), m.group("value")
-        if _NOT_CREDENTIAL_NAME.search(name) or _is_placeholder(value):
+        if _NOT_CREDENTIAL_NAME.search(name) or _is_placeholder(value) or f"{name} {m['sep'].strip()}" == "pass is":
             continue
         is_password = re.search(_PASSWORD_NAMES, name, re.I) is not None
         ok = _password_like(value) if is_password else _high_entropy(value)

@@ -136,7 +136,9 @@ _WIDEN = 2
 # Sent before a search's statement, in its transaction (issue 13): PostgreSQL plans a prepared statement anew for each
 # execution while its generic plan's estimate is worse than the custom ones', and ``_SEARCH`` (CTEs, laterals, a
 # window) cost more to plan than to run at 10k (server CPU 1.5 ms a statement, 0.86 ms with the generic plan, the
-# same plan shape). The setting ends with the transaction; the raw floor's statement is left as it is.
+# same plan shape). The setting ends with the transaction, and is sent for a lexical-only search alone (``page``): a
+# hybrid one's HNSW statement may run on the same connection after it, and is left to its custom plans. The raw
+# floor's statement is left as it is.
 _GENERIC = "SET LOCAL plan_cache_mode = force_generic_plan"
 
 
@@ -209,7 +211,8 @@ class PostgresFullText:
         if ahead is None or prefetched is None or not ask.terms:
             return
         sql, args = self._top(ask)
-        ahead(_GENERIC)  # before the next statement (the heads read), in the same trip
+        if ask.page is not None:
+            ahead(_GENERIC)  # before the next statement (the heads read), in the same trip
         prefetched[sql, str(args)] = ahead(sql, args, after=True)
 
     def head_candidates(self, conn: Conn, ask: Candidates) -> list[FtsRow]:
@@ -223,7 +226,7 @@ class PostgresFullText:
         prefetched = getattr(conn, "prefetched", None)
         read = prefetched.pop((sql, str(top_args)), None) if prefetched else None
         ahead = getattr(conn, "ahead", None)
-        if read is None and self._texts and ahead is not None:
+        if read is None and self._texts and ask.page is not None and ahead is not None:
             ahead(_GENERIC)  # travels with the statement
         rows = read() if read is not None else conn.q(sql, top_args)
         passed = [r for r in rows if r[0] is not None]

@@ -13,6 +13,9 @@ prints wall time only. With ``--write`` the process first writes the same 10,000
 (in 10 Revisions of 1,000, as ``--build`` does) and searches that: a search of what this process wrote, as
 ``bench_core.py`` measures it. With ``--speed`` the queries are ``bench_retrieval.py --parts speed``'s (limit 10;
 give it that bench's 100k no-model store, ``bench/.cache/speed-none-100000-<fp>.db``; it is copied first).
+A ``postgresql://…`` store (``bench/search_identity.py --build URL``) is searched in place (a search changes nothing
+stored; the server's own instructions are not counted, only this client's); ``--by-revision`` searches the head
+Revision, as ``bench_core.py`` does (PostgreSQL: the one-trip search).
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ def _request() -> ctypes._CFuncPtr:  # type: ignore[name-defined]
     return fn
 
 
-async def run(store: Path, searches: int, write: bool, speed: bool, passes: int) -> None:
+async def run(store: str, searches: int, write: bool, speed: bool, passes: int, by_revision: bool = False) -> None:
     request = _request()
     corpus = Corpus(seed=10_000)
     notes = [corpus.note() for _ in range(10_000)]  # the store's texts (search_identity.py --build)
@@ -83,9 +86,10 @@ async def run(store: Path, searches: int, write: bool, speed: bool, passes: int)
         queries = queries[:20] + queries[:searches]
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "s.db"
-        if not write:
+        url = store if "://" in store else None
+        if not write and url is None:
             shutil.copyfile(store, copy)
-        async with memstone.open_service(f"sqlite:///{copy}", embedding=None) as svc:
+        async with memstone.open_service(url or f"sqlite:///{copy}", embedding=None) as svc:
             if write:  # the same notes, written by this process (as bench_core.py does before it searches)
                 head = None
                 for done in range(0, len(notes), 1000):
@@ -95,14 +99,15 @@ async def run(store: Path, searches: int, write: bool, speed: bool, passes: int)
                     ]
                     head = await svc.remember(head, entries=batch)
             (mid,) = [m.ref.memory_id for m in await svc.memories()]
+            searched: object = (await svc.head(mid)) if by_revision else mid
             for q in queries[:20] + queries[20 : 20 + searches] * passes:
-                await svc.search(q, memories=[mid], mode="fts", limit=limit)
+                await svc.search(q, memories=[searched], mode="fts", limit=limit)  # type: ignore[list-item]
             hits = 0
             started = time.perf_counter()
             request(START_INSTRUMENTATION)
             request(TOGGLE_COLLECT)
             for q in queries[20 : 20 + searches]:
-                hits += len((await svc.search(q, memories=[mid], mode="fts", limit=limit)).hits)
+                hits += len((await svc.search(q, memories=[searched], mode="fts", limit=limit)).hits)  # type: ignore[list-item]
             request(TOGGLE_COLLECT)
             request(STOP_INSTRUMENTATION)
             took = time.perf_counter() - started
@@ -111,13 +116,14 @@ async def run(store: Path, searches: int, write: bool, speed: bool, passes: int)
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("store", type=Path, help="the store to copy (unused with --write)")
+    ap.add_argument("store", help="the store to copy (unused with --write), or a postgresql://… database URL")
     ap.add_argument("--searches", type=int, default=100)
     ap.add_argument("--write", action="store_true", help="search entries this process just wrote")
     ap.add_argument("--speed", action="store_true", help="bench_retrieval.py's speed queries (its 100k store)")
     ap.add_argument("--passes", type=int, default=0, help="warm-up passes over the measured queries first")
+    ap.add_argument("--by-revision", action="store_true", help="search the head Revision (bench_core.py's search)")
     args = ap.parse_args()
-    asyncio.run(run(args.store, args.searches, args.write, args.speed, args.passes))
+    asyncio.run(run(args.store, args.searches, args.write, args.speed, args.passes, args.by_revision))
 
 
 if __name__ == "__main__":

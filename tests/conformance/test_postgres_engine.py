@@ -529,8 +529,8 @@ async def test_a_vector_search_takes_three_round_trips(postgres_url: str, libpq_
 
 
 async def test_an_fts_search_takes_one_round_trip(postgres_url: str, libpq_trace: Callable[[], str]) -> None:
-    """An FTS search of a head whose Revision the process holds is one round trip: BEGIN, the head with the routing
-    rows, the BM25 statement (which also returns its best candidates' texts, their version rows and their Memory's
+    """An FTS search of a head whose Revision the process holds is one round trip: BEGIN, the setting that keeps the
+    BM25 statement's plan (``fts._GENERIC``), the head with the routing rows, the BM25 statement (which also returns its best candidates' texts, their version rows and their Memory's
     scope) and COMMIT, in one pipeline. The code before took 3 (the hits' versions, with the scope, were a statement
     and a trip of their own, and COMMIT one more); before that 5 (the BM25 statement, then the texts of its top rows,
     had a trip each). The hits are the same, each still checked against the manifest."""
@@ -555,7 +555,7 @@ async def test_an_fts_search_takes_one_round_trip(postgres_url: str, libpq_trace
         by_scope = await svc.search("deploy step 3 build host", scopes=[WEB], mode="fts", limit=10)
         # By scope: the binding's read (2 trips), then the search's one; the code before read the head too (2 more).
         *binding, by_scope_search = _statement_trips(read(), start)
-    assert len(by_id_trips) == 1 and len(by_id_trips[0]) == 4 and by_id_trips[0][-1] == "COMMIT", by_id_trips
+    assert len(by_id_trips) == 1 and len(by_id_trips[0]) == 5 and by_id_trips[0][-1] == "COMMIT", by_id_trips
     assert len(binding) == 2 and "scope_bindings" in binding[0][1], binding
     assert by_scope_search == by_id_trips[0], [by_scope_search, by_id_trips]
     assert [(h.entry_version_id, h.score) for h in by_scope.hits] == [(h.entry_version_id, h.score) for h in warm.hits]
@@ -565,9 +565,10 @@ async def test_an_fts_search_takes_one_round_trip(postgres_url: str, libpq_trace
     assert len(trips) == 1, trips
     (trip,) = trips
     assert trip[0].startswith("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") and trip[-1] == "COMMIT", trip
-    assert "FROM artifact_heads" in trip[1] and "memory_entry_postings" in trip[2] and len(trip) == 4, trip
-    assert "h.searchable_text" in trip[2] and "FROM memory_entry_versions" in trip[2], trip
-    assert "scope_bindings" in trip[2], trip
+    assert trip[1] == "SET LOCAL plan_cache_mode = force_generic_plan", trip
+    assert "FROM artifact_heads" in trip[2] and "memory_entry_postings" in trip[3] and len(trip) == 5, trip
+    assert "h.searchable_text" in trip[3] and "FROM memory_entry_versions" in trip[3], trip
+    assert "scope_bindings" in trip[3], trip
 
 
 async def test_a_one_trip_search_that_needs_more_runs_again_in_one_snapshot(
@@ -595,7 +596,43 @@ async def test_a_one_trip_search_that_needs_more_runs_again_in_one_snapshot(
     expected = [(h.entry_version_id, h.score, h.text, h.scope) for h in warm.hits]
     assert [(h.entry_version_id, h.score, h.text, h.scope) for h in cold.hits] == expected
     assert [(h.entry_version_id, h.score, h.text, h.scope) for h in again.hits] == expected
-    assert first[0][0].startswith("BEGIN") and first[0][-1] == "COMMIT" and len(first[0]) == 4, first[0]
+    assert first[0][0].startswith("BEGIN") and first[0][-1] == "COMMIT" and len(first[0]) == 5, first[0]
     assert first[1][0].startswith("BEGIN") and "COMMIT" not in first[1], first  # the read again, left open
     assert any("manifest_nodes" in s for t in first[2:-1] for s in t) and first[-1] == ["COMMIT"], first
     assert len(second) == 1, second
+
+
+async def test_an_fts_page_whose_hit_fails_its_check_is_filled_by_the_next_candidate(
+    postgres_url: str, libpq_trace: Callable[[], str]
+) -> None:
+    """A lexical-only search's BM25 statement reads ahead the version rows of the candidates that can reach its page
+    alone (the best ``limit`` of those holding as many of the query's terms: here every one holds both). When a hit
+    of the page fails its check against the manifest (a version row edited by hand), the page is filled by the next
+    candidate, whose version row the statement did not read: it is read then, in the search's snapshot (the one-trip
+    search runs again), and the hit is the one a deeper page had second."""
+    read = libpq_trace
+    async with open_service(postgres_url, embedding=None) as svc:
+        texts = [" ".join(["alpha beta", *(f"x{j}" for j in range(i))]) for i in range(1, 13)]
+        rev = await svc.remember(entries=[EntryInput(kind="fact", text=t) for t in texts])
+        assert rev is not None
+        deeper = await svc.search("alpha beta", memories=[rev], mode="fts", limit=3)
+        assert [h.text for h in deeper.hits] == texts[:3]  # the shortest rows rank first
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute("ALTER TABLE memory_entry_versions DISABLE TRIGGER USER")
+            conn.execute(
+                "UPDATE memory_entry_versions SET text = 'tampered' WHERE entry_version_id = %s",
+                (deeper.hits[0].entry_version_id,),
+            )
+            conn.execute("ALTER TABLE memory_entry_versions ENABLE TRIGGER USER")
+    read()  # connections opened from here on are traced
+    async with open_service(postgres_url, embedding=None) as svc:
+        warm = await svc.search("alpha beta", memories=[rev], mode="fts", limit=12)  # the Revision and nodes held
+        assert [h.text for h in warm.hits] == texts[1:]
+        start = len(read())
+        page = await svc.search("alpha beta", memories=[rev], mode="fts", limit=1)
+        trips = _statement_trips(read(), start)
+    assert [(h.entry_version_id, h.text, h.score) for h in page.hits] == [
+        (deeper.hits[1].entry_version_id, texts[1], deeper.hits[1].score)
+    ]
+    # its version was not among those read ahead: a statement of its own, after the BM25 statement
+    assert any("FROM memory_entry_versions WHERE" in s for t in trips[1:] for s in t), trips

@@ -75,7 +75,7 @@ _SCORED = (
     "FROM (SELECT DISTINCT unnest(?::text[]) AS term) t OFFSET 0) d, st WHERE d.df > 0 ORDER BY d.term), "
     "m AS MATERIALIZED (SELECT p.projection_id, "
     f"sum(q.idf * ((p.tf * {_KP1.numerator})::float8 / {_KP1.denominator}) "
-    f"/ (p.tf + {K1} * ({1 - B} + {B}::float8 * p.dl / q.avgdl))) AS score "
+    f"/ (p.tf + {K1} * ({1 - B} + {B}::float8 * p.dl / q.avgdl))) AS score{{hits}} "
     "FROM q CROSS JOIN LATERAL (SELECT p.projection_id, p.tf, p.dl FROM memory_entry_postings p "
     "WHERE p.term = q.term OFFSET 0) AS p "
     "GROUP BY p.projection_id{limit}) "
@@ -91,7 +91,7 @@ _HEAD = (
 # The best ``wide`` matches, each with its head row when it passes the filters (NULLs when not): the ranking alone,
 # the raw floor ``bench/engines.py`` times.
 _TOP = (
-    _SCORED.replace("{limit}", " ORDER BY score DESC, p.projection_id LIMIT ?")
+    _SCORED.replace("{hits}", "").replace("{limit}", " ORDER BY score DESC, p.projection_id LIMIT ?")
     + "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, m.projection_id, "
     f"m.score FROM m LEFT JOIN {_HEAD.replace('{text}', '')} ON true ORDER BY m.score DESC, m.projection_id"
 )
@@ -102,28 +102,44 @@ _TOP = (
 # cost no statement and no round trip of their own (each hit is still checked against the manifest). ``k.n``, the
 # number of matches ranked (at most ``wide``), tells ``head_candidates`` whether the ranked join must run; with no
 # row passing, the one row it returns has NULLs for the rest.
+# The version row is read only for a candidate that can reach the search's page (``Candidates.page``; issue 13): a
+# page of ``page`` hits ranks candidates by their score and by how many of the query's terms they hold (the search's
+# coverage), never putting one above another that is better in both, so a candidate outside the best ``page`` of
+# those holding as many terms as it does (``c.nth``, from the postings it matched: ``hits``) is not served. The last
+# column says whether the row's version was read; one the search still needs is read by ``hit_rows`` (a statement).
 _SEARCH = (
-    _SCORED.replace("{limit}", " ORDER BY score DESC, p.projection_id LIMIT ?")
+    _SCORED.replace("{hits}", ", count(*) AS hits").replace("{limit}", " ORDER BY score DESC, p.projection_id LIMIT ?")
     + ", sc AS MATERIALIZED (SELECT memory_id, scope FROM scope_bindings WHERE memory_id = ANY(?::text[])) "
     "SELECT c.memory_artifact_id, c.entry_id, c.entry_version_id, c.entry_content_hash, c.projection_id, c.score, "
-    "c.searchable_text, v.*, (SELECT sc.scope FROM sc WHERE sc.memory_id = c.memory_artifact_id), k.n "
-    "FROM (SELECT count(*) AS n FROM m) AS k LEFT JOIN (SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, "
-    "h.entry_content_hash, m.projection_id, m.score, h.searchable_text "
-    "FROM (SELECT projection_id, score FROM m ORDER BY score DESC, projection_id) AS m "
+    "c.searchable_text, v.*, (SELECT sc.scope FROM sc WHERE sc.memory_id = c.memory_artifact_id), k.n, "
+    "c.nth <= {page} "
+    "FROM (SELECT count(*) AS n FROM m) AS k LEFT JOIN (SELECT c.*, "
+    "row_number() OVER (PARTITION BY c.hits ORDER BY c.score DESC, c.projection_id) AS nth "
+    "FROM (SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, "
+    "h.entry_content_hash, m.projection_id, m.score, h.searchable_text, m.hits "
+    "FROM (SELECT projection_id, score, hits FROM m ORDER BY score DESC, projection_id) AS m "
     f"CROSS JOIN {_HEAD.replace('{text}', ', h.searchable_text')} "
-    "ORDER BY m.score DESC, m.projection_id LIMIT {depth}) AS c ON true LEFT JOIN LATERAL "
+    "ORDER BY m.score DESC, m.projection_id LIMIT {depth}) AS c) AS c ON true LEFT JOIN LATERAL "
     f"(SELECT {', '.join('v.' + c.strip() for c in HIT_COLUMNS.split(','))} FROM memory_entry_versions v "
-    "WHERE v.entry_version_id = c.entry_version_id AND v.memory_artifact_id = c.memory_artifact_id OFFSET 0) AS v "
+    "WHERE c.nth <= {page} AND v.entry_version_id = c.entry_version_id "
+    "AND v.memory_artifact_id = c.memory_artifact_id OFFSET 0) AS v "
     "ON true ORDER BY c.score DESC, c.projection_id"
 )
 _HIT_END = 7 + len(HIT_COLUMNS.split(","))  # a ``_SEARCH`` row: the candidate, its text, its version, scope, k.n
 # Every match joined to the head rows that pass the filters, the best ``depth`` of them.
 _JOINED = (
-    _SCORED.replace("{limit}", "")
+    _SCORED.replace("{hits}", "").replace("{limit}", "")
     + "SELECT h.memory_artifact_id, h.entry_id, h.entry_version_id, h.entry_content_hash, m.projection_id, "
     f"m.score{{text}} FROM m CROSS JOIN {_HEAD} ORDER BY m.score DESC, m.projection_id LIMIT ?"
 )
 _WIDEN = 2
+# Sent before a search's statement, in its transaction (issue 13): PostgreSQL plans a prepared statement anew for each
+# execution while its generic plan's estimate is worse than the custom ones', and ``_SEARCH`` (CTEs, laterals, a
+# window) cost more to plan than to run at 10k (server CPU 1.5 ms a statement, 0.86 ms with the generic plan, the
+# same plan shape). The setting ends with the transaction, and is sent for a lexical-only search alone (``page``): a
+# hybrid one's HNSW statement may run on the same connection after it, and is left to its custom plans. The raw
+# floor's statement is left as it is.
+_GENERIC = "SET LOCAL plan_cache_mode = force_generic_plan"
 
 
 def _postings(text: str) -> tuple[list[str], list[int], int]:
@@ -136,7 +152,8 @@ def _keep_versions(snap: Snapshot, rows: Sequence[Sequence[Any]]) -> None:
     """The version rows and scopes a ``_SEARCH`` statement read ahead with its candidates, kept for the search's
     ``hit_rows`` (None: the Memory has no such version)."""
     for r in rows:
-        snap.versions[r[0], r[2]] = tuple(r[7:_HIT_END]) if r[8] is not None else None
+        if r[_HIT_END + 2]:  # its version was read (a candidate that can reach the page)
+            snap.versions[r[0], r[2]] = tuple(r[7:_HIT_END]) if r[8] is not None else None
         snap.scopes[r[0]] = r[_HIT_END]
 
 
@@ -181,7 +198,8 @@ class PostgresFullText:
         where = " AND ".join(ask.where)
         if not self._texts:
             return _TOP.format(where=where), [list(ask.terms), ask.depth * _WIDEN, *ask.args]
-        sql = _SEARCH.replace("{depth}", str(int(ask.depth))).format(where=where)
+        page = ask.depth if ask.page is None else min(int(ask.page), ask.depth)
+        sql = _SEARCH.replace("{depth}", str(int(ask.depth))).replace("{page}", str(page)).format(where=where)
         return sql, [list(ask.terms), ask.depth * _WIDEN, list(ask.memory_ids), *ask.args]
 
     def prefetch(self, conn: Conn, ask: Candidates) -> None:
@@ -193,6 +211,8 @@ class PostgresFullText:
         if ahead is None or prefetched is None or not ask.terms:
             return
         sql, args = self._top(ask)
+        if ask.page is not None:
+            ahead(_GENERIC)  # before the next statement (the heads read), in the same trip
         prefetched[sql, str(args)] = ahead(sql, args, after=True)
 
     def head_candidates(self, conn: Conn, ask: Candidates) -> list[FtsRow]:
@@ -205,6 +225,9 @@ class PostgresFullText:
         sql, top_args = self._top(ask)
         prefetched = getattr(conn, "prefetched", None)
         read = prefetched.pop((sql, str(top_args)), None) if prefetched else None
+        ahead = getattr(conn, "ahead", None)
+        if read is None and self._texts and ask.page is not None and ahead is not None:
+            ahead(_GENERIC)  # travels with the statement
         rows = read() if read is not None else conn.q(sql, top_args)
         passed = [r for r in rows if r[0] is not None]
         ranked = len(rows)  # ``_TOP``: every ranked match, passing or not

@@ -263,13 +263,16 @@ class ArchiveRow(NamedTuple):
 
 class Candidates(NamedTuple):
     """A full-text question: the best ``depth`` head rows of ``memory_ids`` that match any of ``terms`` and pass
-    every ``where`` condition (on the head row, alias ``h``; ``args`` fill their placeholders in order)."""
+    every ``where`` condition (on the head row, alias ``h``; ``args`` fill their placeholders in order). ``page``:
+    the hits a lexical-only search serves of them (an engine that reads the hits' versions ahead may read only those
+    of the candidates that can reach it; None: any candidate may)."""
 
     memory_ids: Sequence[str]
     terms: Sequence[str]
     depth: int
     where: Sequence[str] = ()
     args: Sequence[object] = ()
+    page: int | None = None
 
 
 class FullText(Protocol):

@@ -102,7 +102,9 @@ class SearchPart:
         where = [f"h.memory_artifact_id IN ({self.p.engine.dialect.marks(len(memory_ids))})"]
         args: list[object] = list(memory_ids)
         self.p.proj.filters(request.filters, where, args)
-        return Candidates(memory_ids, terms, depth, where, args)
+        # A lexical-only page ranks its candidates by score and matched terms alone (``lexical_fused``, ``rrf_fuse``)
+        page = request.limit if request.channels == ("fts",) else None
+        return Candidates(memory_ids, terms, depth, where, args, page)
 
     def _prefetch_fts(self, request: SearchRequest) -> None:
         """Before the search's first statement: let the engine's full-text dialect send its ranking statement with

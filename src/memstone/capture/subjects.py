@@ -444,12 +444,16 @@ _CONCEPT_WORDS: dict[str, tuple[str, ...]] = {
     "commit_message": ("commit message", "commit-message", "commit-nachricht", "mensaje de commit", "提交信息",
                        "提交说明", "コミットメッセージ"),
 }  # fmt: skip
-_CONCEPTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile("|".join(
-        re.escape(w) if not w.isascii() or not w[0].isalpha() else r"(?<![a-zà-ÿ])" + re.escape(w) for w in words
-    )))
-    for name, words in _CONCEPT_WORDS.items()
-)  # fmt: skip
+# A Latin word matches as the start of a word of the text (one dictionary probe per word and length); a phrase or
+# a CJK word as a substring of the casefolded text.
+_CONCEPT_PREFIX: dict[str, str] = {
+    w: name for name, words in _CONCEPT_WORDS.items() for w in words if w.isalnum() and all(ch < "\u3000" for ch in w)
+}
+_CONCEPT_PREFIX_LENGTHS = sorted({len(w) for w in _CONCEPT_PREFIX})
+_CONCEPT_SUBSTRING: tuple[tuple[str, str], ...] = tuple(
+    (w, name) for name, words in _CONCEPT_WORDS.items() for w in words if w not in _CONCEPT_PREFIX
+)
+_CONCEPT_WORD = re.compile(r"[a-zà-ÿ0-9]+")
 # Concepts two statements must share to be one rule by their concepts alone (capdup4, fitted on a dev half).
 CONCEPT_SHARED = 2
 
@@ -463,7 +467,15 @@ def concepts(text: str) -> frozenset[str]:
     ['float', 'integer', 'minor', 'money']
     """
     low = text.casefold()
-    return frozenset(name for name, pattern in _CONCEPTS if pattern.search(low))
+    found = {name for w, name in _CONCEPT_SUBSTRING if w in low}
+    for word in set(_CONCEPT_WORD.findall(low)):
+        for n in _CONCEPT_PREFIX_LENGTHS:
+            if n > len(word):
+                break
+            name = _CONCEPT_PREFIX.get(word[:n])
+            if name is not None:
+                found.add(name)
+    return frozenset(found)
 
 
 def same_concepts(mine: frozenset[str], theirs: frozenset[str]) -> bool:

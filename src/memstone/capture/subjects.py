@@ -77,7 +77,9 @@ _CLAUSE_VERSION = re.compile(r"(?<![\w.])(\d+\.\d+(?:\.\d+)?)(?![\w.])")
 _CLAUSE_BREAK = re.compile(r"[,;:()，。；：（）!?！？]")
 # A quantity: a number and the unit word after it ("every 4 hours", "25 MB", "30 分钟"), and a host name as written
 # (lowercase, dotted, not a file name: "staging-api.pocketbook.dev", "https://api-test.xiaoman.cn").
-_QUANTITY = re.compile(r"(?<![\w.#-])(\d+(?:[.,]\d+)?)\s*([A-Za-z]{2,12}|[\u4e00-\u9fff]{1,2})")
+_QUANTITY = re.compile(r"(?<![\w.#:-])(\d+(?:[.,]\d+)?)\s*([A-Za-z]{2,12}|[\u4e00-\u9fff]{1,2})")
+# A time of day ("at 02:00 UTC", "a las 4:30", "7:00 に"): a value a schedule sets anew (capdup4).
+_CLOCK = re.compile(r"(?<![\d:.])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")
 _HOST = re.compile(r"(?<![\w@/.-])(?:https?://)?((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,12})(?![\w.-]*[\w-])")
 _NOT_UNITS = STOPWORDS | frozenset(
     ("since", "via", "per", "than", "from", "with", "at", "by", "on", "in", "to", "of", "for", "and", "or", "is",
@@ -185,6 +187,7 @@ def quantities(text: str) -> frozenset[str]:
     versions = set(_versions(text).values())
     out = {f"qty:{stem(u.lower()) if u.isascii() else u}={n.replace(',', '.')}" for n, u in _QUANTITY.findall(text)
            if n not in versions and u.lower() not in _NOT_UNITS and not set(u) & _CJK_FUNCTION}  # fmt: skip
+    out.update(f"qty:clock={int(h):02d}:{m}" for h, m in _CLOCK.findall(text))
     out.update(
         "host:" + h
         for h in _HOST.findall(text)
@@ -413,3 +416,69 @@ def _same_step(text: str, change: Change) -> bool:
 
 def _swap_only(mine: frozenset[str], theirs: frozenset[str]) -> bool:
     return len(mine - theirs) == 1 and len(theirs - mine) == 1
+
+
+# Concepts a rule is made of, the same in every language (capdup4): a restatement across languages ("Money is
+# integer cents in an i64" / "Los importes se guardan en céntimos como i64") or in other words ("价格和金额都按分存成
+# int64" / "金额一律用整数分存储") shares no subject token, but it keeps what the rule is *about* and *how*: money, an
+# integer, no floating point; UTC and local time; logs and phone numbers. Each concept is a small set of the words
+# software prose uses for it in the languages of the benchmark; a word matches as a word start in Latin script and
+# anywhere in CJK.
+_CONCEPT_WORDS: dict[str, tuple[str, ...]] = {
+    "money": ("money", "amount", "price", "prices", "balance", "importe", "precio", "dinero", "monto", "montant",
+              "prix", "preço", "precos", "preços", "dinheiro", "importo", "prezz", "betrag", "beträge", "preis",
+              "geld", "金额", "价格", "价钱", "金額", "料金", "価格", "금액", "가격"),
+    "minor": ("cent", "céntimo", "centimo", "centavo", "centime", "centesim", "以分", "按分", "整数分", "“分”",
+              "整型分"),
+    "integer": ("integer", "int64", "i64", "int32", "whole number", "whole cent", "whole kilo", "whole metre",
+                "whole meter", "entero", "entier", "inteiro", "intero", "interi", "ganzzahl", "ganze zahl",
+                "ganzen zahl", "ganze meter", "ganze cent", "整数", "整型", "정수"),
+    "float": ("float", "floating", "f64", "double", "flotante", "coma flotante", "flottant", "virgule", "kommazahl",
+              "nachkomma", "gleitkomma", "decimal", "décimal", "浮点", "小数", "浮動小数", "실수"),
+    "utc": ("utc",),
+    "local_time": ("local time", "ortszeit", "lokalzeit", "hora local", "heure locale", "ora locale", "本地时间",
+                   "北京时间", "当地时间", "ローカル時間", "現地時間", "time zone", "timezone", "zeitzone",
+                   "zona horaria", "fuseau", "时区", "タイムゾーン"),
+    "log": ("log", "logs", "logging", "logg", "ログ", "日志", "로그"),
+    "phone": ("phone", "teléfono", "telefono", "téléphone", "telefon", "手机号", "电话", "電話", "전화"),
+    "commit_message": ("commit message", "commit-message", "commit-nachricht", "mensaje de commit", "提交信息",
+                       "提交说明", "コミットメッセージ"),
+}  # fmt: skip
+# A Latin word matches as the start of a word of the text (one dictionary probe per word and length); a phrase or
+# a CJK word as a substring of the casefolded text.
+_CONCEPT_PREFIX: dict[str, str] = {
+    w: name for name, words in _CONCEPT_WORDS.items() for w in words if w.isalnum() and all(ch < "\u3000" for ch in w)
+}
+_CONCEPT_PREFIX_LENGTHS = sorted({len(w) for w in _CONCEPT_PREFIX})
+_CONCEPT_SUBSTRING: tuple[tuple[str, str], ...] = tuple(
+    (w, name) for name, words in _CONCEPT_WORDS.items() for w in words if w not in _CONCEPT_PREFIX
+)
+_CONCEPT_WORD = re.compile(r"[a-zà-ÿ0-9]+")
+# Concepts two statements must share to be one rule by their concepts alone (capdup4, fitted on a dev half).
+CONCEPT_SHARED = 2
+
+
+def concepts(text: str) -> frozenset[str]:
+    """The concepts of :data:`_CONCEPT_WORDS` a statement names, whatever its language.
+
+    >>> sorted(concepts("Los importes se guardan siempre en céntimos como i64; nunca usamos f64 para dinero."))
+    ['float', 'integer', 'minor', 'money']
+    >>> sorted(concepts("价格和金额都按分存成 int64，不要用 float。"))
+    ['float', 'integer', 'minor', 'money']
+    """
+    low = text.casefold()
+    found = {name for w, name in _CONCEPT_SUBSTRING if w in low}
+    for word in set(_CONCEPT_WORD.findall(low)):
+        for n in _CONCEPT_PREFIX_LENGTHS:
+            if n > len(word):
+                break
+            name = _CONCEPT_PREFIX.get(word[:n])
+            if name is not None:
+                found.add(name)
+    return frozenset(found)
+
+
+def same_concepts(mine: frozenset[str], theirs: frozenset[str]) -> bool:
+    """Whether two statements are one rule by their concepts: they share ≥ :data:`CONCEPT_SHARED` and each names
+    at most one the other does not (a restatement keeps what its rule is about, and adds or drops little)."""
+    return len(mine & theirs) >= CONCEPT_SHARED and len(mine - theirs) <= 1 and len(theirs - mine) <= 1

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from ..domain.ids import EntryId, EntryVersionId
 from ._text import clean, searchable, subject_tokens, typed_subjects
-from .subjects import conflicts, quantities, values
+from .subjects import _GENERIC_NAMES, CONCEPT_SHARED, concepts, conflicts, quantities, same_concepts, tool_names, values
 
-__all__ = ["JUST_WRITTEN", "Target", "just_changed", "norm_text"]
+__all__ = ["JUST_WRITTEN", "Target", "just_changed", "norm_text", "restated_concepts"]
 
 # A target planned in this batch sorts after every stored entry's creation time (an ISO timestamp).
 JUST_WRITTEN = "~"
@@ -32,6 +32,13 @@ class Target:
     _norm: str | None = None
     _typed: frozenset[str] | None = None
     _values: frozenset[str] | None = None
+    _concepts: frozenset[str] | None = None
+
+    @property
+    def concepts(self) -> frozenset[str]:
+        if self._concepts is None:
+            self._concepts = concepts(self.text)
+        return self._concepts
 
     @property
     def values(self) -> frozenset[str]:
@@ -71,7 +78,7 @@ class Target:
 
     def retext(self, text: str) -> None:
         self.text, self._tokens, self._exact, self._search, self._norm = text, None, None, None, None
-        self._typed, self._values, self.written = None, None, JUST_WRITTEN
+        self._typed, self._values, self._concepts, self.written = None, None, None, JUST_WRITTEN
 
 
 def just_changed(text: str, targets: list[Target]) -> Target | None:
@@ -93,6 +100,38 @@ def just_changed(text: str, targets: list[Target]) -> Target | None:
     mine = frozenset(v for v in values(text) | quantities(text) if not v.startswith("host:"))
     theirs = frozenset(v for v in last.values if not v.startswith("host:"))
     return last if conflicts(mine, theirs) else None
+
+
+def restated_concepts(text: str, targets: list[Target]) -> Target | None:
+    """The entry a candidate says again by its concepts (capdup4), when no word of the two matched: the two are one
+    rule by :func:`~.subjects.same_concepts` (money, an integer, no floats: "Money is integer cents in an i64" /
+    "Los importes se guardan en céntimos como i64"; "价格一律用整数“分”存" / "Preise … in Cent als ganze Zahl"), the
+    candidate names no tool, command or path the entry does not (another name is another rule: "Tax is computed
+    in integer cents by Stripe Tax"), and gives no other value of one the entry gives (that is a change, found by
+    :func:`just_changed` and :func:`~.subjects.pick_change`). Of several, the closest by concepts, then the latest.
+    Working notes are never compared. A word that is itself a concept (``float``, ``UTC``) is no name here.
+    """
+    mine = concepts(text)
+    if len(mine) < CONCEPT_SHARED:
+        return None
+    own = _names(text)
+    own_values = values(text) | quantities(text)
+    best: tuple[float, str, Target] | None = None
+    for t in targets:
+        if t.kind == "working_note" or not same_concepts(mine, t.concepts) or not own <= _names(t.text):
+            continue
+        if conflicts(own_values, t.values):
+            continue
+        score = len(mine & t.concepts) / len(mine | t.concepts)
+        if best is None or (score, t.written) > best[:2]:
+            best = (score, t.written, t)
+    return None if best is None else best[2]
+
+
+def _names(text: str) -> frozenset[str]:
+    """The tool-like names, commands and paths of a statement that are not themselves concept words."""
+    found = set(tool_names(text)) | {v.split(":", 1)[1] for v in typed_subjects(text) if not v.startswith("tool:")}
+    return frozenset(n for n in found if not concepts(n) and n not in _GENERIC_NAMES)
 
 
 def norm_text(text: str) -> str:

@@ -530,10 +530,11 @@ async def test_a_vector_search_takes_three_round_trips(postgres_url: str, libpq_
 
 async def test_an_fts_search_takes_one_round_trip(postgres_url: str, libpq_trace: Callable[[], str]) -> None:
     """An FTS search of a head whose Revision the process holds is one round trip: BEGIN, the setting that keeps the
-    BM25 statement's plan (``fts._GENERIC``), the head with the routing rows, the BM25 statement (which also returns its best candidates' texts, their version rows and their Memory's
-    scope) and COMMIT, in one pipeline. The code before took 3 (the hits' versions, with the scope, were a statement
-    and a trip of their own, and COMMIT one more); before that 5 (the BM25 statement, then the texts of its top rows,
-    had a trip each). The hits are the same, each still checked against the manifest."""
+    BM25 statement's plan (``fts._GENERIC``), the head with the routing rows, the BM25 statement (which also returns
+    its best candidates' texts, their version rows and their Memory's scope) and COMMIT, in one pipeline. The code
+    before took 3 (the hits' versions, with the scope, were a statement and a trip of their own, and COMMIT one
+    more); before that 5 (the BM25 statement, then the texts of its top rows, had a trip each). The hits are the
+    same, each still checked against the manifest."""
     read = libpq_trace
     async with open_service(postgres_url, embedding=None) as svc:
         texts = [f"deploy step {i} runs with uv on the build host" for i in range(30)]

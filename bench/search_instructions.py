@@ -1,16 +1,18 @@
 """Instructions per FTS search under callgrind, so trees can be compared where wall time is noise (issue 11).
 
-    valgrind --tool=callgrind --collect-atstart=no --instr-atstart=no --callgrind-out-file=/tmp/cg.out \\
+    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/tmp/cg.out \\
         .venv/bin/python bench/search_instructions.py /tmp/s.db [--searches 100] [--write]
-    callgrind_annotate /tmp/cg.out | head     # "PROGRAM TOTALS" / searches = instructions per search
+    callgrind_annotate /tmp/cg.out | head     # "PROGRAM TOTALS" / searches = instructions per search, every thread
 
 The store (``bench/search_identity.py --build``) is copied first, so no run changes it. The script runs 20 warm-up
 searches of ``bench_core.py``'s queries (and ``--passes`` over the measured ones: caches warm), then switches
-callgrind's instrumentation and collection on (client requests, which valgrind reads from a special instruction
-sequence: this module emits it from a tiny machine-code stub called through ctypes) around ``--searches`` calls
-of ``search(mode="fts", limit=8)`` of the next queries. Outside valgrind the stub is a no-op and the script
-prints wall time only. With ``--write`` the process first writes the same 10,000 notes into a new store itself
-(in 10 Revisions of 1,000, as ``--build`` does) and searches that: a search of what this process wrote, as
+callgrind's instrumentation on (client requests, which valgrind reads from a special instruction sequence: this
+module emits it from a tiny machine-code stub called through ctypes) around ``--searches`` calls of
+``search(mode="fts", limit=8)`` of the next queries. Instrumentation is process-wide, so the count covers every
+thread: the event loop's and the engine's workers, where a search's statements run (callgrind's collection toggle
+is per thread, and counted the event loop's thread alone until stop 34). Outside valgrind the stub is a no-op and
+the script prints wall time only. With ``--write`` the process first writes the same 10,000 notes into a new store
+itself (in 10 Revisions of 1,000, as ``--build`` does) and searches that: a search of what this process wrote, as
 ``bench_core.py`` measures it. With ``--speed`` the queries are ``bench_retrieval.py --parts speed``'s (limit 10;
 give it that bench's 100k no-model store, ``bench/.cache/speed-none-100000-<fp>.db``; it is copied first).
 A ``postgresql://…`` store (``bench/search_identity.py --build URL``) is searched in place (a search changes nothing
@@ -59,8 +61,7 @@ _STUB = bytes.fromhex(
     "4883c430"  # add rsp, 48
     "c3"  # ret
 )
-TOGGLE_COLLECT = 0x43540002  # callgrind.h: VG_USERREQ_TOOL_BASE('C', 'T') + 2
-START_INSTRUMENTATION = 0x43540004
+START_INSTRUMENTATION = 0x43540004  # callgrind.h: VG_USERREQ_TOOL_BASE('C', 'T') + 4
 STOP_INSTRUMENTATION = 0x43540005
 
 
@@ -105,10 +106,8 @@ async def run(store: str, searches: int, write: bool, speed: bool, passes: int, 
             hits = 0
             started = time.perf_counter()
             request(START_INSTRUMENTATION)
-            request(TOGGLE_COLLECT)
             for q in queries[20 : 20 + searches]:
                 hits += len((await svc.search(q, memories=[searched], mode="fts", limit=limit)).hits)  # type: ignore[list-item]
-            request(TOGGLE_COLLECT)
             request(STOP_INSTRUMENTATION)
             took = time.perf_counter() - started
     print(f"{searches} searches, {hits} hits, {took / searches * 1e3:.3f} ms each (wall, under the tool if any)")

@@ -56,6 +56,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ..domain.fields import PlainDict
 from ..domain.model import KNOWN_KINDS, EntryVersion
 from ..domain.secrets import find_secrets
 from ._glance import glance_reason
@@ -159,21 +160,13 @@ MAX_MERGED_CHARS = 4000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Admission:
+class Admission(PlainDict):
     """The admission decision for one candidate: admitted, or rejected with a reason code from :data:`REASONS`."""
 
     candidate: Candidate
     admitted: bool
     reason: str | None = None
     detail: str = ""
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "candidate": self.candidate.to_dict(),
-            "admitted": self.admitted,
-            "reason": self.reason,
-            "detail": self.detail,
-        }
 
 
 _KIND_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]{0,63}$")

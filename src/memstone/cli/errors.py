@@ -17,6 +17,7 @@ from ..domain.errors import (
     InvalidInput,
     MemstoneError,
     NotFound,
+    by_class,
 )
 
 EXIT_CODES: tuple[tuple[type[MemstoneError], int], ...] = (
@@ -31,10 +32,7 @@ EXIT_CODES: tuple[tuple[type[MemstoneError], int], ...] = (
 
 
 def exit_code(exc: MemstoneError) -> int:
-    for cls, code in EXIT_CODES:
-        if isinstance(exc, cls):
-            return code
-    return 1
+    return by_class(exc, EXIT_CODES, 1)
 
 
 def fail(as_json: bool, exc: MemstoneError) -> NoReturn:

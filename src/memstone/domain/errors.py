@@ -25,7 +25,10 @@ never from message text::
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import ClassVar, TypeVar
+
+T = TypeVar("T")
 
 
 def shown(value: object, limit: int = 200) -> str:
@@ -39,6 +42,12 @@ def shown(value: object, limit: int = 200) -> str:
     except (RecursionError, ValueError):
         return f"a {type(value).__name__} too deep or too large to show"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def by_class(exc: BaseException, table: Sequence[tuple[type[BaseException], T]], default: T) -> T:
+    """What a front end's ``table`` (error class, value; most specific class first) gives ``exc``: the value of
+    the first row whose class ``exc`` is an instance of, else ``default``. Every front end maps errors this way."""
+    return next((value for cls, value in table if isinstance(exc, cls)), default)
 
 
 class MemstoneError(Exception):

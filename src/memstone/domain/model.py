@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from .canonical import ENTRY_CONTENT_TAG, canonical_json_floatless, json_string, tagged_sha256
-from .fields import FieldDict, PlainDict
+from .fields import FieldDict, PlainDict, plain_dict
 from .ids import EntryId, EntryVersionId, MemoryId, SourceId
 from .purge import PURGE_MARK, PURGED_TEXT, Tombstone
 
@@ -555,12 +555,4 @@ class VerifyReport:
         return not self.authority_damage and not self.projection_damage
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "ok": self.ok,
-            "revisions_checked": self.revisions_checked,
-            "versions_checked": self.versions_checked,
-            "nodes_checked": self.nodes_checked,
-            "projections_checked": self.projections_checked,
-            "authority_damage": list(self.authority_damage),
-            "projection_damage": list(self.projection_damage),
-        }
+        return {"ok": self.ok, **plain_dict(self)}

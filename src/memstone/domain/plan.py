@@ -17,7 +17,7 @@ from .canonical import REVISION_CONTENT_TAG, canonical_json, tagged_sha256
 from .errors import IntegrityError, InvalidInput
 from .ids import EntryId, EntryVersionId, MemoryId
 from .manifest import ManifestReader
-from .model import Change, EntryVersion, ManifestEntry, Revision, revision_content
+from .model import Change, EntryState, EntryVersion, ManifestEntry, Revision, revision_content
 from .stamp import Stamped, stamp_of
 
 
@@ -128,6 +128,14 @@ def _projection_op(change: Change) -> ProjectionOp:
     return ProjectionOp(op="drop", entry_id=change.entry_id)
 
 
+# A state change flips an entry between its two states and names the current version on one side only:
+# op -> (the state before, the state after, whether the named side is the source (else the target)).
+_FLIPS: dict[str, tuple[EntryState, EntryState, bool]] = {
+    "deactivate": ("active", "inactive", True),
+    "reactivate": ("inactive", "active", False),
+}
+
+
 def _check_change(
     memory_id: MemoryId,
     change: Change,
@@ -176,19 +184,18 @@ def _check_change(
         )
     if current is None:
         raise InvalidInput(f"entry {eid} is not in this Memory")
-    if change.op == "deactivate":
-        if current.state != "active" or change.from_entry_version_id != current.entry_version_id:
-            raise InvalidInput(f"deactivate of {eid} must name its current active version")
-        if change.to_entry_version_id is not None:
-            raise InvalidInput("deactivate has no target version")
-        return replace(current, state="inactive")
-    if change.op == "reactivate":
-        if current.state != "inactive" or change.to_entry_version_id != current.entry_version_id:
-            raise InvalidInput(f"reactivate of {eid} must name its current inactive version")
-        if change.from_entry_version_id is not None:
-            raise InvalidInput("reactivate has no source version")
-        return replace(current, state="active")
-    raise InvalidInput(f"unknown change op {change.op!r}")
+    flip = _FLIPS.get(change.op)
+    if flip is None:
+        raise InvalidInput(f"unknown change op {change.op!r}")
+    before, after, names_source = flip
+    named, other = change.from_entry_version_id, change.to_entry_version_id
+    if not names_source:
+        named, other = other, named
+    if current.state != before or named != current.entry_version_id:
+        raise InvalidInput(f"{change.op} of {eid} must name its current {before} version")
+    if other is not None:
+        raise InvalidInput(f"{change.op} has no {'target' if names_source else 'source'} version")
+    return replace(current, state=after)
 
 
 __all__ = [

@@ -41,12 +41,19 @@ def user_scope(user_id: str) -> str:
     return f"memstone://users/{clean or 'anonymous'}"
 
 
+def _json(text: str, where: str, line: int | None = None) -> Any:
+    """``text`` read as JSON; not JSON raises :class:`InvalidInput` at ``where``, on ``line`` (of a file read line
+    by line) or else on the line the parser stopped at."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        at = f"{where}:{exc.lineno if line is None else line}"
+        raise InvalidInput(f"{at}: not valid JSON ({exc.msg}, column {exc.colno})") from exc
+
+
 def _elements(text: str, where: str) -> tuple[list[tuple[Any, int, int, str]], Any]:
     """The memories of a mem0 export with their line ranges and exact text, and the whole document."""
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{where}:{exc.lineno}: not valid JSON ({exc.msg}, column {exc.colno})") from exc
+    doc = _json(text, where)
     if isinstance(doc, dict):
         if not isinstance(doc.get("results"), list):
             raise InvalidInput(f"{where}:1: a mem0 export has a 'results' list", hint="export with get_all()")
@@ -153,10 +160,7 @@ def parse_mcp_memory(path: Path) -> list[Draft]:
         if not line.strip():
             continue
         at = f"{where}:{number}"
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{at}: not valid JSON ({exc.msg}, column {exc.colno})") from exc
+        item = _json(line, where, number)
         if not isinstance(item, dict):
             raise InvalidInput(f"{at}: each line is a JSON object")
         kind = item.get("type")

@@ -33,6 +33,7 @@ from ...domain.errors import (
     InvalidInput,
     MemstoneError,
     NotFound,
+    by_class,
 )
 
 STATUS: tuple[tuple[type[MemstoneError], int], ...] = (
@@ -72,10 +73,7 @@ class ApiError(Exception):
 
 def status_of(exc: MemstoneError) -> int:
     """The HTTP status of a memstone error (500 for a class with no row)."""
-    for cls, status in STATUS:
-        if isinstance(exc, cls):
-            return status
-    return 500
+    return by_class(exc, STATUS, 500)
 
 
 def error_body(code: str, message: str, hint: str | None = None, **extra: object) -> dict[str, object]:

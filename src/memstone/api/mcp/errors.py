@@ -26,39 +26,35 @@ from ...domain.errors import (
     NotFound,
     RevisionConflictError,
     StoreMigratingError,
+    by_class,
 )
 
-#: (error class, what to say first, what to do next); the first matching class wins (most specific first).
-ADVICE: tuple[tuple[type[MemstoneError], str, str], ...] = (
+#: (error class, (what to say first, what to do next)); the first matching class wins (most specific first).
+ADVICE: tuple[tuple[type[MemstoneError], tuple[str, str]], ...] = (
     (
         RevisionConflictError,
-        "stale revision",
-        "another writer changed this memory first: call memory_search or memory_source again and retry with "
-        "the current revision",
+        (
+            "stale revision",
+            "another writer changed this memory first: call memory_search or memory_source again and retry with "
+            "the current revision",
+        ),
     ),
-    (Conflict, "conflict", "read the current state with memory_source or memory_list, then retry"),
-    (EntryInactiveError, "inactive", "call memory_reactivate with this id first, then update it"),
-    (NotFound, "not found", "check the id with memory_search or memory_list (ids look like ent_…)"),
-    (InvalidInput, "invalid input", "fix the arguments named above and call again"),
-    (
-        CapabilityNotSupportedError,
-        "not supported",
-        "retry with mode='auto' or mode='fts'",
-    ),
-    (StoreMigratingError, "store migrating", "writes are paused while the store changes models; retry in a minute"),
-    (BackendUnavailable, "store busy", "the store is locked or unreachable; retry shortly"),
-    (IntegrityError, "store damaged", "do not retry; ask the user to run `memstone verify`"),
-    (MemstoneError, "error", "see the message; `memstone doctor` checks the installation"),
+    (Conflict, ("conflict", "read the current state with memory_source or memory_list, then retry")),
+    (EntryInactiveError, ("inactive", "call memory_reactivate with this id first, then update it")),
+    (NotFound, ("not found", "check the id with memory_search or memory_list (ids look like ent_…)")),
+    (InvalidInput, ("invalid input", "fix the arguments named above and call again")),
+    (CapabilityNotSupportedError, ("not supported", "retry with mode='auto' or mode='fts'")),
+    (StoreMigratingError, ("store migrating", "writes are paused while the store changes models; retry in a minute")),
+    (BackendUnavailable, ("store busy", "the store is locked or unreachable; retry shortly")),
+    (IntegrityError, ("store damaged", "do not retry; ask the user to run `memstone verify`")),
 )
 
 
 def tool_message(exc: MemstoneError) -> str:
     """``<what>: <message> (<hint>). Next: <advice>`` for one memstone error."""
-    for cls, what, advice in ADVICE:
-        if isinstance(exc, cls):
-            hint = f" ({exc.hint})" if exc.hint and not isinstance(exc, RevisionConflictError) else ""
-            return f"{what}: {exc.message}{hint}. Next: {advice}. [code: {exc.code}]"
-    raise AssertionError("MemstoneError is the last row")  # pragma: no cover
+    what, advice = by_class(exc, ADVICE, ("error", "see the message; `memstone doctor` checks the installation"))
+    hint = f" ({exc.hint})" if exc.hint and not isinstance(exc, RevisionConflictError) else ""
+    return f"{what}: {exc.message}{hint}. Next: {advice}. [code: {exc.code}]"
 
 
 def stale_version(entry_id: str, expected: int, current: int) -> ToolError:

@@ -74,6 +74,7 @@ class PostgresConn:
         self.snapshot = snapshot  # a read-only transaction's reads, kept for its later statements
         self._engine = engine  # a read-only transaction's: runs a statement beside it (``beside``)
         self._kept: dict[int, list[psycopg.Cursor[Any]]] = {}  # queued statements whose rows are read (``ahead``)
+        self._quiet: psycopg.Cursor[Any] | None = None  # the cursor of queued statements whose rows no one reads
         self._export: Callable[[], list[Any]] | None = None  # pg_export_snapshot()'s reply, once asked
         self._snapshot_id: str | None = None
         self.prefetched: dict[tuple[str, str], Callable[[], list[Any]]] = {}  # ``ahead`` statements a codec queued
@@ -146,10 +147,13 @@ class PostgresConn:
         else:
             pending, self.pending = self.pending, []
         for entry in pending:
-            cur = self.raw.execute(*entry)
             kept = self._kept.pop(id(entry), None) if self._kept else None
-            if kept is not None:
-                kept.append(cur)  # its rows are read after the pipeline's sync
+            if kept is None:
+                if self._quiet is None:
+                    self._quiet = self.raw.cursor()
+                self._quiet.execute(*entry)  # no one reads its result: one cursor serves them all
+            else:
+                kept.append(self.raw.execute(*entry))  # its rows are read after the pipeline's sync
 
     def flush(self) -> None:
         if self.pending or self.trailing:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 
+from ._descriptive import is_bare_count, is_bare_equation, is_time_bound_request
 from ._language import read_sentence
 from ._obvious import _FILE_NAME, is_location
 from ._patterns import word_set
@@ -206,10 +207,18 @@ def glance_reason(text: str, *, states_rule: bool) -> str | None:
     """
     if _ONE_OFF_SCOPE.search(text) and not read_sentence(text).generic:
         return "one_off"
+    if is_time_bound_request(text):
+        rd = read_sentence(text)
+        if not (rd.change or rd.correction_lead):
+            return "one_off"
     agent = {m.group(0).lower() for m in _AGENT_TERMS.finditer(text)}
     if len(agent) >= 2 and not _PROJECT_EVIDENCE.search(text) and not _FILE_NAME.search(text):
         return "system_restatement"
-    if not states_rule and _obvious(text):
+    if not states_rule and (_obvious(text) or (is_bare_equation(text) and not _REASON.search(text))):
+        return "obvious"
+    # a count is read as "generic" in Japanese ("全部で"): only a modality of its own language keeps it
+    rule = ("constraint", "decision", "preference")
+    if is_bare_count(text) and not _REASON.search(text) and read_sentence(text).modality not in rule:
         return "obvious"
     if not states_rule and _STATUS_NOW.search(text) and not _REASON.search(text):
         return "chatter"

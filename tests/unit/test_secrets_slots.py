@@ -2,7 +2,7 @@
 capsec6, fitted on ``bench/data/capture/tarn.jsonl`` and the named dev misses of kestrel and sirocco): a value in a
 Kubernetes ``name``/``value`` pair or a ``set NAME=…`` whose name says signing, token or password; letters alone after
 "こちら"/"voici"/"here it is"; a bare "PIN 4821"; the six digits an authenticator shows; a comma-separated list of
-backup codes. Each with a near miss of the same subject that must be stored; every secret row fails on the detector
+backup codes, or a list of codes that runs past the 100 characters read after its word. Each with a near miss of the same subject that must be stored; every secret row fails on the detector
 of main (db59fde)."""
 
 # ruff: noqa: E501  (tables of realistic-looking fake values read better unwrapped)
@@ -33,6 +33,8 @@ SLOTS = [
      "The PIN pad of the plant room at the Lyon office takes 4 or 6 digits."),
     ("authenticator-shows", "I'm at the Okta prompt and the authenticator shows 417 093 now", "one_time_code",
      "Okta logins use the authenticator app since 2023; codes rotate every 30 seconds."),
+    ("codes-past-window", "Recovery codes of the shared Apple ID, printed for the safe of the Lyon office, 2nd floor:\n58203917  40918266  73160485  29574031  81640392  06713854", "otp_or_recovery_code",
+     "Recovery codes of the shared Apple ID are printed and kept in the safe of the Lyon office; ticket 20241101."),
     ("backup-code-list", "Backup codes for the registrar account: x7kq2mfa, 9pd4tzrw, m3vn8cye, 5hbj6wqs", "otp_or_recovery_code",
      "Backup codes for the registrar account are in the vault; backup jobs 20241101, 20241102, 20241103 ran fine."),
 ]  # fmt: skip

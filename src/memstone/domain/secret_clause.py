@@ -239,10 +239,12 @@ def one_time_codes(text: str) -> list[Span]:
 # A value whose slot is named for a credential: a variable set on a command line ("set FLY_DEPLOY_PW=HQ5uyoy5Zu6c",
 # "export X_TOKEN=…"), a YAML, JSON or .env key, or a name and its value given as two fields (a Kubernetes env
 # entry, a JSON or HCL pair: "- name: KESTREL_WEBHOOK_SIGNING / value: \"3jCn…\""). The name says what the value
-# is, so a generated value there is the credential, even a short one or one of letters alone.
+# is, so a generated value there is the credential, even a short one or one of letters alone. A URL's query is not
+# read here (its own rule reads it).
 _ASSIGN = re.compile(
-    r"(?<![\w.\-])(?P<name>[A-Za-z_][\w\-]{1,80})[\"']?[ \t]*(?:=|:(?!:))[ \t]*[\"']?(?P<value>[^\s\"',;}\])]{8,200})"
-)
+    r"(?<![\w.\-?&/])(?P<name>[A-Za-z_][\w\-]{1,80})[\"']?(?:[ \t]*=|:(?!:))[ \t]*[\"']?"
+    r"(?P<value>[A-Za-z0-9!#$%*+@^~_\-/=]{8,200})(?=\.?(?:[\s\"',;}\])]|$))"
+)  # a key is followed by its colon ("pass :data:`x`" is a reST role); a value ends at a blank, a quote or a bracket
 _PAIR = re.compile(
     r"(?i)[\"']?\bname[\"']?[ \t]*[:=][ \t]*[\"']?(?P<name>[A-Za-z_][\w.\-]{1,80})[\"']?[ \t]*,?[ \t]*(?:\n[ \t]*)?"
     r"[\"']?\bvalue[\"']?[ \t]*[:=][ \t]*[\"']?(?P<value>[^\s\"',}]{8,200})"

@@ -125,12 +125,16 @@ def grouped_codes(text: str) -> list[Span]:
         return out
     for word in _CODE_WORD.finditer(text):
         recovery = _RECOVERY.search(word.group(0)) is not None
-        for m in _GROUPS.finditer(text, word.end(), min(len(text), word.end() + _CODE_CHARS)):
+        window = min(len(text), word.end() + _CODE_CHARS)
+        for m in _GROUPS.finditer(text, word.end()):  # a code starts in the window and runs to its own end
+            if m.start() >= window:
+                break
             if _code_like(m.group(1), recovery=recovery):
                 out.append(("otp_or_recovery_code", m.start(1), m.end(1)))
-        stop = _LIST_STOP.search(text, word.end(), min(len(text), word.end() + _CODE_CHARS)) if recovery else None
-        end = stop.start() if stop else min(len(text), word.end() + _CODE_CHARS)
-        for m in _CODE_LIST.finditer(text, word.end(), end) if recovery else ():
+        stop = _LIST_STOP.search(text, word.end(), window) if recovery else None
+        for m in _CODE_LIST.finditer(text, word.end(), stop.start() if stop else len(text)) if recovery else ():
+            if m.start() >= window:
+                break
             if _code_list(m.group(1)):
                 out.append(("otp_or_recovery_code", m.start(1), m.end(1)))
     return out

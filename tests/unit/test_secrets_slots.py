@@ -23,6 +23,8 @@ SLOTS = [
      '```yaml\nenv:\n  - name: BILLING_WEBHOOK_URL\n    value: "https://billing.example/hooks/v2"\n  - name: BILLING_TOKEN_TTL\n    value: "3600"\n```'),
     ("json-name-value", '{"name": "SENTRY_AUTH_TOKEN", "value": "kVbTqWzRnMxLpYcHdJfGsAeU"}', "credential_slot",
      '{"name": "SENTRY_AUTH_TOKEN", "valueFrom": {"secretKeyRef": {"name": "sentry", "key": "token"}}}'),
+    ("hcl-block", 'variable "alerts_signing_key" {\n  type    = string\n  default = "Wq8rTz3KpLm2XvNb7YcHd4"\n}', "credential_slot",
+     'variable "alerts_signing_key" {\n  type      = string\n  sensitive = true\n}\nvariable "alerts_region" {\n  default = "europe-west6"\n}'),
     ("set-pw", "set DEPLOY_PW=Tf4kq9ZmPw2x", "credential_slot",
      "set DEPLOY_PW from the vault before running deploy.cmd; DEPLOY_PW_MIN_LENGTH=12"),
     ("letters-kochira", "ストレージの API キーはこちら QmXkTrbWvHnLpZcY（読み取り専用）", "credential_in_clause",

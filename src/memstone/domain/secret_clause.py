@@ -238,9 +238,9 @@ def one_time_codes(text: str) -> list[Span]:
 # ------------------------------------------------------------------------------ a value in a credential's slot
 # A value whose slot is named for a credential: a variable set on a command line ("set FLY_DEPLOY_PW=HQ5uyoy5Zu6c",
 # "export X_TOKEN=…"), a YAML, JSON or .env key, or a name and its value given as two fields (a Kubernetes env
-# entry, a JSON or HCL pair: "- name: KESTREL_WEBHOOK_SIGNING / value: \"3jCn…\""). The name says what the value
-# is, so a generated value there is the credential, even a short one or one of letters alone. A URL's query is not
-# read here (its own rule reads it).
+# entry or a JSON pair: "- name: KESTREL_WEBHOOK_SIGNING / value: \"3jCn…\""; a Terraform block's label and its
+# default). The name says what the value is, so a generated value there is the credential, even a short one or one
+# of letters alone. A URL's query is not read here (its own rule reads it).
 _ASSIGN = re.compile(
     r"(?<![\w.\-?&/])(?P<name>[A-Za-z_][\w\-]{1,80})[\"']?(?:[ \t]*=|:(?!:))[ \t]*[\"']?"
     r"(?P<value>[A-Za-z0-9!#$%*+@^~_\-/=]{8,200})(?=\.?(?:[\s\"',;}\])]|$))"
@@ -248,6 +248,11 @@ _ASSIGN = re.compile(
 _PAIR = re.compile(
     r"(?i)[\"']?\bname[\"']?[ \t]*[:=][ \t]*[\"']?(?P<name>[A-Za-z_][\w.\-]{1,80})[\"']?[ \t]*,?[ \t]*(?:\n[ \t]*)?"
     r"[\"']?\bvalue[\"']?[ \t]*[:=][ \t]*[\"']?(?P<value>[^\s\"',}]{8,200})"
+)
+# A block named by its label, its value in a field (Terraform/HCL: variable "db_signing_key" { default = "…" }).
+_BLOCK = re.compile(
+    r"\b(?:variable|output|resource|data)[ \t]+(?:\"[\w\-]+\"[ \t]+)?\"(?P<name>[\w\-]{1,80})\"[ \t]*\{[^{}]{0,200}?"
+    r"\b(?:default|value)[ \t]*=[ \t]*\"(?P<value>[^\"\s]{8,200})\""
 )
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _CREDENTIAL_PARTS = frozenset(
@@ -269,7 +274,8 @@ def credential_slots(text: str, is_placeholder: Check) -> list[Span]:
         return []
     out: list[Span] = []
     pairs = _PAIR.finditer(text) if "value" in lower and "name" in lower else ()
-    for m in (*_ASSIGN.finditer(text), *pairs):
+    blocks = _BLOCK.finditer(text) if "{" in text else ()
+    for m in (*_ASSIGN.finditer(text), *pairs, *blocks):
         parts = {p.lower() for p in _NAME_PART.findall(m.group("name"))}
         value = m.group("value").rstrip("=")
         if not parts & _CREDENTIAL_PARTS or parts & _NOT_CREDENTIAL_PARTS or is_placeholder(value):

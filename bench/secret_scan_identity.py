@@ -32,7 +32,7 @@ from search_instructions import START_INSTRUMENTATION, STOP_INSTRUMENTATION, _re
 from memstone.domain.secrets import find_secrets
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULES = ("secrets", "secret_formats", "secret_generic", "secret_context", "secret_named", "analyzer")
+MODULES = ("secrets", "secret_formats", "secret_generic", "secret_context", "secret_named", "secret_clause", "analyzer")
 DATA = ("bip39-english.txt",)  # domain/data files a module reads beside itself
 
 

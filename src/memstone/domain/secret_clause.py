@@ -26,9 +26,17 @@ from collections import Counter
 from collections.abc import Callable
 from math import log2
 
-__all__ = ["CLAUSE_KINDS", "app_passwords", "clause_secrets", "generated_in_clause", "one_time_codes"]
+__all__ = [
+    "CLAUSE_KINDS",
+    "app_passwords",
+    "clause_secrets",
+    "credential_slots",
+    "generated_in_clause",
+    "generated_letters",
+    "one_time_codes",
+]
 
-CLAUSE_KINDS = ("credential_in_clause", "app_password", "one_time_code")
+CLAUSE_KINDS = ("credential_in_clause", "app_password", "one_time_code", "credential_slot")
 Span = tuple[str, int, int]
 Check = Callable[[str], bool]
 
@@ -62,6 +70,13 @@ _ABOUT = re.compile(
     r"|commen|beginn|anfang|wie|comme|como|come|ejemplo|exemple|beispiel|esempio|例|如|形式"
 )
 _DIGIT = re.compile(r"\d")
+# A value presented as the thing itself ("le voici :", "hier ist er:", "キーはこちら", "这是 … 的 token："): such a
+# clause may hold a generated value of letters alone, which the digit gate would pass over.
+_INTRO = re.compile(
+    r"\bhere(?:'s| is| it is| you go| they are)\b|\bvoi(?:ci|là)\b|\bhier (?:ist|sind)\b|\becco(?:la|lo|li)?\b"
+    r"|\baqu[íi] (?:est[áa]|tienes|va|van)\b|\bsegue(?:m)?\b|\beis\b|こちら|これです|这是|這是|如下|여기"
+)
+_INTRO_BEFORE = 40
 _RANGE = re.compile(r"0-9|a-z|A-Z")
 _SYMBOL = frozenset("!#$%&*+?@^~")
 _RUN = re.compile(r"[A-Z]+|[a-z]+|\d+|[^A-Za-z\d]+")
@@ -105,6 +120,21 @@ def generated(value: str) -> bool:
     return _entropy(v) >= 0.75 * log2(min(len(v), 64))
 
 
+def generated_letters(value: str) -> bool:
+    """Letters alone that a generator wrote: both cases in five or more runs, not words or a CamelCase name.
+
+    >>> generated_letters("RNIJKpJBAwXlChNU"), generated_letters("ConsecteturAdipiscing")
+    (True, False)
+    """
+    if not (12 <= len(value) <= 64 and value.isascii() and value.isalpha()) or value.isupper() or value.islower():
+        return False
+    if len(_RUN.findall(value)) < 5:
+        return False
+    if sum(map(len, filter(_wordlike, _WORDISH.findall(value)))) >= 0.5 * len(value):
+        return False
+    return _entropy(value) >= 0.75 * log2(len(value))
+
+
 def generated_in_clause(text: str, is_placeholder: Check) -> list[Span]:
     """A generated value after a credential word in the same clause (see the module doc)."""
     out: list[Span] = []
@@ -118,8 +148,11 @@ def generated_in_clause(text: str, is_placeholder: Check) -> list[Span]:
         end = min(len(text), cue.end() + _CLAUSE_CHARS)
         stop = _CLAUSE_END.search(text, cue.end(), end)
         end = stop.start() if stop else end
+        letters = False
         if not _DIGIT.search(text, cue.end(), end):
-            continue  # every generated value holds a digit: most clauses of code and prose have none
+            letters = _INTRO.search(lower, max(0, cue.start() - _INTRO_BEFORE), end) is not None
+            if not letters:
+                continue  # a generated value holds a digit unless presented as itself: most clauses have neither
         for m in _VALUE.finditer(text, cue.end()):  # not cut at the window's end: a value runs to its own end
             value = m.group(1)
             if m.start() >= end or _RANGE.search(value):
@@ -127,7 +160,7 @@ def generated_in_clause(text: str, is_placeholder: Check) -> list[Span]:
             if _ABOUT.search(lower, cue.end(), m.start()):
                 break
             value = value.rstrip("!?")  # a sentence's end, as the pair rule reads it ("admin / 09xhTGOWvG!")
-            if generated(value) and not is_placeholder(value):
+            if (generated(value) or (letters and generated_letters(value))) and not is_placeholder(value):
                 out.append(("credential_in_clause", m.start(1), m.start(1) + len(value)))
                 taken = m.end(1)
                 break
@@ -176,9 +209,14 @@ _SENT_CODE = re.compile(
     r"\bcodes?\b(?=[^.!?\n]{0,48}?\b(?:texted|sent|sms|emailed|received|got|envoy[ée]|re[çc]u|enviado|recibido"
     r"|recebido|gesendet|geschickt|erhalten|inviato|ricevuto)\b)"
 )
-_OTP_ANCHORS = (*str.split("code otp tan 2fa mfa codigo código codice 验证 校验 動態 驗證 認証 確認 ワンタイム 인증"),)
+_OTP_ANCHORS = (
+    *str.split("code otp tan 2fa mfa codigo código codice 验证 校验 動態 驗證 認証 確認 ワンタイム 인증 authenticator"),
+)
 _OTP_VALUE = re.compile(r"(?<![\d.,:/\-])(\d{3} \d{3}|\d{4,8})(?!\d|[.,:/]\d|\s?[%€$]|\s?(?:ms|s|px|kb|mb|gb)\b)")
 _OTP_CHARS = 60
+# An authenticator app shows six digits and nothing else of that shape ("the authenticator shows 832139").
+_AUTHENTICATOR = re.compile(r"authenticator|認証アプリ|身份验证器|验证器")
+_SIX_DIGITS = re.compile(r"(?<![\d.,:/\-])(\d{3} ?\d{3})(?!\d|[.,:/]\d)")
 
 
 def one_time_codes(text: str) -> list[Span]:
@@ -187,12 +225,63 @@ def one_time_codes(text: str) -> list[Span]:
     lower = text.lower()
     if len(lower) != len(text) or not any(a in lower for a in _OTP_ANCHORS):
         return out
-    for word in (*_OTP_WORD.finditer(lower), *_SENT_CODE.finditer(lower)):
+    for word in (*_OTP_WORD.finditer(lower), *_SENT_CODE.finditer(lower), *_AUTHENTICATOR.finditer(lower)):
         end = min(len(text), word.end() + _OTP_CHARS)
         stop = _CLAUSE_END.search(text, word.end(), end)
-        m = _OTP_VALUE.search(text, word.end(), stop.start() if stop else end)
+        value = _SIX_DIGITS if word.re is _AUTHENTICATOR else _OTP_VALUE
+        m = value.search(text, word.end(), stop.start() if stop else end)
         if m and len(set(m.group(1).replace(" ", ""))) > 1:
             out.append(("one_time_code", m.start(1), m.end(1)))
+    return out
+
+
+# ------------------------------------------------------------------------------ a value in a credential's slot
+# A value whose slot is named for a credential: a variable set on a command line ("set FLY_DEPLOY_PW=HQ5uyoy5Zu6c",
+# "export X_TOKEN=…"), a YAML, JSON or .env key, or a name and its value given as two fields (a Kubernetes env
+# entry or a JSON pair: "- name: KESTREL_WEBHOOK_SIGNING / value: \"3jCn…\""; a Terraform block's label and its
+# default). The name says what the value is, so a generated value there is the credential, even a short one or one
+# of letters alone. A URL's query is not read here (its own rule reads it).
+_ASSIGN = re.compile(
+    r"(?<![\w.\-?&/])(?P<name>[A-Za-z_][\w\-]{1,80})[\"']?(?:[ \t]*=|:(?!:))[ \t]*[\"']?"
+    r"(?P<value>[A-Za-z0-9!#$%*+@^~_\-/=]{8,200})(?=\.?(?:[\s\"',;}\])]|$))"
+)  # a key is followed by its colon ("pass :data:`x`" is a reST role); a value ends at a blank, a quote or a bracket
+_PAIR = re.compile(
+    r"(?i)[\"']?\bname[\"']?[ \t]*[:=][ \t]*[\"']?(?P<name>[A-Za-z_][\w.\-]{1,80})[\"']?[ \t]*,?[ \t]*(?:\n[ \t]*)?"
+    r"[\"']?\bvalue[\"']?[ \t]*[:=][ \t]*[\"']?(?P<value>[^\s\"',}]{8,200})"
+)
+# A block named by its label, its value in a field (Terraform/HCL: variable "db_signing_key" { default = "…" }).
+_BLOCK = re.compile(
+    r"\b(?:variable|output|resource|data)[ \t]+(?:\"[\w\-]+\"[ \t]+)?\"(?P<name>[\w\-]{1,80})\"[ \t]*\{[^{}]{0,200}?"
+    r"\b(?:default|value)[ \t]*=[ \t]*\"(?P<value>[^\"\s]{8,200})\""
+)
+_NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_CREDENTIAL_PARTS = frozenset(
+    str.split("secret secrets signing token tokens password passwd pwd pw pass passphrase apikey key credential hmac")
+)
+_NOT_CREDENTIAL_PARTS = frozenset(
+    str.split("url uri path file dir id name ttl alg algorithm length min max endpoint header type public publishable")
+    + str.split("host port user username expiry expires count ref kind version prefix format hash digest sha")
+)
+
+
+_SLOT_ANCHORS = ("secret", "sign", "token", "pass", "pw", "key", "hmac")
+
+
+def credential_slots(text: str, is_placeholder: Check) -> list[Span]:
+    """A generated value in a slot (an assignment, a key, a pair's ``value``) named secret, token, password…"""
+    lower = text.lower()
+    if not any(a in lower for a in _SLOT_ANCHORS):
+        return []
+    out: list[Span] = []
+    pairs = _PAIR.finditer(text) if "value" in lower and "name" in lower else ()
+    blocks = _BLOCK.finditer(text) if "{" in text else ()
+    for m in (*_ASSIGN.finditer(text), *pairs, *blocks):
+        parts = {p.lower() for p in _NAME_PART.findall(m.group("name"))}
+        value = m.group("value").rstrip("=")
+        if not parts & _CREDENTIAL_PARTS or parts & _NOT_CREDENTIAL_PARTS or is_placeholder(value):
+            continue
+        if generated(value) or generated_letters(value):
+            out.append(("credential_slot", m.start("value"), m.end("value")))
     return out
 
 
@@ -202,4 +291,5 @@ def clause_secrets(text: str, is_placeholder: Check, is_function_word: Check) ->
         *generated_in_clause(text, is_placeholder),
         *app_passwords(text, is_function_word),
         *one_time_codes(text),
+        *credential_slots(text, is_placeholder),
     ]

@@ -74,6 +74,21 @@ _GROUPS = re.compile(
     r"|[A-Z2-7]{16,64}={0,6}|[a-z2-7]{16,64})(?![A-Za-z0-9_\-])"
 )
 _CODE_CHARS = 100
+# A list of three or more codes of one length, separated by commas or blanks ("qqedudyx, 96u9kg25, 4r98xdep, …").
+_CODE_LIST = re.compile(r"(?<![\w\-])([A-Za-z0-9]{6,12}(?:(?:[ \t]*[,;][ \t]*|\s+)[A-Za-z0-9]{6,12}){2,})(?![\w\-])")
+_LIST_SEP = re.compile(r"[\s,;]+")
+_LIST_STOP = re.compile(r"[.;!?。；](?:\s|$)")  # a list follows its word in the same sentence
+
+
+def _code_list(value: str) -> bool:
+    """Distinct codes of one length, most of them letters and digits mixed (or all digits): generated, not words."""
+    codes = _LIST_SEP.split(value)
+    if len({len(c) for c in codes}) > 1 or len(set(codes)) < len(codes):
+        return False
+    if all(c.isdigit() for c in codes):
+        return all(len(set(c)) > 2 for c in codes)
+    mixed = sum(any(ch.isdigit() for ch in c) and any(ch.isalpha() for ch in c) for c in codes)
+    return mixed * 2 >= len(codes)
 
 
 def _code_like(value: str, *, recovery: bool) -> bool:
@@ -109,8 +124,18 @@ def grouped_codes(text: str) -> list[Span]:
     if not any(a in lower for a in _CODE_ANCHORS):
         return out
     for word in _CODE_WORD.finditer(text):
-        for m in _GROUPS.finditer(text, word.end(), min(len(text), word.end() + _CODE_CHARS)):
-            if _code_like(m.group(1), recovery=_RECOVERY.search(word.group(0)) is not None):
+        recovery = _RECOVERY.search(word.group(0)) is not None
+        window = min(len(text), word.end() + _CODE_CHARS)
+        for m in _GROUPS.finditer(text, word.end()):  # a code starts in the window and runs to its own end
+            if m.start() >= window:
+                break
+            if _code_like(m.group(1), recovery=recovery):
+                out.append(("otp_or_recovery_code", m.start(1), m.end(1)))
+        stop = _LIST_STOP.search(text, word.end(), window) if recovery else None
+        for m in _CODE_LIST.finditer(text, word.end(), stop.start() if stop else len(text)) if recovery else ():
+            if m.start() >= window:
+                break
+            if _code_list(m.group(1)):
                 out.append(("otp_or_recovery_code", m.start(1), m.end(1)))
     return out
 

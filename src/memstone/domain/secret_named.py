@@ -94,6 +94,8 @@ _WITH = re.compile(r"(?i)\s(?:with|avec|mit|met|con|com|z)\s+$")
 _PROSE_START = re.compile(r"(?i)^(?:a|an|the|your|my|some|any|un|une|le|la|ein|eine|der|die|das|el|il|de)\s")
 # A quoted value right after the name ("the passphrase 'quiet lynx under the birch'").
 _BARE = re.compile(r"\s+(?=[\"'`“«「])")
+# A PIN word right before its digits, which end the clause ("Door of the server cupboard: PIN 7958").
+_BARE_PIN = re.compile(r"[ \t]+(?=#?\d{4,8}[ \t]*(?:$|[.,;!)\n]))")
 _PW_IN_PIN = re.compile(r"密码|口令|비밀번호")
 _VALUE = re.compile(
     r"(?P<q>[\"'`])(?P<quoted>[^\"'`\n]{4,80})(?P=q)|[“«「](?P<quoted2>[^”»」\n]{4,80})[”»」]|(?P<plain>[^\s\"'`,;。，；、)）]+)"
@@ -168,6 +170,8 @@ def _judge(text: str, name: re.Match[str], is_placeholder: Check) -> Span | None
     """The value stated right after a naming word, if it has the shape that word takes."""
     opens = name.re is _OPENS  # "the door takes 2 9 1 7": the match already holds its verb
     cop = _COPULA.match(text, name.end()) or _BARE.match(text, name.end()) if not opens else name
+    if cop is None and not opens and name.group("pin"):
+        cop = _BARE_PIN.match(text, name.end())
     if cop is None or (not opens and _ABOUT.search(cop.group(0))):
         return None  # "the password hash is argon2id": the sentence is about something else
     pos = cop.end()

@@ -75,6 +75,7 @@ from ._patterns import (
     lifecycle_stage,
 )
 from ._text import clean, informative_count, probes, same_frame, subject_tokens, typed_subjects
+from .anchors import restated_anchor
 from .candidates import Candidate, Plan
 from .nearness import (
     SEMANTIC_THRESHOLDS,
@@ -556,6 +557,8 @@ def _plan_one(
             best_t, best_sim, correction = last, similarity(mine, last.tokens), True
         elif not correction and cand.kind != "lesson" and (same := restated_concepts(text, targets)) is not None:
             best_t, best_sim = same, similarity(mine, same.tokens)
+        elif not correction and cand.kind != "lesson" and (x := restated_anchor(text, mine_exact, targets, semantic)):
+            best_t, best_sim = x, similarity(mine, x.tokens)  # the same anchors in another language (anchors.py)
     if best_t is None and top is not None:
         # Trigger: no rule above matched, and the closest entry shares rare subject terms (weighted by how few
         # entries of this Memory hold them), plus a close meaning when a model is loaded.

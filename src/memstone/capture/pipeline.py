@@ -51,7 +51,7 @@ from .events import (
 from .extractor import ModelExtractor, TokenUsage
 from .junk_model import JunkClassifier, screen
 from .junk_text import TextJunkClassifier
-from .nearness import COMBINED_CORRECTION_MIN, COMBINED_MIN, SUBJECT_COSINE
+from .nearness import ANCHOR_COSINE, COMBINED_CORRECTION_MIN, COMBINED_MIN, SUBJECT_COSINE
 from .outcomes import CaptureOutcome, CaptureResult, Proposal
 from .queue import QueueItem, ReviewQueue
 from .settings import CaptureMode, CaptureSettings
@@ -324,6 +324,7 @@ async def _semantic(
         combined=COMBINED_MIN.get(profile),
         combined_correction=COMBINED_CORRECTION_MIN.get(profile),
         subject=SUBJECT_COSINE.get(profile),
+        anchor=ANCHOR_COSINE.get(profile),
     )
 
 

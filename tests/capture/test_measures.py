@@ -81,3 +81,16 @@ async def test_a_shared_function_word_is_no_shared_subject_of_a_role(service: Me
         service, UserPrompt(text="Les topics Kafka suivent le schéma domaine.entité.vN."), scope=PROJECT
     )
     assert [o.action for o in result.outcomes] == ["added"]
+
+
+async def test_a_restated_choice_of_tools_changes_no_other_entry(service: MemoryService) -> None:
+    first = "Los tests se ejecutan con `pnpm test` (Jest) y deben pasar antes de cada commit."
+    (entry_id,) = (await capture(service, UserPrompt(text=first), scope=PROJECT)).entries()
+    await capture(
+        service, UserPrompt(text="Usamos pnpm, nunca npm ni yarn; el lockfile es pnpm-lock.yaml."), scope=PROJECT
+    )
+    await capture(service, UserPrompt(text=FILLER), scope=PROJECT)
+    result = await capture(
+        service, UserPrompt(text="Para las dependencias, solo pnpm: ni npm ni yarn, por favor."), scope=PROJECT
+    )
+    assert entry_id not in [o.entry_id for o in result.outcomes]

@@ -177,6 +177,8 @@ def role_change(text: str, targets: Sequence[Target], *, stated: bool) -> Target
         if t.kind == "working_note" or not any(n in low for n in names):
             continue
         theirs = _found(t.text)
+        if any(len(mine[r]) > 1 and mine[r].keys() == theirs[r].keys() for r in mine.keys() & theirs.keys()):
+            return None  # the same tools of a role as an entry: a restatement of that choice changes no other entry
         if not any(_replaces(mine[r].keys(), theirs[r].keys()) for r in mine.keys() & theirs.keys()):
             continue
         shared = len(own & (t.tokens - tools))

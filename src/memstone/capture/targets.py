@@ -112,6 +112,9 @@ def just_changed(text: str, targets: list[Target]) -> Target | None:
     return last if conflicts(mine, theirs) else None
 
 
+_COMMON = ("unit:", "clock")  # kinds of value too common to name an entry without a shared word
+
+
 def set_anew(text: str, targets: list[Target], *, stated: bool) -> Target | None:
     """The entry a candidate gives a new value of one kind (capcorr5): a number of the same unit, a weekday, a
     time of day, a version of the same release line (:func:`~.measures.measures`, in any language), where the entry
@@ -121,9 +124,12 @@ def set_anew(text: str, targets: list[Target], *, stated: bool) -> Target | None
     "本番への反映は毎週火曜日の夜だけです"; "原始读数 60 天后就降采样" / "Readings older than 90 days are downsampled")
     shares no word with it; the kind of value it sets is what the two have in common. A value alone is weak
     evidence (two rules of a project give minutes), so the entry must also share a subject token with it (as
-    :func:`~.nearness.align` reads them), a concept (:func:`~.subjects.concepts`) or what a schedule is about
-    (:func:`~.measures.schedule_words`: deploys, backups), unless the candidate says that something changed
-    (``stated``). Of several, the one sharing most, then the latest. Working notes are never compared.
+    :func:`~.nearness.align` reads them, numbers and unit words left out), a concept (:func:`~.subjects.concepts`)
+    or what a schedule is about (:func:`~.measures.schedule_words`: deploys, backups), unless the candidate says
+    that something changed (``stated``) and the value is of a rare kind (a weekday, a time zone, a release line;
+    not a number of a unit nor a time of day: "30 minutes now" after two other rules is no change of an older
+    entry, ``tests/capture/test_restatements.py``). Of several, the one sharing most, then the latest. Working
+    notes are never compared.
     """
     mine = measures(text)
     if not mine:
@@ -134,9 +140,11 @@ def set_anew(text: str, targets: list[Target], *, stated: bool) -> Target | None
     for t in targets:
         if t.kind == "working_note" or not other_value(mine, t.measures):
             continue
+        # A number of minutes is given by many rules; a weekday, a time zone or a release line by few.
+        rare = any(k in t.measures and not mine[k] & t.measures[k] for k in mine if not k.startswith(_COMMON))
         theirs = subject_tokens(unmeasured(t.text))
         shared = len(align(own, theirs) & theirs) + len(own_concepts & (t.concepts | schedule_words(t.text)))
-        if (shared or stated) and (best is None or (shared, t.written) > best[:2]):
+        if (shared or (stated and rare)) and (best is None or (shared, t.written) > best[:2]):
             best = (shared, t.written, t)
     return None if best is None else best[2]
 

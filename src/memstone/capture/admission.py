@@ -106,7 +106,7 @@ from .subjects import (
     values,
     versioned_names,
 )
-from .targets import JUST_WRITTEN, Target, just_changed, norm_text, restated_concepts
+from .targets import JUST_WRITTEN, Target, just_changed, norm_text, restated_concepts, set_anew
 
 __all__ = [
     "REASONS",
@@ -555,6 +555,8 @@ def _plan_one(
             best_t, best_sim, correction = pool[hit], similarity(mine, pool[hit].tokens), True
         elif cand.kind != "lesson" and (last := just_changed(text, targets)) is not None:  # the entry just written
             best_t, best_sim, correction = last, similarity(mine, last.tokens), True
+        elif cand.kind != "lesson" and (last := set_anew(text, targets, stated=correction)) is not None:
+            best_t, best_sim, correction = last, similarity(mine, last.tokens), True  # a value of its kind (targets)
         elif not correction and cand.kind != "lesson" and (same := restated_concepts(text, targets)) is not None:
             best_t, best_sim = same, similarity(mine, same.tokens)
         elif not correction and cand.kind != "lesson" and (x := restated_anchor(text, mine_exact, targets, semantic)):

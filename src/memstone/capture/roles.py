@@ -12,7 +12,8 @@ The rule (tried when no rule on the words of an entry matched, before the weight
 its role is stronger evidence than rare shared words):
 
 - the candidate names a tool of a role that the entry does not name, and the entry names another tool of that
-  role that the candidate does not (``pnpm`` / ``npm``; "Bun, pnpm-lock.yaml was deleted" / "pnpm, not npm");
+  role that the candidate does not (``pnpm`` / ``npm``; "Bun, pnpm-lock.yaml was deleted" / "pnpm, not npm"), or
+  only tools the candidate names too ("Kafka …; Redpanda was dropped" / "… Redpanda", capcorr5);
 - and the candidate says that something changed (a correction: "now", "改用", "desde"), or the two share a subject
   token besides the tools ("jobs"): two rules that merely name two tools of one role in different places ("the
   web app uses pnpm" / "the mobile app uses yarn") share neither;
@@ -24,7 +25,7 @@ Without a role, two tool names say nothing about each other, so nothing else is 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import KeysView, Sequence
 from functools import cache
 
 from ._text import subject_tokens
@@ -38,7 +39,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     "js-packages": ("npm", "pnpm", "yarn", "bun"),
     "py-packages": ("pip", "pip-tools", "poetry", "uv", "pipenv", "conda", "pdm", "hatch", "rye"),
     "jobs": ("hangfire", "quartz", "quartz.net", "celery", "sidekiq", "resque", "dramatiq", "bullmq", "rq", "huey",
-             "good_job", "solid_queue", "oban", "arq", "apscheduler"),
+             "good_job", "solid_queue", "oban", "arq", "apscheduler", "delayed_job", "faktory", "asynq"),
     "object-storage": ("S3", "OSS", "COS", "GCS", "R2", "minio", "seaweedfs", "azure blob", "七牛云", "kodo"),
     "orm": ("prisma", "typeorm", "drizzle", "sequelize", "sqlalchemy", "hibernate", "ef core", "dapper", "gorm",
             "diesel", "sqlx", "mikro-orm", "knex", "kysely", "peewee", "tortoise", "doctrine", "eloquent", "mybatis",
@@ -53,31 +54,64 @@ ROLES: dict[str, tuple[str, ...]] = {
     "ci": ("github actions", "gitlab ci", "jenkins", "circleci", "travis", "buildkite", "drone", "teamcity",
            "azure pipelines", "bitbucket pipelines"),
     "state": ("redux", "mobx", "zustand", "riverpod", "pinia", "vuex", "ngrx", "recoil", "jotai", "getx", "valtio"),
-    "errors": ("sentry", "bugsnag", "rollbar", "crashlytics", "honeybadger", "datadog", "new relic"),
+    "errors": ("sentry", "bugsnag", "rollbar", "crashlytics", "honeybadger", "datadog", "new relic", "glitchtip",
+               "airbrake", "raygun", "appsignal"),
     "js-lint": ("eslint", "biome", "tslint", "oxlint", "standard"),
     "py-lint": ("ruff", "flake8", "pylint", "pyflakes"),
     "http-client": ("axios", "ky", "superagent", "httpx", "aiohttp", "okhttp", "retrofit", "alamofire", "dio"),
     "push": ("FCM", "APNs", "onesignal", "极光推送", "极光", "个推", "jpush", "getui", "pusher", "expo push"),
-    "cache": ("redis", "memcached", "valkey", "keydb"),
-    "broker": ("kafka", "rabbitmq", "nats", "SQS", "pulsar", "activemq", "kinesis", "nsq"),
-    "local-k8s": ("k3d", "minikube", "k3s", "microk8s"),
+    "cache": ("redis", "memcached", "valkey", "keydb", "hazelcast", "ehcache"),
+    "broker": ("kafka", "rabbitmq", "redis", "nats", "SQS", "pulsar", "activemq", "kinesis", "nsq", "redpanda",
+               "rocketmq", "mqtt", "mosquitto", "emqx", "google pub/sub", "azure service bus", "event hubs"),
+    "local-k8s": ("k3d", "minikube", "k3s", "microk8s", "kind", "rancher desktop", "docker desktop"),
     "iac": ("terraform", "pulumi", "opentofu", "cloudformation", "cdk"),
     "docs": ("sphinx", "mkdocs", "docusaurus", "vitepress", "hugo", "jekyll", "gitbook", "storybook"),
     "auth": ("auth0", "keycloak", "cognito", "okta", "clerk", "firebase auth", "supabase auth"),
     "search": ("elasticsearch", "opensearch", "meilisearch", "algolia", "typesense", "solr"),
+    "gitops": ("argo cd", "argocd", "Flux", "fluxcd", "spinnaker", "jenkins x"),
+    "secrets": ("doppler", "Vault", "aws secrets manager", "infisical", "sops", "1password", "azure key vault",
+                "gcp secret manager", "sealed secrets"),
+    "db-migrations": ("goose", "Atlas", "flyway", "liquibase", "alembic", "dbmate", "golang-migrate", "sqitch",
+                      "prisma migrate"),
+    "barcode": ("code 128", "code128", "datamatrix", "data matrix", "qr code", "ean-13", "ean13", "pdf417",
+                "code 39"),
+    "build": ("maven", "gradle", "bazel", "sbt"),
+    "py-tests": ("pytest", "unittest", "nose2"),
+    "py-types": ("mypy", "pyright", "pyre", "pytype"),
+    "formatter": ("Prettier", "Black", "rustfmt", "gofmt", "ktlint", "spotless"),
+    "scheduler": ("airflow", "dagster", "Prefect", "Luigi", "argo workflows"),
+    "hosting": ("heroku", "fly.io", "vercel", "netlify", "cloud run", "app engine"),
+    "metrics": ("prometheus", "influxdb", "graphite", "victoriametrics", "datadog metrics"),
+    "logs": ("Loki", "ELK", "logstash", "fluentd", "fluent bit", "papertrail", "splunk", "graylog"),
+    "feature-flags": ("launchdarkly", "unleash", "flagsmith", "growthbook", "configcat"),
+    "cdn": ("cloudflare", "fastly", "cloudfront", "akamai"),
+    "database": ("postgresql", "postgres", "mysql", "mariadb", "sqlite", "mongodb", "cockroachdb", "sql server",
+                 "Oracle", "dynamodb", "cassandra", "tidb"),
+    "i18n": ("i18next", "formatjs", "lingui", "gettext"),
 }  # fmt: skip
 # Taken only as written (case-sensitive): an acronym ("SES", "COS" are words in other languages) or a word of prose
 # ("Vite" is French for "quickly", "square", "standard", "drone", "maestro" English or Spanish words).
-_EXACT = frozenset(("S3", "OSS", "COS", "GCS", "R2", "SES", "FCM", "APNs", "SQS", "Vite"))
-_PROSE = frozenset(("square", "standard", "drone", "maestro", "hugo", "clerk", "ava", "ky", "dio"))
+_EXACT = frozenset(
+    ("S3", "OSS", "COS", "GCS", "R2", "SES", "FCM", "APNs", "SQS", "Vite", "Flux", "Vault", "Atlas", "Prettier",
+     "Black", "Prefect", "Luigi", "Loki", "ELK", "Oracle")
+)  # fmt: skip
+_PROSE = frozenset(("square", "standard", "drone", "maestro", "hugo", "clerk", "ava", "ky", "dio", "kind"))
 
 
 _CODE = re.compile(r"`[^`\n]*`")
+# Function words of the Latin-script languages capture reads that subject tokens keep: sharing one is no shared
+# subject ("Les topics Kafka …" / "Les tests … Redpanda", capcorr5).
+_FUNCTION_WORDS = frozenset(
+    ("les", "des", "une", "avec", "pour", "dans", "sur", "est", "sont", "par", "aux", "du", "et", "los", "las", "del",
+     "una", "con", "por", "para", "que", "com", "das", "dos", "uma", "não", "und", "mit", "für", "auf", "von", "dem",
+     "den", "zu", "il", "lo", "gli", "per", "che", "di", "da", "nel", "della", "con", "sono", "het", "een", "van",
+     "voor", "met")
+)  # fmt: skip
 
 
 @cache
 def _pattern(name: str) -> re.Pattern[str]:
-    body = re.escape(name).replace(r"\ ", r"[\s_-]?")
+    body = re.escape(name.replace("_", " ")).replace(r"\ ", r"[\s_-]?")  # "Solid Queue" is solid_queue
     if not name.isascii():
         return re.compile(body)  # a CJK name: no word boundaries in CJK prose
     flags = 0 if name in _EXACT else re.IGNORECASE
@@ -107,6 +141,13 @@ def _found(text: str) -> dict[str, dict[str, int]]:
     return out
 
 
+def _replaces(mine: KeysView[str], theirs: KeysView[str]) -> bool:
+    """Whether a candidate naming tools ``mine`` of a role names another tool than the entry's ``theirs``: the
+    entry names one the candidate does not, or the candidate names the entry's as well as a new one ("… a real
+    Kafka through Testcontainers; Redpanda was dropped" for "… Testcontainers and Redpanda", capcorr5)."""
+    return bool(mine - theirs) and (bool(theirs - mine) or theirs < mine)
+
+
 def _inside(a: int, b: int, name: str, spans: dict[str, list[tuple[int, int]]]) -> bool:
     return any(x <= a and b <= y and (x, y) != (a, b) for other, s in spans.items() if other != name for x, y in s)
 
@@ -128,7 +169,7 @@ def role_change(text: str, targets: Sequence[Target], *, stated: bool) -> Target
     if not mine:
         return None
     tools = frozenset().union(*(subject_tokens(n) for found in mine.values() for n in found))
-    own = subject_tokens(text) - tools
+    own = subject_tokens(text) - tools - _FUNCTION_WORDS
     names = tuple({n.lower() for role in mine for n in ROLES[role]})  # a cheap look before the patterns run
     best: tuple[int, str, Target] | None = None
     for t in targets:
@@ -136,11 +177,13 @@ def role_change(text: str, targets: Sequence[Target], *, stated: bool) -> Target
         if t.kind == "working_note" or not any(n in low for n in names):
             continue
         theirs = _found(t.text)
-        if not any(
-            mine[r].keys() - theirs[r].keys() and theirs[r].keys() - mine[r].keys() for r in mine.keys() & theirs.keys()
-        ):
+        if any(len(mine[r]) > 1 and mine[r].keys() == theirs[r].keys() for r in mine.keys() & theirs.keys()):
+            return None  # the same tools of a role as an entry: a restatement of that choice changes no other entry
+        if not any(_replaces(mine[r].keys(), theirs[r].keys()) for r in mine.keys() & theirs.keys()):
             continue
         shared = len(own & (t.tokens - tools))
-        if (stated or shared >= 1) and (best is None or (shared, t.written) > best[:2]):
+        # Naming the entry's tool beside a new one of its role is itself the subject ("Sentry から GlitchTip に").
+        named_old = any(theirs[r].keys() < mine[r].keys() for r in mine.keys() & theirs.keys())
+        if (stated or shared >= 1 or named_old) and (best is None or (shared, t.written) > best[:2]):
             best = (shared, t.written, t)
     return None if best is None else best[2]

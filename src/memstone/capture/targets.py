@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 from ..domain.ids import EntryId, EntryVersionId
 from ._text import clean, searchable, subject_tokens, typed_subjects
+from .measures import measures, other_value, schedule_words, unmeasured
+from .nearness import align
 from .subjects import _GENERIC_NAMES, CONCEPT_SHARED, concepts, conflicts, quantities, same_concepts, tool_names, values
 
-__all__ = ["JUST_WRITTEN", "Target", "just_changed", "norm_text", "restated_concepts"]
+__all__ = ["JUST_WRITTEN", "Target", "just_changed", "norm_text", "restated_concepts", "set_anew"]
 
 # A target planned in this batch sorts after every stored entry's creation time (an ISO timestamp).
 JUST_WRITTEN = "~"
@@ -33,6 +35,13 @@ class Target:
     _typed: frozenset[str] | None = None
     _values: frozenset[str] | None = None
     _concepts: frozenset[str] | None = None
+    _measures: dict[str, frozenset[str]] | None = None
+
+    @property
+    def measures(self) -> dict[str, frozenset[str]]:
+        if self._measures is None:
+            self._measures = measures(self.text)
+        return self._measures
 
     @property
     def concepts(self) -> frozenset[str]:
@@ -79,6 +88,7 @@ class Target:
     def retext(self, text: str) -> None:
         self.text, self._tokens, self._exact, self._search, self._norm = text, None, None, None, None
         self._typed, self._values, self._concepts, self.written = None, None, None, JUST_WRITTEN
+        self._measures = None
 
 
 def just_changed(text: str, targets: list[Target]) -> Target | None:
@@ -100,6 +110,43 @@ def just_changed(text: str, targets: list[Target]) -> Target | None:
     mine = frozenset(v for v in values(text) | quantities(text) if not v.startswith("host:"))
     theirs = frozenset(v for v in last.values if not v.startswith("host:"))
     return last if conflicts(mine, theirs) else None
+
+
+_COMMON = ("unit:", "clock")  # kinds of value too common to name an entry without a shared word
+
+
+def set_anew(text: str, targets: list[Target], *, stated: bool) -> Target | None:
+    """The entry a candidate gives a new value of one kind (capcorr5): a number of the same unit, a weekday, a
+    time of day, a version of the same release line (:func:`~.measures.measures`, in any language), where the entry
+    gives a value of that kind and the candidate none of the entry's values of it.
+
+    An unmarked correction in another language than its entry ("Production releases moved to Thursday nights" /
+    "本番への反映は毎週火曜日の夜だけです"; "原始读数 60 天后就降采样" / "Readings older than 90 days are downsampled")
+    shares no word with it; the kind of value it sets is what the two have in common. A value alone is weak
+    evidence (two rules of a project give minutes), so the entry must also share a subject token with it (as
+    :func:`~.nearness.align` reads them, numbers and unit words left out), a concept (:func:`~.subjects.concepts`)
+    or what a schedule is about (:func:`~.measures.schedule_words`: deploys, backups), unless the candidate says
+    that something changed (``stated``) and the value is of a rare kind (a weekday, a time zone, a release line;
+    not a number of a unit nor a time of day: "30 minutes now" after two other rules is no change of an older
+    entry, ``tests/capture/test_restatements.py``). Of several, the one sharing most, then the latest. Working
+    notes are never compared.
+    """
+    mine = measures(text)
+    if not mine:
+        return None
+    own = subject_tokens(unmeasured(text))
+    own_concepts = concepts(text) | schedule_words(text)
+    best: tuple[int, str, Target] | None = None
+    for t in targets:
+        if t.kind == "working_note" or not other_value(mine, t.measures):
+            continue
+        # A number of minutes is given by many rules; a weekday, a time zone or a release line by few.
+        rare = any(k in t.measures and not mine[k] & t.measures[k] for k in mine if not k.startswith(_COMMON))
+        theirs = subject_tokens(unmeasured(t.text))
+        shared = len(align(own, theirs) & theirs) + len(own_concepts & (t.concepts | schedule_words(t.text)))
+        if (shared or (stated and rare)) and (best is None or (shared, t.written) > best[:2]):
+            best = (shared, t.written, t)
+    return None if best is None else best[2]
 
 
 def restated_concepts(text: str, targets: list[Target]) -> Target | None:

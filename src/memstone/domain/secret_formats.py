@@ -19,6 +19,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .regex_gate import fold_ascii
+
 __all__ = ["FORMAT_RULES", "CaseFree", "FormatRule", "anchored_rules", "b64decode_loose", "decodes_to", "fold_ascii"]
 
 _B = r"(?<![A-Za-z0-9_\-])"  # a token boundary that treats - and _ as word characters
@@ -402,16 +404,6 @@ def anchored_rules(lower: str) -> tuple[FormatRule, ...]:
     if not present:
         return _UNANCHORED
     return _rules_for(frozenset(present))
-
-
-def fold_ascii(lower: str) -> str:
-    """``lower`` (a text's lower()) with every character a ``(?i)`` pattern matches to an ASCII letter made that
-    letter, so a literal test on it never misses a case-insensitive match: ``ſ`` (long s) and ``ı`` (dotless i)
-    match ``s`` and ``i`` in re's case folding but stay themselves in lower(); the Kelvin sign lowers to k; İ lowers
-    to i and a combining dot, made i here."""
-    if lower.isascii():
-        return lower
-    return lower.replace("ſ", "s").replace("ı", "i").replace("i\u0307", "i")
 
 
 # What makes a ``(?i)`` pattern's twin unsafe: a ``(?-i)`` group, a named group (its name would be lowered), an

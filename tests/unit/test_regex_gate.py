@@ -1,0 +1,206 @@
+"""Gates read off the patterns they guard (issue 13, 16): the analysis, and every pattern of the secret scan.
+
+The soundness check generates, from the same parse tree ``re`` makes of a pattern, random strings meant to match
+it (case variants and the letters ``(?i)`` folds to ASCII included), keeps those ``pattern.search`` really
+matches, and asserts each passes the pattern's gate.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import random
+import re
+from typing import Any
+
+import pytest
+
+from memstone.domain import secret_clause, secret_context, secret_formats, secret_generic, secret_named, secrets
+from memstone.domain.regex_gate import Gate, minimal, required_literals
+
+_parser: Any = importlib.import_module("re._parser")
+_const: Any = importlib.import_module("re._constants")
+_EXTRA: dict[int, tuple[int, ...]] = importlib.import_module("re._compiler")._EXTRA_CASES
+
+MODULES = (secrets, secret_formats, secret_generic, secret_context, secret_named, secret_clause)
+
+
+# ------------------------------------------------------------------------------ the analysis
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        (r"password", {"password"}),
+        (r"pass(?:word|wd)?s?", {"pass"}),
+        (r"\bpin\b|code", {"pin", "code"}),
+        (r"cl[ée]s?", {"clé", "cle"}),
+        (r"[a-z]+=\d+", {"="}),  # a small factor when nothing longer is required
+        (r"(?<![a-z])token(?=[:=])", {"token"}),  # lookarounds consume nothing: the literal stays whole
+        (r"key|\w+", None),  # one branch requires nothing
+        (r"(?:secret)?[A-Z]{4}", None),  # optional part, large class
+        (r"x{0,3}y?", None),
+        (r"(?:ab){2,}", {"abab"}),  # a repeat of at least n requires its first n copies
+        (r"(?<![A-Z])A{20,22}[A-Z]+", {"A" * 20}),
+        (r"(?:x[a-z]+y)+", {"x"}),  # a repeat of at least one keeps its inner requirement
+        (r"(?:ab|cd){2}", {"abab", "abcd", "cdab", "cdcd"}),
+        (r"[^a]bc", {"bc"}),
+        (r"(a)\1zz", {"zz"}),
+        (r"api[ _-]?key", {"api key", "api_key", "api-key", "apikey"}),
+        (r"\d{4}", None),  # \d is a category (Unicode digits): no literal
+    ],
+)
+def test_required_literals_of_case_sensitive_patterns(pattern: str, expected: set[str] | None) -> None:
+    found = required_literals(re.compile(pattern))
+    assert found == (None if expected is None else frozenset(expected))
+
+
+def test_case_folding_gives_lowered_literals_and_refuses_unsure_letters() -> None:
+    assert required_literals(re.compile(r"(?i)Secret|TOKEN")) == {"secret", "token"}
+    assert required_literals(re.compile(r"(?i:Key)s?")) == {"key"}
+    # An exact gate cannot hold a case-folded letter; a folded one lowers the case-sensitive parts too.
+    assert required_literals(re.compile(r"(?i)key"), folded=False) is None
+    assert required_literals(re.compile(r"AK|(?i:sk)")) == {"ak", "sk"}
+    # σ shows as σ or ς in lower() depending on the next letter: no literal across it.
+    assert required_literals(re.compile(r"(?i)ab\u03c3cde")) == {"cde"}
+
+
+def test_sequence_prefers_the_longest_factor() -> None:
+    assert required_literals(re.compile(r"\w+=\w*secret\w*")) == {"secret"}
+    assert required_literals(re.compile(r"(?:door|gate)\s+takes\s+")) == {"takes"}
+
+
+def test_minimal_keeps_the_strings_no_other_is_part_of() -> None:
+    assert minimal(["pass", "password", "pw", "pwd", "key"]) == {"pass", "pw", "key"}
+
+
+def test_a_folded_gate_admits_the_letters_ignorecase_folds_to_ascii() -> None:
+    gate = Gate.of(re.compile(r"(?i)user|kind"))
+    for text in ("Uſer: admin", "USER", "KİND", "\u212aind"):  # ſ, İ, the Kelvin sign
+        assert re.search(r"(?i)user|kind", text)
+        assert gate.admits(text.lower()), text
+    assert not gate.admits("nothing here")
+
+
+# ------------------------------------------------------------------------------ a generator of matching strings
+_WORD = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_éüßſıİ\u212a密码ー"
+_SPACE = " \t\n"
+_OTHER = "!#$%&*+-./:;<=>?@[]^{}|~'\"`,()"
+_POOL = _WORD + _SPACE + _OTHER
+
+
+def _variant(ch: str, flags: int, rng: random.Random) -> str:
+    if not flags & re.IGNORECASE:
+        return ch
+    low = ch.lower()
+    options = [ch, low, ch.upper(), *map(chr, _EXTRA.get(ord(low), ()))] if len(low) == 1 else [ch]
+    if low == "i":
+        options.append("İ")
+    if low == "k":
+        options.append("\u212a")
+    return rng.choice([o for o in options if len(o) == 1])
+
+
+def _category(cat: Any, rng: random.Random) -> str:
+    name = str(cat)
+    if "NOT" in name:
+        return rng.choice(_OTHER + (_WORD if "DIGIT" in name else "") + (_SPACE if "SPACE" not in name else ""))
+    if "DIGIT" in name:
+        return rng.choice("0123456789٣")
+    if "SPACE" in name:
+        return rng.choice(_SPACE)
+    return rng.choice(_WORD)
+
+
+def _class(items: list[tuple[Any, Any]], flags: int, rng: random.Random) -> str:
+    if items and items[0][0] is _const.NEGATE:
+        return rng.choice(_POOL)  # usually outside the class; pattern.search decides
+    op, av = rng.choice(items)
+    if op is _const.LITERAL:
+        return _variant(chr(av), flags, rng)
+    if op is _const.RANGE:
+        return _variant(chr(rng.randint(av[0], av[1])), flags, rng)
+    if op is _const.CATEGORY:
+        return _category(av, rng)
+    return rng.choice(_POOL)
+
+
+def _gen(items: Any, flags: int, rng: random.Random, groups: dict[int, str]) -> str:
+    out: list[str] = []
+    for op, av in items:
+        if op is _const.LITERAL:
+            out.append(_variant(chr(av), flags, rng))
+        elif op is _const.NOT_LITERAL or op is _const.ANY:
+            out.append(rng.choice(_POOL))
+        elif op is _const.IN:
+            out.append(_class(av, flags, rng))
+        elif op is _const.CATEGORY:
+            out.append(_category(av, rng))
+        elif op is _const.BRANCH:
+            out.append(_gen(rng.choice(av[1]), flags, rng, groups))
+        elif op is _const.SUBPATTERN:
+            group, add, remove, sub = av
+            text = _gen(sub, (flags | add) & ~remove, rng, groups)
+            if group is not None:
+                groups[group] = text
+            out.append(text)
+        elif op is _const.ATOMIC_GROUP:
+            out.append(_gen(av, flags, rng, groups))
+        elif op in (_const.MAX_REPEAT, _const.MIN_REPEAT, _const.POSSESSIVE_REPEAT):
+            low, high, sub = av
+            n = rng.randint(low, min(high, low + 3))
+            out.extend(_gen(sub, flags, rng, groups) for _ in range(n))
+        elif op is _const.GROUPREF:
+            out.append(groups.get(av, ""))
+        # AT, ASSERT, ASSERT_NOT, GROUPREF_EXISTS: nothing (pattern.search decides)
+    return "".join(out)
+
+
+def matching_strings(pattern: re.Pattern[str], n: int, seed: int = 0) -> list[str]:
+    """Up to ``n`` texts that ``pattern`` finds a match in, generated from its parse tree (some in context)."""
+    tree = _parser.parse(pattern.pattern, pattern.flags)
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        s = _gen(tree.data, tree.state.flags, rng, {})
+        text = s if i % 2 else f"note: {s} end"
+        if pattern.search(text):
+            out.append(text)
+    return out
+
+
+def scan_patterns() -> list[tuple[str, re.Pattern[str]]]:
+    """Every compiled pattern of the secret scan: module attributes, tuples of them, the format rules."""
+    found: dict[str, re.Pattern[str]] = {}
+    for module in MODULES:
+        for name, value in vars(module).items():
+            values = value if isinstance(value, tuple) else (value,)
+            for i, v in enumerate(values):
+                if isinstance(v, re.Pattern) and isinstance(v.pattern, str):
+                    found[f"{module.__name__.rsplit('.', 1)[1]}.{name}[{i}]"] = v
+                elif isinstance(v, secret_formats.CaseFree):
+                    found[f"{module.__name__.rsplit('.', 1)[1]}.{name}[{i}]"] = v.pattern
+    for rule in secret_formats.FORMAT_RULES:
+        found[f"FORMAT_RULES.{rule.kind}:{rule.source[:30]}"] = rule.pattern
+    return sorted(found.items())
+
+
+def test_the_generator_makes_matching_strings() -> None:
+    pattern = re.compile(r"(?i)(?<![a-z])pass(?:word|wd)?\s*[:=]\s*(?P<v>[A-Za-z0-9]{8,})")
+    texts = matching_strings(pattern, 50)
+    assert len(texts) >= 40
+    assert any(not t.isascii() or ("PASS" in t.upper() and "pass" not in t) for t in texts)  # case variants appear
+
+
+def test_every_pattern_of_the_scan_lets_each_generated_match_through_its_gate() -> None:
+    patterns = scan_patterns()
+    assert len(patterns) > 150
+    gated = matched = 0
+    for name, pattern in patterns:
+        gate = Gate.of(pattern)
+        if gate.literals is None:
+            continue
+        gated += 1
+        texts = matching_strings(pattern, 60, seed=len(name))
+        matched += bool(texts)
+        for text in texts:
+            assert gate.admits(text.lower() if gate.folded else text), (name, text, gate.literals)
+    assert gated > 100 and matched >= 0.9 * gated  # the generator reaches nearly every gated pattern

@@ -11,6 +11,8 @@ import importlib
 import importlib.util
 import random
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -204,3 +206,63 @@ def test_every_pattern_of_the_scan_lets_each_generated_match_through_its_gate() 
         for text in texts:
             assert gate.admits(text.lower() if gate.folded else text), (name, text, gate.literals)
     assert gated > 100 and matched >= 0.9 * gated  # the generator reaches nearly every gated pattern
+
+
+# ------------------------------------------------------------------------------ the finders' gates
+def test_each_finder_gate_is_its_patterns_gate() -> None:
+    assert Gate.of(secret_clause._CUE) == secret_clause._CUE_GATE
+    assert Gate.of(secret_clause._PASSWORD) == secret_clause._APP_GATE
+    otp = (secret_clause._OTP_WORD, secret_clause._SENT_CODE, secret_clause._AUTHENTICATOR)
+    assert Gate.of(*otp) == secret_clause._OTP_GATE
+    assert Gate.of(secret_context._CODE_WORD) == secret_context._CODE_GATE
+    assert Gate.of(secret_named._NAME, secret_named._NAME_CI) == secret_named._NAME_GATE
+    assert Gate.of(secret_named._OPENS) == secret_named._OPENS_GATE
+    assert Gate.of(secret_named._QUESTION) == secret_named._QUESTION_GATE
+    assert Gate.of(secret_generic._SEED_WORD) == secret_generic._SEED_GATE
+    for gate in (secret_clause._CUE_GATE, secret_named._NAME_GATE, secret_context._CODE_GATE):
+        assert gate.literals  # a derivation that gave up would silently turn a gate off
+
+
+def test_a_json_key_ending_in_credential_is_a_credential_slot() -> None:
+    # _CREDENTIAL_PARTS holds "credential"; the hand-kept slot anchors did not, so this value was let through.
+    text = '{"service_credential": "hk50Jf2EUZEH"}'
+    assert [f.kind for f in secrets.find_secrets(text)] == ["credential_slot"]
+
+
+# ------------------------------------------------------------------------------ a word added to a pattern
+def _module_with(module: Any, old: str, new: str, tmp: Path) -> Any:
+    """``module`` loaded anew from its source with ``old`` replaced by ``new`` (no other edit)."""
+    source = Path(module.__file__).read_text("utf-8")
+    assert source.count(old) == 1
+    name = f"{module.__name__}_edited"
+    spec = importlib.util.spec_from_loader(name, loader=None)
+    assert spec is not None
+    edited = importlib.util.module_from_spec(spec)
+    edited.__package__ = "memstone.domain"
+    edited.__file__ = module.__file__
+    sys.modules[name] = edited
+    try:
+        exec(compile(source.replace(old, new), str(tmp / "edited.py"), "exec"), edited.__dict__)
+    finally:
+        del sys.modules[name]
+    return edited
+
+
+@pytest.mark.parametrize(
+    ("module", "old", "new", "finder", "text"),
+    [
+        (secret_clause, "|root|admin|", "|root|zorblat|admin|", "generated_in_clause", "the zorblat: hk50Jf2EUZEH"),
+        (secret_clause, "|2fa|mfa|", "|2fa|zorblat|mfa|", "one_time_codes", "the zorblat code 483920"),
+        (secret_named, r"|combination\b|", r"|combination\b|zorblat\b|", "named_values", "zorblat: 4839"),
+    ],
+)
+def test_a_word_added_to_a_pattern_is_gated_with_no_other_edit(
+    module: Any, old: str, new: str, finder: str, text: str, tmp_path: Path
+) -> None:
+    assert not getattr(module, finder)(*_args(finder, text))
+    edited = _module_with(module, old, new, tmp_path)
+    assert getattr(edited, finder)(*_args(finder, text))
+
+
+def _args(finder: str, text: str) -> tuple[Any, ...]:
+    return (text,) if finder == "one_time_codes" else (text, lambda v: False)

@@ -26,6 +26,8 @@ from collections import Counter
 from collections.abc import Callable
 from math import log2
 
+from .regex_gate import Gate
+
 __all__ = [
     "CLAUSE_KINDS",
     "app_passwords",
@@ -52,12 +54,7 @@ _CUE = re.compile(
     r"|密码|口令|密碼|账号|帐号|账户|賬號|登录|登陆|用户名|密钥|秘钥|令牌"
     r"|パスワード|アカウント|ログイン|ユーザー|トークン|キー|비밀번호|계정|로그인|토큰"
 )
-_CUE_ANCHORS = (
-    *str.split("pass pw log sign cred account root admin ssh user key token secret mdp ident compte connexion cl"),
-    *str.split("jeton wort benutzer konto zugang anmeldung schl contrase clave cuenta usuario acceso senha chave"),
-    *str.split("conta usu acesso utente access chiave 密 口令 账 帐 賬 登 用户 令牌 パスワード アカウント ログイン"),
-    *str.split("ユーザー トークン キー 비밀 계정 로그인 토큰"),
-)
+_CUE_GATE = Gate.of(_CUE)  # every _CUE match holds one of its literals (read off the pattern: regex_gate)
 _CLAUSE_END = re.compile(r"[.!?。！？](?:\s|$)|\n\s*\n|[;；]")
 _CLAUSE_CHARS = 80
 _VALUE = re.compile(
@@ -139,7 +136,7 @@ def generated_in_clause(text: str, is_placeholder: Check) -> list[Span]:
     """A generated value after a credential word in the same clause (see the module doc)."""
     out: list[Span] = []
     lower = text.lower()
-    if len(lower) != len(text) or not any(a in lower for a in _CUE_ANCHORS):
+    if len(lower) != len(text) or not _CUE_GATE.admits(lower):
         return out
     taken = -1
     for cue in _CUE.finditer(lower):
@@ -174,13 +171,13 @@ _PASSWORD = re.compile(
 _APP_PASSWORD = re.compile(r"(?<![A-Za-z])([a-z]{4}(?: [a-z]{4}){3})(?![A-Za-z]| [a-z])")
 _APP_CHARS = 80
 _UNSPELLABLE = re.compile(r"^[^aeiouy]+$|[^aeiouy]{3}|^(.)\1")  # no vowel, three consonants, a doubled start
-_APP_ANCHORS = ("pass", "senha", "contrase", "wort", "密", "パス", "비밀")
+_APP_GATE = Gate.of(_PASSWORD)
 
 
 def app_passwords(text: str, is_function_word: Check) -> list[Span]:
     """Four groups of four lower-case letters after a password word, unless two of them are words of prose."""
     lower = text.lower()
-    if len(lower) != len(text) or not any(a in lower for a in _APP_ANCHORS):
+    if len(lower) != len(text) or not _APP_GATE.admits(lower):
         return []
     found = (
         m
@@ -209,21 +206,19 @@ _SENT_CODE = re.compile(
     r"\bcodes?\b(?=[^.!?\n]{0,48}?\b(?:texted|sent|sms|emailed|received|got|envoy[ée]|re[çc]u|enviado|recibido"
     r"|recebido|gesendet|geschickt|erhalten|inviato|ricevuto)\b)"
 )
-_OTP_ANCHORS = (
-    *str.split("code otp tan 2fa mfa codigo código codice 验证 校验 動態 驗證 認証 確認 ワンタイム 인증 authenticator"),
-)
 _OTP_VALUE = re.compile(r"(?<![\d.,:/\-])(\d{3} \d{3}|\d{4,8})(?!\d|[.,:/]\d|\s?[%€$]|\s?(?:ms|s|px|kb|mb|gb)\b)")
 _OTP_CHARS = 60
 # An authenticator app shows six digits and nothing else of that shape ("the authenticator shows 832139").
 _AUTHENTICATOR = re.compile(r"authenticator|認証アプリ|身份验证器|验证器")
 _SIX_DIGITS = re.compile(r"(?<![\d.,:/\-])(\d{3} ?\d{3})(?!\d|[.,:/]\d)")
+_OTP_GATE = Gate.of(_OTP_WORD, _SENT_CODE, _AUTHENTICATOR)
 
 
 def one_time_codes(text: str) -> list[Span]:
     """4 to 8 digits after a word naming a one-time code, or after "code" in a clause saying it was sent."""
     out: list[Span] = []
     lower = text.lower()
-    if len(lower) != len(text) or not any(a in lower for a in _OTP_ANCHORS):
+    if len(lower) != len(text) or not _OTP_GATE.admits(lower):
         return out
     for word in (*_OTP_WORD.finditer(lower), *_SENT_CODE.finditer(lower), *_AUTHENTICATOR.finditer(lower)):
         end = min(len(text), word.end() + _OTP_CHARS)
@@ -264,13 +259,14 @@ _NOT_CREDENTIAL_PARTS = frozenset(
 )
 
 
-_SLOT_ANCHORS = ("secret", "sign", "token", "pass", "pw", "key", "hmac")
+# A slot is taken only when a part of its name is a credential part, so a text holds one (in any case).
+_SLOT_GATE = Gate.of_words(_CREDENTIAL_PARTS, folded=False)
 
 
 def credential_slots(text: str, is_placeholder: Check) -> list[Span]:
     """A generated value in a slot (an assignment, a key, a pair's ``value``) named secret, token, password…"""
     lower = text.lower()
-    if not any(a in lower for a in _SLOT_ANCHORS):
+    if not _SLOT_GATE.admits(lower):
         return []
     out: list[Span] = []
     pairs = _PAIR.finditer(text) if "value" in lower and "name" in lower else ()

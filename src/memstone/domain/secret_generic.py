@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
+from .regex_gate import Gate
 from .secret_context import Check, Span
 
 __all__ = [
@@ -218,14 +219,14 @@ _SEED_WORD = re.compile(
     r"(?i)\b(?:(?:seed|recovery|backup|secret|mnemonic)[\s_-]?(?:phrase|words)|mnemonic)\b|助记词|助記詞|ニーモニック"
 )
 _SEED_WORDS = re.compile(r"[a-z]{3,8}(?:[ \t,]+[a-z]{3,8}){11,23}\b")
+_SEED_GATE = Gate.of(_SEED_WORD)
 
 
 def seed_phrases(text: str, is_function_word: Check) -> list[Span]:
     """Twelve or more lowercase words within 16 characters after a seed-phrase word, at most three of them
     function words (prose about a seed phrase has many)."""
     out: list[Span] = []
-    low = text.lower()
-    if not any(w in low for w in ("phrase", "words", "mnemonic", "助记词", "助記詞", "ニーモニック")):
+    if not _SEED_GATE.admits(text.lower()):
         return out
     for word in _SEED_WORD.finditer(text):
         m = _SEED_WORDS.search(text, word.end(), min(len(text), word.end() + 16 + 9 * 24))

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from memstone.domain import secret_clause, secret_context, secret_formats, secret_generic, secret_named, secrets
-from memstone.domain.regex_gate import Gate, minimal, required_literals
+from memstone.domain.regex_gate import Gate, minimal, required_factors, required_literals
 
 _parser: Any = importlib.import_module("re._parser")
 _const: Any = importlib.import_module("re._constants")
@@ -223,10 +223,32 @@ def test_each_finder_gate_is_its_patterns_gate() -> None:
         assert gate.literals  # a derivation that gave up would silently turn a gate off
 
 
+def test_each_format_rules_hand_kept_anchors_cover_its_pattern() -> None:
+    """A rule's anchors are hand-kept: some factor derived from its pattern must have each of its strings hold an
+    anchor (else a text matching the pattern but holding none of the anchors would skip the rule)."""
+    checked = 0
+    for rule in secret_formats.FORMAT_RULES:
+        if not rule.anchors:
+            continue
+        factors = required_factors(rule.pattern, folded=True)
+        if any(all(any(a in d for a in rule.anchors) for d in factor) for factor in factors):
+            checked += 1
+            continue
+        for text in matching_strings(rule.pattern, 100):  # no factor to compare with: generated matches must pass
+            assert any(a in secret_formats.fold_ascii(text.lower()) for a in rule.anchors), (rule.kind, text)
+    assert checked > 50
+
+
 def test_a_json_key_ending_in_credential_is_a_credential_slot() -> None:
     # _CREDENTIAL_PARTS holds "credential"; the hand-kept slot anchors did not, so this value was let through.
     text = '{"service_credential": "hk50Jf2EUZEH"}'
     assert [f.kind for f in secrets.find_secrets(text)] == ["credential_slot"]
+
+
+def test_a_keystore_password_after_a_tab_is_refused() -> None:
+    # The rule's hand-kept anchor was "pass " (a space), its pattern -storepass\s+: a tab let the password through.
+    text = "keytool -list -keystore app.jks -storepass\tHk50Jf2EUZEH9x"
+    assert "cli_password" in {f.kind for f in secrets.find_secrets(text)}
 
 
 # ------------------------------------------------------------------------------ a word added to a pattern

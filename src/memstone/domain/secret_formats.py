@@ -367,13 +367,14 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
         r"|(?:api|secret|access|private|auth|client|master|signing|encryption|license)-key)(?:\s+|=)",
         "--",
     ),
-    _cli(r"\bgh\s+secret\s+set\b[^\n|;&]*?\s(?:-b|--body)[\s=]", "gh secret"),
+    # The anchors hold what every match holds: "gh\tsecret" has no "gh secret", "-storepass\t…" no "pass ".
+    _cli(r"\bgh\s+secret\s+set\b[^\n|;&]*?\s(?:-b|--body)[\s=]", "secret"),
     _cli(r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b[^\n|;&]*?\s-p\s+", "mongo"),
-    _cli(r"(?<![\w\-])-(?:src|dest)?(?:storepass|keypass)\s+", "pass "),
+    _cli(r"(?<![\w\-])-(?:src|dest)?(?:storepass|keypass)\s+", "storepass", "keypass"),
     _cli(r"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+", "rabbitmqctl"),
     _cli(r"\bredis-cli\b[^\n|;&]*?\s-a\s+", "redis-cli"),
     _cli(r"\bhtpasswd\s+-[a-zA-Z]*b[a-zA-Z]*\s+(?:-\w+\s+)*\S+\s+\S+\s+", "htpasswd"),  # -b FILE USER PASSWORD
-    _cli(r"\bmc\s+alias\s+set\s+\S+\s+\S+\s+\S+\s+", "mc alias"),  # NAME URL ACCESS SECRET
+    _cli(r"\bmc\s+alias\s+set\s+\S+\s+\S+\s+\S+\s+", "alias"),  # NAME URL ACCESS SECRET
     # SQL: CREATE/ALTER USER … IDENTIFIED [WITH plugin] BY '…' (PASSWORD '…' is an assignment)
     _r("sql_password", r"(?i)\bIDENTIFIED\s+(?:WITH\s+\w+\s+)?BY\s+'([^'\s]{6,})'", "identified", group=1),
 )

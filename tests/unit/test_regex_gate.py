@@ -219,8 +219,31 @@ def test_each_finder_gate_is_its_patterns_gate() -> None:
     assert Gate.of(secret_named._OPENS) == secret_named._OPENS_GATE
     assert Gate.of(secret_named._QUESTION) == secret_named._QUESTION_GATE
     assert Gate.of(secret_generic._SEED_WORD) == secret_generic._SEED_GATE
-    for gate in (secret_clause._CUE_GATE, secret_named._NAME_GATE, secret_context._CODE_GATE):
+    assert Gate.of(secret_clause._INTRO) == secret_clause._INTRO_GATE
+    slot_shapes = (secret_clause._ASSIGN, secret_clause._PAIR, secret_clause._BLOCK)
+    assert Gate.of(*slot_shapes) == secret_clause._SLOT_SHAPE_GATE
+    assert Gate.of(secret_generic._SUFFIX_NAME) == secret_generic._SUFFIX_GATE
+    assert Gate.of(secret_generic._PAIR) == secret_generic._PAIR_GATE
+    assert Gate.of(secret_generic._PAIR_CJK) == secret_generic._PAIR_CJK_GATE
+    assert Gate.of(re.compile(secret_generic._PAIR_TAIL)) == secret_generic._TAIL_GATE
+    assert Gate.of(secret_generic._PREFIXED) == secret_generic._PREFIXED_GATE
+    assert Gate.of(secret_generic._PASSPHRASE) == secret_generic._PASSPHRASE_GATE
+    for gate in (secret_clause._CUE_GATE, secret_named._NAME_GATE, secret_context._CODE_GATE, *_shape_gates()):
         assert gate.literals  # a derivation that gave up would silently turn a gate off
+
+
+def _shape_gates() -> tuple[Gate, ...]:
+    return (secret_clause._SLOT_SHAPE_GATE, secret_generic._TAIL_GATE, secret_generic._PREFIXED_GATE)
+
+
+def test_the_hand_written_digit_gates_hold_for_their_patterns() -> None:
+    """one_time_codes and generated_in_clause skip a text with no digit (\\d): every value pattern they take a code
+    from holds one (no literal can say so: \\d is a category)."""
+    for pattern in (secret_clause._OTP_VALUE, secret_clause._SIX_DIGITS):
+        texts = matching_strings(pattern, 200)
+        assert len(texts) > 50
+        assert all(re.search(r"\d", t) for t in texts)
+    assert secret_clause.one_time_codes("the verification code is four eight two one") == []
 
 
 def test_each_format_rules_hand_kept_anchors_cover_its_pattern() -> None:

@@ -249,7 +249,14 @@ class Gate:
         sets = [required_literals(p, folded=folded) for p in patterns]
         if any(s is None for s in sets):
             return cls(None, folded)
-        return cls(tuple(sorted(minimal(x[:_GATE_CHARS] for s in sets if s for x in s))), folded)
+        chosen = [s for s in sets if s is not None]
+        for i, p in enumerate(patterns):  # a factor the other patterns' strings already cover adds none of its own
+            others = [x for j, s in enumerate(chosen) if j != i for x in s]
+            for factor in required_factors(p, folded=folded):
+                if all(any(o in x for o in others) for x in factor):
+                    chosen[i] = factor
+                    break
+        return cls(tuple(sorted(minimal(x[:_GATE_CHARS] for s in chosen for x in s))), folded)
 
     @classmethod
     def of_words(cls, words: Iterable[str], *, folded: bool) -> Gate:

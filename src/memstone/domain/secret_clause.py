@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from math import log2
 
 from .regex_gate import Gate
@@ -45,7 +45,7 @@ Check = Callable[[str], bool]
 # ------------------------------------------------------------------------------ a generated value in a clause
 # Words that make a clause about a credential (matched on the lower-cased text; ASCII words need a boundary).
 _CUE = re.compile(
-    r"(?<![a-z0-9_\-./])(?:pass(?:word|wd|phrase)?s?|pwd|pw|logins?|log in|sign in|credentials?|creds|accounts?"
+    r"(?:pass(?:word|wd|phrase)?s?|pwd|pw|logins?|log in|sign in|credentials?|creds|accounts?"
     r"|root|admin|ssh|users?(?:name)?|keys?|tokens?|secrets?|api[ _-]?keys?"
     r"|mot de passe|mdp|identifiants?|comptes?|connexion|cl(?:é|e)s?|jetons?"
     r"|passwort|kennwort|benutzer(?:name)?|konto|zugang(?:sdaten)?|anmeldung|schl(?:ü|ue)ssel"
@@ -55,6 +55,9 @@ _CUE = re.compile(
     r"|パスワード|アカウント|ログイン|ユーザー|トークン|キー|비밀번호|계정|로그인|토큰"
 )
 _CUE_GATE = Gate.of(_CUE)  # every _CUE match holds one of its literals (read off the pattern: regex_gate)
+# A cue's ASCII word starts a word: not after one of these (_CUE leaves the test out, so sre scans for its first
+# letters; :func:`_cues` makes it).
+_CUE_BEFORE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-./")
 _CLAUSE_END = re.compile(r"[.!?。！？](?:\s|$)|\n\s*\n|[;；]")
 _CLAUSE_CHARS = 80
 _VALUE = re.compile(
@@ -74,6 +77,7 @@ _INTRO = re.compile(
     r"|\baqu[íi] (?:est[áa]|tienes|va|van)\b|\bsegue(?:m)?\b|\beis\b|こちら|これです|这是|這是|如下|여기"
 )
 _INTRO_BEFORE = 40
+_INTRO_GATE = Gate.of(_INTRO)
 _RANGE = re.compile(r"0-9|a-z|A-Z")
 _SYMBOL = frozenset("!#$%&*+?@^~")
 _RUN = re.compile(r"[A-Z]+|[a-z]+|\d+|[^A-Za-z\d]+")
@@ -132,14 +136,30 @@ def generated_letters(value: str) -> bool:
     return _entropy(value) >= 0.75 * log2(len(value))
 
 
+def _cues(lower: str) -> Iterator[re.Match[str]]:
+    """``finditer`` of _CUE with the lookbehind it had before its ASCII words (not after a letter, digit or one of
+    ``_-./``): where a match fails that test the old pattern failed at that position, so the scan goes on at the next
+    character, as ``finditer`` would."""
+    pos = 0
+    while (cue := _CUE.search(lower, pos)) is not None:
+        start = cue.start()
+        if start and lower[start].isascii() and lower[start - 1] in _CUE_BEFORE:
+            pos = start + 1
+            continue
+        yield cue
+        pos = cue.end()
+
+
 def generated_in_clause(text: str, is_placeholder: Check) -> list[Span]:
     """A generated value after a credential word in the same clause (see the module doc)."""
     out: list[Span] = []
     lower = text.lower()
-    if len(lower) != len(text) or not _CUE_GATE.admits(lower):
+    if len(lower) != len(text) or (not _DIGIT.search(text) and not _INTRO_GATE.admits(lower)):
+        return out  # every clause would be skipped below: no digit in its window, no _INTRO before it
+    if not _CUE_GATE.admits(lower):
         return out
     taken = -1
-    for cue in _CUE.finditer(lower):
+    for cue in _cues(lower):
         if cue.start() < taken:
             continue
         end = min(len(text), cue.end() + _CLAUSE_CHARS)
@@ -218,8 +238,8 @@ def one_time_codes(text: str) -> list[Span]:
     """4 to 8 digits after a word naming a one-time code, or after "code" in a clause saying it was sent."""
     out: list[Span] = []
     lower = text.lower()
-    if len(lower) != len(text) or not _OTP_GATE.admits(lower):
-        return out
+    if len(lower) != len(text) or not _DIGIT.search(text) or not _OTP_GATE.admits(lower):
+        return out  # _OTP_VALUE and _SIX_DIGITS hold digits (a test checks it)
     for word in (*_OTP_WORD.finditer(lower), *_SENT_CODE.finditer(lower), *_AUTHENTICATOR.finditer(lower)):
         end = min(len(text), word.end() + _OTP_CHARS)
         stop = _CLAUSE_END.search(text, word.end(), end)
@@ -261,12 +281,13 @@ _NOT_CREDENTIAL_PARTS = frozenset(
 
 # A slot is taken only when a part of its name is a credential part, so a text holds one (in any case).
 _SLOT_GATE = Gate.of_words(_CREDENTIAL_PARTS, folded=False)
+_SLOT_SHAPE_GATE = Gate.of(_ASSIGN, _PAIR, _BLOCK)  # each holds a "=" or a ":"
 
 
 def credential_slots(text: str, is_placeholder: Check) -> list[Span]:
     """A generated value in a slot (an assignment, a key, a pair's ``value``) named secret, token, password…"""
     lower = text.lower()
-    if not _SLOT_GATE.admits(lower):
+    if not _SLOT_SHAPE_GATE.admits(lower) or not _SLOT_GATE.admits(lower):
         return []
     out: list[Span] = []
     pairs = _PAIR.finditer(text) if "value" in lower and "name" in lower else ()

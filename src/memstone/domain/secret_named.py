@@ -327,10 +327,26 @@ _WORD_RUN = re.compile(
 )
 
 
+_LETTER_RUN = re.compile(r"[a-z]+")
+
+
+def _bip39_run_in(text: str) -> bool:
+    """Twelve BIP39 words among the text's runs of [a-z] in a row, which every run :func:`bip39_runs` takes holds:
+    the words of a _WORD_RUN match are whole runs of the text, with no letter between them."""
+    words, run = _bip39(), 0
+    for w in _LETTER_RUN.findall(text):
+        run = run + 1 if w in words else 0
+        if run >= 12:
+            return True
+    return False
+
+
 def bip39_runs(text: str, is_function_word: Check) -> list[Span]:
     """Twelve or more words in a row all from the BIP39 English list, at most two of them function words."""
     out: list[Span] = []
-    for m in _WORD_RUN.finditer(text) if text.count(" ") + text.count("\n") >= 11 else ():
+    if text.count(" ") + text.count("\n") < 11 or not _bip39_run_in(text):
+        return out
+    for m in _WORD_RUN.finditer(text):
         words = re.findall(r"[a-z]+", m.group(0))
         best = run = 0
         for w in words:

@@ -274,6 +274,38 @@ def test_a_keystore_password_after_a_tab_is_refused() -> None:
     assert "cli_password" in {f.kind for f in secrets.find_secrets(text)}
 
 
+# One literal tested on the text itself (case-sensitive) before a pattern: each must be a factor of it.
+SINGLE_LITERAL_CHECKS = [
+    (secrets._ENV_LINE, ("=",)),
+    (secrets._TWILIO_SID, ("AC",)),
+    (secret_generic._QUERY, ("=",)),
+    (secret_generic._AK_SK, ("AK", "SK")),
+    (secret_context._SECRET_KIND, ("Secret",)),
+    (secret_context._ENV_VALUE_LINE, ("=",)),
+    (secret_context._NAME_VALUE, ("value",)),
+    (secret_named._PIN_CAPS, ("PIN",)),
+    (secret_named._AUTH_LITERAL, ("uth", ".login(")),
+]
+
+
+@pytest.mark.parametrize(("pattern", "literals"), SINGLE_LITERAL_CHECKS)
+def test_each_hand_literal_is_a_factor(pattern: re.Pattern[str], literals: tuple[str]) -> None:
+    factors = required_factors(pattern, folded=False)
+    assert any(all(any(a in d for a in literals) for d in f) for f in factors), (pattern.pattern, factors)
+
+
+@pytest.mark.parametrize(
+    ("finder", "text"),
+    [
+        (lambda t: secret_named.basic_credentials(t, lambda v: False), "Authorization: bAsIc ZGVwbG95Ym90OnNlY3JldDQy"),
+        (lambda t: secret_generic.named_literals(t, bool, bool), '<ADD KEY="ClearTextPassword" VALUE="Xk29!mPq77zR"/>'),
+    ],
+)
+def test_a_case_folded_name_passes_its_derived_gate(finder: Any, text: str) -> None:
+    # The hand-kept checks were "asic" or "ASIC", and "value", on the text itself: neither holds for these.
+    assert finder(text)
+
+
 # ------------------------------------------------------------------------------ a word added to a pattern
 def _module_with(module: Any, old: str, new: str, tmp: Path) -> Any:
     """``module`` loaded anew from its source with ``old`` replaced by ``new`` (no other edit)."""

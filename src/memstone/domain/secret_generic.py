@@ -205,6 +205,7 @@ _NAMED_LITERALS = (
     re.compile(r'(?i)\bkey\s*=\s*"(?P<name>[\w.:\-]{2,60})"\s+value\s*=\s*"(?P<value>[^"]{6,200})"'),
     re.compile(r"""\(\s*(?P<q>["'])(?P<name>[\w.:\-]{2,60})(?P=q)\s*,\s*(?P<r>["'])(?P<value>[^"'\n]{6,200})(?P=r)"""),
 )
+_NAMED_LITERAL_GATES = tuple(Gate.of(p) for p in _NAMED_LITERALS)  # the first folds case: "KEY=… VALUE=…"
 _PASSWORD_IN_NAME = re.compile(r"(?i)pass(?:word|wd)?(?![a-z])|passwd|password|pwd")
 _SECRET_IN_NAME = re.compile(r"(?i)secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|auth[_\-]?key|_key$|salt")
 
@@ -213,8 +214,8 @@ def named_literals(text: str, password_like: Check, random_value: Check) -> list
     """The value of a literal pair whose name holds a credential word: password-like for a password name, random
     for a secret, token or key name."""
     out: list[Span] = []
-    for pattern, literal in zip(_NAMED_LITERALS, ("value", "("), strict=True):
-        if literal not in text:
+    for pattern, gate in zip(_NAMED_LITERALS, _NAMED_LITERAL_GATES, strict=True):
+        if not gate.admits(text.lower() if gate.folded else text):
             continue
         for m in pattern.finditer(text):
             name, value = m.group("name"), m.group("value")

@@ -359,12 +359,13 @@ def bip39_runs(text: str, is_function_word: Check) -> list[Span]:
 
 # ------------------------------------------------------------------------------ HTTP Basic credentials
 _BASIC = re.compile(r"(?<![A-Za-z])(?i:basic)\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
+_BASIC_GATE = Gate.of(_BASIC)  # folded: "bAsIc" holds neither "asic" nor "ASIC"
 
 
 def basic_credentials(text: str, is_placeholder: Check) -> list[Span]:
     """``Basic`` and base64 of ``user:password`` with a password that is not empty or a placeholder."""
     out: list[Span] = []
-    for m in _BASIC.finditer(text) if "asic" in text or "ASIC" in text else ():
+    for m in _BASIC.finditer(text) if _BASIC_GATE.admits(text.lower()) else ():
         try:
             raw = base64.b64decode(m.group(1) + "=" * (-len(m.group(1)) % 4), validate=True).decode("utf-8")
         except (binascii.Error, ValueError):

@@ -23,6 +23,7 @@ then it is **folded**, its strings being what the matched characters show in :fu
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from collections.abc import Iterable
@@ -65,6 +66,7 @@ def minimal(strings: Iterable[str]) -> Strings:
     return frozenset(kept)
 
 
+@functools.cache
 def _key(ch: str, ignorecase: bool, folded: bool) -> str | None:
     """What a character matched against ``ch`` shows in the gate's subject, or None when it may show several."""
     if not folded:
@@ -93,7 +95,6 @@ def _better(a: Strings | None, b: Strings | None) -> Strings | None:
     """The more selective of two factors (None: no factor); a set holding "" is no factor."""
     if b is None or "" in b:
         return a
-    b = minimal(b)
     if a is None:
         return b
     return b if (min(map(len, b)), -len(b)) > (min(map(len, a)), -len(a)) else a
@@ -113,8 +114,8 @@ def _sequence(
         if found is not None and factor is not None and "" not in factor:
             found.append(minimal(factor))
 
-    for item in items:
-        exact, factor = _node(item, flags, folded)
+    for item in _joined_literals(items, flags, folded):
+        exact, factor = (frozenset({item[1]}),) * 2 if item[0] is None else _node(item, flags, folded)
         consider(factor)
         whole = _product(whole, exact) if whole is not None and exact is not None else None
         if exact is None:
@@ -128,6 +129,22 @@ def _sequence(
         run = joined
     consider(run)
     return whole, best
+
+
+def _joined_literals(items: Iterable[tuple[Any, Any]], flags: int, folded: bool) -> Iterable[tuple[Any, Any]]:
+    """The items, each run of literals with known keys made one ``(None, string)`` item (fewer products)."""
+    ignorecase, text = bool(flags & re.IGNORECASE), ""
+    for op, av in items:
+        key = _key(chr(av), ignorecase, folded) if op is _const.LITERAL else None
+        if key is not None:
+            text += key
+            continue
+        if text:
+            yield None, text
+            text = ""
+        yield op, av
+    if text:
+        yield None, text
 
 
 def _node(item: tuple[Any, Any], flags: int, folded: bool) -> _Result:
@@ -214,21 +231,36 @@ def _walk(items: Iterable[tuple[Any, Any]]) -> Iterable[tuple[Any, Any]]:
             yield from _walk(av)
 
 
+@functools.lru_cache(maxsize=8)
+def _tree(source: str, flags: int) -> Any:
+    return _parser.parse(source, flags)
+
+
+@functools.cache
+def _pattern_folds(source: str, flags: int) -> bool:
+    return _folds(_tree(source, flags))
+
+
+@functools.cache
+def _analysed(source: str, flags: int, folded: bool | None) -> tuple[bool, Strings | None, tuple[Strings, ...]]:
+    """(folded, the best factor, every factor of the top-level sequence) of a pattern, parsed once."""
+    tree = _tree(source, flags)
+    if folded is None:
+        folded = _pattern_folds(source, flags)
+    found: list[Strings] = []
+    best = _sequence(tree.data, tree.state.flags, folded, found)[1]
+    return folded, (None if best is None else minimal(best)), tuple(found)
+
+
 def required_factors(pattern: re.Pattern[str], *, folded: bool | None = None) -> list[Strings]:
     """Every factor of the pattern's top-level sequence: each a set one of which every match contains."""
-    tree = _parser.parse(pattern.pattern, pattern.flags)
-    found: list[Strings] = []
-    _sequence(tree.data, tree.state.flags, _folds(tree) if folded is None else folded, found)
-    return found
+    return list(_analysed(pattern.pattern, pattern.flags, folded)[2])
 
 
 def required_literals(pattern: re.Pattern[str], *, folded: bool | None = None) -> Strings | None:
     """Strings one of which every match of ``pattern`` contains, or None; folded (see the module doc) when the
     pattern folds case, unless ``folded`` says otherwise (a folded gate of a case-sensitive pattern is also sound)."""
-    tree = _parser.parse(pattern.pattern, pattern.flags)
-    if folded is None:
-        folded = _folds(tree)
-    return _sequence(tree.data, tree.state.flags, folded)[1]
+    return _analysed(pattern.pattern, pattern.flags, folded)[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,12 +277,13 @@ class Gate:
     def of(cls, *patterns: re.Pattern[str], folded: bool | None = None) -> Gate:
         """The gate of a finder that runs all of ``patterns`` (the union of their literals)."""
         if folded is None:
-            folded = any(_folds(_parser.parse(p.pattern, p.flags)) for p in patterns)
+            folded = any(_pattern_folds(p.pattern, p.flags) for p in patterns)
         sets = [required_literals(p, folded=folded) for p in patterns]
         if any(s is None for s in sets):
             return cls(None, folded)
         chosen = [s for s in sets if s is not None]
-        for i, p in enumerate(patterns):  # a factor the other patterns' strings already cover adds none of its own
+        # A factor of one pattern that the other patterns' strings already cover adds none of its own.
+        for i, p in enumerate(patterns if len(patterns) > 1 else ()):
             others = [x for j, s in enumerate(chosen) if j != i for x in s]
             for factor in required_factors(p, folded=folded):
                 if all(any(o in x for o in others) for x in factor):

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from math import log2
+
+from .regex_gate import Gate
 
 __all__ = [
     "CLAUSE_KINDS",
@@ -43,7 +45,7 @@ Check = Callable[[str], bool]
 # ------------------------------------------------------------------------------ a generated value in a clause
 # Words that make a clause about a credential (matched on the lower-cased text; ASCII words need a boundary).
 _CUE = re.compile(
-    r"(?<![a-z0-9_\-./])(?:pass(?:word|wd|phrase)?s?|pwd|pw|logins?|log in|sign in|credentials?|creds|accounts?"
+    r"(?:pass(?:word|wd|phrase)?s?|pwd|pw|logins?|log in|sign in|credentials?|creds|accounts?"
     r"|root|admin|ssh|users?(?:name)?|keys?|tokens?|secrets?|api[ _-]?keys?"
     r"|mot de passe|mdp|identifiants?|comptes?|connexion|cl(?:é|e)s?|jetons?"
     r"|passwort|kennwort|benutzer(?:name)?|konto|zugang(?:sdaten)?|anmeldung|schl(?:ü|ue)ssel"
@@ -52,12 +54,10 @@ _CUE = re.compile(
     r"|密码|口令|密碼|账号|帐号|账户|賬號|登录|登陆|用户名|密钥|秘钥|令牌"
     r"|パスワード|アカウント|ログイン|ユーザー|トークン|キー|비밀번호|계정|로그인|토큰"
 )
-_CUE_ANCHORS = (
-    *str.split("pass pw log sign cred account root admin ssh user key token secret mdp ident compte connexion cl"),
-    *str.split("jeton wort benutzer konto zugang anmeldung schl contrase clave cuenta usuario acceso senha chave"),
-    *str.split("conta usu acesso utente access chiave 密 口令 账 帐 賬 登 用户 令牌 パスワード アカウント ログイン"),
-    *str.split("ユーザー トークン キー 비밀 계정 로그인 토큰"),
-)
+_CUE_GATE = Gate.of(_CUE)  # every _CUE match holds one of its literals (read off the pattern: regex_gate)
+# A cue's ASCII word starts a word: not after one of these (_CUE leaves the test out, so sre scans for its first
+# letters; :func:`_cues` makes it).
+_CUE_BEFORE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-./")
 _CLAUSE_END = re.compile(r"[.!?。！？](?:\s|$)|\n\s*\n|[;；]")
 _CLAUSE_CHARS = 80
 _VALUE = re.compile(
@@ -77,6 +77,7 @@ _INTRO = re.compile(
     r"|\baqu[íi] (?:est[áa]|tienes|va|van)\b|\bsegue(?:m)?\b|\beis\b|こちら|これです|这是|這是|如下|여기"
 )
 _INTRO_BEFORE = 40
+_INTRO_GATE = Gate.of(_INTRO)
 _RANGE = re.compile(r"0-9|a-z|A-Z")
 _SYMBOL = frozenset("!#$%&*+?@^~")
 _RUN = re.compile(r"[A-Z]+|[a-z]+|\d+|[^A-Za-z\d]+")
@@ -135,14 +136,30 @@ def generated_letters(value: str) -> bool:
     return _entropy(value) >= 0.75 * log2(len(value))
 
 
+def _cues(lower: str) -> Iterator[re.Match[str]]:
+    """``finditer`` of _CUE with the lookbehind it had before its ASCII words (not after a letter, digit or one of
+    ``_-./``): where a match fails that test the old pattern failed at that position, so the scan goes on at the next
+    character, as ``finditer`` would."""
+    pos = 0
+    while (cue := _CUE.search(lower, pos)) is not None:
+        start = cue.start()
+        if start and lower[start].isascii() and lower[start - 1] in _CUE_BEFORE:
+            pos = start + 1
+            continue
+        yield cue
+        pos = cue.end()
+
+
 def generated_in_clause(text: str, is_placeholder: Check) -> list[Span]:
     """A generated value after a credential word in the same clause (see the module doc)."""
     out: list[Span] = []
     lower = text.lower()
-    if len(lower) != len(text) or not any(a in lower for a in _CUE_ANCHORS):
+    if len(lower) != len(text) or (not _DIGIT.search(text) and not _INTRO_GATE.admits(lower)):
+        return out  # every clause would be skipped below: no digit in its window, no _INTRO before it
+    if not _CUE_GATE.admits(lower):
         return out
     taken = -1
-    for cue in _CUE.finditer(lower):
+    for cue in _cues(lower):
         if cue.start() < taken:
             continue
         end = min(len(text), cue.end() + _CLAUSE_CHARS)
@@ -174,13 +191,13 @@ _PASSWORD = re.compile(
 _APP_PASSWORD = re.compile(r"(?<![A-Za-z])([a-z]{4}(?: [a-z]{4}){3})(?![A-Za-z]| [a-z])")
 _APP_CHARS = 80
 _UNSPELLABLE = re.compile(r"^[^aeiouy]+$|[^aeiouy]{3}|^(.)\1")  # no vowel, three consonants, a doubled start
-_APP_ANCHORS = ("pass", "senha", "contrase", "wort", "密", "パス", "비밀")
+_APP_GATE = Gate.of(_PASSWORD)
 
 
 def app_passwords(text: str, is_function_word: Check) -> list[Span]:
     """Four groups of four lower-case letters after a password word, unless two of them are words of prose."""
     lower = text.lower()
-    if len(lower) != len(text) or not any(a in lower for a in _APP_ANCHORS):
+    if len(lower) != len(text) or not _APP_GATE.admits(lower):
         return []
     found = (
         m
@@ -209,22 +226,20 @@ _SENT_CODE = re.compile(
     r"\bcodes?\b(?=[^.!?\n]{0,48}?\b(?:texted|sent|sms|emailed|received|got|envoy[ée]|re[çc]u|enviado|recibido"
     r"|recebido|gesendet|geschickt|erhalten|inviato|ricevuto)\b)"
 )
-_OTP_ANCHORS = (
-    *str.split("code otp tan 2fa mfa codigo código codice 验证 校验 動態 驗證 認証 確認 ワンタイム 인증 authenticator"),
-)
 _OTP_VALUE = re.compile(r"(?<![\d.,:/\-])(\d{3} \d{3}|\d{4,8})(?!\d|[.,:/]\d|\s?[%€$]|\s?(?:ms|s|px|kb|mb|gb)\b)")
 _OTP_CHARS = 60
 # An authenticator app shows six digits and nothing else of that shape ("the authenticator shows 832139").
 _AUTHENTICATOR = re.compile(r"authenticator|認証アプリ|身份验证器|验证器")
 _SIX_DIGITS = re.compile(r"(?<![\d.,:/\-])(\d{3} ?\d{3})(?!\d|[.,:/]\d)")
+_OTP_GATE = Gate.of(_OTP_WORD, _SENT_CODE, _AUTHENTICATOR)
 
 
 def one_time_codes(text: str) -> list[Span]:
     """4 to 8 digits after a word naming a one-time code, or after "code" in a clause saying it was sent."""
     out: list[Span] = []
     lower = text.lower()
-    if len(lower) != len(text) or not any(a in lower for a in _OTP_ANCHORS):
-        return out
+    if len(lower) != len(text) or not _DIGIT.search(text) or not _OTP_GATE.admits(lower):
+        return out  # _OTP_VALUE and _SIX_DIGITS hold digits (a test checks it)
     for word in (*_OTP_WORD.finditer(lower), *_SENT_CODE.finditer(lower), *_AUTHENTICATOR.finditer(lower)):
         end = min(len(text), word.end() + _OTP_CHARS)
         stop = _CLAUSE_END.search(text, word.end(), end)
@@ -264,13 +279,15 @@ _NOT_CREDENTIAL_PARTS = frozenset(
 )
 
 
-_SLOT_ANCHORS = ("secret", "sign", "token", "pass", "pw", "key", "hmac")
+# A slot is taken only when a part of its name is a credential part, so a text holds one (in any case).
+_SLOT_GATE = Gate.of_words(_CREDENTIAL_PARTS, folded=False)
+_SLOT_SHAPE_GATE = Gate.of(_ASSIGN, _PAIR, _BLOCK)  # each holds a "=" or a ":"
 
 
 def credential_slots(text: str, is_placeholder: Check) -> list[Span]:
     """A generated value in a slot (an assignment, a key, a pair's ``value``) named secret, token, password…"""
     lower = text.lower()
-    if not any(a in lower for a in _SLOT_ANCHORS):
+    if not _SLOT_SHAPE_GATE.admits(lower) or not _SLOT_GATE.admits(lower):
         return []
     out: list[Span] = []
     pairs = _PAIR.finditer(text) if "value" in lower and "name" in lower else ()

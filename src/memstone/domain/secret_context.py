@@ -33,6 +33,8 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from .regex_gate import Gate
+
 __all__ = [
     "context_secrets",
     "described_passwords",
@@ -108,20 +110,15 @@ def _code_like(value: str, *, recovery: bool) -> bool:
     return flat.isdigit() or len(set(flat.lower())) >= 0.6 * len(flat)
 
 
-# Cheap anchors: the word regex runs only on a text holding one of them (most code and prose holds none).
-_CODE_ANCHORS = (
-    *str.split("recovery backup rescue emergency scratch otp 2fa mfa authenticator seed wiederherstellung notfall"),
-    *str.split(
-        "récup recup secours respaldo codici 恢复 备用 救援 恢復 備用 验证 两步 リカバリー バックアップ 復旧 二段階"
-    ),
-)
+# The word regex runs only on a text holding one of its literals (most code and prose holds none).
+_CODE_GATE = Gate.of(_CODE_WORD)
 
 
 def grouped_codes(text: str) -> list[Span]:
     """OTP seeds and recovery codes: generated groups within 100 characters after a word naming them."""
     out: list[Span] = []
     lower = text.lower()
-    if not any(a in lower for a in _CODE_ANCHORS):
+    if not _CODE_GATE.admits(lower):
         return out
     for word in _CODE_WORD.finditer(text):
         recovery = _RECOVERY.search(word.group(0)) is not None

@@ -19,6 +19,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .regex_gate import fold_ascii
+
 __all__ = ["FORMAT_RULES", "CaseFree", "FormatRule", "anchored_rules", "b64decode_loose", "decodes_to", "fold_ascii"]
 
 _B = r"(?<![A-Za-z0-9_\-])"  # a token boundary that treats - and _ as word characters
@@ -365,13 +367,14 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
         r"|(?:api|secret|access|private|auth|client|master|signing|encryption|license)-key)(?:\s+|=)",
         "--",
     ),
-    _cli(r"\bgh\s+secret\s+set\b[^\n|;&]*?\s(?:-b|--body)[\s=]", "gh secret"),
+    # The anchors hold what every match holds: "gh\tsecret" has no "gh secret", "-storepass\t…" no "pass ".
+    _cli(r"\bgh\s+secret\s+set\b[^\n|;&]*?\s(?:-b|--body)[\s=]", "secret"),
     _cli(r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b[^\n|;&]*?\s-p\s+", "mongo"),
-    _cli(r"(?<![\w\-])-(?:src|dest)?(?:storepass|keypass)\s+", "pass "),
+    _cli(r"(?<![\w\-])-(?:src|dest)?(?:storepass|keypass)\s+", "storepass", "keypass"),
     _cli(r"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+", "rabbitmqctl"),
     _cli(r"\bredis-cli\b[^\n|;&]*?\s-a\s+", "redis-cli"),
     _cli(r"\bhtpasswd\s+-[a-zA-Z]*b[a-zA-Z]*\s+(?:-\w+\s+)*\S+\s+\S+\s+", "htpasswd"),  # -b FILE USER PASSWORD
-    _cli(r"\bmc\s+alias\s+set\s+\S+\s+\S+\s+\S+\s+", "mc alias"),  # NAME URL ACCESS SECRET
+    _cli(r"\bmc\s+alias\s+set\s+\S+\s+\S+\s+\S+\s+", "alias"),  # NAME URL ACCESS SECRET
     # SQL: CREATE/ALTER USER … IDENTIFIED [WITH plugin] BY '…' (PASSWORD '…' is an assignment)
     _r("sql_password", r"(?i)\bIDENTIFIED\s+(?:WITH\s+\w+\s+)?BY\s+'([^'\s]{6,})'", "identified", group=1),
 )
@@ -402,16 +405,6 @@ def anchored_rules(lower: str) -> tuple[FormatRule, ...]:
     if not present:
         return _UNANCHORED
     return _rules_for(frozenset(present))
-
-
-def fold_ascii(lower: str) -> str:
-    """``lower`` (a text's lower()) with every character a ``(?i)`` pattern matches to an ASCII letter made that
-    letter, so a literal test on it never misses a case-insensitive match: ``ſ`` (long s) and ``ı`` (dotless i)
-    match ``s`` and ``i`` in re's case folding but stay themselves in lower(); the Kelvin sign lowers to k; İ lowers
-    to i and a combining dot, made i here."""
-    if lower.isascii():
-        return lower
-    return lower.replace("ſ", "s").replace("ı", "i").replace("i\u0307", "i")
 
 
 # What makes a ``(?i)`` pattern's twin unsafe: a ``(?-i)`` group, a named group (its name would be lowered), an

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
+from .regex_gate import Gate
 from .secret_context import Check, Span
 
 __all__ = [
@@ -63,6 +64,7 @@ _SUFFIX_NAME = re.compile(
     r"(?<=[a-z0-9])(?:Secret|Token|ApiKey|AccessKey|PrivateKey|Password|Passwd)s?(?![a-z])"
     r"|(?<=[A-Z])(?:KEY|TOKEN|SECRET)(?![A-Za-z])"  # UKEY, APPKEY, APITOKEN
 )
+_SUFFIX_GATE = Gate.of(_SUFFIX_NAME)
 _NEAR = 80
 _TOKEN = re.compile(r"(?<![A-Za-z0-9_\-./+=])([A-Za-z0-9][A-Za-z0-9_\-./+=]{15,})(?![A-Za-z0-9_\-./+=])")
 _NAMEISH = re.compile(r"(?i)key|token|secret|passw|credential|public|private")
@@ -71,6 +73,8 @@ _NAMEISH = re.compile(r"(?i)key|token|secret|passw|credential|public|private")
 def suffix_named_tokens(text: str, random_token: Check) -> list[Span]:
     """A random token shortly after a camelCase/PascalCase name ending in a credential word (``ApiSecret``)."""
     out: list[Span] = []
+    if not _SUFFIX_GATE.admits(text):
+        return out
     for word in _SUFFIX_NAME.finditer(text):
         line_end = text.find("\n", word.end())
         end = min(len(text), word.end() + _NEAR, line_end if line_end >= 0 else len(text))
@@ -96,13 +100,16 @@ _PAIR = re.compile(
 _PAIR_AGAIN = re.compile(r"(?P<user>[\w.@\-]{2,40})\s*/\s*(?P<value>[^\s,;'\"`<>]{8,64})")
 # Chinese account words, usually glued to the word before them ("数据库账号 root / …"): no word boundary to test.
 _PAIR_CJK = re.compile(r"(?:账号|帐号|账户|賬號|用户名)" + _PAIR_TAIL)
+_PAIR_GATE, _PAIR_CJK_GATE, _TAIL_GATE = Gate.of(_PAIR), Gate.of(_PAIR_CJK), Gate.of(re.compile(_PAIR_TAIL))
 
 
 def credential_pairs(text: str, password_like: Check) -> list[Span]:
     """``admin / s3cr3t!Pw`` after a login word: the second part when it reads as a password."""
     out: list[Span] = []
-    cjk = any(c in text for c in "账帐賬名")
-    for first in (*_PAIR.finditer(text), *(_PAIR_CJK.finditer(text) if cjk else ())):
+    if not _TAIL_GATE.admits(text):
+        return out
+    pairs = _PAIR.finditer(text) if _PAIR_GATE.admits(text.lower()) else ()
+    for first in (*pairs, *(_PAIR_CJK.finditer(text) if _PAIR_CJK_GATE.admits(text) else ())):
         # "Login for the panel: ops-user / pw": the first "name: value" may be the label and the user; then the pair
         # that starts at that value is the one to judge.
         again = _PAIR_AGAIN.match(text, first.start("value"))
@@ -120,12 +127,16 @@ _PREFIXED = re.compile(
     r"(?P<body>[A-Za-z0-9]{20,64})(?![A-Za-z0-9_\-./+=])"
 )
 _WORDS = re.compile(r"[A-Z]?[a-z]{3,}")
+_PREFIXED_GATE = Gate.of(_PREFIXED)
+_NO_DIGITS = str.maketrans("", "", "0123456789")
 
 
 def prefixed_tokens(text: str, random_body: Check) -> list[Span]:
     """``acme_live_Xy…``: a short lowercase prefix, then a generated body (mixed case and digits, high entropy,
     not made of words)."""
     out: list[Span] = []
+    if not _PREFIXED_GATE.admits(text) or len(text) - len(text.translate(_NO_DIGITS)) < 2:
+        return out  # a body taken holds two digits (the test below)
     for m in _PREFIXED.finditer(text):
         body = m.group("body")
         if sum(c.isdigit() for c in body) < 2 or not (
@@ -171,11 +182,14 @@ _PASSPHRASE = re.compile(
     r"(?:is|ist|est|es|é|è|:|=|lautet)\s*[:\"'“«]?\s*(?P<value>(?-i:[a-z0-9'\-]+(?:\s+[a-z0-9'\-]+){2,6}))\s*[\"'”»]?"
     r"(?=\s*(?:[.,;!)]|$))"
 )
+_PASSPHRASE_GATE = Gate.of(_PASSPHRASE)
 
 
 def passphrases(text: str, is_function_word: Check) -> list[Span]:
     """Three to seven lowercase words (one with a digit, or none a function word) given as a passphrase."""
     out: list[Span] = []
+    if not _PASSPHRASE_GATE.admits(text.lower()):
+        return out
     for m in _PASSPHRASE.finditer(text):
         words = m.group("value").split()
         if any(is_function_word(w) for w in words):
@@ -191,6 +205,7 @@ _NAMED_LITERALS = (
     re.compile(r'(?i)\bkey\s*=\s*"(?P<name>[\w.:\-]{2,60})"\s+value\s*=\s*"(?P<value>[^"]{6,200})"'),
     re.compile(r"""\(\s*(?P<q>["'])(?P<name>[\w.:\-]{2,60})(?P=q)\s*,\s*(?P<r>["'])(?P<value>[^"'\n]{6,200})(?P=r)"""),
 )
+_NAMED_LITERAL_GATES = tuple(Gate.of(p) for p in _NAMED_LITERALS)  # the first folds case: "KEY=… VALUE=…"
 _PASSWORD_IN_NAME = re.compile(r"(?i)pass(?:word|wd)?(?![a-z])|passwd|password|pwd")
 _SECRET_IN_NAME = re.compile(r"(?i)secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|auth[_\-]?key|_key$|salt")
 
@@ -199,8 +214,8 @@ def named_literals(text: str, password_like: Check, random_value: Check) -> list
     """The value of a literal pair whose name holds a credential word: password-like for a password name, random
     for a secret, token or key name."""
     out: list[Span] = []
-    for pattern, literal in zip(_NAMED_LITERALS, ("value", "("), strict=True):
-        if literal not in text:
+    for pattern, gate in zip(_NAMED_LITERALS, _NAMED_LITERAL_GATES, strict=True):
+        if not gate.admits(text.lower() if gate.folded else text):
             continue
         for m in pattern.finditer(text):
             name, value = m.group("name"), m.group("value")
@@ -218,14 +233,14 @@ _SEED_WORD = re.compile(
     r"(?i)\b(?:(?:seed|recovery|backup|secret|mnemonic)[\s_-]?(?:phrase|words)|mnemonic)\b|助记词|助記詞|ニーモニック"
 )
 _SEED_WORDS = re.compile(r"[a-z]{3,8}(?:[ \t,]+[a-z]{3,8}){11,23}\b")
+_SEED_GATE = Gate.of(_SEED_WORD)
 
 
 def seed_phrases(text: str, is_function_word: Check) -> list[Span]:
     """Twelve or more lowercase words within 16 characters after a seed-phrase word, at most three of them
     function words (prose about a seed phrase has many)."""
     out: list[Span] = []
-    low = text.lower()
-    if not any(w in low for w in ("phrase", "words", "mnemonic", "助记词", "助記詞", "ニーモニック")):
+    if not _SEED_GATE.admits(text.lower()):
         return out
     for word in _SEED_WORD.finditer(text):
         m = _SEED_WORDS.search(text, word.end(), min(len(text), word.end() + 16 + 9 * 24))

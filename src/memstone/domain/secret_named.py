@@ -34,6 +34,7 @@ import re
 from pathlib import Path
 
 from . import secret_clause as _clause
+from .regex_gate import Gate
 from .secret_context import Check, Span
 
 __all__ = [
@@ -68,17 +69,14 @@ _PASSWORD_WORD = (
     r"pass(?:word|wd|phrase)s?\b|(?:wifi|wi-fi|wlan|wpa2?|wpa3|network|wireless)[\s-]?(?:keys?|passwords?"
     r"|passphrases?|psk)\b|psk\b|sudo(?:[\s-]password)?\b|wifi\b|wi-fi\b|wlan\b"
     r"|mot de passe\b|mdp\b|passwort\b|kennwort\b|contrase(?:ñ|n)a\b|senha\b|parola d'ordine\b"
-    r"|wachtwoord\b|has(?:ł|l)o\b|cl(?:é|e) (?:wifi|wpa)\b|密码|口令|密碼|パスワード|비밀번호"
-)
+    r"|wachtwoord\b|has(?:ł|l)o\b|cl(?:é|e) (?:wifi|wpa)\b|密码|口令|密碼|비밀번호"
+)  # not パスワード: its value runs into the sentence ("パスワードは…です"); the password rule of secrets.py reads it
 # Matched on the lower-cased text (a case-insensitive regex costs twice as much); "PIN" alone only in capitals.
 _NAME = re.compile(rf"(?P<pin>{_PIN_WORD})|(?P<pw>{_PASSWORD_WORD})")
 _NAME_CI = re.compile(_NAME.pattern, re.I)  # for the rare text whose lower-casing changes its length
 _PIN_CAPS = re.compile(r"\b(?P<pin>PIN)\b")
-# Cheap anchors: every _NAME match holds one of these (on the lower-cased text).
-_NAME_ANCHORS = (
-    *str.split("pin pass cvv cvc code combination wifi wi-fi wlan wpa psk sudo mdp wort woord senha parola"),
-    *str.split("contrase kod hasło haslo disarm 密 口令 门禁 开门 暗証 비밀 핀"),
-)
+# Every _NAME or _NAME_CI match holds one of its literals (on the lower-cased text).
+_NAME_GATE = Gate.of(_NAME, _NAME_CI)
 # The words between a name and its value: anything but a sentence end, then a copula, a colon or an "is" word.
 _COPULA = re.compile(
     r"(?i)[^.!?\n。！？]{0,48}?(?:(?:'|’)s\s|\bc(?:'|’)est\s|\s(?:is|are|was|=|est|ist|lautet|es|è|é|era|jest|to|wynosi"
@@ -110,7 +108,7 @@ _OPENS = re.compile(
     r"|sejf|cofre|cadeado|lucchetto)s?\b[^.!?\n]{0,40}?\b(?:takes|accepts|opens with|open with|unlocks with|se abre con"
     r"|s'ouvre avec|(?:ö|oe)ffnet (?:sich )?mit|abre com|si apre con|otwiera si[ęe])\s+"
 )
-_OPENS_ANCHORS = ("takes", "accepts", "with", " con ", "avec", " mit ", " com ", "otwiera")
+_OPENS_GATE = Gate.of(_OPENS)
 # Words that make a value prose, not a password ("the password is hashed", "le mot de passe est stocké").
 _NOT_VALUE = re.compile(
     r"(?i)^(?:the|a|an|same|hashed|stored|set|required|rotated|changed|in|on|at|not|never|only|kept|sent|le|la|les"
@@ -147,9 +145,9 @@ def named_values(text: str, is_placeholder: Check) -> list[Span]:
     out: list[Span] = []
     lower = text.lower()
     names = list(_PIN_CAPS.finditer(text)) if "PIN" in text else []
-    if any(a in lower for a in _NAME_ANCHORS):
+    if _NAME_GATE.admits(lower):
         names += (_NAME if len(lower) == len(text) else _NAME_CI).finditer(lower if len(lower) == len(text) else text)
-    if len(lower) == len(text) and any(a in lower for a in _OPENS_ANCHORS):
+    if len(lower) == len(text) and _OPENS_GATE.admits(lower):
         names += _OPENS.finditer(lower)
     for name in names:
         if (
@@ -222,7 +220,7 @@ _ANSWERED = re.compile(
     r"(?i)\b(?:i|we)\s+(?:put|wrote|set|used|entered|typed|chose|gave)\s+(?:it\s+(?:to|as)\s+)?[\"'“]?"
     r"(?-i:(?P<value>[A-Z][^\s\"'”.,;]{2,30}(?: [A-Z][^\s\"'”.,;]{2,30})?))(?=[\"'”]?\s*(?:[.,;!?)]|$))"
 )
-_QUESTION_ANCHORS = ("question", "frage", "pregunta", "pergunta", "domanda", "vraag", "pytanie", "问题", "質問", "질문")
+_QUESTION_GATE = Gate.of(_QUESTION)
 _ANSWER = re.compile(
     r"(?i)(?:\banswers?\b|\br[ée]ponse\b|\bantwort\b|\brespuesta\b|\bresposta\b|\brisposta\b|\bantwoord\b"
     r"|\bodpowied[źz]\b|答案|答え|답)[^.!?\n。]{0,30}?(?:\s(?:is|est|ist|es|é|è|jest|to)\s|[:：]\s*|是|为|は)\s*"
@@ -234,7 +232,7 @@ _ANSWER = re.compile(
 def security_answers(text: str) -> list[Span]:
     """The answer given to a security question in the same text ("… the answer we set is Bakkevold")."""
     lower = text.lower()
-    if not any(a in lower for a in _QUESTION_ANCHORS) or not _QUESTION.search(text):
+    if not _QUESTION_GATE.admits(lower) or not _QUESTION.search(text):
         return []
     return [
         ("security_answer", m.start("value"), m.end("value"))
@@ -329,10 +327,26 @@ _WORD_RUN = re.compile(
 )
 
 
+_LETTER_RUN = re.compile(r"[a-z]+")
+
+
+def _bip39_run_in(text: str) -> bool:
+    """Twelve BIP39 words among the text's runs of [a-z] in a row, which every run :func:`bip39_runs` takes holds:
+    the words of a _WORD_RUN match are whole runs of the text, with no letter between them."""
+    words, run = _bip39(), 0
+    for w in _LETTER_RUN.findall(text):
+        run = run + 1 if w in words else 0
+        if run >= 12:
+            return True
+    return False
+
+
 def bip39_runs(text: str, is_function_word: Check) -> list[Span]:
     """Twelve or more words in a row all from the BIP39 English list, at most two of them function words."""
     out: list[Span] = []
-    for m in _WORD_RUN.finditer(text) if text.count(" ") + text.count("\n") >= 11 else ():
+    if text.count(" ") + text.count("\n") < 11 or not _bip39_run_in(text):
+        return out
+    for m in _WORD_RUN.finditer(text):
         words = re.findall(r"[a-z]+", m.group(0))
         best = run = 0
         for w in words:
@@ -345,12 +359,13 @@ def bip39_runs(text: str, is_function_word: Check) -> list[Span]:
 
 # ------------------------------------------------------------------------------ HTTP Basic credentials
 _BASIC = re.compile(r"(?<![A-Za-z])(?i:basic)\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
+_BASIC_GATE = Gate.of(_BASIC)  # folded: "bAsIc" holds neither "asic" nor "ASIC"
 
 
 def basic_credentials(text: str, is_placeholder: Check) -> list[Span]:
     """``Basic`` and base64 of ``user:password`` with a password that is not empty or a placeholder."""
     out: list[Span] = []
-    for m in _BASIC.finditer(text) if "asic" in text or "ASIC" in text else ():
+    for m in _BASIC.finditer(text) if _BASIC_GATE.admits(text.lower()) else ():
         try:
             raw = base64.b64decode(m.group(1) + "=" * (-len(m.group(1)) % 4), validate=True).decode("utf-8")
         except (binascii.Error, ValueError):

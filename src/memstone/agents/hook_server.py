@@ -175,10 +175,12 @@ def preload() -> None:
     from ..backends import sqlite  # noqa: F401
     from ..capture import junk_text, pipeline  # noqa: F401
     from ..cli import hook_run  # noqa: F401
+    from ..domain.secrets import find_secrets
     from ..service import facade  # noqa: F401
     from . import briefing, hook_reads, hooks  # noqa: F401
 
     junk_text.shipped_text_classifier()  # the capture's model-free junk screen: its weights parsed once, here
+    find_secrets("a note, a token, a password: 1234")  # the secret scan's gates are derived on first use: here
 
 
 def serve() -> None:

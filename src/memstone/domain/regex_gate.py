@@ -26,8 +26,7 @@ from __future__ import annotations
 import functools
 import importlib
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = ["Gate", "fold_ascii", "minimal", "required_factors", "required_literals"]
@@ -263,38 +262,47 @@ def required_literals(pattern: re.Pattern[str], *, folded: bool | None = None) -
     return _analysed(pattern.pattern, pattern.flags, folded)[1]
 
 
-@dataclass(frozen=True, slots=True)
 class Gate:
     """A cheap necessary condition for a match of some patterns: one of ``literals`` occurs in the subject.
 
     ``literals`` None: no gate (every text is admitted). An exact gate is asked about the string the patterns run
-    on; a folded one about the text's ``lower()`` (it folds ``ſ``, ``ı``, ``i̇`` itself)."""
+    on; a folded one about the text's ``lower()`` (it folds ``ſ``, ``ı``, ``i̇`` itself). A gate is derived on its
+    first use, not when its module loads: a process that never scans (a hook that only reads) pays nothing."""
 
-    literals: tuple[str, ...] | None
-    folded: bool
+    def __init__(self, derive: Callable[[], tuple[tuple[str, ...] | None, bool]]) -> None:
+        self._derive = derive
+
+    @functools.cached_property
+    def _value(self) -> tuple[tuple[str, ...] | None, bool]:
+        return self._derive()
+
+    @property
+    def literals(self) -> tuple[str, ...] | None:
+        return self._value[0]
+
+    @property
+    def folded(self) -> bool:
+        return self._value[1]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Gate) and self._value == other._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __repr__(self) -> str:
+        return f"Gate(literals={self.literals!r}, folded={self.folded!r})"
 
     @classmethod
     def of(cls, *patterns: re.Pattern[str], folded: bool | None = None) -> Gate:
         """The gate of a finder that runs all of ``patterns`` (the union of their literals)."""
-        if folded is None:
-            folded = any(_pattern_folds(p.pattern, p.flags) for p in patterns)
-        sets = [required_literals(p, folded=folded) for p in patterns]
-        if any(s is None for s in sets):
-            return cls(None, folded)
-        chosen = [s for s in sets if s is not None]
-        # A factor of one pattern that the other patterns' strings already cover adds none of its own.
-        for i, p in enumerate(patterns if len(patterns) > 1 else ()):
-            others = [x for j, s in enumerate(chosen) if j != i for x in s]
-            for factor in required_factors(p, folded=folded):
-                if all(any(o in x for o in others) for x in factor):
-                    chosen[i] = factor
-                    break
-        return cls(tuple(sorted(minimal(x[:_GATE_CHARS] for s in chosen for x in s))), folded)
+        return cls(functools.partial(_derive, patterns, folded))
 
     @classmethod
     def of_words(cls, words: Iterable[str], *, folded: bool) -> Gate:
         """The gate of a finder that keeps only a match holding one of ``words``."""
-        return cls(tuple(sorted(minimal(w[:_GATE_CHARS] for w in words))), folded)
+        literals = tuple(sorted(minimal(w[:_GATE_CHARS] for w in words)))
+        return cls(lambda: (literals, folded))
 
     def admits(self, subject: str) -> bool:
         """Whether ``subject`` may hold a match (exact gate: the patterns' subject; folded: the text's lower())."""
@@ -303,3 +311,21 @@ class Gate:
         if self.folded:
             subject = fold_ascii(subject)
         return any(a in subject for a in self.literals)
+
+
+def _derive(patterns: tuple[re.Pattern[str], ...], folded: bool | None) -> tuple[tuple[str, ...] | None, bool]:
+    """(literals, folded) of :meth:`Gate.of`."""
+    if folded is None:
+        folded = any(_pattern_folds(p.pattern, p.flags) for p in patterns)
+    sets = [required_literals(p, folded=folded) for p in patterns]
+    if any(s is None for s in sets):
+        return None, folded
+    chosen = [s for s in sets if s is not None]
+    # A factor of one pattern that the other patterns' strings already cover adds none of its own.
+    for i, p in enumerate(patterns if len(patterns) > 1 else ()):
+        others = [x for j, s in enumerate(chosen) if j != i for x in s]
+        for factor in required_factors(p, folded=folded):
+            if all(any(o in x for o in others) for x in factor):
+                chosen[i] = factor
+                break
+    return tuple(sorted(minimal(x[:_GATE_CHARS] for s in chosen for x in s))), folded

@@ -39,8 +39,10 @@ def foldable(entry: Queued, run: Sequence[Queued]) -> bool:
     """Whether a queued statement whose result no one reads may join ``run`` in one statement: each writes rows of
     its own table by their keys, reads no row another writes, and at most one checks its row count."""
     sql, args = entry
+    if args is None or len(args) > FOLD_PARAMS or len(sql) > FOLD_CHARS:
+        return False  # a bulk write's chunk goes alone (and its long text stays out of ``_row_write``'s cache)
     table = _row_write(sql)
-    if table is None or args is None:
+    if table is None:
         return False
     if not run:
         return True

@@ -32,6 +32,7 @@ from ..sql.engine import Dialect, Migrator, ReadEnded, Snapshot
 from ..sql.workers import Workers
 from . import schema
 from .errors import ROW_MOVED, STALE_START, translated
+from .fold import ONE_CHECK, ONE_HEAD, foldable, folded
 from .fts import PostgresFullText
 from .purge import PostgresPurge
 from .upkeep import PostgresUpkeep
@@ -146,14 +147,26 @@ class PostgresConn:
             pending, self.trailing = self.trailing, []
         else:
             pending, self.pending = self.pending, []
+        run: list[tuple[str, list[object] | None]] = []  # quiet row writes sent as one statement (``fold``)
         for entry in pending:
             kept = self._kept.pop(id(entry), None) if self._kept else None
+            if kept is None and foldable(entry, run):
+                run.append(entry)
+                continue
+            self._send_quiet(run)
             if kept is None:
-                if self._quiet is None:
-                    self._quiet = self.raw.cursor()
-                self._quiet.execute(*entry)  # no one reads its result: one cursor serves them all
+                self._send_quiet([entry])
             else:
                 kept.append(self.raw.execute(*entry))  # its rows are read after the pipeline's sync
+        self._send_quiet(run)
+
+    def _send_quiet(self, run: list[tuple[str, list[object] | None]]) -> None:
+        """Send queued statements whose results no one reads, as one statement (``fold.folded``); empties ``run``."""
+        if run:
+            if self._quiet is None:
+                self._quiet = self.raw.cursor()
+            self._quiet.execute(*(run[0] if len(run) == 1 else folded(run)))  # one cursor serves them all
+            run.clear()
 
     def flush(self) -> None:
         if self.pending or self.trailing:
@@ -207,10 +220,7 @@ class PostgresConn:
 def _exactly_one(sql: str) -> str:
     """``sql`` (UPDATE or INSERT) as one statement that fails unless it changed exactly one row. The failing cast
     reads the row count, so the planner cannot fold it into a constant and raise it at plan time."""
-    return (
-        f"WITH changed AS ({sql} RETURNING 1) SELECT CASE WHEN count(*) = 1 THEN 1 "
-        f"ELSE ('{ROW_MOVED}: ' || count(*))::int END FROM changed"
-    )
+    return f"{ONE_HEAD}{sql}{ONE_CHECK}ELSE ('{ROW_MOVED}: ' || count(*))::int END FROM changed"
 
 
 @functools.lru_cache(maxsize=16)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from .canonical import ENTRY_CONTENT_TAG, canonical_json_floatless, json_string, tagged_sha256
-from .fields import FieldDict, PlainDict, plain_dict
+from .fields import FieldDict, PlainDict, field_dict, plain_dict
 from .ids import EntryId, EntryVersionId, MemoryId, SourceId
 from .purge import PURGE_MARK, PURGED_TEXT, Tombstone
 
@@ -206,19 +206,16 @@ class EntryVersion(ContentFields):
         return self.content
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "memory_id": self.memory_id,
-            "entry_id": self.entry_id,
-            "entry_version_id": self.entry_version_id,
-            "version": self.version,
-            "previous_version_id": self.previous_version_id,
-            **self.content.canonical(),
-            "entry_content_hash": self.entry_content_hash,
-            "created_in_revision": self.created_in_revision,
-            "author": self.provenance.author,
-            "surface": self.provenance.surface,
-            "created_at": self.provenance.created_at,
-        }
+        """Its fields, the content's canonical fields and the provenance's standing in place of those two."""
+        out: dict[str, object] = {}
+        for name, value in field_dict(self).items():
+            if isinstance(value, EntryContent):
+                out.update(value.canonical())
+            elif isinstance(value, Provenance):
+                out.update(field_dict(value))
+            else:
+                out[name] = value
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -303,25 +300,15 @@ class RevisionChanges(PlainDict):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Source:
-    """A persisted piece of evidence (a user note, a file, a task outcome, a git change)."""
+class Source(FieldDict):
+    """A persisted piece of evidence (a user note, a file, a task outcome, a git change); its dict is its fields."""
 
     source_id: SourceId
     kind: str
-    content: str
     uri: str | None = None
+    content: str
     content_hash: str = ""
     created_at: str = ""
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "source_id": self.source_id,
-            "kind": self.kind,
-            "uri": self.uri,
-            "content": self.content,
-            "content_hash": self.content_hash,
-            "created_at": self.created_at,
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -400,10 +387,10 @@ class RememberOutcome:
     """
 
     status: Literal["created", "revised", "unchanged"]
-    revision: Revision | None
     added: tuple[EntryId, ...] = ()
     revised: tuple[EntryId, ...] = ()
     existing: tuple[EntryId, ...] = ()
+    revision: Revision | None
 
     @classmethod
     def committed(cls, revision: Revision, *, existing: Iterable[EntryId] = ()) -> RememberOutcome:
@@ -419,63 +406,47 @@ class RememberOutcome:
         )
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "status": self.status,
-            "added": list(self.added),
-            "revised": list(self.revised),
-            "existing": list(self.existing),
-            "revision": self.revision.to_dict() if self.revision is not None else None,
-        }
+        return plain_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryHit:
-    """One search result, anchored to an exact entry version of an exact Revision."""
+    """One search result, anchored to an exact entry version of an exact Revision.
+
+    Its dict is its fields in this order (the order its JSON has always had), then ``stale``.
+    """
 
     memory_ref: ArtifactRef
     entry_id: EntryId
     entry_version_id: EntryVersionId
-    text: str
-    score: float
-    matched_by: tuple[Channel, ...]
     kind: str = ""
     title: str | None = None
+    text: str
     tags: tuple[str, ...] = ()
+    slug: str | None = None
     important: bool = False
     mandatory: bool = False
+    score: float
+    matched_by: tuple[Channel, ...]
+    ranks: Mapping[str, int] = field(default_factory=dict)
+    # The parts behind ``score`` (N12 explainability): bm25, coverage, lexical, cosine, dense, fusion.
+    contributions: Mapping[str, float] = field(default_factory=dict)
     entry_content_hash: str = ""
     updated_at: str = ""
-    ranks: Mapping[str, int] = field(default_factory=dict)
-    slug: str | None = None
     scope: str | None = None
     # Graphit include_superseded: only an archived version matched. The hit carries that version (anchored at
     # the Revision that wrote it) and the entry's current version; flags are the current version's.
     superseded: bool = False
     current_entry_version_id: EntryVersionId | None = None
-    # The parts behind ``score`` (N12 explainability): bm25, coverage, lexical, cosine, dense, fusion.
-    contributions: Mapping[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         return {
+            **field_dict(self),  # in place: the values that are not JSON-ready as they are
             "memory_ref": self.memory_ref.to_dict(),
-            "entry_id": self.entry_id,
-            "entry_version_id": self.entry_version_id,
-            "kind": self.kind,
-            "title": self.title,
-            "text": self.text,
             "tags": list(self.tags),
-            "slug": self.slug,
-            "important": self.important,
-            "mandatory": self.mandatory,
-            "score": self.score,
             "matched_by": list(self.matched_by),
             "ranks": dict(self.ranks),
             "contributions": dict(self.contributions),
-            "entry_content_hash": self.entry_content_hash,
-            "updated_at": self.updated_at,
-            "scope": self.scope,
-            "superseded": self.superseded,
-            "current_entry_version_id": self.current_entry_version_id,
             "stale": self.stale,
         }
 
@@ -502,11 +473,11 @@ class Shadowed(PlainDict):
 class SearchResult:
     """Hits plus the mode actually used (``auto`` reports what it fell back to)."""
 
-    hits: tuple[MemoryHit, ...]
     mode: SearchMode
     requested_mode: SearchMode
     fallback_reason: str | None = None
     order: Literal["relevance", "priority"] = "relevance"
+    hits: tuple[MemoryHit, ...]
     shadowed: tuple[Shadowed, ...] = ()
 
     def __iter__(self):  # type: ignore[no-untyped-def]
@@ -519,14 +490,7 @@ class SearchResult:
         return self.hits[index]
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "mode": self.mode,
-            "requested_mode": self.requested_mode,
-            "fallback_reason": self.fallback_reason,
-            "order": self.order,
-            "hits": [h.to_dict() for h in self.hits],
-            "shadowed": [s.to_dict() for s in self.shadowed],
-        }
+        return plain_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

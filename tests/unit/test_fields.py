@@ -91,8 +91,8 @@ def test_a_record_and_its_version_show_the_same_content_fields() -> None:
 
 
 def test_the_dicts_read_off_the_fields_keep_their_wire_order_and_are_json_ready() -> None:
-    # MemoryHit, SearchResult and Source declare their fields in the order their JSON always had (dups9): a field
-    # moved or added shows here, not as a silent change to every search answer.
+    # SearchResult and Source declare their fields in the order their JSON always had (dups9): a field moved or
+    # added shows here, not as a silent change to every search answer.
     ref = ArtifactRef(memory_id=MemoryId("mem_1"), revision=2)
     hit = MemoryHit(
         memory_ref=ref,

@@ -411,42 +411,52 @@ class RememberOutcome:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryHit:
-    """One search result, anchored to an exact entry version of an exact Revision.
-
-    Its dict is its fields in this order (the order its JSON has always had), then ``stale``.
-    """
+    """One search result, anchored to an exact entry version of an exact Revision."""
 
     memory_ref: ArtifactRef
     entry_id: EntryId
     entry_version_id: EntryVersionId
-    kind: str = ""
-    title: str | None = None
     text: str
-    tags: tuple[str, ...] = ()
-    slug: str | None = None
-    important: bool = False
-    mandatory: bool = False
     score: float
     matched_by: tuple[Channel, ...]
-    ranks: Mapping[str, int] = field(default_factory=dict)
-    # The parts behind ``score`` (N12 explainability): bm25, coverage, lexical, cosine, dense, fusion.
-    contributions: Mapping[str, float] = field(default_factory=dict)
+    kind: str = ""
+    title: str | None = None
+    tags: tuple[str, ...] = ()
+    important: bool = False
+    mandatory: bool = False
     entry_content_hash: str = ""
     updated_at: str = ""
+    ranks: Mapping[str, int] = field(default_factory=dict)
+    slug: str | None = None
     scope: str | None = None
     # Graphit include_superseded: only an archived version matched. The hit carries that version (anchored at
     # the Revision that wrote it) and the entry's current version; flags are the current version's.
     superseded: bool = False
     current_entry_version_id: EntryVersionId | None = None
+    # The parts behind ``score`` (N12 explainability): bm25, coverage, lexical, cosine, dense, fusion.
+    contributions: Mapping[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         return {
-            **field_dict(self),  # in place: the values that are not JSON-ready as they are
             "memory_ref": self.memory_ref.to_dict(),
+            "entry_id": self.entry_id,
+            "entry_version_id": self.entry_version_id,
+            "kind": self.kind,
+            "title": self.title,
+            "text": self.text,
             "tags": list(self.tags),
+            "slug": self.slug,
+            "important": self.important,
+            "mandatory": self.mandatory,
+            "score": self.score,
             "matched_by": list(self.matched_by),
             "ranks": dict(self.ranks),
             "contributions": dict(self.contributions),
+            "entry_content_hash": self.entry_content_hash,
+            "updated_at": self.updated_at,
+            "scope": self.scope,
+            "superseded": self.superseded,
+            "current_entry_version_id": self.current_entry_version_id,
             "stale": self.stale,
         }
 

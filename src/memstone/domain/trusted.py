@@ -34,22 +34,22 @@ HIT_FIELDS = (
     "memory_ref",
     "entry_id",
     "entry_version_id",
-    "kind",
-    "title",
     "text",
-    "tags",
-    "slug",
-    "important",
-    "mandatory",
     "score",
     "matched_by",
-    "ranks",
-    "contributions",
+    "kind",
+    "title",
+    "tags",
+    "important",
+    "mandatory",
     "entry_content_hash",
     "updated_at",
+    "ranks",
+    "slug",
     "scope",
     "superseded",
     "current_entry_version_id",
+    "contributions",
 )
 _new = object.__new__
 (
@@ -69,22 +69,22 @@ _new = object.__new__
     _h_ref,
     _h_entry,
     _h_version,
-    _h_kind,
-    _h_title,
     _h_text,
-    _h_tags,
-    _h_slug,
-    _h_important,
-    _h_mandatory,
     _h_score,
     _h_matched,
-    _h_ranks,
-    _h_contributions,
+    _h_kind,
+    _h_title,
+    _h_tags,
+    _h_important,
+    _h_mandatory,
     _h_hash,
     _h_updated,
+    _h_ranks,
+    _h_slug,
     _h_scope,
     _h_superseded,
     _h_current,
+    _h_contributions,
 ) = (MemoryHit.__dict__[n].__set__ for n in HIT_FIELDS)
 
 
@@ -139,22 +139,22 @@ def search_hit(
     _h_ref(h, memory_ref)
     _h_entry(h, entry_id)
     _h_version(h, entry_version_id)
-    _h_kind(h, content.kind)
-    _h_title(h, content.title)
     _h_text(h, content.text)
-    _h_tags(h, content.tags)
-    _h_slug(h, content.slug)
-    _h_important(h, content.important)
-    _h_mandatory(h, content.mandatory)
     _h_score(h, score)
     _h_matched(h, matched_by)
-    _h_ranks(h, ranks)
-    _h_contributions(h, contributions)
+    _h_kind(h, content.kind)
+    _h_title(h, content.title)
+    _h_tags(h, content.tags)
+    _h_important(h, content.important)
+    _h_mandatory(h, content.mandatory)
     _h_hash(h, entry_content_hash)
     _h_updated(h, updated_at)
+    _h_ranks(h, ranks)
+    _h_slug(h, content.slug)
     _h_scope(h, scope)
     _h_superseded(h, False)
     _h_current(h, None)
+    _h_contributions(h, contributions)
     return h
 
 

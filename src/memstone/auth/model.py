@@ -116,14 +116,7 @@ class Principal:
         return f"memstone://users/{self.user}"
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "principal_id": self.principal_id,
-            "user": self.user,
-            "org": self.org,
-            "name": self.name,
-            "created_at": self.created_at,
-            "user_scope": self.user_scope,
-        }
+        return {**field_dict(self), "user_scope": self.user_scope}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, order=True)

@@ -340,7 +340,7 @@ def working_note_candidate(event: TurnStop | Handoff) -> tuple[Candidate | None,
     Useful means: the turn changed files (or is a Handoff) and its report says something. The note is
     assembled from what the provider gave, verbatim: it never states a fact, decision or constraint of its own.
     """
-    report = clean(event.final_report if isinstance(event, TurnStop) else event.summary)
+    report = clean(event.report)
     changed = tuple(dict.fromkeys(normalize_path(p) for p in event.changed_paths if p.strip()))
     if not report and not changed:
         return None, Skip(excerpt="", reason="empty_turn")

@@ -126,6 +126,11 @@ class TurnStop:
     context: EventContext = field(default_factory=EventContext)
     source_kind: Literal["agent-turn"] = "agent-turn"
 
+    @property
+    def report(self) -> str:
+        """What the agent said it did (a Handoff's is its summary)."""
+        return self.final_report
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Handoff:
@@ -138,6 +143,11 @@ class Handoff:
     git_head: str | None = None
     context: EventContext = field(default_factory=EventContext)
     source_kind: Literal["handoff"] = "handoff"
+
+    @property
+    def report(self) -> str:
+        """What the agent said it did (a turn's is its final report)."""
+        return self.summary
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..domain.fields import plain_dict
 from ..domain.ids import EntryId, EntryVersionId, MemoryId
 from ..domain.model import Revision, Source
 from ..domain.secrets import SecretFinding
@@ -34,18 +35,7 @@ class CaptureOutcome:
     detail: str = ""  # a rejection's explanation (e.g. the learned junk screen's probability and threshold)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "action": self.action,
-            "candidate": self.candidate.to_dict() if self.candidate else None,
-            "reason": self.reason,
-            "entry_id": self.entry_id,
-            "entry_version_id": self.entry_version_id,
-            "memory_id": self.memory_id,
-            "queue_item": self.queue_item,
-            "flag": self.flag.to_dict() if self.flag else None,
-            "score": round(self.score, 3),
-            "detail": self.detail,
-        }
+        return {**plain_dict(self), "score": round(self.score, 3)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

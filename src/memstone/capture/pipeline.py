@@ -140,9 +140,7 @@ class CapturePipeline:
                 candidates.extend(analysis.candidates)
                 skipped.extend(analysis.skipped)
             case TurnStop() | Handoff():
-                candidates.extend(
-                    lesson_candidates(event.final_report if isinstance(event, TurnStop) else event.summary)
-                )
+                candidates.extend(lesson_candidates(event.report))
                 if self.working_notes:
                     note, skip = working_note_candidate(event)
                     if note is not None:
@@ -175,11 +173,7 @@ class CapturePipeline:
         usage = TokenUsage()
         error = None
         if self.extractor is not None and isinstance(event, (UserPrompt, UserCorrection, TurnStop, Handoff)):
-            text = (
-                event.text
-                if isinstance(event, (UserPrompt, UserCorrection))
-                else (event.final_report if isinstance(event, TurnStop) else event.summary)
-            )
+            text = event.text if isinstance(event, (UserPrompt, UserCorrection)) else event.report
             if clean(text):
                 label = "user statement" if isinstance(event, (UserPrompt, UserCorrection)) else "agent turn report"
                 extraction = await self.extractor.extract(text, session_id=event.context.session_id, label=label)

@@ -4,6 +4,7 @@ or JSON-ready)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import ClassVar, Protocol
 
 
@@ -13,9 +14,15 @@ class DataclassValue(Protocol):
     __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[object]]]
 
 
+@functools.cache
+def _names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names in declaration order (``dataclasses.fields`` rebuilds the tuple on every call)."""
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
 def field_dict(value: DataclassValue) -> dict[str, object]:
     """The fields of ``value`` by name, in declaration order; shallow (a nested value is kept as it is)."""
-    return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    return {name: getattr(value, name) for name in _names(type(value))}
 
 
 class FieldDict:
@@ -28,8 +35,13 @@ class FieldDict:
         return field_dict(self)
 
 
+_SCALARS = (str, int, float, type(None))
+
+
 def plain(value: object) -> object:
     """``value`` JSON-ready: a value with a ``to_dict`` as that dict, a tuple or list as a list of plain values."""
+    if isinstance(value, _SCALARS):  # the common case, answered before the ``to_dict`` lookup
+        return value
     if isinstance(value, tuple | list):
         return [plain(v) for v in value]
     to_dict = getattr(value, "to_dict", None)
@@ -38,7 +50,7 @@ def plain(value: object) -> object:
 
 def plain_dict(value: DataclassValue) -> dict[str, object]:
     """The fields of ``value`` by name, in declaration order, each :func:`plain` (nested values as their dicts)."""
-    return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return {name: plain(getattr(value, name)) for name in _names(type(value))}
 
 
 class PlainDict:

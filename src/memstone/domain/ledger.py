@@ -36,6 +36,7 @@ from typing import cast
 
 from .canonical import SOURCE_CONTENT_TAG, canonical_json_floatless, tagged_sha256
 from .errors import IntegrityError
+from .fields import plain_dict
 from .ids import EntryId, EntryVersionId, MemoryId, SourceId
 from .model import (
     ArtifactRef,
@@ -75,14 +76,8 @@ class RevisionMeta:
         return cls(revision=rev.revision, content_hash=rev.content_hash, **stamp_of(rev))
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "content_hash": self.content_hash,
-            "author": self.author,
-            "surface": self.surface,
-            "created_at": self.created_at,
-            "sources": list(self.sources),
-            "artifacts": [a.to_dict() for a in self.artifacts],
-        }
+        """Its fields but ``revision``, which the event line carries beside it."""
+        return {k: v for k, v in plain_dict(self).items() if k != "revision"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

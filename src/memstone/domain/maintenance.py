@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, get_args
 
 from .errors import InvalidInput, shown
-from .fields import FieldDict, field_dict
+from .fields import FieldDict, field_dict, plain_dict
 from .ids import EntryId, MemoryId
 from .model import STALE_TAG
 
@@ -91,25 +91,7 @@ class Proposal:
         return replace(self, status=status, result=result, decided_at=at)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "proposal_id": self.proposal_id,
-            "run_id": self.run_id,
-            "scope": self.scope,
-            "memory_id": self.memory_id,
-            "kind": self.kind,
-            "partition": self.partition,
-            "action": self.action,
-            "entries": list(self.entries),
-            "hashes": {e: h for e, h in self.hashes},
-            "evidence": self.evidence,
-            "text": self.text,
-            "slug": self.slug,
-            "status": self.status,
-            "result": self.result,
-            "created_at": self.created_at,
-            "decided_at": self.decided_at,
-            "judge": self.judge,
-        }
+        return {**plain_dict(self), "hashes": dict(self.hashes)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> Proposal:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from .canonical import ENTRY_CONTENT_TAG, canonical_json_floatless, json_string, tagged_sha256
-from .fields import FieldDict, PlainDict, plain_dict
+from .fields import FieldDict, PlainDict, field_dict, plain_dict
 from .ids import EntryId, EntryVersionId, MemoryId, SourceId
 from .purge import PURGE_MARK, PURGED_TEXT, Tombstone
 
@@ -206,19 +206,16 @@ class EntryVersion(ContentFields):
         return self.content
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "memory_id": self.memory_id,
-            "entry_id": self.entry_id,
-            "entry_version_id": self.entry_version_id,
-            "version": self.version,
-            "previous_version_id": self.previous_version_id,
-            **self.content.canonical(),
-            "entry_content_hash": self.entry_content_hash,
-            "created_in_revision": self.created_in_revision,
-            "author": self.provenance.author,
-            "surface": self.provenance.surface,
-            "created_at": self.provenance.created_at,
-        }
+        """Its fields, the content's canonical fields and the provenance's standing in place of those two."""
+        out: dict[str, object] = {}
+        for name, value in field_dict(self).items():
+            if isinstance(value, EntryContent):
+                out.update(value.canonical())
+            elif isinstance(value, Provenance):
+                out.update(field_dict(value))
+            else:
+                out[name] = value
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -303,25 +300,15 @@ class RevisionChanges(PlainDict):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Source:
-    """A persisted piece of evidence (a user note, a file, a task outcome, a git change)."""
+class Source(FieldDict):
+    """A persisted piece of evidence (a user note, a file, a task outcome, a git change); its dict is its fields."""
 
     source_id: SourceId
     kind: str
-    content: str
     uri: str | None = None
+    content: str
     content_hash: str = ""
     created_at: str = ""
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "source_id": self.source_id,
-            "kind": self.kind,
-            "uri": self.uri,
-            "content": self.content,
-            "content_hash": self.content_hash,
-            "created_at": self.created_at,
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -400,10 +387,10 @@ class RememberOutcome:
     """
 
     status: Literal["created", "revised", "unchanged"]
-    revision: Revision | None
     added: tuple[EntryId, ...] = ()
     revised: tuple[EntryId, ...] = ()
     existing: tuple[EntryId, ...] = ()
+    revision: Revision | None
 
     @classmethod
     def committed(cls, revision: Revision, *, existing: Iterable[EntryId] = ()) -> RememberOutcome:
@@ -419,13 +406,7 @@ class RememberOutcome:
         )
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "status": self.status,
-            "added": list(self.added),
-            "revised": list(self.revised),
-            "existing": list(self.existing),
-            "revision": self.revision.to_dict() if self.revision is not None else None,
-        }
+        return plain_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -502,11 +483,11 @@ class Shadowed(PlainDict):
 class SearchResult:
     """Hits plus the mode actually used (``auto`` reports what it fell back to)."""
 
-    hits: tuple[MemoryHit, ...]
     mode: SearchMode
     requested_mode: SearchMode
     fallback_reason: str | None = None
     order: Literal["relevance", "priority"] = "relevance"
+    hits: tuple[MemoryHit, ...]
     shadowed: tuple[Shadowed, ...] = ()
 
     def __iter__(self):  # type: ignore[no-untyped-def]
@@ -519,14 +500,7 @@ class SearchResult:
         return self.hits[index]
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "mode": self.mode,
-            "requested_mode": self.requested_mode,
-            "fallback_reason": self.fallback_reason,
-            "order": self.order,
-            "hits": [h.to_dict() for h in self.hits],
-            "shadowed": [s.to_dict() for s in self.shadowed],
-        }
+        return plain_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

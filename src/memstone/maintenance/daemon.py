@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..domain.fields import FieldDict
 from ..domain.ids import MemoryId
 from ..ports import DaemonHealthStore
 from .queue import carry_out, pending
@@ -73,29 +74,17 @@ class DaemonSettings:
 
 
 @dataclass(slots=True)
-class LoopState:
-    """One loop's record, as the health endpoint shows it."""
+class LoopState(FieldDict):
+    """One loop's record, as the health endpoint shows it (its fields)."""
 
     name: str
     scope: str | None
     checks: int = 0
-    failures: int = 0  # consecutive
+    consecutive_failures: int = 0
     last_check_at: str | None = None
     last_ok_at: str | None = None
     last_action: str | None = None
     last_error: str | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "scope": self.scope,
-            "checks": self.checks,
-            "consecutive_failures": self.failures,
-            "last_check_at": self.last_check_at,
-            "last_ok_at": self.last_ok_at,
-            "last_action": self.last_action,
-            "last_error": self.last_error,
-        }
 
 
 class Daemon:
@@ -120,7 +109,7 @@ class Daemon:
     def health(self) -> dict[str, object]:
         from ..service import utc_now
 
-        failing = self.fatal is not None or any(s.failures for s in self.loops.values())
+        failing = self.fatal is not None or any(s.consecutive_failures for s in self.loops.values())
         status = "failing" if failing else "ok"
         if self.stopped:
             status = "failed" if self.fatal is not None else "stopped"
@@ -241,13 +230,15 @@ class Daemon:
         try:
             state.last_action = await fn()
         except Exception as exc:  # recorded for the supervisor; the loop decides whether it can go on
-            state.failures += 1
+            state.consecutive_failures += 1
             state.last_error = f"{type(exc).__name__}: {exc}"
-            self.say(f"{state.name} failed ({state.failures}/{self.settings.max_failures}): {state.last_error}")
-            if state.failures >= self.settings.max_failures:
-                self.fatal = f"{state.name} failed {state.failures} times in a row: {state.last_error}"
+            self.say(
+                f"{state.name} failed ({state.consecutive_failures}/{self.settings.max_failures}): {state.last_error}"
+            )
+            if state.consecutive_failures >= self.settings.max_failures:
+                self.fatal = f"{state.name} failed {state.consecutive_failures} times in a row: {state.last_error}"
         else:
-            state.failures, state.last_error, state.last_ok_at = 0, None, state.last_check_at
+            state.consecutive_failures, state.last_error, state.last_ok_at = 0, None, state.last_check_at
             self.say(f"{state.name}: {state.last_action}")
         await self.write_health()
 

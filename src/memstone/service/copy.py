@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from ..auth.store import PrincipalHost
 from ..domain.errors import Conflict, IntegrityError, InvalidInput, ProfileMismatchError
+from ..domain.fields import plain_dict
 from ..domain.ids import EntryVersionId, MemoryId, SourceId
 from ..domain.model import ArtifactRef, EntryVersion, Revision, Source
 from ..domain.purge import Tombstone
@@ -68,31 +69,16 @@ class CopyReport:
     sources_written: int
     tombstones: int
     purged_now: int
-    verify_ok: bool
     principal_rows: int = 0  # principals, tokens and grants new or changed in the target
     record_rows: int = 0  # capture queue, settings and maintenance rows new or changed in the target
     vectors: int = 0  # entries whose vectors were carried (the target has the source's embedding profile)
+    verify_ok: bool
     damage: tuple[str, ...] = ()
     seconds: float = 0.0
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "memories": self.memories,
-            "revisions": self.revisions,
-            "revisions_written": self.revisions_written,
-            "revisions_present": self.revisions_present,
-            "sources_written": self.sources_written,
-            "tombstones": self.tombstones,
-            "purged_now": self.purged_now,
-            "principal_rows": self.principal_rows,
-            "record_rows": self.record_rows,
-            "vectors": self.vectors,
-            "verify_ok": self.verify_ok,
-            "damage": list(self.damage),
-            "seconds": round(self.seconds, 3),
-            "notes": list(self.notes),
-        }
+        return {**plain_dict(self), "seconds": round(self.seconds, 3)}
 
 
 @dataclass(slots=True)

@@ -12,8 +12,8 @@ one-letter name, a header of the team's own naming. What is left to read is the 
   base64 that decodes to text or to a file's header (test data) nor a placeholder;
 - **a generated value in a URL query**, whatever the parameter's name, unless the name says it is an id, a
   version, a digest or a page;
-- **a passphrase of joined words in a credential clause**: four or more lower-case words joined by one ``-``,
-  ``_`` or ``.`` (``falcon-cobalt-lantern-tundra``) after a credential word of the clause finder, none of them a
+- **a passphrase of joined words in a credential clause**: four or more lower-case words joined by hyphens
+  (``falcon-cobalt-lantern-tundra``; ``_`` and ``.`` join the words of code names) after a credential word of the clause finder, none of them a
   function word nor a word of the rest of the text (a name such as ``feature-flag-admin-panel`` is built from the
   words of its subject; a passphrase's words are unrelated to it).
 
@@ -36,19 +36,13 @@ SHAPE_KINDS = ("generated_value", "query_value", "joined_passphrase")
 Span = tuple[str, int, int]
 Check = Callable[[str], bool]
 
-# A word of its own: not glued to a name, a path, a URL, an option, an assignment or an expression on either side.
-_STANDALONE = re.compile(
-    r"(?<![A-Za-z0-9_\-./:=@#$%&+\\~*^|<\[{?!])([A-Za-z0-9]{10,64})"
-    r"(?![A-Za-z0-9_\-/@#$%&+=\\~*^|>\[({])(?![.:,][A-Za-z0-9_])"
-)
+
+# A URL query parameter, and the names that say its value is an id, a version, a digest or a page.
 _QUERY = re.compile(r"[?&;](?P<name>[A-Za-z][\w.\-]{0,30})=(?P<value>[A-Za-z0-9_\-.~]{16,256})(?![A-Za-z0-9_\-.~%])")
 _NOT_SECRET_PARAM = re.compile(
     r"(?i)(?:^|[_\-.])(?:ids?|v|ver|version|rev|ref|sha\d*|hash|digest|commit|etag|page|cursor|offset|q|query"
     r"|search|lang|locale|utm\w*|state|nonce)$|ids?$"
 )
-_JOINED = re.compile(r"(?<![\w\-./])([a-z]{3,12}(?:-[a-z]{3,12}){3,6})(?![\w\-/]|\.\w)")
-
-
 _NAME_PART = re.compile(r"[A-Z][a-z]+|(?<![A-Za-z])[a-z]+")
 _HEX_LITERAL = re.compile(r"0x[0-9A-Fa-f]+")
 # A line of code: a call or a subscript, an assignment or comparison, a union type, an import or a definition, an
@@ -78,15 +72,23 @@ def _line_of(text: str, start: int, end: int) -> str:
     return text[text.rfind("\n", 0, start) + 1 : len(text) if (e := text.find("\n", end)) < 0 else e]
 
 
+# A word of its own: not glued to a name, a path, a URL, an option, an assignment or an expression on either side.
+_STANDALONE = re.compile(
+    r"(?<![A-Za-z0-9_\-./:=@#$%&+\\~*^|<\[{?!])([A-Za-z0-9]{10,64})"
+    r"(?![A-Za-z0-9_\-/@#$%&+=\\~*^|>\[({])(?![.:,][A-Za-z0-9_])"
+)
+
+
+def _in_prose(text: str, start: int, end: int) -> bool:
+    """Not on a line of code, and not in a clause about a value's shape."""
+    return not _CODE_LINE.search(_line_of(text, start, end)) and not shape_talk(text, start)
+
+
 def generated_values(text: str, is_placeholder: Check) -> list[Span]:
     """A generated value standing alone on a line that is not code (see the module doc)."""
     out: list[Span] = []
     for m in _STANDALONE.finditer(text):
-        if (
-            _lone_value(m.group(1), is_placeholder)
-            and not _CODE_LINE.search(_line_of(text, m.start(), m.end()))
-            and not shape_talk(text, m.start(1))
-        ):
+        if _lone_value(m[1], is_placeholder) and _in_prose(text, m.start(1), m.end(1)):
             out.append(("generated_value", m.start(1), m.end(1)))
     return out
 
@@ -102,8 +104,11 @@ def query_values(text: str, is_placeholder: Check) -> list[Span]:
     return out
 
 
+_JOINED = re.compile(r"(?<![\w\-./])([a-z]{3,12}(?:-[a-z]{3,12}){3,6})(?![\w\-/]|\.\w)")
+
+
 def joined_passphrases(text: str, is_function_word: Check) -> list[Span]:
-    """Four or more lower-case words joined by one separator, after a credential word in the same clause."""
+    """Four or more lower-case words joined by hyphens, after a credential word in the same clause."""
     out: list[Span] = []
     for m in _JOINED.finditer(text):
         words = m.group(1).split("-")

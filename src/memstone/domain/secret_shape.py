@@ -13,9 +13,9 @@ one-letter name, a header of the team's own naming. What is left to read is the 
 - **a generated value in a URL query**, whatever the parameter's name, unless the name says it is an id, a
   version, a digest or a page;
 - **a passphrase of joined words in a credential clause**: four or more lower-case words joined by hyphens
-  (``falcon-cobalt-lantern-tundra``; ``_`` and ``.`` join the words of code names) after a credential word of the clause finder, none of them a
-  function word nor a word of the rest of the text (a name such as ``feature-flag-admin-panel`` is built from the
-  words of its subject; a passphrase's words are unrelated to it).
+  (``falcon-cobalt-lantern-tundra``; ``_`` and ``.`` join the words of code names) after a credential word of the
+  clause finder, none of them a function word nor a word of the rest of the text (a name such as
+  ``feature-flag-admin-panel`` is built from the words of its subject; a passphrase's words are unrelated to it).
 
 Not secrets (tested): commit SHAs, hex digests, UUIDs, ULIDs, ids with a prefix (``cus_…``), base64 test data,
 versions, ports, CSS colours, SKUs and invoice numbers, file names, code names (``getUser2Id``), kebab-case names

@@ -72,9 +72,10 @@ def _line_of(text: str, start: int, end: int) -> str:
     return text[text.rfind("\n", 0, start) + 1 : len(text) if (e := text.find("\n", end)) < 0 else e]
 
 
-# A word of its own: not glued to a name, a path, a URL, an option, an assignment or an expression on either side.
+# A word of its own: not glued to a name, a path, a URL, an option, an assignment or an expression on either side;
+# the lookaheads ask for a digit, a capital and a small letter in the run before any Python runs on it.
 _STANDALONE = re.compile(
-    r"(?<![A-Za-z0-9_\-./:=@#$%&+\\~*^|<\[{?!])([A-Za-z0-9]{10,64})"
+    r"(?<![A-Za-z0-9_\-./:=@#$%&+\\~*^|<\[{?!])(?=[A-Za-z]*\d)(?=[a-z\d]*[A-Z])(?=[A-Z\d]*[a-z])([A-Za-z0-9]{10,64})"
     r"(?![A-Za-z0-9_\-/@#$%&+=\\~*^|>\[({])(?![.:,][A-Za-z0-9_])"
 )
 
@@ -110,7 +111,7 @@ _JOINED = re.compile(r"(?<![\w\-./])([a-z]{3,12}(?:-[a-z]{3,12}){3,6})(?![\w\-/]
 def joined_passphrases(text: str, is_function_word: Check) -> list[Span]:
     """Four or more lower-case words joined by hyphens, after a credential word in the same clause."""
     out: list[Span] = []
-    for m in _JOINED.finditer(text):
+    for m in _JOINED.finditer(text) if "-" in text else ():
         words = m.group(1).split("-")
         line = _line_of(text, m.start(), m.end())
         if any(is_function_word(w) for w in words) or _CODE_LINE.search(line) or not credential_cues(text, m.start(1)):

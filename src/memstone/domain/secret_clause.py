@@ -32,10 +32,12 @@ __all__ = [
     "CLAUSE_KINDS",
     "app_passwords",
     "clause_secrets",
+    "credential_cues",
     "credential_slots",
     "generated_in_clause",
     "generated_letters",
     "one_time_codes",
+    "shape_talk",
 ]
 
 CLAUSE_KINDS = ("credential_in_clause", "app_password", "one_time_code", "credential_slot")
@@ -182,6 +184,27 @@ def generated_in_clause(text: str, is_placeholder: Check) -> list[Span]:
                 taken = m.end(1)
                 break
     return out
+
+
+def _clause_before(text: str, pos: int) -> str:
+    start = max(0, pos - _CLAUSE_CHARS)
+    ends = list(_CLAUSE_END.finditer(text, start, pos))
+    return text[ends[-1].end() if ends else start : pos].lower()
+
+
+def credential_cues(text: str, pos: int) -> bool:
+    """A credential word of any language in the clause that ends at ``pos`` (up to 80 characters before it)."""
+    before = _clause_before(text, pos)
+    return _CUE.search(before) is not None
+
+
+def shape_talk(text: str, pos: int) -> bool:
+    """The clause that ends at ``pos`` talks about a value's shape ("tokens begin with", "ids look like", "e.g.")."""
+    before = _clause_before(text, pos)
+    return any(
+        m.start() == 0 or not (before[m.start() - 1].isalnum() or before[m.start() - 1] in "-_")
+        for m in _ABOUT.finditer(before)
+    )
 
 
 # ------------------------------------------------------------------------------ app passwords

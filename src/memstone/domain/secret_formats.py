@@ -21,7 +21,17 @@ from dataclasses import dataclass
 
 from .regex_gate import fold_ascii
 
-__all__ = ["FORMAT_RULES", "CaseFree", "FormatRule", "anchored_rules", "b64decode_loose", "decodes_to", "fold_ascii"]
+__all__ = [
+    "FORMAT_RULES",
+    "CaseFree",
+    "FormatRule",
+    "anchored_rules",
+    "b64decode_loose",
+    "decodes_to",
+    "file_magic",
+    "fold_ascii",
+    "text_base64",
+]
 
 _B = r"(?<![A-Za-z0-9_\-])"  # a token boundary that treats - and _ as word characters
 _E = r"(?![A-Za-z0-9_\-])"
@@ -58,6 +68,24 @@ def b64decode_loose(value: str) -> bytes | None:
         return base64.b64decode(v + "=" * (-len(v) % 4), validate=True)
     except (binascii.Error, ValueError):
         return None
+
+
+def text_base64(value: str) -> bool:
+    """True when ``value`` decodes as base64 to readable text (test data such as ``SGVsbG8gd29ybGQ=``)."""
+    raw = b64decode_loose(value)
+    if not raw:
+        return False
+    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in raw)
+    return printable / len(raw) >= 0.9
+
+
+_MAGIC = (b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"%PDF", b"RIFF", b"PK\x03\x04", b"\x1f\x8b", b"<svg", b"<?xml")
+
+
+def file_magic(value: str) -> bool:
+    """Base64 that decodes to a known file header (PNG, GIF, JPEG, PDF, WebP, zip, gzip, SVG, XML)."""
+    raw = b64decode_loose(value[:24].rstrip("=")[: len(value[:24].rstrip("=")) // 4 * 4])
+    return raw is not None and raw.startswith(_MAGIC)
 
 
 def decodes_to(value: str, needle: bytes) -> bool:

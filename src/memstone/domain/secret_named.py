@@ -34,6 +34,7 @@ import re
 from pathlib import Path
 
 from . import secret_clause as _clause
+from . import secret_shape as _shape
 from .regex_gate import Gate
 from .secret_context import Check, Span
 
@@ -49,7 +50,14 @@ __all__ = [
 ]
 
 # Kinds judged by a naming word rather than a format: a named format found on the same span wins over them.
-NAMED_KINDS = ("named_pin_or_code", "named_password", "security_answer", "password_literal", *_clause.CLAUSE_KINDS)
+NAMED_KINDS = (
+    "named_pin_or_code",
+    "named_password",
+    "security_answer",
+    "password_literal",
+    *_clause.CLAUSE_KINDS,
+    *_shape.SHAPE_KINDS,
+)
 
 # ------------------------------------------------------------------------------ naming word, copula, value
 # Words that name a short numeric secret: a PIN, a passcode, the code of a door, an alarm, a safe, a padlock.
@@ -386,4 +394,5 @@ def named_secrets(text: str, is_placeholder: Check, is_function_word: Check) -> 
         *bip39_runs(text, is_function_word),
         *basic_credentials(text, is_placeholder),
         *_clause.clause_secrets(text, is_placeholder, is_function_word),
+        *_shape.shape_secrets(text, is_placeholder, is_function_word),
     ]

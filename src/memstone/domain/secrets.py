@@ -23,7 +23,9 @@ Four families of rules:
   Basic credentials: :mod:`memstone.domain.secret_named`.
 - **Shape alone**: a ``.env`` line ``NAME=value`` with a long random value, whatever the name; and the entropy rule
   for formats no list names: ≥ 32 base64/alphanumeric characters with mixed case, ≥ 3 digits, ≥ 4.3 bits/char,
-  not a digest, an identifier made of words, an alphabet, or base64 that decodes to text.
+  not a digest, an identifier made of words, an alphabet, or base64 that decodes to text. With no name, word or
+  slot at all: a generated value standing alone in prose or on its own line, a generated value in any URL query
+  parameter, a passphrase of joined words in a credential clause (:mod:`memstone.domain.secret_shape`).
 
 Not secrets (tested): commit hashes, UUIDs, ULIDs, ``sha256:`` digests, bare hex, prose about "tokens" and
 "passwords", type annotations (``token: str``), environment-variable references (``$TOKEN``, ``${DB_PASSWORD}``,
@@ -42,6 +44,8 @@ from . import secret_context as _ctx
 from . import secret_named as _named
 from .analyzer import STOPWORDS
 from .secret_formats import CaseFree, FormatRule, anchored_rules, b64decode_loose, decodes_to, fold_ascii
+from .secret_formats import file_magic as _file_magic
+from .secret_formats import text_base64 as _printable_base64
 from .secret_generic import (
     ak_sk_pairs,
     credential_pairs,
@@ -308,24 +312,6 @@ def _env_secret(value: str) -> bool:
     if _HEX.match(v):
         return len(v) >= 32
     return _random_token(v) or (len(v) >= 24 and _classes(v) >= 3 and shannon_entropy(v) >= 4.0)
-
-
-def _printable_base64(value: str) -> bool:
-    """True when ``value`` decodes as base64 to readable text (test data such as ``SGVsbG8gd29ybGQ=``)."""
-    raw = b64decode_loose(value)
-    if not raw:
-        return False
-    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in raw)
-    return printable / len(raw) >= 0.9
-
-
-_MAGIC = (b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"%PDF", b"RIFF", b"PK\x03\x04", b"\x1f\x8b", b"<svg", b"<?xml")
-
-
-def _file_magic(value: str) -> bool:
-    """Base64 that decodes to a known file header (PNG, GIF, JPEG, PDF, WebP, zip, gzip, SVG, XML)."""
-    raw = b64decode_loose(value[:24].rstrip("=")[: len(value[:24].rstrip("=")) // 4 * 4])
-    return raw is not None and raw.startswith(_MAGIC)
 
 
 def _unknown_random(value: str) -> bool:

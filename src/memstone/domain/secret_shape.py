@@ -1,0 +1,132 @@
+"""Secrets told by the value's shape and its place, with no slot, no credential word and no introduction (issue 16).
+
+The other finders need something beside the value: a format's prefix, a name that says what it is, a credential
+word in its clause, "here it is". A developer also pastes a value in passing: "usa surfops y u8jzPde0IgxL, lo
+cambio el lunes", "ops / tPKR0CsTy4Qw で入れます", a key split over two lines, a token in a URL query under a
+one-letter name, a header of the team's own naming. What is left to read is the value itself and where it stands:
+
+- **a generated value standing alone**: a run of 10 to 64 letters and digits that mixes upper case, lower case
+  and digits in many runs and is not made of words (:func:`memstone.domain.secret_clause.generated`), standing as
+  a word of its own in a sentence or on its own line (not part of a name, a path, a URL, an identifier or an
+  expression, on a line that is not code), not in a clause about a shape ("tokens begin with", "e.g."), and not
+  base64 that decodes to text or to a file's header (test data) nor a placeholder;
+- **a generated value in a URL query**, whatever the parameter's name, unless the name says it is an id, a
+  version, a digest or a page;
+- **a passphrase of joined words in a credential clause**: four or more lower-case words joined by hyphens
+  (``falcon-cobalt-lantern-tundra``; ``_`` and ``.`` join the words of code names) after a credential word of the
+  clause finder, none of them a function word nor a word of the rest of the text (a name such as
+  ``feature-flag-admin-panel`` is built from the words of its subject; a passphrase's words are unrelated to it).
+
+Not secrets (tested): commit SHAs, hex digests, UUIDs, ULIDs, ids with a prefix (``cus_…``), base64 test data,
+versions, ports, CSS colours, SKUs and invoice numbers, file names, code names (``getUser2Id``), kebab-case names
+outside a credential clause.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .secret_clause import credential_cues, generated, shape_talk
+from .secret_formats import file_magic, text_base64
+
+__all__ = ["SHAPE_KINDS", "shape_secrets"]
+
+SHAPE_KINDS = ("generated_value", "query_value", "joined_passphrase")
+Span = tuple[str, int, int]
+Check = Callable[[str], bool]
+
+
+# A URL query parameter, and the names that say its value is an id, a version, a digest or a page.
+_QUERY = re.compile(r"[?&;](?P<name>[A-Za-z][\w.\-]{0,30})=(?P<value>[A-Za-z0-9_\-.~]{16,256})(?![A-Za-z0-9_\-.~%])")
+_NOT_SECRET_PARAM = re.compile(
+    r"(?i)(?:^|[_\-.])(?:ids?|v|ver|version|rev|ref|sha\d*|hash|digest|commit|etag|page|cursor|offset|q|query"
+    r"|search|lang|locale|utm\w*|state|nonce)$|ids?$"
+)
+_NAME_PART = re.compile(r"[A-Z][a-z]+|(?<![A-Za-z])[a-z]+")
+_HEX_LITERAL = re.compile(r"0x[0-9A-Fa-f]+")
+# A line of code: a call or a subscript, an assignment or comparison, a union type, an import or a definition, an
+# element of a list or a dict literal ('Base64UrlStr',).
+_CODE_LINE = re.compile(
+    r"\w[(\[]|\s[=|]=?\s|^\s*(?:import|from|class|def|return|@)\b|\bimport\b|[{}]|^\s*(['\"])[^'\"]*\1\s*[,:]"
+)
+
+
+def _name_of_words(value: str) -> bool:
+    """A name made of words and a number (IPv6Address, PKCS7PaddingContext, ChaCha20Poly1305): half or more of its
+    letters are in parts that start a word (a capital or the start) and hold a vowel after their first letter."""
+    parts = [p for p in _NAME_PART.findall(value) if len(p) >= 3 and any(c in "aeiouy" for c in p[1:])]
+    return sum(map(len, parts)) >= 0.5 * sum(c.isalpha() for c in value)
+
+
+def _lone_value(value: str, is_placeholder: Check) -> bool:
+    has_classes = (
+        any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
+    )
+    if not has_classes or _HEX_LITERAL.fullmatch(value) or _name_of_words(value):
+        return False
+    return generated(value) and not text_base64(value) and not file_magic(value) and not is_placeholder(value)
+
+
+def _line_of(text: str, start: int, end: int) -> str:
+    return text[text.rfind("\n", 0, start) + 1 : len(text) if (e := text.find("\n", end)) < 0 else e]
+
+
+# A word of its own: not glued to a name, a path, a URL, an option, an assignment or an expression on either side;
+# the lookaheads ask for a digit, a capital and a small letter in the run before any Python runs on it.
+_STANDALONE = re.compile(
+    r"(?<![A-Za-z0-9_\-./:=@#$%&+\\~*^|<\[{?!])(?=[A-Za-z]*\d)(?=[a-z\d]*[A-Z])(?=[A-Z\d]*[a-z])([A-Za-z0-9]{10,64})"
+    r"(?![A-Za-z0-9_\-/@#$%&+=\\~*^|>\[({])(?![.:,][A-Za-z0-9_])"
+)
+
+
+def _in_prose(text: str, start: int, end: int) -> bool:
+    """Not on a line of code, and not in a clause about a value's shape."""
+    return not _CODE_LINE.search(_line_of(text, start, end)) and not shape_talk(text, start)
+
+
+def generated_values(text: str, is_placeholder: Check) -> list[Span]:
+    """A generated value standing alone on a line that is not code (see the module doc)."""
+    out: list[Span] = []
+    for m in _STANDALONE.finditer(text):
+        if _lone_value(m[1], is_placeholder) and _in_prose(text, m.start(1), m.end(1)):
+            out.append(("generated_value", m.start(1), m.end(1)))
+    return out
+
+
+def query_values(text: str, is_placeholder: Check) -> list[Span]:
+    """A generated value of a URL query parameter whose name does not say it is an id, a version or a page."""
+    out: list[Span] = []
+    if "=" not in text:
+        return out
+    for m in _QUERY.finditer(text):
+        if not _NOT_SECRET_PARAM.search(m.group("name")) and _lone_value(m["value"], is_placeholder):
+            out.append(("query_value", m.start("value"), m.end("value")))
+    return out
+
+
+_JOINED = re.compile(r"(?<![\w\-./])([a-z]{3,12}(?:-[a-z]{3,12}){3,6})(?![\w\-/]|\.\w)")
+
+
+def joined_passphrases(text: str, is_function_word: Check) -> list[Span]:
+    """Four or more lower-case words joined by hyphens, after a credential word in the same clause."""
+    out: list[Span] = []
+    for m in _JOINED.finditer(text) if "-" in text else ():
+        words = m.group(1).split("-")
+        line = _line_of(text, m.start(), m.end())
+        if any(is_function_word(w) for w in words) or _CODE_LINE.search(line) or not credential_cues(text, m.start(1)):
+            continue
+        rest = (text[: m.start(1)] + " " + text[m.end(1) :]).lower()
+        if any(re.search(rf"(?<![a-z]){w}(?![a-z])", rest) for w in words):
+            continue  # a name built from the words of its sentence (feature-flag-admin-panel after "admin page")
+        out.append(("joined_passphrase", m.start(1), m.end(1)))
+    return out
+
+
+def shape_secrets(text: str, is_placeholder: Check, is_function_word: Check) -> list[Span]:
+    """Every finder of this module."""
+    return [
+        *generated_values(text, is_placeholder),
+        *query_values(text, is_placeholder),
+        *joined_passphrases(text, is_function_word),
+    ]

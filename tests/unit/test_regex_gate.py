@@ -17,14 +17,22 @@ from typing import Any
 
 import pytest
 
-from memstone.domain import secret_clause, secret_context, secret_formats, secret_generic, secret_named, secrets
+from memstone.domain import (
+    secret_clause,
+    secret_context,
+    secret_formats,
+    secret_generic,
+    secret_named,
+    secret_shape,
+    secrets,
+)
 from memstone.domain.regex_gate import Gate, minimal, required_factors, required_literals
 
 _parser: Any = importlib.import_module("re._parser")
 _const: Any = importlib.import_module("re._constants")
 _EXTRA: dict[int, tuple[int, ...]] = importlib.import_module("re._compiler")._EXTRA_CASES
 
-MODULES = (secrets, secret_formats, secret_generic, secret_context, secret_named, secret_clause)
+MODULES = (secrets, secret_formats, secret_generic, secret_context, secret_named, secret_clause, secret_shape)
 
 
 # ------------------------------------------------------------------------------ the analysis

@@ -12,9 +12,10 @@ from capture_helpers import entry_then
 
 from memstone import MemoryService
 from memstone.capture._text import clean, subject_tokens
-from memstone.capture.anchors import anchor_tokens, restated_anchor
+from memstone.capture.anchors import anchor_tokens, restated_anchor, restated_meaning
 from memstone.capture.nearness import Semantic, semantic_key
 from memstone.capture.targets import Target
+from memstone.domain.ids import EntryId
 
 MEMORY = [
     "Uploads are virus-scanned before anyone can download them.",
@@ -76,3 +77,62 @@ def test_a_multilingual_model_votes_on_one_shared_anchor(cosine: float, taken: b
     found = restated_anchor(text, exact, targets, semantic)
     assert (found is targets[1]) is taken
     assert restated_anchor(text, exact, targets) is None  # one shared name, no model: not taken
+
+
+def _unit(cosine: float, axis: int = 0) -> tuple[float, float, float]:
+    """A unit vector at ``cosine`` to (1, 0, 0), off towards axis ``axis`` (1 or 2)."""
+    rest = (1.0 - cosine * cosine) ** 0.5
+    return (cosine, rest, 0.0) if axis == 1 else (cosine, 0.0, rest)
+
+
+READINGS = "Sensor readings are never deleted; old ones are moved to the archive schema."
+ALARMS = "Over-temperature alarms always go out by text message and by email."
+RESTATED = clean("传感器数据从来不删除，只会挪到归档库里。")
+
+
+def _meaning(reading: float, alarm: float, crosslang: float | None = 0.60) -> Semantic:
+    """A candidate at (1, 0, 0); the readings entry at ``reading`` and the alarms entry at ``alarm`` to it."""
+    vectors = {semantic_key(RESTATED): (1.0, 0.0, 0.0), semantic_key(READINGS): _unit(reading, 1)}
+    vectors[semantic_key(ALARMS)] = _unit(alarm, 2)
+    return Semantic(vectors=vectors, threshold=0.62, anchor=0.5, crosslang=crosslang)
+
+
+def _entry(text: str, seq: int) -> Target:
+    return Target(entry_id=EntryId(f"ent_{seq:04d}"), entry_version_id=None, kind="constraint", text=text, slug=None,
+                  plan_index=None, written=f"{seq:04d}")  # fmt: skip
+
+
+def test_a_restatement_in_another_language_sharing_no_word_is_taken_by_meaning() -> None:
+    # capdup6: no shared token, no anchor; a multilingual model says it is clearly the readings rule.
+    targets = [_entry(ALARMS, 1), _entry(READINGS, 2)]
+    exact = subject_tokens(RESTATED, synonyms=False)
+    assert not exact & targets[1].exact  # nothing lexical to go on
+    assert restated_anchor(RESTATED, exact, targets, _meaning(0.80, 0.30)) is targets[1]
+    assert restated_anchor(RESTATED, exact, targets) is None  # without a model: left to the lexical rules
+
+
+@pytest.mark.parametrize(
+    ("reading", "alarm", "crosslang"),
+    [
+        pytest.param(0.55, 0.10, 0.60, id="not-similar-enough"),
+        pytest.param(0.80, 0.75, 0.60, id="no-clear-lead"),
+        pytest.param(0.80, 0.30, None, id="profile-without-the-rule"),
+    ],
+)
+def test_meaning_alone_needs_a_close_and_clearly_nearest_entry(
+    reading: float, alarm: float, crosslang: float | None
+) -> None:
+    targets = [_entry(ALARMS, 1), _entry(READINGS, 2)]
+    assert restated_meaning(RESTATED, targets, _meaning(reading, alarm, crosslang)) is None
+
+
+def test_meaning_never_takes_an_entry_in_the_same_language_or_one_lacking_a_named_tool() -> None:
+    chinese = "传感器的读数一律不删，旧数据移到 archive schema。"
+    semantic = _meaning(0.80, 0.30)
+    vectors = dict(semantic.vectors) | {semantic_key(chinese): _unit(0.80, 1)}
+    same = Semantic(vectors=vectors, threshold=0.62, anchor=0.5, crosslang=0.60)
+    assert restated_meaning(RESTATED, [_entry(ALARMS, 1), _entry(chinese, 2)], same) is None  # lexical rules' job
+    named = clean("传感器数据从来不删除，只会用 `pg_partman` 挪到归档库里。")
+    vectors = dict(semantic.vectors) | {semantic_key(named): (1.0, 0.0, 0.0)}
+    tool = Semantic(vectors=vectors, threshold=0.62, anchor=0.5, crosslang=0.60)
+    assert restated_meaning(named, [_entry(ALARMS, 1), _entry(READINGS, 2)], tool) is None

@@ -11,7 +11,9 @@ other value of one the entry gives, and names no other command, path or flag. Tw
 languages both hold its name, so the anchor is then not unique and nothing is merged.
 
 The rule runs only when no other rule matched (the same place as the concept rule); it is language-neutral and uses
-no word list.
+no word list. With a multilingual model, :func:`restated_meaning` then takes a statement that shares no anchor at all
+("Sensordaten werden nie gelöscht, nur ins Archiv verschoben." / "Sensor readings are never deleted; …") onto the
+entry in another language its meaning is clearly nearest to (capdup6).
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ from collections.abc import Sequence
 
 from ._language import language
 from ._text import probes, subject_tokens, typed_subjects
-from .nearness import Semantic, other_subjects
+from .nearness import XLANG_LEAD, Semantic, other_subjects
 from .subjects import _GENERIC_NAMES, concepts, conflicts, quantities, tool_names, values
 from .targets import Target
 
-__all__ = ["anchor_names", "anchor_tokens", "restated_anchor"]
+__all__ = ["anchor_names", "anchor_tokens", "restated_anchor", "restated_meaning"]
 
 # Shared anchor tokens the rule needs without a multilingual model's vote. Fitted on the dev fit half (half A and the
 # two fresh files): with one, the pairs the rule takes there were 32 restatements and 2 other rules, but on the
@@ -94,4 +96,41 @@ def restated_anchor(
         key = (len(shared), t.written)
         if best is None or key > best[:2]:
             best = (len(shared), t.written, t)
-    return None if best is None else best[2]
+    return restated_meaning(text, targets, semantic) if best is None else best[2]
+
+
+def restated_meaning(text: str, targets: Sequence[Target], semantic: Semantic | None) -> Target | None:
+    """The entry in another language that ``text`` says again by meaning alone, or None (capdup6).
+
+    Trigger: a multilingual model is loaded (``semantic.crosslang``: :data:`~.nearness.XLANG_COSINE`), and of the
+    live entries written in other languages than ``text`` the nearest is at least that similar and leads the next
+    one by :data:`~.nearness.XLANG_LEAD`.
+    Why: a rule said again in another language shares no word with its entry, and often no name either ("Las alarmas
+    … por SMS y por correo" / "Over-temperature alarms always go out on both channels"); across languages the
+    meaning is the only evidence, and a clear lead over every other entry is what keeps two rules of one area apart.
+    Outcome: that entry (the caller revises it, or takes the candidate as a correction when a value differs), unless
+    something conflicts: the candidate names a tool, command or path the entry does not, or another command, path
+    or flag. Entries with a slug and working notes are never taken; an entry that has no vector (not embedded this
+    event) is not compared.
+    """
+    if semantic is None or semantic.crosslang is None:
+        return None
+    lang = language(text)
+    scored: list[tuple[float, Target]] = []
+    for t in targets:
+        if t.kind == "working_note" or t.slug is not None or t.entry_id is None:
+            continue
+        if lang in {language(part) for part in t.text.split("\n\n")}:
+            continue
+        cos = semantic.cosine(text, t.text)
+        if cos is not None:
+            scored.append((cos, t))
+    if not scored:
+        return None
+    scored.sort(key=lambda x: -x[0])
+    cos, t = scored[0]
+    if cos < semantic.crosslang or (len(scored) > 1 and cos - scored[1][0] < XLANG_LEAD):
+        return None
+    if not anchor_names(text) <= anchor_names(t.text) or other_subjects(typed_subjects(text), t.typed):
+        return None  # it names something the entry does not: another rule about that thing
+    return t

@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..domain.model import EntryVersion
+from ._language import language
 from ._text import clean, probes, searchable, subject_tokens
 from .candidates import Candidate
 
@@ -49,6 +50,8 @@ __all__ = [
     "SEMANTIC_THRESHOLDS",
     "SUBJECT_COSINE",
     "SUBJECT_MIN",
+    "XLANG_COSINE",
+    "XLANG_LEAD",
     "Semantic",
     "Similarity",
     "TermWeights",
@@ -322,6 +325,14 @@ SUBJECT_COSINE: dict[str, float] = {"minilm-l6-int8": 0.70}
 # there, bench/data/capture half A and the two fresh files: related 0.309 and 0.529-0.915, unrelated 0.229 and 0.467).
 # An English-only profile (MiniLM) says nothing across languages: no veto.
 ANCHOR_COSINE: dict[str, float] = {"use-multilingual-v3": 0.50}
+# Cosine at or above which a statement in another language that shares no anchor is the same statement as its nearest
+# entry, per multilingual profile (capdup6, anchors.restated_meaning), and the lead over the next entry in another
+# language it needs. Fitted on the dev fit half only (half A of bench/data/capture and fornace; pairs whose nearest
+# entry is in another language): restatements 0.50-0.91 (28 of 37 at >= 0.60 with the lead), other rules at most 0.56
+# but two (0.74, a rule beside another about the same passwords; 0.62 with a lead of 0.12). An English-only profile:
+# no rule.
+XLANG_COSINE: dict[str, float] = {"use-multilingual-v3": 0.60}
+XLANG_LEAD = 0.10
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -334,6 +345,7 @@ class Semantic:
     combined_correction: float | None = None  # the same for a correction
     subject: float | None = None  # cosine at or above which two statements naming the same subject match
     anchor: float | None = None  # cosine below which a restatement by anchors (anchors.py) is not taken
+    crosslang: float | None = None  # cosine at or above which the nearest entry in another language is restated
 
     def cosine(self, a: str, b: str) -> float | None:
         va, vb = self.vectors.get(semantic_key(a)), self.vectors.get(semantic_key(b))
@@ -347,9 +359,13 @@ def semantic_key(text: str) -> str:
     return " ".join(clean(text).split())
 
 
-def semantic_texts(candidates: Sequence[Candidate], live: Sequence[EntryVersion], limit: int = 64) -> list[str]:
+def semantic_texts(
+    candidates: Sequence[Candidate], live: Sequence[EntryVersion], limit: int = 64, *, other_languages: bool = False
+) -> list[str]:
     """The texts to embed for :class:`Semantic`: the candidates, and the live entries sharing a subject token
-    with one of them (at most ``limit`` texts: the semantic rule needs a shared token anyway)."""
+    with one of them (at most ``limit`` texts: the semantic rule needs a shared token anyway); with
+    ``other_languages`` then also the entries written in a language no candidate is in, up to ``limit`` (a
+    restatement in another language shares no word: anchors.restated_meaning)."""
     cands = [clean(c.text) for c in candidates if c.kind != "working_note"]
     subjects: frozenset[str] = frozenset().union(*(subject_tokens(t) for t in cands)) if cands else frozenset()
     keys = [k[0] for k in probes(subjects)]
@@ -361,6 +377,13 @@ def semantic_texts(candidates: Sequence[Candidate], live: Sequence[EntryVersion]
             continue
         if subject_tokens(v.text) & subjects:
             out.append(semantic_key(v.text))
+    if other_languages and cands:
+        langs = {language(t) for t in cands}
+        for v in live:
+            if len(set(out)) >= limit:
+                break
+            if v.kind != "working_note" and v.content.slug is None and language(v.text) not in langs:
+                out.append(semantic_key(v.text))
     return list(dict.fromkeys(out))
 
 

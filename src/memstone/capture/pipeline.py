@@ -51,7 +51,7 @@ from .events import (
 from .extractor import ModelExtractor, TokenUsage
 from .junk_model import JunkClassifier, screen
 from .junk_text import TextJunkClassifier
-from .nearness import ANCHOR_COSINE, COMBINED_CORRECTION_MIN, COMBINED_MIN, SUBJECT_COSINE
+from .nearness import ANCHOR_COSINE, COMBINED_CORRECTION_MIN, COMBINED_MIN, SUBJECT_COSINE, XLANG_COSINE
 from .outcomes import CaptureOutcome, CaptureResult, Proposal
 from .queue import QueueItem, ReviewQueue
 from .settings import CaptureMode, CaptureSettings
@@ -298,7 +298,7 @@ async def _semantic(
     if model is None or threshold is None or not candidates:
         return None
     profile = model.profile.profile_id
-    texts = semantic_texts(candidates, live)
+    texts = semantic_texts(candidates, live, other_languages=profile in XLANG_COSINE)
     vectors = cache.lookup(profile, memory_key, texts) if cache is not None else {}
     vectors.update((t, known[t]) for t in texts if known and t in known and t not in vectors)  # the junk screen's
     missing = tuple(t for t in texts if t not in vectors)
@@ -319,6 +319,7 @@ async def _semantic(
         combined_correction=COMBINED_CORRECTION_MIN.get(profile),
         subject=SUBJECT_COSINE.get(profile),
         anchor=ANCHOR_COSINE.get(profile),
+        crosslang=XLANG_COSINE.get(profile),
     )
 
 

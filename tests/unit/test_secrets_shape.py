@@ -1,7 +1,7 @@
 """Secrets with no slot, no credential word and no introduction, told by the value's shape and its place (issue 16,
 item 4; capsec7, fitted on ``bench/data/capture/brisa.jsonl``): a generated value said in passing in a sentence of
 any language, a value split over lines, a token in a URL query under a name that says nothing, a header of the
-team's own naming, a passphrase of joined words in a credential clause. Each with a near miss of the same subject
+team's own naming. Each with a near miss of the same subject
 that must be stored; every secret row fails on the detector of main (2232360)."""
 
 # ruff: noqa: E501  (tables of realistic-looking fake values read better unwrapped)
@@ -31,8 +31,6 @@ SHAPES = [
      'the wifi of the Porto shop is Atelier-Loja, colour #0E7C86 on the sign'),
     ("query-any-name", "curl 'https://api.tides.example/v1/table?port=417&k=Rv3Tq8ZmWx2LkP7nYc4H' every hour", "query_value",
      "curl 'https://api.tides.example/v1/table?port=417&station_id=Gq5Wm2TzKx8RnLp3Vb6D' every hour"),
-    ("joined-words", "the staging admin logs in with copper-walrus-meadow-tundra until Friday", "joined_passphrase",
-     "the staging admin page is behind feature-flag-admin-panel until Friday"),
 ]  # fmt: skip
 
 
@@ -54,6 +52,9 @@ async def test_secrets_told_by_their_shape_are_refused_by_remember_and_capture(t
     "text",
     [
         pytest.param("from ipaddress import IPv4Address, IPv6Address, ip_address", id="code-names-import"),
+        # kebab-case names after a credential word (a joined-words passphrase rule refused one on unseen data, stop 35)
+        pytest.param("For the admin account we use vue-keycloak-sso-plugin now.", id="kebab-package"),
+        pytest.param("Password rotation is handled by nightly-vault-rotate-job in prod", id="kebab-service"),
         pytest.param("    host: str | IPv4Address | IPv6Address", id="union-type"),
         pytest.param("Use camino's Utf8PathBuf and ChaCha20Poly1305 in the public API.", id="names-in-prose"),
         pytest.param("    'Base64UrlStr',\n    'GetPydanticSchema',", id="list-literal"),

@@ -32,7 +32,6 @@ __all__ = [
     "CLAUSE_KINDS",
     "app_passwords",
     "clause_secrets",
-    "credential_cues",
     "credential_slots",
     "generated_in_clause",
     "generated_letters",
@@ -190,12 +189,6 @@ def _clause_before(text: str, pos: int) -> str:
     start = max(0, pos - _CLAUSE_CHARS)
     ends = list(_CLAUSE_END.finditer(text, start, pos))
     return text[ends[-1].end() if ends else start : pos].lower()
-
-
-def credential_cues(text: str, pos: int) -> bool:
-    """A credential word of any language in the clause that ends at ``pos`` (up to 80 characters before it)."""
-    before = _clause_before(text, pos)
-    return _CUE.search(before) is not None
 
 
 def shape_talk(text: str, pos: int) -> bool:

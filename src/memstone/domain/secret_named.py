@@ -394,5 +394,5 @@ def named_secrets(text: str, is_placeholder: Check, is_function_word: Check) -> 
         *bip39_runs(text, is_function_word),
         *basic_credentials(text, is_placeholder),
         *_clause.clause_secrets(text, is_placeholder, is_function_word),
-        *_shape.shape_secrets(text, is_placeholder, is_function_word),
+        *_shape.shape_secrets(text, is_placeholder),
     ]

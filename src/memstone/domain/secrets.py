@@ -25,7 +25,7 @@ Four families of rules:
   for formats no list names: ≥ 32 base64/alphanumeric characters with mixed case, ≥ 3 digits, ≥ 4.3 bits/char,
   not a digest, an identifier made of words, an alphabet, or base64 that decodes to text. With no name, word or
   slot at all: a generated value standing alone in prose or on its own line, a generated value in any URL query
-  parameter, a passphrase of joined words in a credential clause (:mod:`memstone.domain.secret_shape`).
+  parameter (:mod:`memstone.domain.secret_shape`).
 
 Not secrets (tested): commit hashes, UUIDs, ULIDs, ``sha256:`` digests, bare hex, prose about "tokens" and
 "passwords", type annotations (``token: str``), environment-variable references (``$TOKEN``, ``${DB_PASSWORD}``,

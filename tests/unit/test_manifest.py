@@ -106,7 +106,9 @@ def test_a_batch_of_new_time_ordered_ids_touches_few_nodes() -> None:
         ]
         root, new = reader.update(root, {e.entry_id: e for e in batch})
         nodes.update(new)
-        assert len(new) < 500 // LEAF_MAX * 3  # the batch's own subtree, not a rewrite of the manifest
+        # The batch's own subtree, not a rewrite of the manifest: 43-63 nodes in 800 batches of 500 (leaves split
+        # on id prefixes hold fewer than LEAF_MAX on average); a rewrite from the 4th batch on is over 2,000 / 24 = 83.
+        assert len(new) <= 500 // LEAF_MAX * 4
     assert reader.counts(root) == (10_000, 10_000)
 
 

@@ -73,3 +73,30 @@ async def test_secrets_told_by_their_shape_are_refused_by_remember_and_capture(t
 )
 def test_code_shapes_are_left_alone(text: str) -> None:
     assert find_secrets(text) == ()
+
+
+def test_a_long_line_of_many_values_is_read_for_code_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found at stop 35: each standalone candidate re-read its whole line for code, so an 80 KB one-line text of
+    # words and generated-looking values took 4.7 s to scan (0.24 s before the rule); each line is now read once.
+    import random
+    import re as _re
+
+    from memstone.domain import secret_shape
+
+    searched: list[int] = []
+
+    class Counting:
+        def __init__(self, pattern: _re.Pattern[str]) -> None:
+            self.pattern = pattern
+
+        def search(self, line: str) -> _re.Match[str] | None:
+            searched.append(len(line))
+            return self.pattern.search(line)
+
+    monkeypatch.setattr(secret_shape, "_CODE_LINE", Counting(secret_shape._CODE_LINE))
+    rng = random.Random(7)
+    alphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+    values = ["".join(rng.choice(alphabet) for _ in range(14)) for _ in range(200)]
+    text = " and ".join(values)  # one line
+    assert secret_shape.generated_values(text, lambda v: False)
+    assert len(searched) == 1

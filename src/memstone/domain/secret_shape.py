@@ -79,16 +79,19 @@ _STANDALONE = re.compile(
 )
 
 
-def _in_prose(text: str, start: int, end: int) -> bool:
-    """Not on a line of code, and not in a clause about a value's shape."""
-    return not _CODE_LINE.search(_line_of(text, start, end)) and not shape_talk(text, start)
-
-
 def generated_values(text: str, is_placeholder: Check) -> list[Span]:
-    """A generated value standing alone on a line that is not code (see the module doc)."""
+    """A generated value standing alone on a line that is not code, not in a clause about a value's shape (see the
+    module doc). Each line is read for code once, however many candidates it holds: a long line of many values
+    costs its length, not its length times their number."""
     out: list[Span] = []
+    code_lines: dict[int, bool] = {}  # a line's start -> whether it is a line of code
     for m in _STANDALONE.finditer(text):
-        if _lone_value(m[1], is_placeholder) and _in_prose(text, m.start(1), m.end(1)):
+        if not _lone_value(m[1], is_placeholder):
+            continue
+        line_start = text.rfind("\n", 0, m.start(1)) + 1
+        if line_start not in code_lines:
+            code_lines[line_start] = _CODE_LINE.search(_line_of(text, m.start(1), m.end(1))) is not None
+        if not code_lines[line_start] and not shape_talk(text, m.start(1)):
             out.append(("generated_value", m.start(1), m.end(1)))
     return out
 

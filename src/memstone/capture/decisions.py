@@ -12,7 +12,7 @@ from ..domain.model import Surface
 from ..service import MemoryService, utc_now
 from .outcomes import CaptureResult
 from .queue import QueueItem, QueueStatus, ReviewQueue
-from .writing import status_of, write_candidates
+from .writing import Batch, status_of, write_candidates
 
 
 async def visible_items(
@@ -55,15 +55,8 @@ async def accept(
         return CaptureResult(status="nothing", mode="review", reason="flag acknowledged; nothing was written")
     if item.memory_id is None and item.scope is None:
         raise InvalidInput(f"capture item {item_id} names neither a scope nor a memory")
-    rev, outcomes = await write_candidates(
-        service,
-        scope=item.scope if item.memory_id is None else None,
-        memory_id=item.memory_id,
-        candidates=[item.candidate],
-        evidence_ids=dict(item.evidence),
-        author=decided_by,
-        surface=surface,
-    )
+    batch = Batch(scope=item.scope, memory_id=item.memory_id, candidates=[item.candidate])
+    rev, outcomes = await write_candidates(service, batch, dict(item.evidence), author=decided_by, surface=surface)
     entry = next((o.entry_id for o in outcomes if o.entry_id is not None), None)
     await queue.decide(item_id, "accepted", decided_at=utc_now(), decided_by=decided_by, result_entry=entry)
     written = rev is not None and any(o.action in ("added", "revised") for o in outcomes)

@@ -57,7 +57,7 @@ from .queue import QueueItem, ReviewQueue
 from .settings import CaptureMode, CaptureSettings
 from .statements import lesson_candidates
 from .vector_cache import VectorCache
-from .writing import current_head, enqueue, entry_inputs, status_of, write_candidates
+from .writing import Batch, current_head, enqueue, entry_inputs, status_of, write_candidates
 
 __all__ = [
     "CaptureOutcome",
@@ -403,16 +403,7 @@ async def capture(
             cands.clear()
 
     # Which Sources to record: all of them ("always"), or only those that back something ("when_used").
-    planned: list[
-        tuple[
-            str | None,
-            MemoryId | None,
-            CaptureMode,
-            list[Plan],
-            tuple[Revision | None, list[EntryVersion]],
-            Semantic | None,
-        ]
-    ] = []
+    planned: list[tuple[CaptureMode, list[Plan], Batch]] = []
     needed: set[str] = {"event"} if proposal.flags else set()
     for index, (group_scope, group_memory, group_mode, cands) in enumerate(groups):
         if not cands:
@@ -425,7 +416,14 @@ async def capture(
         memory_key = group_head.memory_id if group_head is not None else ""
         semantic = await _semantic(model, cands, group_live, cache, memory_key, proposal.vectors)
         plans = plan_candidates(cands, group_live, semantic)
-        planned.append((group_scope, group_memory, group_mode, plans, (group_head, group_live), semantic))
+        batch = Batch(
+            scope=group_scope,
+            memory_id=group_memory,
+            candidates=[p.candidate for p in plans],
+            known=(group_head, group_live),
+            semantic=semantic,
+        )
+        planned.append((group_mode, plans, batch))
         needed.update(k for p in plans if p.action != "unchanged" for k in p.candidate.evidence)
     record_all = settings.record_sources == "always"
     recorded: dict[str, Source] = {}
@@ -435,23 +433,12 @@ async def capture(
     evidence_ids = {k: s.source_id for k, s in recorded.items()}
 
     revisions: list[Revision] = []
-    for group_scope, group_memory, group_mode, plans, known, semantic in planned:
-        cands = [p.candidate for p in plans]
+    for group_mode, plans, batch in planned:
         if group_mode == "review":
             assert queue is not None
-            outcomes.extend(await enqueue(queue, plans, group_scope, group_memory, evidence_ids))
+            outcomes.extend(await enqueue(queue, plans, batch.scope, batch.memory_id, evidence_ids))
             continue
-        rev, written = await write_candidates(
-            service,
-            scope=group_scope if group_memory is None else None,
-            memory_id=group_memory,
-            candidates=cands,
-            evidence_ids=evidence_ids,
-            author=author,
-            surface=surface,
-            known=known,
-            semantic=semantic,
-        )
+        rev, written = await write_candidates(service, batch, evidence_ids, author=author, surface=surface)
         outcomes.extend(written)
         if rev is not None and any(o.action in ("added", "revised") for o in written):
             revisions.append(rev)

@@ -4,6 +4,7 @@ and say what happened to each (:class:`CaptureOutcome`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from ..domain.errors import RevisionConflictError
 from ..domain.ids import EntryId, EntryVersionId, MemoryId, SourceId, new_ulid
@@ -69,29 +70,40 @@ def entry_inputs(
     return out, sorted(used)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Batch:
+    """Candidates bound for one Memory: ``memory_id``'s, else ``scope``'s (made by the first write).
+
+    ``scope`` is kept beside a ``memory_id`` (the review queue records both); a write addresses the Memory by id.
+    ``known`` is a head and its live entries the caller has just read (the first attempt plans against them);
+    ``semantic`` the candidates' and entries' vectors it embedded for planning (None: plan without a model).
+    """
+
+    scope: str | None
+    memory_id: MemoryId | None
+    candidates: Sequence[Candidate]
+    known: tuple[Revision | None, Sequence[EntryVersion]] | None = None
+    semantic: Semantic | None = None
+
+
 async def write_candidates(
     service: MemoryService,
-    *,
-    scope: str | None,
-    memory_id: MemoryId | None,
-    candidates: Sequence[Candidate],
+    batch: Batch,
     evidence_ids: Mapping[str, SourceId],
+    *,
     author: str | None,
     surface: Surface,
-    known: tuple[Revision | None, Sequence[EntryVersion]] | None = None,
-    semantic: Semantic | None = None,
 ) -> tuple[Revision | None, list[CaptureOutcome]]:
-    """Plan against the current head and write; a stale head (another writer) re-reads and re-plans.
-
-    ``known`` is a head and its live entries the caller has just read; the first attempt uses them.
-    """
+    """Plan ``batch`` against the current head and write; a stale head (another writer) re-reads and re-plans."""
+    memory_id, known = batch.memory_id, batch.known
+    scope = batch.scope if memory_id is None else None  # a Memory named by id: its scope is not asked for
     for attempt in range(MAX_WRITE_ATTEMPTS):
         if attempt == 0 and known is not None:
             head, live = known[0], list(known[1])
         else:
             head = await current_head(service, scope, memory_id)
             live = await service.entries(head) if head is not None else []
-        plans = plan_candidates(candidates, live, semantic)
+        plans = plan_candidates(batch.candidates, live, batch.semantic)
         inputs, used = entry_inputs(plans, live, evidence_ids)
         if not inputs:
             return None, [unchanged_outcome(p, head) for p in plans]
@@ -219,6 +231,7 @@ def status_of(outcomes: Sequence[CaptureOutcome]) -> CaptureStatus:
 
 __all__ = [
     "MAX_WRITE_ATTEMPTS",
+    "Batch",
     "current_head",
     "enqueue",
     "entry_inputs",

@@ -198,3 +198,47 @@ def test_the_server_loads_the_capture_pipeline_and_its_weights_before_it_forks()
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_served_hook_closes_the_agents_pipes_when_it_answers_not_when_its_capture_ends(
+    server_env: dict[str, str], project: Path, seeded: dict[str, str], store_url: str
+) -> None:
+    """The capture a turn defers runs in a child forked from the answering child; that child must hold none of the
+    agent's pipes, or the agent (which reads the hook's output to its end) waits for the capture too. It did: the
+    answering child kept the descriptors it received beside its 0/1/2, and ~90 ms of every prompt hook's p50 in
+    bench/bench_hooks.py was its capture (stop 36)."""
+    import select
+    import sqlite3
+
+    env = {**server_env, "MEMSTONE_HOOK_FOREGROUND": "0"}
+    start = json.dumps(payload("claude-code", "session-start", cwd=project))
+    hook(["hook", "session-start", "--agent", "claude-code"], start, env)
+    wait_for(socket_of(env))
+    turn = json.dumps(payload("claude-code", "stop", cwd=project))
+    # A writer holds the store: the deferred capture waits for it (up to the store's busy timeout, 15 s).
+    lock = sqlite3.connect(store_url.removeprefix("sqlite:///"), isolation_level=None, timeout=30)
+    lock.execute("BEGIN IMMEDIATE")
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memstone", "hook", "stop", "--agent", "claude-code"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **env},
+        )
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        proc.stdin.write(turn.encode())
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+        eof = time.monotonic() + 5.0
+        for stream in (proc.stdout, proc.stderr):
+            while True:
+                ready, _, _ = select.select([stream], [], [], max(0.0, eof - time.monotonic()))
+                assert ready, "the hook exited but its output pipe is still held open (by its capture child)"
+                if not os.read(stream.fileno(), 4096):
+                    break
+        proc.stdout.close()
+        proc.stderr.close()
+    finally:
+        lock.rollback()
+        lock.close()

@@ -329,6 +329,8 @@ def _child(
                 thing.close()  # type: ignore[attr-defined]
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
+        for fd in set(fds) - {0, 1, 2}:  # the agent's pipes live on as 0/1/2 only: a capture child (forked from
+            os.close(fd)  # this one, its 0/1/2 on /dev/null) must not hold them open, or the agent waits for it
         os.chdir(str(call["cwd"]))
         os.umask(int(str(call["umask"])))
         os.environ.clear()

@@ -76,7 +76,6 @@ SERVER = r"""
 import gc, json, os, resource, sys, time
 _c = lambda: time.clock_gettime(time.CLOCK_MONOTONIC) * 1000
 LOG = os.environ["PROBE_SERVER_LOG"]
-FREEZE = os.environ.get("PROBE_GC_FREEZE") == "1"
 from memstone.agents import hook_server, hooks, hook_reads
 from memstone.cli import hook_run
 marks = {}
@@ -125,11 +124,6 @@ real_spawn = hooks.spawn_capture
 def spawn(result):
     mark("spawn from"); return real_spawn(result)
 hooks.spawn_capture = spawn
-if FREEZE:
-    real_preload = hook_server.preload
-    def preload():
-        real_preload(); gc.collect(); gc.freeze()
-    hook_server.preload = preload
 hook_server.serve()
 """
 
@@ -141,7 +135,6 @@ def main() -> None:
     parser.add_argument(
         "--event", default="user-prompt-submit", choices=("user-prompt-submit", "session-start", "stop")
     )
-    parser.add_argument("--gc-freeze", action="store_true", help="the server freezes its heap after preloading")
     parser.add_argument("--gap", type=float, default=0.0, help="seconds between runs")
     parser.add_argument("--json", dest="json_out")
     opts = parser.parse_args()
@@ -157,7 +150,7 @@ def main() -> None:
         env.update(MEMSTONE_URL=url, HOME=str(root), PYTHONPYCACHEPREFIX=str(root / "pycache"), TMPDIR=str(root))
         env["MEMSTONE_HOOK_SERVER"] = "30"
         client_log, server_log = root / "client.jsonl", root / "server.jsonl"
-        server_env = {**env, "PROBE_SERVER_LOG": str(server_log), "PROBE_GC_FREEZE": "1" if opts.gc_freeze else "0"}
+        server_env = {**env, "PROBE_SERVER_LOG": str(server_log)}
         server = subprocess.Popen(
             [sys.executable, "-P", "-c", SERVER],
             env=server_env,
@@ -203,17 +196,17 @@ def main() -> None:
                 "send+fork": s["forked"] - c["connected"],
                 "child setup": s["running"] - s["forked"],
                 "settings": s["settings"] - s["running"],
-                "open store": s["opened"] - s["open from"],
-                "reads": s["reads done"] - s["opened"],
-                "close+save": s["replied"] - s["reads done"] - (s["replied"] - s.get("spawn from", s["replied"])),
+                "open store": s.get("opened", 0.0) - s.get("open from", 0.0),
+                "reads": s.get("reads done", 0.0) - s.get("opened", 0.0),
+                "close+save": s.get("spawn from", s["replied"]) - s.get("reads done", s["settings"]),
                 "reply": s["replied"] - s.get("spawn from", s["replied"]),
                 "exit": c.get("exit", c["started"]) - s["replied"],
                 "client exit": ended - c["t2"],
                 "client cpu": c["cpu"],
                 "client nivcsw": c["nivcsw"],
                 "child cpu": s["cpu replied"] - s["cpu forked"],
-                "child open cpu": s["cpu opened"] - s["cpu open from"],
-                "child reads cpu": s["cpu reads done"] - s["cpu opened"],
+                "child open cpu": s.get("cpu opened", 0.0) - s.get("cpu open from", 0.0),
+                "child reads cpu": s.get("cpu reads done", 0.0) - s.get("cpu opened", 0.0),
                 "child nivcsw": s["nivcsw"],
                 "child minflt": s["minflt"],
                 "child gc ms": s["gc_ms"],
@@ -240,7 +233,7 @@ def report(rows: list[dict[str, float]], opts: argparse.Namespace) -> None:
     slow_cut = sorted(r["total"] for r in rows)[int(0.9 * len(rows))]
     slow = [r for r in rows if r["total"] >= slow_cut]
     fast = [r for r in rows if r["total"] <= statistics.median(r["total"] for r in rows)]
-    print(f"\n{opts.event}, {len(rows)} runs, gc freeze {opts.gc_freeze}, load {os.getloadavg()[0]:.2f}")
+    print(f"\n{opts.event}, {len(rows)} runs, load {os.getloadavg()[0]:.2f}")
     print(f"{'phase':<16} {'p50':>7} {'p95':>7} {'max':>7} {'fast half':>10} {'slowest 10%':>12}")
     for k in keys:
         vals = [r[k] for r in rows]

@@ -7,7 +7,8 @@ The public names are imported on first use (PEP 562), so ``import memstone`` —
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # not typing's: every hook's own process imports this package, and typing costs it ~20 ms
 
 if TYPE_CHECKING:
     from .domain.errors import (

@@ -4,7 +4,8 @@ An agent runs ``memstone hook EVENT`` for every event and waits for it. Most of 
 memstone (the service, the store, asyncio: about 200 ms of CPU), not the hook's own work. So the first hook
 starts this server after it has answered (detached, one per user, installation and configuration), and later
 hooks hand their call to it over a Unix socket: the client sends its stdin, stdout and stderr descriptors
-(``SCM_RIGHTS``), working directory, umask, environment and argv, and the server forks a child that runs the
+(``SCM_RIGHTS``), working directory, umask, environment and argv (:mod:`.hook_client`, which the hook's own
+process imports instead of this module), and the server forks a child that runs the
 call exactly as the process would have (:func:`memstone.cli.hook_run.run_hook_command`) on those descriptors.
 The agent sees the same output on its own pipe and the same exit code; the child is a fresh process in all but
 its start-up, because the server only imports modules: it opens no store and resolves no setting for a request
@@ -22,126 +23,27 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import socket
 import struct
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
-PROTOCOL = 1
-_HEADER = struct.Struct("!I")
-_MAX_REQUEST = 4 << 20  # an environment plus argv; anything larger is not ours
-
-
-def _package_dir() -> Path:
-    return Path(__file__).resolve().parent.parent
-
-
-def server_key(env: os._Environ[str] | dict[str, str] | None = None) -> str:
-    """Which server a call may use: same interpreter, package, import path and home (where ``~`` in a setting
-    points; every setting itself is resolved by the forked child from the caller's environment)."""
-    env = os.environ if env is None else env
-    parts = (sys.executable, str(_package_dir()), *_import_path(), env.get("HOME", ""))
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
-
-
-def _import_path() -> list[str]:
-    """``sys.path`` without the entry Python prepends for a script or ``-m`` (the server runs with ``-P``)."""
-    return sys.path if sys.flags.safe_path else sys.path[1:]
-
-
-def socket_dir(*, create: bool) -> Path | None:
-    """``$TMPDIR/memstone-<uid>``, a folder only this user can enter; None when it is absent or not private."""
-    import tempfile
-
-    folder = Path(tempfile.gettempdir()) / f"memstone-{os.getuid()}"
-    if create:
-        try:
-            folder.mkdir(mode=0o700)
-        except FileExistsError:
-            pass
-        except OSError:
-            return None
-    try:
-        st = folder.lstat()
-    except OSError:
-        return None
-    import stat
-
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        return None  # a symlink, someone else's folder or one others can enter: never ours to use
-    return folder
-
-
-def socket_path(*, create: bool = False) -> Path | None:
-    folder = socket_dir(create=create)
-    return None if folder is None else folder / f"hook-{server_key()}.sock"
-
-
-# ------------------------------------------------------------------------------------------------- the client
-def forward(argv: Sequence[str]) -> int | None:
-    """Run this hook call in the warm server; its exit code, or None when the caller must run it itself."""
-    path = socket_path() if hasattr(socket, "SO_PEERCRED") else None
-    if path is None or not path.exists():
-        return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.settimeout(2.0)
-        sock.connect(str(path))
-        umask = os.umask(0o077)
-        os.umask(umask)
-        body = json.dumps(
-            {
-                "protocol": PROTOCOL,
-                "key": server_key(),
-                "argv": list(argv),
-                "cwd": os.getcwd(),
-                "umask": umask,
-                "env": dict(os.environ),
-            }
-        ).encode()
-        socket.send_fds(sock, [_HEADER.pack(len(body))], [0, 1, 2])
-        sock.sendall(body)
-        reader = sock.makefile("rb")
-        first = reader.readline()
-        if first != b"started\n":
-            return None  # refused (stale code, disabled, another key) or gone: the caller runs the hook
-        sock.settimeout(None)  # the call runs now; the hook's own deadlines bound it
-        last = reader.readline()
-    except OSError:
-        return None
-    finally:
-        sock.close()
-    try:
-        return int(last.split(b" ")[1]) if last.startswith(b"exit ") else 0
-    except (IndexError, ValueError):
-        return 0  # the call started and its answer went to the agent; a hook always exits 0
-
-
-def start_server() -> None:
-    """Start the server for later hooks (detached; it exits at once if one already runs)."""
-    import subprocess
-
-    if not hasattr(socket, "SO_PEERCRED") or socket_dir(create=True) is None:
-        return  # the server checks who connects with Linux's SO_PEERCRED; elsewhere every hook runs itself
-    subprocess.Popen(  # our own interpreter and module
-        [sys.executable, "-P", "-m", "memstone.agents.hook_server"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd="/",
-        start_new_session=True,
-        close_fds=True,
-    )
+from .hook_client import (
+    HEADER,
+    MAX_REQUEST,
+    decode_call,
+    package_dir,
+    server_key,
+    socket_path,
+)
 
 
 # ------------------------------------------------------------------------------------------------- the server
 def fingerprint() -> str:
     """The installed code as it is now: every module file's path, size and modification time."""
     digest = hashlib.sha256()
-    folders = [str(_package_dir())]
+    folders = [package_dir()]
     while folders:
         with os.scandir(folders.pop()) as entries:
             for entry in sorted(entries, key=lambda e: e.name):
@@ -190,9 +92,10 @@ def serve() -> None:
     import time
 
     idle = idle_seconds()
-    path = socket_path(create=True)
-    if idle == 0 or path is None:
+    where = socket_path(create=True)
+    if idle == 0 or where is None:
         return
+    path = Path(where)
     lock = open(path.with_suffix(".lock"), "a")  # noqa: SIM115 - held for the server's life
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -274,11 +177,11 @@ def _start(conn: socket.socket, code: str, *, keep: tuple[object, ...]) -> int |
         if uid != os.getuid():
             conn.close()
             return "refused"
-        head, fds, _flags, _addr = socket.recv_fds(conn, _HEADER.size, 3)
-        if len(head) != _HEADER.size or len(fds) != 3:
+        head, fds, _flags, _addr = socket.recv_fds(conn, HEADER.size, 3)
+        if len(head) != HEADER.size or len(fds) != 3:
             raise OSError("a malformed call")
-        (size,) = _HEADER.unpack(head)
-        if size > _MAX_REQUEST:
+        (size,) = HEADER.unpack(head)
+        if size > MAX_REQUEST:
             raise OSError("a call too large")
         body = b""
         while len(body) < size:
@@ -286,9 +189,8 @@ def _start(conn: socket.socket, code: str, *, keep: tuple[object, ...]) -> int |
             if not chunk:
                 raise OSError("the client left")
             body += chunk
-        call = json.loads(body)
-        env = {str(k): str(v) for k, v in call["env"].items()}
-        if call.get("protocol") != PROTOCOL or call.get("key") != server_key(env):
+        key, cwd, umask, argv, env = decode_call(body)
+        if key != server_key(env):
             conn.sendall(b"refused other\n")
             conn.close()
             return "refused"
@@ -298,7 +200,7 @@ def _start(conn: socket.socket, code: str, *, keep: tuple[object, ...]) -> int |
             return "stop"
         pid = os.fork()
         if pid == 0:
-            _child(conn, fds, call, env, keep)
+            _child(conn, fds, (cwd, umask, argv), env, keep)
         conn.sendall(b"started\n")
         return pid
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -311,7 +213,7 @@ def _start(conn: socket.socket, code: str, *, keep: tuple[object, ...]) -> int |
 
 
 def _child(
-    conn: socket.socket, fds: list[int], call: dict[str, object], env: dict[str, str], keep: tuple[object, ...]
+    conn: socket.socket, fds: list[int], call: tuple[str, int, list[str]], env: dict[str, str], keep: tuple[object, ...]
 ) -> None:
     """In the forked child: become the client's hook process, run the call, exit."""
     import signal
@@ -329,11 +231,13 @@ def _child(
                 thing.close()  # type: ignore[attr-defined]
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
-        os.chdir(str(call["cwd"]))
-        os.umask(int(str(call["umask"])))
+        for fd in set(fds) - {0, 1, 2}:  # the agent's pipes live on as 0/1/2 only: a capture child (forked from
+            os.close(fd)  # this one, its 0/1/2 on /dev/null) must not hold them open, or the agent waits for it
+        cwd, umask, argv = call
+        os.chdir(cwd)
+        os.umask(umask)
         os.environ.clear()
         os.environ.update(env)
-        argv = [str(a) for a in call["argv"]]  # type: ignore[attr-defined]
         sys.argv = ["memstone", *argv]
         from ..cli.hook_run import parse_hook_argv, run_hook_command
 

@@ -20,11 +20,12 @@ def main() -> None:
 
         click_main()
         return
-    from ..agents.hook_server import forward
+    from ..agents.hook_client import forward
 
     code = forward(sys.argv[1:])  # the warm server runs it, when one is up (agents/hook_server.py)
     if code is None:
-        from ..agents.hook_server import idle_seconds, start_server
+        from ..agents.hook_client import start_server
+        from ..agents.hook_server import idle_seconds
         from .hook_run import run_hook_command
 
         code = run_hook_command(call.event, call.agent, as_json=call.as_json, url=call.url, scope=call.scope)

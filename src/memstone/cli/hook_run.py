@@ -4,27 +4,32 @@ An agent spawns ``memstone hook …`` on every event and waits for it, so the co
 recognises the argv that ``memstone install`` writes (``[--url U] [--scope S] hook EVENT [--agent A] [--json]``)
 and calls :func:`run_hook_command` directly, skipping click and the command table; any other shape (``--help``,
 an unknown option) goes through click, whose ``hook`` command calls the same function. This module imports only
-the standard library at module level.
+``os`` and ``sys`` at module level.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
 
+TYPE_CHECKING = False  # the console script imports this module before it forwards a hook: no typing, no json
 if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from typing import Any
+
     from ..agents.hooks import HookResult
 
 
-class HookArgv(NamedTuple):
-    event: str
-    agent: str
-    as_json: bool
-    url: str | None
-    scope: str | None
+class HookArgv:
+    """A hook call's event, ``--agent``, ``--json``, ``--url`` and ``--scope``."""
+
+    __slots__ = ("agent", "as_json", "event", "scope", "url")
+
+    def __init__(self, event: str, agent: str, as_json: bool, url: str | None, scope: str | None) -> None:
+        self.event, self.agent, self.as_json, self.url, self.scope = event, agent, as_json, url, scope
+
+    def __iter__(self) -> Iterator[object]:
+        return iter((self.event, self.agent, self.as_json, self.url, self.scope))
 
 
 _GLOBAL = ("--url", "--scope")
@@ -78,6 +83,8 @@ def _take_options(args: list[str], names: tuple[str, ...], values: dict[str, str
 def run_hook_command(event: str, agent: str, *, as_json: bool, url: str | None, scope: str | None) -> int:
     """Handle one hook event as ``memstone hook`` does: read stdin, answer, then capture. Returns the exit code
     (always 0: an agent is never blocked)."""
+    import json
+
     from ..agents.hooks import finish_capture, run_hook, spawn_capture
 
     stdin = sys.stdin
@@ -110,6 +117,8 @@ def _hook_foreground() -> bool:
 
 
 def hook_report(result: HookResult) -> dict[str, Any]:
+    import json
+
     ev = result.event
     return {
         "stdout": json.loads(result.stdout) if result.stdout else None,

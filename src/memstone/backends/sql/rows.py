@@ -333,11 +333,13 @@ class AuthorityRows:
 
     def insert_nodes(self, nodes: Mapping[str, bytes]) -> None:
         if nodes:
-            later_many(
-                self.engine.conn,
-                self.dialect.insert_ignore("manifest_nodes", ("node_hash", "body"), ("node_hash",)),
-                [(h, zlib.compress(raw, 6)) for h, raw in nodes.items()],
-            )
+            table, columns, key = "manifest_nodes", ("node_hash", "body"), ("node_hash",)
+            rows = [(h, zlib.compress(raw, 6)) for h, raw in nodes.items()]
+            arrays = self.dialect.insert_ignore_columns(table, columns, key, rows)
+            if arrays is not None:  # one statement of the same text however many nodes (PostgreSQL: ``unnest``)
+                later(self.engine.conn, *arrays)
+            else:
+                later_many(self.engine.conn, self.dialect.insert_ignore(table, columns, key), rows)
 
     # ---------------------------------------------------------------- entry versions
     def insert_versions(self, versions: Sequence[EntryVersion]) -> list[tuple[Any, ...]]:

@@ -52,8 +52,15 @@ def loads_json(text: str) -> object:
         raise IntegrityError(f"stored JSON is unreadable: {exc}") from exc
 
 
+# One encoder for every stored JSON value: ``json.dumps`` with these (non-default) options builds a new encoder each
+# call, and a write stores six (issue 13). Same options, same text; an encoder keeps no state between calls.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
 def dumps_json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    if value == []:
+        return "[]"  # most stored lists (a version's tags, sources, artifacts, relations)
+    return _ENCODER.encode(value)
 
 
 def json_list(text: str) -> list[Any]:

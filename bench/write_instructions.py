@@ -7,7 +7,8 @@
 
 The first run on a store builds a Memory of ``--seed`` entries in ``remember`` calls of 1,000 (as ``bench_core.py``
 loads it) and records its id (PostgreSQL: table ``bench_write_instructions``; SQLite: a file beside the store);
-later runs write into the same Memory. Each run writes 20 entries untimed, then ``--writes`` timed ones. Under
+later runs write into the same Memory. Each run writes 20 entries untimed, then ``--writes`` timed ones (new texts
+each run; ``--texts SEED`` on clones of one store gives two trees the same writes on the same state). Under
 callgrind, instrumentation (``search_instructions.py``'s client requests) is on from the first timed write to the
 last, so the count covers those writes alone, in every thread (the event loop's and the engine's workers).
 Outside valgrind it prints the CPU time per write of the whole process, of the event loop's thread and of the
@@ -77,7 +78,7 @@ def _time_jobs(spent: list[float]) -> None:
     Workers.run = timed  # type: ignore[method-assign]
 
 
-async def main(target: str, seed: int, writes: int, label: str) -> None:
+async def main(target: str, seed: int, writes: int, label: str, text_seed: int | None = None) -> None:
     from memstone import EntryInput, open_service
 
     url, found, record = _kept(target, label)
@@ -91,7 +92,7 @@ async def main(target: str, seed: int, writes: int, label: str) -> None:
                 head = await svc.remember(head, entries=batch)
             assert head is not None
             record(head.memory_id)
-        corpus = Corpus(seed=time.time_ns() % 2**31)  # texts no earlier run stored
+        corpus = Corpus(seed=time.time_ns() % 2**31 if text_seed is None else text_seed)  # texts no earlier run stored
         for _ in range(20):
             head = await svc.remember(head, entries=[EntryInput(kind="fact", text=corpus.note())])
         texts = [corpus.note() for _ in range(writes)]
@@ -117,5 +118,11 @@ if __name__ == "__main__":
     ap.add_argument("--seed", type=int, default=100_000, help="entries in the kept Memory (first run only)")
     ap.add_argument("--writes", type=int, default=200)
     ap.add_argument("--label", default="main", help="which kept Memory of the store (one per label)")
+    ap.add_argument(
+        "--texts",
+        type=int,
+        help="the seed of the written texts (default: new each run); two trees given one seed, each on its own "
+        "clone of the kept store (CREATE DATABASE … TEMPLATE …), write the same texts on the same state",
+    )
     a = ap.parse_args()
-    asyncio.run(main(a.target, a.seed, a.writes, a.label))
+    asyncio.run(main(a.target, a.seed, a.writes, a.label, a.texts))

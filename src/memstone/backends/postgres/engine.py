@@ -31,6 +31,7 @@ from ...ports import Capabilities
 from ..sql.engine import Dialect, Migrator, ReadEnded, Snapshot
 from ..sql.workers import Workers
 from . import schema
+from .arrays import bytea_array, int_array, text_array
 from .errors import ROW_MOVED, STALE_START, translated
 from .fold import ONE_CHECK, ONE_HEAD, foldable, folded
 from .fts import PostgresFullText
@@ -51,8 +52,36 @@ BESIDE_GROW_S = 0.25
 Statement = tuple[str, Sequence[object]]
 
 
+# An array literal's builder and cast by the Python type of a column's values (``insert_ignore_columns``).
+_ARRAYS: dict[type, tuple[Callable[[Any], str], str]] = {
+    str: (text_array, "text[]"),
+    bytes: (bytea_array, "bytea[]"),
+    int: (int_array, "bigint[]"),
+}
+
+
 class PostgresDialect(Dialect):
     name = "postgresql"
+
+    def insert_ignore_columns(
+        self, table: str, columns: Sequence[str], key: Sequence[str], rows: Sequence[Sequence[object]]
+    ) -> tuple[str, list[object]] | None:
+        """``INSERT … SELECT * FROM unnest(?::text[], ?::bytea[]) ON CONFLICT (key) DO NOTHING``: one array literal
+        a column (``arrays``), so the statement's text and its two parameters stay the same however many rows (a
+        write's manifest nodes: its fold, ``fold.py``, takes them at any size). None for a column of other values."""
+        values = list(zip(*rows, strict=True))  # a column's values, each column of one type of ``_ARRAYS``
+        kinds = [_ARRAYS.get(type(column[0])) for column in values]
+        if not rows or any(
+            kind is None or {type(v) for v in column} != {type(column[0])}
+            for kind, column in zip(kinds, values, strict=True)
+        ):
+            return None
+        casts = ", ".join(f"?::{kind[1]}" for kind in kinds if kind is not None)
+        sql = (
+            f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM unnest({casts}) "
+            f"ON CONFLICT ({', '.join(key)}) DO NOTHING"
+        )
+        return sql, [kind[0](column) for kind, column in zip(kinds, values, strict=True) if kind is not None]
 
     def json_array_has(self, column: str) -> str:
         return f"({column})::jsonb @> jsonb_build_array(?::text)"

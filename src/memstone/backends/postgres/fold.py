@@ -18,19 +18,25 @@ ONE_CHECK = " RETURNING 1) SELECT CASE WHEN count(*) = 1 THEN 1 "
 # past them it would convert the statement again on every call, which costs more than the statements saved.
 FOLD_PARAMS = 50
 FOLD_CHARS = 3_800
+UNNEST = ") SELECT * FROM unnest("  # an INSERT of rows given as one array parameter a column
 
 
 @functools.lru_cache(maxsize=256)
 def _row_write(sql: str) -> str | None:
-    """The table of a plain ``INSERT INTO t (…) VALUES (…)`` (an upsert too) that reads no other row, or of a
-    ``defer_one`` statement (``_exactly_one``: an UPDATE or INSERT of one table by key); None for anything else."""
+    """The table of a plain ``INSERT INTO t (…) VALUES (…)`` (an upsert too) or ``INSERT INTO t (…) SELECT * FROM
+    unnest(…)`` (``PostgresDialect.insert_ignore_columns``) that reads no other row, or of a ``defer_one``
+    statement (``_exactly_one``: an UPDATE or INSERT of one table by key); None for anything else."""
     if sql.startswith(ONE_HEAD) and ONE_CHECK in sql:
         body = sql[len(ONE_HEAD) :].partition(ONE_CHECK)[0]
         words = body.split(" ", 3)  # UPDATE t … / INSERT INTO t …
         if "SELECT" in body or len(words) < 3:
             return None
         return words[1] if words[0] == "UPDATE" else words[2] if words[0] == "INSERT" else None
-    if not sql.startswith("INSERT INTO ") or "SELECT" in sql or "RETURNING" in sql or " VALUES (" not in sql:
+    if not sql.startswith("INSERT INTO ") or "RETURNING" in sql:
+        return None
+    if UNNEST in sql and sql.count("SELECT") == 1 and sql.count(" FROM ") == 1:  # rows from array parameters
+        return sql.split(" ", 3)[2]
+    if "SELECT" in sql or " VALUES (" not in sql:
         return None
     return sql.split(" ", 3)[2]
 

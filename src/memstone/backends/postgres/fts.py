@@ -21,6 +21,7 @@ from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
 from ..sql.engine import ArchiveRow, Candidates, Conn, FtsRow, Snapshot, later, snapshot_of
 from ..sql.rows import HIT_COLUMNS
+from .arrays import int_array, text_array
 
 K1 = 1.2
 B = 0.75
@@ -178,7 +179,7 @@ class PostgresFullText:
             "SELECT ?, 1 - count(*), ? - coalesce(sum(dl), 0) FROM old WHERE term = '' "
             "ON CONFLICT (memory_artifact_id) DO UPDATE SET docs = s.docs + excluded.docs, "
             "total_len = s.total_len + excluded.total_len",
-            (version.memory_id, version.entry_id, length, terms, tfs, version.memory_id, length),
+            (version.memory_id, version.entry_id, length, text_array(terms), int_array(tfs), version.memory_id, length),
         )
 
     def drop_head(self, conn: Conn, memory_id: MemoryId, entry_id: EntryId) -> None:
@@ -250,7 +251,7 @@ class PostgresFullText:
             conn,
             "INSERT INTO memory_entry_archive_postings (entry_version_id, memory_artifact_id, term, tf) "
             "SELECT ?, ?, t, f FROM unnest(?::text[], ?::int[]) AS u(t, f) ON CONFLICT DO NOTHING",
-            (version.entry_version_id, version.memory_id, terms[1:], tfs[1:]),
+            (version.entry_version_id, version.memory_id, text_array(terms[1:]), int_array(tfs[1:])),
         )
 
     def head_any(

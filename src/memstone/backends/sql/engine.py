@@ -232,6 +232,14 @@ class Dialect:
         """INSERT that does nothing when a row with the same ``key`` exists (row count 0)."""
         return f"{self.insert_into(table, columns)} ON CONFLICT ({', '.join(key)}) DO NOTHING"
 
+    def insert_ignore_columns(
+        self, table: str, columns: Sequence[str], key: Sequence[str], rows: Sequence[Sequence[object]]
+    ) -> tuple[str, list[object]] | None:
+        """``insert_ignore`` of many rows as one statement of one parameter a column (an engine that binds arrays:
+        its text and parameter count stay the same however many rows); None where the engine has no such form
+        (``later_many`` sends the rows as ``VALUES`` lists)."""
+        return None
+
     def no_index(self, column: str) -> str:
         """``column`` in a condition the planner should not pick an index for (SQLite: ``+column``)."""
         return column

@@ -52,8 +52,15 @@ def loads_json(text: str) -> object:
         raise IntegrityError(f"stored JSON is unreadable: {exc}") from exc
 
 
+# One encoder for every stored JSON value: ``json.dumps`` with these (non-default) options builds a new encoder each
+# call, and a write stores six (issue 13). Same options, same text; an encoder keeps no state between calls.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
 def dumps_json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    if value == []:
+        return "[]"  # most stored lists (a version's tags, sources, artifacts, relations)
+    return _ENCODER.encode(value)
 
 
 def json_list(text: str) -> list[Any]:
@@ -333,11 +340,13 @@ class AuthorityRows:
 
     def insert_nodes(self, nodes: Mapping[str, bytes]) -> None:
         if nodes:
-            later_many(
-                self.engine.conn,
-                self.dialect.insert_ignore("manifest_nodes", ("node_hash", "body"), ("node_hash",)),
-                [(h, zlib.compress(raw, 6)) for h, raw in nodes.items()],
-            )
+            table, columns, key = "manifest_nodes", ("node_hash", "body"), ("node_hash",)
+            rows = [(h, zlib.compress(raw, 6)) for h, raw in nodes.items()]
+            arrays = self.dialect.insert_ignore_columns(table, columns, key, rows)
+            if arrays is not None:  # one statement of the same text however many nodes (PostgreSQL: ``unnest``)
+                later(self.engine.conn, *arrays)
+            else:
+                later_many(self.engine.conn, self.dialect.insert_ignore(table, columns, key), rows)
 
     # ---------------------------------------------------------------- entry versions
     def insert_versions(self, versions: Sequence[EntryVersion]) -> list[tuple[Any, ...]]:

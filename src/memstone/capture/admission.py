@@ -94,6 +94,7 @@ from .nearness import (
     weighted_match,
     wording_swap,
 )
+from .resets import resets
 from .roles import role_change
 from .subjects import (
     conflicts,
@@ -343,18 +344,7 @@ def plan_candidates(
     change an entry only once. With ``semantic`` (an embedding model is loaded), a candidate that shares a
     subject token with an entry and is at least ``semantic.threshold`` similar to it is the same statement too.
     """
-    targets = [
-        Target(
-            entry_id=v.entry_id,
-            entry_version_id=v.entry_version_id,
-            kind=v.kind,
-            text=v.text,
-            slug=v.content.slug,
-            plan_index=None,
-            written=v.provenance.created_at,
-        )
-        for v in live
-    ]
+    targets = [Target.of(v) for v in live]
     weights = TermWeights([t.search for t in targets if t.kind != "working_note"])
     plans: list[Plan] = []
     for cand in candidates:
@@ -549,6 +539,8 @@ def _plan_one(
     tool = role_change(text, targets, stated=correction) if best_t is None and cand.kind != "lesson" else None
     if tool is not None:  # another tool in the role an entry names: it changes that entry (roles.py)
         best_t, best_sim, correction, top = tool, similarity(mine, tool.tokens), True, None
+    elif best_t is None and cand.kind != "lesson" and (reset := resets(text, targets, bare=cand.resets)):
+        best_t, best_sim, correction, top = reset, similarity(mine, reset.tokens), True, None  # resets.py
     if best_t is None and top is None and weights is not None:
         hit = pick_change(text, mine, [(t.text, t.tokens) for t in pool], weights, stated=correction)
         if hit is not None:  # the same subject set to another value: an unmarked correction (subjects.py)

@@ -22,7 +22,8 @@ class Candidate(PlainDict):
     ``evidence`` names the Sources that support it by draft key (``event``, ``file:pyproject.toml``).
     ``slug`` is a stable subject key (``build-test-command``, ``project-lifecycle``) that makes a later
     candidate on the same subject revise the entry instead of adding a second one. ``replaces`` holds the
-    terms a correction says are wrong ("use X instead of **Y**"), used to find the entry it corrects.
+    terms a correction says are wrong ("use X instead of **Y**"), used to find the entry it corrects. ``resets``:
+    admitted only because it sets a stored subject to another value (resets.py); the planner takes that entry.
     """
 
     kind: str
@@ -37,6 +38,7 @@ class Candidate(PlainDict):
     evidence: tuple[str, ...] = ("event",)
     replaces: tuple[str, ...] = ()
     stage: str | None = None  # the lifecycle stage a lifecycle fact names (development, production, beta, ...)
+    resets: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> Candidate:
@@ -63,6 +65,7 @@ class Candidate(PlainDict):
             evidence=strs("evidence") or ("event",),
             replaces=strs("replaces"),
             stage=stage if isinstance(stage, str) else None,
+            resets=bool(data.get("resets", False)),
         )
 
 

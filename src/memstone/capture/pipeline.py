@@ -30,7 +30,15 @@ from ..ports import EmbeddingModel
 from ..service import MemoryService, utc_now
 from ._text import clean
 from .adapters import build_file_candidates, git_change_flags, statement_candidates, working_note_candidate
-from .admission import SEMANTIC_THRESHOLDS, Semantic, admit, plan_candidates, semantic_key, semantic_texts
+from .admission import (
+    SEMANTIC_THRESHOLDS,
+    Admission,
+    Semantic,
+    admit,
+    plan_candidates,
+    semantic_key,
+    semantic_texts,
+)
 from .candidates import Candidate, Plan, ReviewFlag, Skip
 from .events import (
     Bootstrap,
@@ -54,6 +62,7 @@ from .junk_text import TextJunkClassifier
 from .nearness import ANCHOR_COSINE, COMBINED_CORRECTION_MIN, COMBINED_MIN, SUBJECT_COSINE, XLANG_COSINE
 from .outcomes import CaptureOutcome, CaptureResult, Proposal
 from .queue import QueueItem, ReviewQueue
+from .resets import rescued
 from .settings import CaptureMode, CaptureSettings
 from .statements import lesson_candidates
 from .vector_cache import VectorCache
@@ -190,6 +199,10 @@ class CapturePipeline:
                 text_screen=self.text_screen,
                 vectors=vectors,
             )
+        if isinstance(event, (UserPrompt, UserCorrection)):  # a correction the screens dropped (resets.py)
+            dropped = [(a.candidate, a.reason or "") for a in admissions if not a.admitted]
+            again = rescued(event.text, skipped, dropped, live)
+            admissions += tuple(Admission(candidate=c, admitted=True, detail="resets a live entry") for c in again)
         return Proposal(
             admissions=admissions,
             flags=flags,

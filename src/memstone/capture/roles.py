@@ -31,7 +31,7 @@ from functools import cache
 from ._text import subject_tokens
 from .targets import Target
 
-__all__ = ["ROLES", "role_change", "roles"]
+__all__ = ["ROLES", "role_change", "role_holders", "roles"]
 
 # Well-known tools by role. Names that are ordinary words of a language the capture reads (kind, black, parcel,
 # vite, got, temporal, cron) are left out or only taken as written (see _EXACT): a role must not come from prose.
@@ -160,6 +160,16 @@ def roles(text: str) -> dict[str, frozenset[str]]:
     {'js-packages': frozenset({'pnpm'})}
     """
     return {role: frozenset(found) for role, found in _found(text).items()}
+
+
+def role_holders(role: str, targets: Sequence[Target]) -> list[tuple[Target, frozenset[str]]]:
+    """The targets that name a tool of ``role``, each with the tools of it they name (capcorr7, resets.py)."""
+    names = tuple(n.lower() for n in ROLES[role])
+    out = []
+    for t in targets:
+        if any(n in t.text.lower() for n in names) and (found := roles(t.text).get(role)):
+            out.append((t, found))
+    return out
 
 
 def role_change(text: str, targets: Sequence[Target], *, stated: bool) -> Target | None:

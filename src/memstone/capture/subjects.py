@@ -68,8 +68,10 @@ CHANGE_SHARED = 2
 # --rule name (sixth pass).
 CHANGE_NAME_MIN = 0.04
 
+# "ESP-IDF 5.1", ".NET 8"; a CJK or Hangul particle may follow the number ("Java 21입니다", capcorr7), a Latin letter
+# may not ("20px").
 _VERSION = re.compile(
-    r"(?<![\w.-])(\.?[A-Za-z][A-Za-z0-9+#-]*[A-Za-z0-9+#])\s+v?(\d+(?:\.\d+)*)(?!\w|[.-]\w)"  # ESP-IDF 5.1, .NET 8
+    r"(?<![\w.-])(\.?[A-Za-z][A-Za-z0-9+#-]*[A-Za-z0-9+#])\s+v?(\d+(?:\.\d+)*)(?![A-Za-z0-9_]|[.-]\w)"
 )
 # A dotted version a clause gives the last tool-like name before it ("Flutter 版本锁定在 3.16", "Node is pinned to
 # 20.11"): the name and its number need not touch (seventh pass).

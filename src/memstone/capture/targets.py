@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..domain.ids import EntryId, EntryVersionId
+from ..domain.model import EntryVersion
 from ._text import clean, searchable, subject_tokens, typed_subjects
 from .measures import measures, other_value, schedule_words, unmeasured
 from .nearness import align
@@ -84,6 +85,19 @@ class Target:
         if self._norm is None:
             self._norm = norm_text(self.text)
         return self._norm
+
+    @classmethod
+    def of(cls, v: EntryVersion) -> Target:
+        """A stored entry's live version as a target."""
+        return cls(
+            entry_id=v.entry_id,
+            entry_version_id=v.entry_version_id,
+            kind=v.kind,
+            text=v.text,
+            slug=v.content.slug,
+            plan_index=None,
+            written=v.provenance.created_at,
+        )
 
     def retext(self, text: str) -> None:
         self.text, self._tokens, self._exact, self._search, self._norm = text, None, None, None, None

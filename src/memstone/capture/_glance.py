@@ -30,7 +30,7 @@ import re
 from ._descriptive import is_bare_count, is_bare_equation, is_time_bound_request
 from ._language import read_sentence
 from ._obvious import _FILE_NAME, is_location
-from ._patterns import word_set
+from ._patterns import CJK, word_set
 
 __all__ = ["glance_reason"]
 
@@ -145,7 +145,6 @@ _STATUS_NOW = re.compile(
     r"|(?:少々|しばらく|ちょっと)お待ち|待ってください|今\S{0,12}中です|中なので"
 )
 _PROJECT_EVIDENCE = re.compile(r"`[^`]*`|(?:[\w.\-]+/)+[\w.\-]*")
-_CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
 
 # Words that may follow "is written in / uses" beside the names themselves ("… with Quarkus as the build tool").
@@ -161,7 +160,7 @@ def _made_with(text: str) -> bool:
     m = _MADE_WITH.search(text)
     if m is None:
         return False
-    if _CJK.search(m.group(0)):
+    if CJK.search(m.group(0)):
         return True
     rest = _PROJECT_EVIDENCE.sub(" ", text[m.end() :])
     words = re.findall(r"[^\W\d_][\w'\-]*", rest)

@@ -21,7 +21,7 @@ import re
 
 from ..domain.analyzer import STOPWORDS
 from ._cues import FUNCTION_WORDS
-from ._patterns import word_set
+from ._patterns import CJK, HAN, word_set
 
 __all__ = ["LOCATION_MAX_WORDS", "is_inventory", "is_location"]
 
@@ -73,9 +73,7 @@ _CJK_PLACE = re.compile(
     r"根目录|目录|文件夹|仓库|项目|工程|下面|底下|里面|里|下|中|内|位于|在|。|，|、"
     r"|ルート|ディレクトリ|フォルダ|リポジトリ|プロジェクト|直下|配下|中|下|に|は|の|が|あります|ある|います|置いて|。|、|\s"
 )
-_CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 _KATAKANA_RUN = re.compile(r"[\u30a0-\u30ffー]{2,}")
-_HAN = re.compile(r"[\u4e00-\u9fff]")
 _ALL_FUNCTION_WORDS = frozenset().union(*FUNCTION_WORDS.values())
 _COPULAS = word_set(
     "is are lives live sits sit resides stays liegt liegen steht stehen befindet befinden está están esta "
@@ -94,7 +92,7 @@ def _residual_words(text: str) -> list[str]:
         low = re.sub(r"^(?:l|d|qu|j|n|c|s|dell|nell|all|sull)'", "", low)
         if len(low) < 2 or low in STOPWORDS or low in _ALL_FUNCTION_WORDS or low in _PLACE_NOUNS:
             continue
-        if low in _COPULAS or _CJK.search(low):
+        if low in _COPULAS or CJK.search(low):
             continue
         words.append(low)
     return words
@@ -116,7 +114,7 @@ def is_location(text: str) -> bool:
         return False
     cjk_rest = _CJK_PLACE.sub("", _LOCATIVE.sub("", _PATHLIKE.sub("", text)))
     # a katakana run is one word, two Chinese characters about one; kana endings and particles are none
-    words = len(_KATAKANA_RUN.findall(cjk_rest)) + (len(_HAN.findall(cjk_rest)) + 1) // 2
+    words = len(_KATAKANA_RUN.findall(cjk_rest)) + (len(HAN.findall(cjk_rest)) + 1) // 2
     return words <= LOCATION_MAX_WORDS
 
 

@@ -1,4 +1,5 @@
-"""The statement patterns shared by the adapters and admission (English; Analyzer-independent regexes)."""
+"""The statement patterns shared by the adapters and admission (English; Analyzer-independent regexes), and the
+script classes the readers test text for."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ def word_set(text: str) -> frozenset[str]:
     """The whitespace-separated words of a word-list literal, as a set."""
     return frozenset(text.split())
 
+
+# Kana or a CJK ideograph (Chinese or Japanese text), and a Han ideograph alone.
+CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+HAN = re.compile(r"[\u4e00-\u9fff]")
 
 # Whole-message: text that restates an agent's system prompt or injected boilerplate.
 SYSTEM = rx(

@@ -8,7 +8,7 @@ import unicodedata
 
 from ..domain.analyzer import STOPWORDS, analyze
 from ._language import language
-from ._patterns import word_set
+from ._patterns import HAN, word_set
 
 _PUNCT = str.maketrans(
     {
@@ -334,7 +334,7 @@ def typed_subjects(text: str) -> frozenset[str]:
     out = {"cmd:" + " ".join(span.strip("` ").split()) for span in _CODE_SPAN.findall(low) if span.strip("` ")}
     out.update("path:" + p.rstrip("/.") for p in _SUBJECT_PATH.findall(low) if len(p.rstrip("/.")) > 2)
     out.update("flag:" + f for f in _SUBJECT_FLAG.findall(low))
-    if any("\u4e00" <= ch <= "\u9fff" for ch in text):
+    if HAN.search(text):
         out.update("tool:" + w.lower().rstrip(".") for w in _TOOL_IN_CJK.findall(text))
     return frozenset(out)
 

@@ -67,12 +67,14 @@ from ._patterns import (
     CONVENTION,
     DEICTIC_START,
     FACT,
+    HAN,
     ONE_OFF,
     QUESTION_START,
     SPECULATION,
     SYSTEM,
     is_chatter,
     lifecycle_stage,
+    rx,
 )
 from ._text import clean, informative_count, probes, same_frame, subject_tokens, typed_subjects
 from .anchors import restated_anchor
@@ -179,30 +181,28 @@ _LOG_LINE = re.compile(
     r"|\s*at [\w.$]+\(|Traceback|\$ |> |\d+ (?:passed|failed)|test result:|running \d+ tests?|error(?:\[\w+\])?:"
     r"|warning:|npm (?:ERR|WARN)|\d+ actionable tasks?)"
 )
-_SPEAKER = re.compile(r"^\s*(?:user|assistant|human|ai|system|agent|claude|codex|gemini)\s*:", re.I)
+_SPEAKER = rx(r"^\s*(?:user|assistant|human|ai|system|agent|claude|codex|gemini)\s*:")
 _SIGNATURE = re.compile(
     r"^\s*(?:async\s+def|def|func|fn|function|pub\s+fn|public|private|protected|static|class)\s+[\w<>\[\], ]*\(?"
     r"|^\s*[\w.]+\([^)]*\)\s*(?:->|:)\s*[\w\[\], .|]+\s*$"
 )
 _CODE_LINE = re.compile(r"[;{}]\s*$|^\s*(?:import|from|#include|package|using|return|if|for|while|let|const|var)\b")
-_LINE_REF = re.compile(r"\b[\w./\-]+\.[A-Za-z]{1,5}:\d+\b|\b(?:line|lines|ln)\s+\d+\b|#L\d+\b", re.I)
+_LINE_REF = rx(r"\b[\w./\-]+\.[A-Za-z]{1,5}:\d+\b|\b(?:line|lines|ln)\s+\d+\b|#L\d+\b")
 _PATH = re.compile(
     r"(?:[\w.\-]+/)+[\w.\-]*|\b[\w\-]+\.(?:py|ts|tsx|js|jsx|go|rs|java|kt|swift|rb|c|h|cpp|md|json|yaml|yml|toml|sql)\b"
 )
-_LOCATION = re.compile(
+_LOCATION = rx(
     r"\b(?:is|are|ist|sind|lives?|sits?|can be found|liegt|liegen|steht|stehen|befindet sich|befinden sich)\s+"
     r"(?:(?:defined|declared|implemented|located|definiert|deklariert|implementiert)\s+)?"
     r"(?:in|under|at|unter|im)\s+`?[\w.\-]*/"
-    r"|^[^，。,]{1,24}(?:在|位于)\s*`?[\w.\-]*/[\w./\-]*`?\s*(?:里|下|中|目录)?[。.]?$",
-    re.I,
+    r"|^[^，。,]{1,24}(?:在|位于)\s*`?[\w.\-]*/[\w./\-]*`?\s*(?:里|下|中|目录)?[。.]?$"
 )
 # "There are 14 modules in src …", "The app has these screens: …": an inventory, whatever the paths.
-_INVENTORY_START = re.compile(
+_INVENTORY_START = rx(
     r"^(?:there (?:are|is)\s+\d+"
-    r"|the [\w\s-]{1,30}?\b(?:has|have|contains|consists of)\s+(?:these|the following|\d+)\b)",
-    re.I,
+    r"|the [\w\s-]{1,30}?\b(?:has|have|contains|consists of)\s+(?:these|the following|\d+)\b)"
 )
-_INVENTORY = re.compile(r"\b(?:has|have|contains?|consists of|includes?|there are)\b", re.I)
+_INVENTORY = rx(r"\b(?:has|have|contains?|consists of|includes?|there are)\b")
 
 
 def _rule_marker(text: str) -> bool:
@@ -236,10 +236,7 @@ def admit(candidate: Candidate, *, evidence: Mapping[str, str]) -> Admission:
     if not _KIND_WORD.fullmatch(c.kind) or (c.origin == "model" and c.kind not in KNOWN_KINDS):
         return no("unknown_kind", f"kind {c.kind!r} is not allowed here")
     # A CJK character says about what two Latin letters do ("推送改成走个推了" is a whole statement).
-    if (
-        len(text) + sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff") < MIN_CHARS
-        or informative_count(text) < MIN_INFORMATIVE
-    ):
+    if len(text) + len(HAN.findall(text)) < MIN_CHARS or informative_count(text) < MIN_INFORMATIVE:
         return no("too_short")
     if not structured and DEICTIC_START.search(text) and informative_count(text) < 8:
         return no("not_standalone")

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 from ..domain.analyzer import STOPWORDS
 from ._language import language
+from ._patterns import HAN
 from ._text import _CJK_FUNCTION, stem, subject_tokens, typed_subjects
 from .nearness import TermWeights, align, weighted_overlap
 
@@ -250,7 +251,7 @@ def tool_names(text: str) -> frozenset[str]:
     >>> sorted(tool_names("Alle Koordinaten liegen in PostGIS, in WGS84; CRDs nie löschen."))
     ['crd', 'postgis', 'wgs84']
     """
-    pattern = _CJK_LATIN if any("\u4e00" <= ch <= "\u9fff" for ch in text) else _TOOL
+    pattern = _CJK_LATIN if HAN.search(text) else _TOOL
     out = set(_names(text)) if language(text) == "en" else set()  # English capitalizes names, not nouns
     for m in pattern.finditer(_CODE.sub(" ", text)):
         word = m.group(1)

@@ -202,6 +202,23 @@ AUTH: tuple[str, ...] = (
     CONSTRAINT fk_auth_grants_principal FOREIGN KEY (principal_id) REFERENCES auth_principals (principal_id))""",
 )
 
+_SCOPE = f"scope VARCHAR(512) {TEXT} NOT NULL"
+_STATUS = f"status VARCHAR(32) {TEXT} NOT NULL"
+
+
+def _record_table(name: str, columns: tuple[str, ...], keys: tuple[str, ...]) -> str:
+    """A table of JSON records in write order (maintenance's and capture's): ``seq``, ``columns``, the record, then
+    the primary key on ``seq`` and ``keys``."""
+    lines = (
+        "seq BIGINT NOT NULL AUTO_INCREMENT",
+        *columns,
+        f"record LONGTEXT {TEXT} NOT NULL",
+        "PRIMARY KEY (seq)",
+        *keys,
+    )
+    return f"CREATE TABLE IF NOT EXISTS {name} (\n    " + ",\n    ".join(lines) + ")"
+
+
 MAINTENANCE: tuple[str, ...] = (
     f"""CREATE TABLE IF NOT EXISTS maintenance_lease (
     scope VARCHAR(512) {TEXT} NOT NULL,
@@ -214,52 +231,46 @@ MAINTENANCE: tuple[str, ...] = (
     entry_id {ID} NOT NULL,
     content_hash {HASH} NOT NULL,
     PRIMARY KEY (scope, entry_id))""",
-    f"""CREATE TABLE IF NOT EXISTS maintenance_runs (
-    seq BIGINT NOT NULL AUTO_INCREMENT,
-    run_id {ID} NOT NULL,
-    scope VARCHAR(512) {TEXT} NOT NULL,
-    status VARCHAR(32) {TEXT} NOT NULL,
-    record LONGTEXT {TEXT} NOT NULL,
-    PRIMARY KEY (seq),
-    UNIQUE KEY uk_maintenance_runs_run (run_id),
-    KEY idx_maintenance_runs_scope (scope))""",
-    f"""CREATE TABLE IF NOT EXISTS maintenance_proposals (
-    seq BIGINT NOT NULL AUTO_INCREMENT,
-    proposal_id {ID} NOT NULL,
-    run_id {ID} NOT NULL,
-    scope VARCHAR(512) {TEXT} NOT NULL,
-    status VARCHAR(32) {TEXT} NOT NULL,
-    record LONGTEXT {TEXT} NOT NULL,
-    PRIMARY KEY (seq),
-    UNIQUE KEY uk_maintenance_proposals_id (proposal_id),
-    KEY idx_maintenance_proposals_run (run_id),
-    KEY idx_maintenance_proposals_scope (scope, status))""",
-    f"""CREATE TABLE IF NOT EXISTS maintenance_events (
-    seq BIGINT NOT NULL AUTO_INCREMENT,
-    event_id {ID} NOT NULL,
-    scope VARCHAR(512) {TEXT} NOT NULL,
-    record LONGTEXT {TEXT} NOT NULL,
-    PRIMARY KEY (seq),
-    UNIQUE KEY uk_maintenance_events_id (event_id),
-    KEY idx_maintenance_events_scope (scope))""",
+    _record_table(
+        "maintenance_runs",
+        (f"run_id {ID} NOT NULL", _SCOPE, _STATUS),
+        ("UNIQUE KEY uk_maintenance_runs_run (run_id)", "KEY idx_maintenance_runs_scope (scope)"),
+    ),
+    _record_table(
+        "maintenance_proposals",
+        (f"proposal_id {ID} NOT NULL", f"run_id {ID} NOT NULL", _SCOPE, _STATUS),
+        (
+            "UNIQUE KEY uk_maintenance_proposals_id (proposal_id)",
+            "KEY idx_maintenance_proposals_run (run_id)",
+            "KEY idx_maintenance_proposals_scope (scope, status)",
+        ),
+    ),
+    _record_table(
+        "maintenance_events",
+        (f"event_id {ID} NOT NULL", _SCOPE),
+        ("UNIQUE KEY uk_maintenance_events_id (event_id)", "KEY idx_maintenance_events_scope (scope)"),
+    ),
 )
 
 CAPTURE: tuple[str, ...] = (
-    f"""CREATE TABLE IF NOT EXISTS capture_queue (
-    seq BIGINT NOT NULL AUTO_INCREMENT,
-    item_id {ID} NOT NULL,
-    item_type VARCHAR(32) {TEXT} NOT NULL,
-    scope VARCHAR(512) {TEXT},
-    status VARCHAR(32) {TEXT} NOT NULL,
-    text_key {HASH},
-    flag_key {HASH},
-    created_at VARCHAR(64) {TEXT} NOT NULL,
-    record LONGTEXT {TEXT} NOT NULL,
-    PRIMARY KEY (seq),
-    UNIQUE KEY uk_capture_queue_item (item_id),
-    KEY idx_capture_queue_text (text_key),
-    KEY idx_capture_queue_flag (flag_key),
-    KEY idx_capture_queue_status (status, scope))""",
+    _record_table(
+        "capture_queue",
+        (
+            f"item_id {ID} NOT NULL",
+            f"item_type VARCHAR(32) {TEXT} NOT NULL",
+            f"scope VARCHAR(512) {TEXT}",
+            _STATUS,
+            f"text_key {HASH}",
+            f"flag_key {HASH}",
+            f"created_at VARCHAR(64) {TEXT} NOT NULL",
+        ),
+        (
+            "UNIQUE KEY uk_capture_queue_item (item_id)",
+            "KEY idx_capture_queue_text (text_key)",
+            "KEY idx_capture_queue_flag (flag_key)",
+            "KEY idx_capture_queue_status (status, scope)",
+        ),
+    ),
     f"""CREATE TABLE IF NOT EXISTS store_settings (
     name VARCHAR(128) {TEXT} NOT NULL,
     value LONGTEXT {TEXT} NOT NULL,

@@ -109,7 +109,7 @@ from .subjects import (
     values,
     versioned_names,
 )
-from .targets import JUST_WRITTEN, Target, just_changed, norm_text, restated_concepts, set_anew
+from .targets import Target, just_changed, norm_text, restated_concepts, set_anew
 
 __all__ = [
     "REASONS",
@@ -356,17 +356,7 @@ def plan_candidates(
         plans.append(plan)
         index = len(plans) - 1
         if plan.action == "add":
-            targets.append(
-                Target(
-                    entry_id=None,
-                    entry_version_id=None,
-                    kind=cand.kind,
-                    text=plan.text,
-                    slug=cand.slug,
-                    plan_index=index,
-                    written=JUST_WRITTEN,
-                )
-            )
+            targets.append(Target.planned(kind=cand.kind, text=plan.text, slug=cand.slug, plan_index=index))
         elif plan.action == "revise" and target is not None:
             target.retext(plan.text)
             target.plan_index = index

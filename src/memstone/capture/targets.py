@@ -18,12 +18,12 @@ __all__ = ["JUST_WRITTEN", "Target", "just_changed", "norm_text", "restated_conc
 JUST_WRITTEN = "~"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Target:
     """An entry compared by the planner; ``plan_index`` is the plan that created or last revised it in a batch."""
 
-    entry_id: EntryId | None
-    entry_version_id: EntryVersionId | None
+    entry_id: EntryId | None = None  # None: an entry this batch adds
+    entry_version_id: EntryVersionId | None = None
     kind: str
     text: str
     slug: str | None
@@ -98,6 +98,11 @@ class Target:
             plan_index=None,
             written=v.provenance.created_at,
         )
+
+    @classmethod
+    def planned(cls, *, kind: str, text: str, slug: str | None, plan_index: int) -> Target:
+        """An entry that plan ``plan_index`` of this batch adds: no id yet, written after every stored entry."""
+        return cls(kind=kind, text=text, slug=slug, plan_index=plan_index, written=JUST_WRITTEN)
 
     def retext(self, text: str) -> None:
         self.text, self._tokens, self._exact, self._search, self._norm = text, None, None, None, None

@@ -12,9 +12,8 @@ import pytest
 from maintenance_support import DIM, fake_model_server
 
 from memstone import EntryInput, MemoryService
-from memstone.auth.errors import Forbidden
 from memstone.auth.model import Access, Grant, Permission, Principal
-from memstone.domain.errors import InvalidInput, MaintenanceBusyError
+from memstone.domain.errors import Forbidden, InvalidInput, MaintenanceBusyError
 from memstone.domain.model import EntryPatch
 from memstone.embedding import OpenAICompatibleEmbedder
 from memstone.maintenance import JudgeSettings, MaintenanceSettings, decide, maintain, proposals, runs

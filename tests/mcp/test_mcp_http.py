@@ -152,8 +152,8 @@ class TokenState:
         self.service = service
 
     async def authenticate(self, headers: Any) -> object:
-        from memstone.auth.errors import Unauthenticated
         from memstone.auth.model import Access, Grant, Principal
+        from memstone.domain.errors import Unauthenticated
 
         if headers.get("authorization") != "Bearer good":
             raise Unauthenticated("this server needs an API token", hint="memstone token create")

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from memstone import EntryInput, MemoryService, open_service
-from memstone.auth.errors import Forbidden
 from memstone.auth.model import Access, Grant, Permission, Principal
-from memstone.domain.errors import NotFound, SecretRefusedError
+from memstone.domain.errors import Forbidden, NotFound, SecretRefusedError
 from memstone.domain.model import EntryPatch
 from memstone.service.policy import Actor
 

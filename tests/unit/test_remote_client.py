@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from memstone.auth.errors import Forbidden, Unauthenticated
 from memstone.config import Config
 from memstone.domain.errors import (
     BackendError,
     BackendUnavailable,
     Conflict,
+    Forbidden,
     InvalidInput,
     MemstoneError,
     NotFound,
     RevisionConflictError,
     SecretRefusedError,
+    Unauthenticated,
 )
 from memstone.remote import is_remote, server_base
 from memstone.remote.client import decode_error

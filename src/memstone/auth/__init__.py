@@ -1,6 +1,6 @@
 """Access control for the servers: principals, hashed API tokens, per-scope grants (see ``auth/model.py``)."""
 
-from .errors import AccessError, Forbidden, Unauthenticated
+from ..domain.errors import AccessError, Forbidden, Unauthenticated
 from .model import Access, Grant, Permission, Principal, TokenInfo, authorize, local_access, readable
 from .store import PrincipalStore
 

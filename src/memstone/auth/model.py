@@ -29,10 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..domain.errors import InvalidInput
+from ..domain.errors import Forbidden, InvalidInput
 from ..domain.fields import FieldDict, field_dict
 from ..domain.scopes import ANONYMOUS, Scope, parse_scope
-from .errors import Forbidden
 
 Permission = Literal["read", "write", "admin"]
 PERMISSIONS: tuple[Permission, ...] = ("read", "write", "admin")

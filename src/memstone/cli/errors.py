@@ -8,8 +8,8 @@ from typing import NoReturn
 
 import click
 
-from ..auth.errors import AccessError
 from ..domain.errors import (
+    AccessError,
     BackendError,
     CapabilityNotSupportedError,
     Conflict,

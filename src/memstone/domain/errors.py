@@ -18,6 +18,9 @@ never from message text::
     │   └── SecretRefusedError            secret_refused       (a write held a secret; nothing was stored)
     ├── CapabilityNotSupportedError       capability_not_supported   HTTP 501, CLI exit 5
     ├── IntegrityError                    integrity            authoritative data is damaged; CLI exit 6
+    ├── AccessError                       access               (never raised itself) CLI exit 7
+    │   ├── Unauthenticated               unauthenticated      HTTP 401: no token, or an unknown or revoked one
+    │   └── Forbidden                     forbidden            HTTP 403: the principal's grants do not allow it
     └── BackendError                      backend              HTTP 500, CLI exit 1
         └── BackendUnavailable            backend_unavailable  HTTP 503
             └── StoreMigratingError       store_migrating      (writes pause during `memstone reembed`)
@@ -190,6 +193,24 @@ class IntegrityError(MemstoneError):
     code: ClassVar[str] = "integrity"
 
 
+class AccessError(MemstoneError):
+    """The request was refused by access control (``memstone.auth``). Nothing was read or written."""
+
+    code: ClassVar[str] = "access"
+
+
+class Unauthenticated(AccessError):
+    """The request carries no token, or one that is unknown or revoked."""
+
+    code: ClassVar[str] = "unauthenticated"
+
+
+class Forbidden(AccessError):
+    """The principal is known, but no grant allows this operation on this scope."""
+
+    code: ClassVar[str] = "forbidden"
+
+
 class BackendError(MemstoneError):
     """The storage engine failed."""
 
@@ -213,6 +234,7 @@ class StoreMigratingError(BackendUnavailable):
 
 
 __all__ = [
+    "AccessError",
     "AlreadyExists",
     "ArtifactNotFoundError",
     "BackendError",
@@ -220,6 +242,7 @@ __all__ = [
     "CapabilityNotSupportedError",
     "Conflict",
     "EntryInactiveError",
+    "Forbidden",
     "IntegrityError",
     "InvalidCitationError",
     "InvalidInput",
@@ -230,4 +253,5 @@ __all__ = [
     "SecretRefusedError",
     "StaleEntryError",
     "StoreMigratingError",
+    "Unauthenticated",
 ]

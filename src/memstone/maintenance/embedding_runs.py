@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, get_args
 
 from ..capture.store import capture_store_of
-from ..domain.errors import InvalidInput, MaintenanceBusyError, MemstoneError, NotFound
+from ..domain.errors import Forbidden, InvalidInput, MaintenanceBusyError, MemstoneError, NotFound
 from ..domain.ids import check_id, new_ulid
 from ..service.routes import canonical_org
 from .runner import renew_lease, store_of, take_lease
@@ -218,8 +218,6 @@ async def run_record(svc: MemoryService, run_id: str) -> EmbeddingRun:
     if data is None:
         raise NotFound(f"no embedding run {run_id}", hint="start one: POST /api/embedding/runs")
     run = EmbeddingRun.from_dict(data)
-    from ..auth.errors import Forbidden
-
     try:
         svc.policy.require_org_admin(run.org)
     except Forbidden:

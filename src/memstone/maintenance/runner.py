@@ -21,7 +21,14 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
-from ..domain.errors import CapabilityNotSupportedError, InvalidInput, MaintenanceBusyError, MemstoneError, NotFound
+from ..domain.errors import (
+    CapabilityNotSupportedError,
+    Forbidden,
+    InvalidInput,
+    MaintenanceBusyError,
+    MemstoneError,
+    NotFound,
+)
 from ..domain.fields import PlainDict
 from ..domain.ids import EntryId, new_ulid
 from ..domain.maintenance import (
@@ -88,8 +95,6 @@ def repo_for(svc: MemoryService, repo: str | None) -> str | None:
     """The git work tree a run judges code evidence in, as a caller named it (HTTP, MCP): a path on the machine
     that runs memstone, so only a local caller (local mode: the machine's own user) may name one; a caller with a
     token is refused (Forbidden), as it could probe the server's directories. None: no code evidence."""
-    from ..auth.errors import Forbidden
-
     if repo is None:
         return None
     access = svc.actor.access

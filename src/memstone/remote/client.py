@@ -7,17 +7,18 @@ from typing import Any, TypedDict, Unpack
 
 import httpx2
 
-from ..auth.errors import Forbidden, Unauthenticated
 from ..closing import AsyncClosing
 from ..domain.errors import (
     BackendError,
     BackendUnavailable,
     CapabilityNotSupportedError,
     Conflict,
+    Forbidden,
     InvalidInput,
     MemstoneError,
     NotFound,
     RevisionConflictError,
+    Unauthenticated,
 )
 from .url import REMOTE_SCHEMES, is_remote, server_base
 

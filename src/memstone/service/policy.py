@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..domain.errors import NotFound, SecretRefusedError
+from ..domain.errors import Forbidden, NotFound, SecretRefusedError
 from ..domain.model import EntryContent, Surface
 from ..domain.scopes import Scope, parse_scope
 from ..ports import WritePlan
@@ -128,7 +128,6 @@ class Policy:
         only the local user (the server's operator), since a principal administers one organization at most."""
         if self.actor.trusted:
             return
-        from ..auth.errors import Forbidden
         from ..auth.model import org_admin
 
         assert self.actor.access is not None  # a trusted actor returned above

@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 
 from starlette.datastructures import Headers
 
-from ...auth.errors import Unauthenticated
 from ...auth.model import Access, Permission, local_access
 from ...auth.store import PrincipalStore
-from ...domain.errors import InvalidInput
+from ...domain.errors import InvalidInput, Unauthenticated
 from ...domain.ids import EntryId, MemoryId, check_id
 from ...domain.model import EntryVersion, Revision
 from ...domain.scopes import Scope, parse_scope

@@ -23,16 +23,17 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from ...auth.errors import Forbidden, Unauthenticated
 from ...domain.errors import (
     BackendError,
     BackendUnavailable,
     CapabilityNotSupportedError,
     Conflict,
+    Forbidden,
     IntegrityError,
     InvalidInput,
     MemstoneError,
     NotFound,
+    Unauthenticated,
     by_class,
 )
 

@@ -32,7 +32,7 @@ from mcp.types import ToolAnnotations
 from starlette.types import ASGIApp
 
 from ...agents.settings import AgentSettings
-from ...auth.errors import Unauthenticated
+from ...domain.errors import Unauthenticated
 from ...service import MemoryService
 from ...service.policy import Actor, UserOrg
 from .caller import Caller, access_of, project_of

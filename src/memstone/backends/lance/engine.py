@@ -32,7 +32,7 @@ from ...domain.errors import BackendUnavailable, IntegrityError
 from ...domain.ids import EntryId, MemoryId
 from ...domain.model import EntryVersion
 from ...ports import Capabilities
-from ..sql.engine import ArchiveRow, Candidates, Conn, Dialect, FtsRow, Migrator
+from ..sql.engine import SHARED_HYBRID, ArchiveRow, Candidates, Conn, Dialect, FtsRow, Migrator
 from ..sqlite.engine import SQLiteEngine
 from ..sqlite.fts import SQLiteFullText
 from ..sqlite.purge import SQLitePurge
@@ -162,11 +162,10 @@ class LanceEngine:
             "vector_replica": 0,
             "feed_failed": 0,
         }
-        self._caps = Capabilities(fts=True, vector=True, hybrid=True, concurrent_processes=True, persistent=True)
 
     @property
     def capabilities(self) -> Capabilities:
-        return self._caps
+        return SHARED_HYBRID
 
     @property
     def schema_version(self) -> int:

@@ -32,8 +32,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TypeVar
 
 from ...domain.errors import BackendUnavailable, NotFound
-from ...ports import Capabilities
-from ..sql.engine import Dialect, Migrator
+from ..sql.engine import SHARED_HYBRID, Dialect, Migrator
 from ..sql.workers import Workers
 from . import schema
 from .connection import UNKNOWN_DATABASE, Connection, translated
@@ -79,7 +78,7 @@ class OceanBaseEngine:
         self.purge = OceanBasePurge(self._ddl_sync)
         self.server_version = ""
         self.schema_version = schema.LATEST
-        self.capabilities = Capabilities(fts=True, vector=True, hybrid=True, concurrent_processes=True, persistent=True)
+        self.capabilities = SHARED_HYBRID
 
     @property
     def conn(self) -> Connection:

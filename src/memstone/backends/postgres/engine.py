@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import psycopg
@@ -27,8 +28,7 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...domain.errors import BackendError, BackendUnavailable, NotFound
-from ...ports import Capabilities
-from ..sql.engine import Dialect, Migrator, ReadEnded, Snapshot
+from ..sql.engine import SHARED_HYBRID, Dialect, Migrator, ReadEnded, Snapshot
 from ..sql.workers import Workers
 from . import schema
 from .arrays import bytea_array, int_array, text_array
@@ -279,12 +279,8 @@ class PostgresEngine:
         self.purge = PostgresPurge(self._autocommit)
         self.upkeep = PostgresUpkeep(self._autocommit)
         self.schema_version = schema.LATEST
-        self.capabilities = Capabilities(
-            fts=True,
-            vector=True,
-            hybrid=True,
-            concurrent_processes=True,
-            persistent=True,
+        self.capabilities = replace(
+            SHARED_HYBRID,
             org_embedding=True,
             vector_later=True,  # a hybrid search's first trips and FTS statement run while the query embeds
             check_in_commit=True,  # a write's duplicate check: in its first trip, not a job and a trip of its own
@@ -541,8 +537,8 @@ class PostgresEngine:
     def _use_vectors(self, available: bool) -> None:
         if not available:
             self.vectors = None
-            self.capabilities = Capabilities(
-                fts=True, vector=False, hybrid=False, concurrent_processes=True, persistent=True, check_in_commit=True
+            self.capabilities = replace(
+                self.capabilities, vector=False, hybrid=False, org_embedding=False, vector_later=False
             )
 
     async def aclose(self) -> None:

@@ -373,6 +373,11 @@ class VectorCodec(Protocol):
     def close(self) -> None: ...
 
 
+# What an engine offers whose store is persistent, shared by processes and searched by words, vectors and both
+# (PostgreSQL, OceanBase, LanceDB); an engine states what it adds or lacks with ``dataclasses.replace``.
+SHARED_HYBRID = Capabilities(fts=True, vector=True, hybrid=True, concurrent_processes=True, persistent=True)
+
+
 class Engine(Protocol):
     """One database engine: connections, execution model, DDL and migrations, and the parts above."""
 
@@ -444,6 +449,7 @@ class VectorMeta:
 
 
 __all__ = [
+    "SHARED_HYBRID",
     "ArchiveRow",
     "Candidates",
     "Conn",

@@ -1,5 +1,5 @@
 """Shared parts of the record-surface conformance suite: scope constants, a ticking clock, small helpers, the
-fixtures for further empty stores, and the large store the export round-trip tests build."""
+fixtures for further empty stores, and the store of every kind the export round-trip test builds."""
 
 from __future__ import annotations
 
@@ -113,19 +113,23 @@ CHINESE = ("数据库每天凌晨备份一次", "前端使用 React 构建", "�
 KINDS = ("fact", "preference", "decision", "constraint", "convention", "correction", "lesson", "pattern")
 
 
-async def build_large_store(svc: MemoryService) -> dict[str, int]:
-    """A store of ≥ 1,000 entries across every tier, with revisions, flags, relations, aliases, inactive
-    entries, evidence, cross-Memory artifact references, a late scope binding and Chinese text."""
+async def build_store_of_every_kind(svc: MemoryService) -> dict[str, int]:
+    """A store with a few entries of every kind across every tier: several Revisions per Memory, revised entries
+    (two revisions for some, one reverted), flags, relations (one supersedes that deactivates), aliases, forgotten
+    and reactivated entries, evidence, cross-Memory artifact references, a late scope binding and Chinese text.
+
+    Small on purpose (128 entries): what a round trip must keep is every kind of thing, not many of each; it is
+    built on every engine of the conformance suite, S3 ones included."""
     note = await svc.record_source("user_note", "用户说：我们总是用 uv 部署。We always deploy with uv.")
     log = await svc.record_source("task_outcome", "CI failed twice on the flaky retry test")
     entries = 0
     heads: dict[str, Revision] = {}
     for s, scope in enumerate((ORG, PROJECT, USER)):
         rev: Revision | None = None
-        for batch in range(7):
+        for batch in range(3):
             items = []
-            for j in range(50):
-                i = batch * 50 + j
+            for j in range(12):
+                i = batch * 12 + j
                 text = f"{CHINESE[i % 4]}，第 {i} 条" if i % 3 == 0 else f"memory {i} of tier {s}: retry policy note"
                 items.append(
                     entry(
@@ -169,30 +173,30 @@ async def build_large_store(svc: MemoryService) -> dict[str, int]:
                 entry=v.entry_id,
                 reason=f"round {round_}",
             )
-            for v in ordered[: 60 - 20 * round_]
+            for v in ordered[: 6 - 2 * round_]
         ]
         project_rev = await svc.remember(project_rev, entries=revised)
         assert project_rev is not None
         project = project_rev
-        ordered[:60] = [await svc.get(v.entry_id) for v in ordered[:60]]
+        ordered[:6] = [await svc.get(v.entry_id) for v in ordered[:6]]
     # Flags, relations (one supersedes that deactivates), aliases, forget and reactivate.
-    for v in ordered[60:75]:
+    for v in ordered[6:9]:
         project = await svc.flag(project, v.entry_id, important=not v.content.important, mandatory=True)
-    for a, b in zip(ordered[80:95], ordered[95:110], strict=True):
+    for a, b in zip(ordered[10:13], ordered[13:16], strict=True):
         project = await svc.relate(project, a.entry_id, b.entry_id, ("relates-to", "clarifies")[len(a.text) % 2])
     project = await svc.relate(
-        project, ordered[110].entry_id, ordered[111].entry_id, "supersedes", deactivate_target=True
+        project, ordered[16].entry_id, ordered[17].entry_id, "supersedes", deactivate_target=True
     )
-    project = await svc.relate(project, ordered[112].entry_id, ordered[0].entry_id, "relates-to")
+    project = await svc.relate(project, ordered[18].entry_id, ordered[0].entry_id, "relates-to")
     slugged = [v for v in ordered if v.content.slug == "topic-3"]
     project = await svc.rename(project, slugged[0].entry_id, "topic-3-renamed")
-    for v in [v for v in ordered if v.content.slug][5:15]:
+    for v in [v for v in ordered if v.content.slug][5:8]:
         project = await svc.rename(project, v.entry_id, f"{v.content.slug}-v2")
-    gone = [v.entry_id for v in ordered[120:160]]
+    gone = [v.entry_id for v in ordered[24:32]]
     project = await svc.forget(project, entries=gone, reason="user_requested")
-    project = await svc.reactivate(project, entries=gone[:5], reason="user_restored")
+    project = await svc.reactivate(project, entries=gone[:2], reason="user_restored")
     project = await svc.revert(project, ordered[1].entry_id, 1)
-    cross = await svc.get(ordered[200].entry_id)
+    cross = await svc.get(ordered[20].entry_id)
     user_entry = (await svc.entries(heads[USER]))[0]
     await svc.relate(await svc.head(heads[USER].memory_id), user_entry.entry_id, cross.entry_id, "relates-to")
     return {"entries": entries}
@@ -208,7 +212,7 @@ __all__ = [
     "RecordFixtures",
     "TickingClock",
     "asyncio_run",
-    "build_large_store",
+    "build_store_of_every_kind",
     "by_text",
     "content_hashes",
     "entry",

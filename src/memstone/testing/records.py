@@ -8,7 +8,7 @@ second, empty store use the ``empty_store_url`` fixture (override it for a serve
 from __future__ import annotations
 
 from .record_context import SearchContextConformance
-from .record_fixtures import TickingClock, build_large_store, content_hashes
+from .record_fixtures import TickingClock, build_store_of_every_kind, content_hashes
 from .record_markdown import MarkdownCitationConformance
 from .record_scopes import ScopeRecordConformance
 from .record_search import SearchHistoryConformance
@@ -20,4 +20,4 @@ class RecordsConformance(
     """The record-surface half of the conformance suite (needs the ``svc`` and ``store_url`` fixtures)."""
 
 
-__all__ = ["RecordsConformance", "TickingClock", "build_large_store", "content_hashes"]
+__all__ = ["RecordsConformance", "TickingClock", "build_store_of_every_kind", "content_hashes"]

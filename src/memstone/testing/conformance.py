@@ -28,6 +28,7 @@ from ..ports import WritePlan
 from ..service import MemoryService
 from .record_fixtures import stale_citations
 from .records import RecordsConformance
+from .writer import start_together
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -185,16 +186,8 @@ class MemoryBackendConformance(RecordsConformance):
     async def test_separate_writer_processes_lose_nothing(self, svc: MemoryService, store_url: str) -> None:
         rev = await svc.remember(None, entries=[fact("seed")])
         assert rev is not None
-        n = 20
-        procs = [
-            subprocess.Popen(
-                [sys.executable, "-m", "memstone.testing.writer", store_url, rev.memory_id, str(n), tag],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for tag in ("p1", "p2", "p3")
-        ]
+        n = 12  # the three start together (--ready), so each of their writes races the others'
+        procs = start_together(store_url, rev.memory_id, n, ("p1", "p2", "p3"))
         outs = [p.communicate(timeout=300) for p in procs]
         for p, (out, err) in zip(procs, outs, strict=True):
             assert p.returncode == 0, err
@@ -215,8 +208,9 @@ class MemoryBackendConformance(RecordsConformance):
         scope = "memstone://orgs/acme/projects/race"
         rev = await svc.remember(None, scope=scope, entries=[fact("seed note wrote by nobody")])
         assert rev is not None
+        n = 20  # enough for the head to move under the searches many times
         writer = subprocess.Popen(
-            [sys.executable, "-m", "memstone.testing.writer", store_url, rev.memory_id, "60", "racer"],
+            [sys.executable, "-m", "memstone.testing.writer", store_url, rev.memory_id, str(n), "racer"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -235,10 +229,10 @@ class MemoryBackendConformance(RecordsConformance):
         finally:
             out, err = writer.communicate(timeout=300)
         assert writer.returncode == 0, err
-        assert json.loads(out)["written"] == 60
+        assert json.loads(out)["written"] == n
         assert searches >= 20 and len(seen_revisions) > 1  # the searches really ran while the head moved
         final = await svc.search("wrote", memories=[rev.memory_id], mode="fts", limit=100)
-        assert len(final.hits) == 61
+        assert len(final.hits) == 1 + n
 
     # ---------------------------------------------------------------- immutability
     async def test_old_revisions_and_versions_never_change(self, svc: MemoryService) -> None:

@@ -71,3 +71,22 @@ async def test_a_backfill_of_a_thousand_vectors_settles_and_a_small_write_leaves
         assert await svc.backfill(batch=500) == SETTLE_ROWS + 3
     settled = _settled(postgres_url, ("memory_entry_postings", "memory_entry_vectors"))
     assert all(v and a and visible > 0 for v, a, visible in settled.values()), settled
+
+
+async def test_an_import_into_postgres_of_a_thousand_entries_ends_vacuumed_and_analyzed(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """``import_markdown`` replays an export Revision by Revision; past ``SETTLE_ROWS`` versions it ends with the
+    upkeep too (the conformance round trip no longer imports a thousand entries, so this is its test)."""
+    source = f"sqlite:///{tmp_path / 'source.db'}"
+    async with open_service(source, embedding=None) as svc:
+        await svc.remember(scope=SCOPE, entries=_entries(SETTLE_ROWS + 10))
+        await svc.export_markdown(tmp_path / "export")
+    async with open_service(postgres_url, embedding=None) as svc:
+        report = await svc.import_markdown(tmp_path / "export")
+        assert report.memories == 1
+        hits = (await svc.search("canary promoted check 1005", scopes=[SCOPE], mode="fts")).hits
+        assert hits and "check 1005." in hits[0].text
+    settled = _settled(postgres_url, ("memory_entry_heads", "memory_entry_postings"))
+    assert sorted(settled) == ["memory_entry_heads", "memory_entry_postings"]
+    assert all(v and a and visible > 0 for v, a, visible in settled.values()), settled

@@ -15,6 +15,7 @@ from memstone import EntryInput, open_service
 from memstone.backends import open_store
 from memstone.backends.postgres import schema as pg_schema
 from memstone.backends.sql.core import StoreCore
+from memstone.backends.sql.engine import later
 from memstone.domain.errors import BackendError, NotFound, RevisionConflictError
 from memstone.domain.model import EntryPatch
 from memstone.embedding.hashing import HashingEmbedder
@@ -208,16 +209,19 @@ async def test_a_write_sends_its_inserts_and_its_compare_and_swap_with_commit(
 ) -> None:
     """Nothing a write inserts waits for a reply of its own, and neither does the head's compare-and-swap: the
     Revision, its manifest nodes, the entry version, the swap (a statement that fails unless it moved the head:
-    ``defer_one``), the head row, its postings and COMMIT travel in one trip, the trip of BEGIN, the locks and the
-    guard of the write's start. The old code sent each in a trip of its own: 7 trips from BEGIN to COMMIT; then 3
-    (the swap's row count was read before the head row was sent); then 2 (the start read first); now 1. The row
-    writes that read no other row (the Revision, its nodes, the version, the swap and the head row) are one
-    statement of data-modifying CTEs (``_folded``), whose final SELECT is the swap's row-count check; the postings,
-    which read the head row, follow. (Before the nodes travelled as two array parameters, the head row went alone
-    once the nodes took the statement past the 50 parameters psycopg keeps a statement's conversion for.)"""
+    ``defer_one``), the head row and its postings travel in one trip, the trip of the locks and the guard of the
+    write's start, with no BEGIN and no COMMIT: the server runs a pipeline's statements up to its Sync as one
+    implicit transaction and commits it there. The old code sent each in a trip of its own: 7 trips from BEGIN to
+    COMMIT; then 3 (the swap's row count was read before the head row was sent); then 2 (the start read first);
+    then 1 with BEGIN and COMMIT. The row writes that read no other row (the Revision, its nodes, the version, the
+    swap and the head row) are one statement of data-modifying CTEs (``_folded``), whose final SELECT is the swap's
+    row-count check; the postings, which read the head row, follow. (Before the nodes travelled as two array
+    parameters, the head row went alone once the nodes took the statement past the 50 parameters psycopg keeps a
+    statement's conversion for.)"""
     traced = await _a_second_write_traced(postgres_url, libpq_trace)
-    begin = traced.index("BEGIN ISOLATION LEVEL READ COMMITTED")
+    begin = max(0, traced.rfind("\n", 0, traced.index("pg_advisory_xact_lock")))  # the write's first statement
     assert traced[begin:].count("\tReadyForQuery") == 1, _trips(traced[begin:])
+    assert "BEGIN" not in traced and "COMMIT" not in traced, _trips(traced)
     write = _trips(traced[begin:])
     statements = [s.split('"')[3] for s in write[-1] if s.startswith("Parse")]
     rows = next(i for i, s in enumerate(statements) if "INSERT INTO artifact_revisions" in s)
@@ -238,7 +242,7 @@ async def test_a_write_sends_its_inserts_and_its_compare_and_swap_with_commit(
     posts = statements.index(head) + 1
     assert statements[posts].startswith("WITH h AS (SELECT projection_id FROM memory_entry_heads"), statements
     after = traced[traced.index("WITH h AS (SELECT projection_id") :]
-    assert after.count("\tReadyForQuery") == 1 and "COMMIT" in after  # the same trip ends with COMMIT
+    assert after.count("\tReadyForQuery") == 1 and after.count("\tSync") == 1  # the same trip's Sync commits
 
 
 async def test_a_write_on_a_head_the_process_wrote_takes_one_round_trip(
@@ -248,20 +252,55 @@ async def test_a_write_on_a_head_the_process_wrote_takes_one_round_trip(
     model to run: one job, one trip. Its start (no migration, no org profile, the vector table as it was) is the last
     write's, sent as a guard after the locks with the duplicate check in it (``Routes.guarded_start``), then the
     Revision, its manifest nodes, the entry version, the head's compare-and-swap, the head row, its postings and
-    COMMIT. The base Revision is not read back (this process committed it). The old code took 11, then 4, then 2
-    (BEGIN, the locks, the duplicate check and the start read, answered before the rest was sent)."""
+    the pipeline's Sync, which commits them (no BEGIN, no COMMIT: one implicit transaction). The base Revision is not
+    read back (this process committed it). The old code took 11, then 4, then 2 (BEGIN, the locks, the duplicate
+    check and the start read, answered before the rest was sent)."""
     traced = await _a_second_write_traced(postgres_url, libpq_trace)
     assert traced.count("\tReadyForQuery") == 1, _trips(traced)
     (write,) = _trips(traced)
-    # BEGIN, the locks, the guard, one statement of the Revision, its nodes (two array parameters however many), the
-    # version, the swap and the head row, then its postings and COMMIT: 6 statements at any size (before the nodes
-    # were arrays: 7 once they passed psycopg's 50 parameters; before the fold: 10; before it 12 and one per node).
-    assert traced.count("\tBind\t") == 6, write  # one Bind a statement, prepared or not
+    # The locks, the guard, one statement of the Revision, its nodes (two array parameters however many), the
+    # version, the swap and the head row, then its postings: 4 statements at any size (with BEGIN and COMMIT: 6;
+    # before the nodes were arrays: 7 once they passed psycopg's 50 parameters; before the fold: 10; before it 12
+    # and one per node).
+    assert traced.count("\tBind\t") == 4, write  # one Bind a statement, prepared or not
+    assert "BEGIN" not in traced and "COMMIT" not in traced, write
     guard = next(s for s in write if "SELECT CASE WHEN g.ok IS TRUE" in s)
     assert "store_meta" in guard and "FROM memory_entry_versions WHERE memory_artifact_id" in guard, write
     assert "entry_content_hash IN" in guard and "to_regclass" in guard, guard
     assert [i for i, s in enumerate(write) if "pg_advisory_xact_lock" in s][-1] < write.index(guard)
     assert "FROM artifact_revisions" not in traced and "SELECT h.head" not in traced, write
+
+
+async def test_a_write_sent_in_one_trip_is_one_transaction_at_read_committed(postgres_url: str) -> None:
+    """A write whose statements all travel in its last trip is sent without BEGIN and COMMIT: the server runs them
+    as one implicit transaction up to the pipeline's Sync. It is still READ COMMITTED (what the write's guard after
+    its locks relies on: it reads what the lock's last holder committed) when the database's default is another
+    level, and it is still all or nothing: a statement that fails rolls back the ones before it."""
+    dbname = postgres_url.rsplit("/", 1)[1]
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"ALTER DATABASE {dbname} SET default_transaction_isolation = 'serializable'")
+        conn.execute("CREATE TABLE seen (what text)")
+    bundle = await open_store(postgres_url)
+    try:
+        store = bundle.memory
+        assert isinstance(store, StoreCore)
+        engine = store.engine
+
+        def write(*statements: str) -> None:
+            with engine.write_txn():
+                for sql in statements:
+                    later(engine.conn, sql)
+
+        await engine.run(write, "INSERT INTO seen SELECT current_setting('transaction_isolation')")
+        with pytest.raises(BackendError, match="division by zero"):
+            await engine.run(write, "INSERT INTO seen VALUES ('rolled back')", "INSERT INTO seen VALUES ((1/0)::text)")
+        await engine.run(write, "INSERT INTO seen VALUES ('after')")  # the connection is usable after the failure
+    finally:
+        await bundle.aclose()
+    with psycopg.connect(postgres_url) as conn:
+        seen = [row[0] for row in conn.execute("SELECT what FROM seen").fetchall()]
+        assert conn.execute("SHOW transaction_isolation").fetchone() == ("serializable",)  # the database's default
+    assert seen == ["read committed", "after"]
 
 
 async def test_a_write_on_a_head_another_process_moved_is_a_conflict_and_stores_nothing(postgres_url: str) -> None:
@@ -316,14 +355,16 @@ async def test_a_write_whose_start_changed_reads_it_again_and_commits(
 ) -> None:
     """What the guard of a write's start finds changed is read again and the write commits, once: a text whose
     version is stored but not live (it was revised), and a vector table another process created after A's last
-    write. Each write: the guarded trip, its ROLLBACK, then the start read and the write in two trips."""
+    write. Each write: the guarded trip (one implicit transaction, rolled back at its Sync), then the start read and
+    the write in two trips, between BEGIN and COMMIT."""
 
     def _read_again(traced: str) -> None:
         failed = traced.index("ErrorResponse")
         assert "the start state of the write changed" in traced[failed:].splitlines()[0], _trips(traced)
-        guarded = traced[traced.rindex("BEGIN ISOLATION LEVEL READ COMMITTED", 0, failed) : failed]
+        guarded = traced[traced.rindex("SELECT /* locks */", 0, failed) : failed]
         assert "SELECT CASE WHEN g.ok IS TRUE" in guarded and "SELECT h.head" not in guarded, _trips(traced)
-        again = traced.index("ROLLBACK", failed)
+        assert "BEGIN" not in traced[:failed], _trips(traced)
+        again = traced.index("BEGIN ISOLATION LEVEL READ COMMITTED", failed)
         assert traced.index("SELECT h.head", again) < traced.index('CommandComplete\t "COMMIT"', again)
         assert traced.count("ErrorResponse") == 1, _trips(traced)
 

@@ -43,6 +43,7 @@ T = TypeVar("T")
 DEFAULT_POOL_SIZE = 8
 _MIGRATION_LOCK = "memstone:schema-migration"
 _EXPORT = "SELECT pg_export_snapshot()"
+_WRITE_BEGIN = "BEGIN ISOLATION LEVEL READ COMMITTED"
 _LOCKS = "SELECT /* locks */ "  # the statement of locks queued one after the other (``PostgresEngine.lock``)
 # How long a read waits for a second pooled connection to run a statement beside it before it runs the statement
 # itself, after its own: a busy pool (every connection held by a search that wants a second one) never deadlocks.
@@ -302,7 +303,12 @@ class PostgresEngine:
 
     # ---------------------------------------------------------------- transactions
     @contextmanager
-    def _txn(self, begin: str | None, *, read_only: bool = False) -> Iterator[None]:
+    def _txn(self, begin: str | None, *, read_only: bool = False, implicit: bool = False) -> Iterator[None]:
+        """A transaction on a pooled connection, bound to this thread. ``implicit`` (a write): when nothing reached
+        the server before the block ended, its statements go in one pipeline without the queued ``begin`` and with
+        no COMMIT: the server runs the statements up to a pipeline's Sync as one implicit transaction, which it
+        commits at the Sync, or rolls back whole when one of them fails (PostgreSQL's extended query protocol). The
+        connection's default isolation is READ COMMITTED (``open_sync``), the level ``begin`` names."""
         if getattr(self._local, "conn", None) is not None:
             yield  # nested: joins the outer transaction
             return
@@ -311,6 +317,7 @@ class PostgresEngine:
             raise BackendUnavailable("the PostgreSQL store is not open")
         with translated(url=self.url):
             raw = pool.getconn()
+        sent_implicit = False
         try:
             conn = self._local.conn = PostgresConn(raw, Snapshot(), self) if read_only else PostgresConn(raw)
             if begin is not None:  # None: autocommit, each statement its own snapshot (``read_once``)
@@ -318,21 +325,33 @@ class PostgresEngine:
             try:
                 with self._translated():
                     yield
+                conn.trailing.clear()  # read ahead for a statement that never came: nobody reads it
+                idle = raw.info.transaction_status == TransactionStatus.IDLE
+                if implicit and idle and len(conn.pending) > 1 and conn.pending[0] == (begin, None):
+                    # One trip with nothing sent before it: no BEGIN, no COMMIT (two statements fewer for the
+                    # client and the server); the pipeline's Sync commits it, or rolls it back when one fails.
+                    del conn.pending[0]
+                    sent_implicit = True
+                    with self._translated():
+                        conn.flush()
+                elif not idle or len(conn.pending) > 1:
+                    with self._translated():
+                        # COMMIT travels in one trip with what is still queued (a head row's postings, locks taken
+                        # after the last statement, which still wait for their holders).
+                        conn.defer("COMMIT")
+                        conn.flush()
+                # else: nothing reached the server (not even BEGIN), so there is nothing to commit
             except BaseException:
                 if not raw.closed and raw.info.transaction_status != TransactionStatus.IDLE:
                     # rollback(), not a ROLLBACK statement: psycopg then forgets the statements it prepared, as a
                     # pipeline that failed may have skipped one it counts as prepared ("prepared statement … does
                     # not exist" in the connection's next transaction otherwise).
                     raw.rollback()
+                elif sent_implicit and not raw.closed:
+                    # The server rolled the implicit transaction back at the Sync; forget the prepared statements
+                    # as rollback() does (the same reason).
+                    raw._prepared.clear()
                 raise
-            conn.trailing.clear()  # read ahead for a statement that never came: nobody reads it
-            if raw.info.transaction_status != TransactionStatus.IDLE or len(conn.pending) > 1:
-                with self._translated():
-                    # COMMIT travels in one trip with what is still queued (a head row's postings, locks taken
-                    # after the last statement, which still wait for their holders).
-                    conn.defer("COMMIT")
-                    conn.flush()
-            # else: nothing reached the server (not even BEGIN), so there is nothing to commit
         finally:
             self._local.conn = None
             pool.putconn(raw)
@@ -389,7 +408,7 @@ class PostgresEngine:
             return list(cur.fetchall()) if cur.description is not None else []
 
     def write_txn(self) -> AbstractContextManager[None]:
-        return self._txn("BEGIN ISOLATION LEVEL READ COMMITTED")
+        return self._txn(_WRITE_BEGIN, implicit=True)
 
     def read_txn(self) -> AbstractContextManager[None]:
         return self._txn("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", read_only=True)
@@ -444,6 +463,8 @@ class PostgresEngine:
     def open_sync(self, migrate: Migrator) -> tuple[int, ...]:
         def configure(conn: psycopg.Connection[Any]) -> None:
             conn.autocommit = True  # transactions are explicit BEGIN/COMMIT (``_txn``)
+            # The level of a write sent as one implicit transaction (``_txn``), whatever the server's default.
+            conn.execute("SET default_transaction_isolation TO 'read committed'")
 
         with translated(url=self.url):
             # One direct connection first: a wrong URL or a server that is down fails now, with the driver's

@@ -12,7 +12,8 @@ each run; ``--texts SEED`` on clones of one store gives two trees the same write
 callgrind, instrumentation (``search_instructions.py``'s client requests) is on from the first timed write to the
 last, so the count covers those writes alone, in every thread (the event loop's and the engine's workers).
 Outside valgrind it prints the CPU time per write of the whole process, of the event loop's thread and of the
-engine's jobs (``time.thread_time`` around each job on a worker thread), and the wall time. Give ``PYTHONPATH``
+engine's jobs (``time.thread_time`` around each job on a worker thread), and the wall time. ``--floor`` counts the
+floor's writes instead (the same rows by plain SQL, ``engines.RawRemember``). Give ``PYTHONPATH``
 the ``src`` of the tree to measure; run the trees in turn on the same store.
 """
 
@@ -112,6 +113,37 @@ async def main(target: str, seed: int, writes: int, label: str, text_seed: int |
     )
 
 
+async def floor(target: str, writes: int, label: str) -> None:
+    """``--floor``: the same count for the floor, the rows of one memstone write inserted again by plain SQL
+    (``engines.RawRemember``, as ``bench_write_pair.py --floor`` times it): instrumentation is on around each timed
+    ``write()`` only (its statements are prepared outside it), on the kept Memory's store."""
+    import engines
+
+    from memstone import EntryInput, open_service
+
+    url, found, _ = _kept(target, label)
+    assert found is not None, "run without --floor first: it builds the kept Memory"
+    corpus = Corpus(seed=time.time_ns() % 2**31)
+    async with open_service(url, embedding=None) as svc:
+        head = await svc.remember(await svc.head(found), entries=[EntryInput(kind="fact", text=corpus.note())])
+        target_head = await svc.remember(None, entries=[EntryInput(kind="fact", text=corpus.note())])
+    assert head is not None and target_head is not None
+    raw = engines.RawRemember(url, head.memory_id, target_head.memory_id)
+    for _ in range(5):
+        raw.prepare(corpus.note())
+        raw.write()
+    request, cpu = _request(), 0.0
+    for _ in range(writes):
+        raw.prepare(corpus.note())  # not counted
+        request(START_INSTRUMENTATION)
+        start = time.thread_time()
+        raw.write()
+        cpu += time.thread_time() - start
+        request(STOP_INSTRUMENTATION)
+    raw.close()
+    print(f"floor per write: CPU {cpu * 1000 / writes:.3f} ms; {writes} writes, load {os.getloadavg()[0]:.2f}")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("target", help="postgresql://…/DB, or a SQLite file (created on the first run)")
@@ -124,5 +156,6 @@ if __name__ == "__main__":
         help="the seed of the written texts (default: new each run); two trees given one seed, each on its own "
         "clone of the kept store (CREATE DATABASE … TEMPLATE …), write the same texts on the same state",
     )
+    ap.add_argument("--floor", action="store_true", help="count the floor's writes (engines.RawRemember) instead")
     a = ap.parse_args()
-    asyncio.run(main(a.target, a.seed, a.writes, a.label, a.texts))
+    asyncio.run(floor(a.target, a.writes, a.label) if a.floor else main(a.target, a.seed, a.writes, a.label, a.texts))

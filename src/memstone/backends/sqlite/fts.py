@@ -17,18 +17,14 @@ import apsw
 from ...domain.ids import EntryId, EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
 from ..sql.engine import ArchiveRow, Candidates, Conn, FtsRow, Row
-from . import schema
+from . import file, schema
 from ._rank.build import RANK_LIBRARY
 from .options import fts_integrity
 
 
-class SQLiteFile(Protocol):
+class SQLiteFile(file.SQLiteFile, Protocol):
     """What the FTS part reads of its engine (``engine.SQLiteEngine``; a Protocol, so no import cycle)."""
 
-    @property
-    def raw(self) -> apsw.Connection: ...
-    @property
-    def path(self) -> str: ...
     @property
     def read_only(self) -> bool: ...
     @property

@@ -49,14 +49,6 @@ class SQLiteMemoryBackend(StoreCore):
         return self
 
     @property
-    def path(self) -> str:
-        return self.sqlite.path
-
-    @property
-    def read_only(self) -> bool:
-        return self.sqlite.read_only
-
-    @property
     def conn(self) -> apsw.Connection:
         return self.sqlite.raw
 

@@ -135,7 +135,7 @@ class ServiceCore:
         self.indexer = VectorIndexer(embedding) if embedding is not None else None
         self.routes = EmbeddingRoutes()  # the models of organizations with their own embedding profile
         self.migration_wait_s = 600.0
-        self._policy = Policy(Actor.local(author=author, surface=surface))
+        self.policy = Policy(Actor.local(author=author, surface=surface))  # the grant rule of this core's actor
         self._kind_cache: tuple[bool, frozenset[str] | None] | None = None
         self._bound: dict[MemoryId, str] | None = None
 
@@ -144,16 +144,12 @@ class ServiceCore:
         view = copy.copy(self)
         view._author = actor.author
         view._surface = actor.surface
-        view._policy = Policy(actor, user_org=user_org)
+        view.policy = Policy(actor, user_org=user_org)
         return view
 
     @property
     def actor(self) -> Actor:
-        return self._policy.actor
-
-    @property
-    def policy(self) -> Policy:
-        return self._policy
+        return self.policy.actor
 
     async def retrying(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run ``attempt`` (which re-reads the head it writes on) until it does not lose a race.
@@ -181,10 +177,10 @@ class ServiceCore:
 
     async def _may(self, memory_id: MemoryId, need: Literal["read", "write"], *, hidden: str) -> None:
         """The grant rule for a Memory found by id (NotFound ``hidden`` when the actor cannot read it)."""
-        if self._policy.actor.trusted:
+        if self.policy.actor.trusted:
             return
         scope = (await self._scopes_of([memory_id])).get(memory_id)
-        await self._policy.require_bound(scope, need, hidden=hidden)
+        await self.policy.require_bound(scope, need, hidden=hidden)
 
     async def head(self, memory: MemoryLike | str) -> Revision:
         """The current Revision of a Memory."""
@@ -211,10 +207,10 @@ class ServiceCore:
     async def memories(self) -> tuple[Revision, ...]:
         """The head Revision of every Memory in the store (that the actor may read)."""
         heads = await self.backend.read(MemoriesQuery())
-        if self._policy.actor.trusted:
+        if self.policy.actor.trusted:
             return tuple(heads)
         scope_of = await self._scopes_of([h.memory_id for h in heads])
-        return tuple([h for h in heads if await self._policy.readable(scope_of.get(h.memory_id))])
+        return tuple([h for h in heads if await self.policy.readable(scope_of.get(h.memory_id))])
 
     async def manifest(self, memory: MemoryLike | str) -> dict[EntryId, ManifestEntry]:
         """The whole manifest of a Revision (default: the head): entry → version, hash, state."""
@@ -387,7 +383,7 @@ class ServiceCore:
     async def bound(self, scope: str) -> MemoryId | None:
         """The Memory bound to a scope URI (its head not read), or None when the scope is unbound."""
         uri = canonical_scope(scope)
-        await self._policy.require_named(uri, "read")
+        await self.policy.require_named(uri, "read")
         found = await self.backend.read(ScopeQuery(scope=uri))
         if not found:
             return None
@@ -398,9 +394,9 @@ class ServiceCore:
     async def scopes(self) -> tuple[tuple[str, MemoryId], ...]:
         """Every scope binding the actor may read: (scope URI, memory id)."""
         found = await self._bindings()
-        if self._policy.actor.trusted:
+        if self.policy.actor.trusted:
             return found
-        return tuple([(s, m) for s, m in found if await self._policy.readable(s)])
+        return tuple([(s, m) for s, m in found if await self.policy.readable(s)])
 
     async def _bindings(self) -> tuple[tuple[str, MemoryId], ...]:
         found = await self.backend.read(ScopeQuery(scope=None))
@@ -427,9 +423,9 @@ class ServiceCore:
         the plan is moved onto the new head and committed (see :meth:`_rebased`); otherwise the conflict stands.
         """
         refuse_secrets_in_plan(plan)
-        if not self._policy.actor.trusted:
+        if not self.policy.actor.trusted:
             if plan.bind_scope is not None and plan.base_revision == 0:
-                await self._policy.require_named(plan.bind_scope, "write")
+                await self.policy.require_named(plan.bind_scope, "write")
             else:
                 await self._may(plan.memory_id, "write", hidden=f"no memory {plan.memory_id}")
         plan = await self._with_vectors(plan)

@@ -86,7 +86,7 @@ class Records:
         >>> await svc.bind("memstone://orgs/acme", rev)   # doctest: +SKIP
         """
         uri = canonical_scope(scope)
-        await self._core._policy.require_named(uri, "write")
+        await self._core.policy.require_named(uri, "write")
         head = await self._core.head(memory)
         await self._core._may(head.memory_id, "write", hidden=f"no memory {head.memory_id}")
         async with self._core.backend.begin() as uow:

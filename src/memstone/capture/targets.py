@@ -4,6 +4,7 @@ its text and, computed once each, the subject tokens, typed subjects, values and
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..domain.ids import EntryId, EntryVersionId
 from ..domain.model import EntryVersion
@@ -18,7 +19,7 @@ __all__ = ["JUST_WRITTEN", "Target", "just_changed", "norm_text", "restated_conc
 JUST_WRITTEN = "~"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Target:
     """An entry compared by the planner; ``plan_index`` is the plan that created or last revised it in a batch."""
 
@@ -29,62 +30,39 @@ class Target:
     slug: str | None
     plan_index: int | None  # the plan that created or last revised it in this batch
     written: str = ""  # when its live version was written (ISO time; JUST_WRITTEN within this batch)
-    _tokens: frozenset[str] | None = None
-    _exact: frozenset[str] | None = None
-    _search: str | None = None
-    _norm: str | None = None
-    _typed: frozenset[str] | None = None
-    _values: frozenset[str] | None = None
-    _concepts: frozenset[str] | None = None
-    _measures: dict[str, frozenset[str]] | None = None
 
-    @property
+    # Each derived form is computed on first use and kept until ``retext`` (functools.cached_property).
+    @cached_property
     def measures(self) -> dict[str, frozenset[str]]:
-        if self._measures is None:
-            self._measures = measures(self.text)
-        return self._measures
+        return measures(self.text)
 
-    @property
+    @cached_property
     def concepts(self) -> frozenset[str]:
-        if self._concepts is None:
-            self._concepts = concepts(self.text)
-        return self._concepts
+        return concepts(self.text)
 
-    @property
+    @cached_property
     def values(self) -> frozenset[str]:
-        if self._values is None:
-            self._values = values(self.text) | quantities(self.text)
-        return self._values
+        return values(self.text) | quantities(self.text)
 
-    @property
+    @cached_property
     def typed(self) -> frozenset[str]:
-        if self._typed is None:
-            self._typed = typed_subjects(self.text)
-        return self._typed
+        return typed_subjects(self.text)
 
-    @property
+    @cached_property
     def tokens(self) -> frozenset[str]:
-        if self._tokens is None:
-            self._tokens = subject_tokens(self.text)
-        return self._tokens
+        return subject_tokens(self.text)
 
-    @property
+    @cached_property
     def exact(self) -> frozenset[str]:
-        if self._exact is None:
-            self._exact = subject_tokens(self.text, synonyms=False)
-        return self._exact
+        return subject_tokens(self.text, synonyms=False)
 
-    @property
+    @cached_property
     def search(self) -> str:
-        if self._search is None:
-            self._search = searchable(self.text)
-        return self._search
+        return searchable(self.text)
 
-    @property
+    @cached_property
     def norm(self) -> str:
-        if self._norm is None:
-            self._norm = norm_text(self.text)
-        return self._norm
+        return norm_text(self.text)
 
     @classmethod
     def of(cls, v: EntryVersion) -> Target:
@@ -105,9 +83,12 @@ class Target:
         return cls(kind=kind, text=text, slug=slug, plan_index=plan_index, written=JUST_WRITTEN)
 
     def retext(self, text: str) -> None:
-        self.text, self._tokens, self._exact, self._search, self._norm = text, None, None, None, None
-        self._typed, self._values, self._concepts, self.written = None, None, None, JUST_WRITTEN
-        self._measures = None
+        self.text, self.written = text, JUST_WRITTEN
+        for name in _DERIVED:
+            self.__dict__.pop(name, None)  # computed again from the new text on next use
+
+
+_DERIVED = tuple(name for name, member in vars(Target).items() if isinstance(member, cached_property))
 
 
 def just_changed(text: str, targets: list[Target]) -> Target | None:

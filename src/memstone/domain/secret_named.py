@@ -19,6 +19,11 @@ list), HTTP Basic credentials (base64 that decodes to ``user:password``). The fi
   named by a card word; the documented test cards (``4242 4242 4242 4242``) are not secrets;
 - **BIP39 seed phrases** (:func:`bip39_runs`): twelve or more words in a row, all from the BIP39 English list;
 - **HTTP Basic credentials** (:func:`basic_credentials`): ``Basic`` and base64 that decodes to ``user:password``.
+- **a credential named in any language** (:func:`stated_credentials`, capsec8): a password, key, token, secret,
+  access-code or passphrase word of Korean, Japanese, Chinese, Spanish, French, German, Portuguese, Italian or
+  English, a copula or colon (``는``, ``は``, ``是``, ``es``, ``est``, ``ist``, ``é``, ``è``), and a value the other
+  rules leave: lowercase letters with digits, letters that read as no word, hex of a key, joined words, a
+  passphrase of plain words; not a value followed by a place particle, an env-var name, a path, a version.
 
 Each finder returns ``(kind, start, end)`` spans and stays cheap on texts without its anchor words.
 ``bench/bench_secret_lines.py`` measures them on labelled lines, ``bench/bench_secrets_fp.py`` their false positives.
@@ -47,12 +52,14 @@ __all__ = [
     "named_secrets",
     "named_values",
     "security_answers",
+    "stated_credentials",
 ]
 
 # Kinds judged by a naming word rather than a format: a named format found on the same span wins over them.
 NAMED_KINDS = (
     "named_pin_or_code",
     "named_password",
+    "named_credential",
     "security_answer",
     "password_literal",
     *_clause.CLAUSE_KINDS,
@@ -384,6 +391,114 @@ def basic_credentials(text: str, is_placeholder: Check) -> list[Span]:
     return out
 
 
+# ------------------------------------------------------------------------------ credentials named in any language
+# A credential word of the languages capture sees, then a copula or a colon, then a value of any case (issue 16,
+# capsec8): "비번은 gongju0717", "QQ 邮箱的授权码是 msqkshmqivvfkpyy", "il segreto del webhook è kchq…", "key 是
+# <32 hex>", "la phrase secrète … est gdupsn acbfyum ecyol xxqwnn". The other rules want a value that looks
+# generated (mixed case and digits) or a word they list; these words and these values are what they miss.
+_STATED_WORD = re.compile(
+    r"(?i)(?P<phrase>pass[\s-]?phrases?\b|phrases? secr[eè]tes?\b|frases? (?:de paso|secretas?)\b|frase-senha\b"
+    r"|合言葉|암호 ?문구)"
+    r"|(?P<word>pass(?:words?|wd|code)\b|暗号鍵|mot de passe\b|mdp\b|passwort\b|kennwort\b|contrase(?:ñ|n)as?\b"
+    r"|senhas?\b|palavra-passe\b|parola d'ordine\b|(?:la|el|le|il|mon|ma|mi|meu|minha) pass\b|pw\b|creds\b"
+    r"|credenci(?:al|ais|ales)\b|credenziali\b|identifiants\b|zugangsdaten\b|codes? d'acc[eè]s\b"
+    r"|c[óo]digos? de acc?esso?\b|codice di accesso\b|access codes?\b|zugangscodes?\b|s[ée]same\b"
+    r"|secrets?\b|secretos?\b|segred(?:o|os)\b|segret(?:o|i)\b|geheimnis\b|jetons?\b|tokens?\b|llaves?\b"
+    r"|claves?\b|chaves?\b|chiav[ei]\b|cl(?:é|e)s?\b|schl(?:ü|ue)ssel\b|api[\s-]?keys?\b"
+    r"|密码|口令|授权码|密钥|秘钥|令牌|パスワード|パス(?![ァ-ヶー])|暗証番号|認証キー|アクセスキー|シークレット|トークン"
+    r"|비밀번호|비번|패스워드|암호(?!화)|시크릿|토큰|인증 ?키|접속 ?키|액세스 ?키|api ?키)"
+    r"|(?P<bare>\bkey|\bキー|(?<![가-힣])키)"
+)
+_STATED_GATE = Gate.of(_STATED_WORD)
+# The words between the name and its value (no sentence end), then a copula or a colon; a bare "key" takes only a
+# CJK copula or a full-width colon right after it ("key 是 …", "키는 …"): "key" alone names too much in English.
+_STATED_COPULA = re.compile(
+    r"[^.!?\n。！？]{0,48}?(?:\s(?:is|est|ist|lautet|es|è|é|era|sono|son|são|sind)\s|\s?c(?:'|’)est\s|[:：]\s*"
+    r"|\s?(?:是|为|為)\s*|(?<=[^\sa-zA-Z])(?:は|는|은|이)\s*|\s+(?:は|는|은)\s*)"
+)
+_BARE_COPULA = re.compile(r"\s*(?:：|是|为|は|는|은)\s*")
+# What makes the clause about the credential rather than its value.
+_STATED_ABOUT = re.compile(
+    r"(?i)hash|polic|length|longueur|l(?:ä|ae)nge|longitud|lunghezza|comprimento|format|rule|r[eè]gle|regel|regla"
+    r"|example|exemple|beispiel|ejemplo|exemplo|esempio|e\.g\.|z\. ?b\.|p\. ?ej\.|ex\.|\bid\b|ids\b|fingerprint"
+    r"|empreinte|fingerabdruck|huella|impronta|digest|sha\d|md5|checksum|type|field|column|champ|feld|campo|name"
+    r"|nom\b|nombre|nome|variable|env|manager|vault|coffre|tresor|b[oó]veda|cofre|expir|ttl|rotat|hint|prompt"
+    r"|例|如|形如|格式|长度|哈希|指纹|形式|長さ|ハッシュ|예시|예:|형식|길이|해시|이름|변수|字段|变量|変数"
+)
+_PASSWORDISH = re.compile(r"(?i)pass|mdp|wort|contrase|senha|ordine|비번|비밀|密码|口令|パス|암호")
+_CLAUSE_END = re.compile(r"\s*(?:[.,;!?)\n。，]|$)")
+_CJK_BARE = re.compile(r"[ \t]+(?=[A-Za-z0-9])")
+# A value, perhaps after its user ("identifiants : admin / kdmq…").
+_STATED_VALUE = re.compile(r"[\"'`“«「]?(?:[\w.@-]{2,40}[ \t]*/[ \t]*)?(?P<value>[A-Za-z0-9!#$%&*+\-_.@~^]{6,80})")
+# A value followed by a place particle is a place ("パスは 1Password にある", "비번은 1Password 에 있어요").
+_PLACE_AFTER = re.compile(r"\s*(?:の|に|で(?!す)|へ|から|에서|에|으로|里|内|中)")
+_LATIN_LETTER_AFTER = re.compile(r"[^\W\d_]", re.ASCII)
+_VOWELS = frozenset("aeiouy")
+
+
+def _gibberish(v: str) -> bool:
+    """Lowercase letters that read as no word: few vowels or four consonants in a row (``msqkshmqivvfkpyy``)."""
+    vowels = sum(c in _VOWELS for c in v)
+    run = max((len(r) for r in re.findall(r"[^aeiouy]+", v)), default=0)
+    return len(v) >= 8 and len(set(v)) >= 6 and (vowels / len(v) < 0.3 or run >= 4)
+
+
+def _stated_value(v: str, is_placeholder: Check) -> bool:
+    """A value a credential word states: hex of a key, letters with digits, letters that read as no word."""
+    v = v.rstrip(".,;:!?)-")
+    if len(v) < 8 or is_placeholder(v) or _NOT_VALUE.match(v) or v.startswith(("$", "%", "-", ".")):
+        return False
+    if re.fullmatch(r"[A-Z][A-Z0-9_]+", v) or re.fullmatch(r"v?\d+(?:[.-]\d+)*", v) or "." in v or "@" in v:
+        return False  # an env-var name, a version, a number, a host, a file or an e-mail address
+    if re.fullmatch(r"[0-9a-fA-F]{32,64}", v):
+        return not re.search(r"(.)\1{7,}", v)
+    if re.fullmatch(r"[a-z]+(?:_[a-z0-9]+)+", v) or re.fullmatch(r"[A-Za-z]+(?:[A-Z][a-z]+)+", v):
+        return False  # snake_case or CamelCase: a name in code
+    letters = sum(c.isalpha() for c in v)
+    if v.isalpha():
+        return v.islower() and _gibberish(v)
+    if re.fullmatch(r"[a-z]+(?:-[a-z]+){2,}(?:-\d+)?", v):
+        return True  # joined words: hrwky-wrsayw-jeypn
+    return letters >= 3 and any(c.isdigit() for c in v) and len(set(v)) >= 6
+
+
+_PHRASE_VALUE = re.compile(r"(?P<value>[a-z]{3,12}(?: [a-z]{3,12}){2,7})(?=\s*(?:[.,;!)\n。，]|$))")
+
+
+def stated_credentials(text: str, is_placeholder: Check, is_function_word: Check) -> list[Span]:
+    """A credential word in any language, a copula or colon, and a value it states (see the comment above)."""
+    out: list[Span] = []
+    if not _STATED_GATE.admits(text.lower()):
+        return out
+    for name in _STATED_WORD.finditer(text):
+        cop = (_BARE_COPULA if name.group("bare") else _STATED_COPULA).match(text, name.end())
+        if cop is None and not name.group(0).isascii():
+            cop = _CJK_BARE.match(text, name.end())  # "口令 kdmq…", "관리자 비번 rb7k… 임": no copula in CJK
+        if cop is None or _STATED_ABOUT.search(cop.group(0)):
+            continue
+        if name.group("phrase"):
+            p = _PHRASE_VALUE.match(text, cop.end())
+            words = p.group("value").split() if p else []
+            if p and not any(map(is_function_word, words)):
+                out.append(("named_credential", p.start("value"), p.end("value")))
+                continue
+        v = _STATED_VALUE.match(text, cop.end())
+        if v is None or _LATIN_LETTER_AFTER.match(text, v.end("value")) or _PLACE_AFTER.match(text, v.end("value")):
+            continue  # "envoyé" is a word cut at its accent; "1Password の" a place
+        value = v.group("value")
+        if text.startswith(("(", "/", "\\"), v.end("value")):
+            continue
+        if not _stated_value(value, is_placeholder) and not (
+            _PASSWORDISH.search(name.group(0))
+            and re.fullmatch(r"[a-z]{14,40}", value)
+            and not value.endswith(("mente", "ment", "ly", "ung", "tion", "zione", "ção", "cion", "ado", "ido"))
+            and _CLAUSE_END.match(text, v.end("value"))
+        ):
+            continue  # one long lowercase run after a password word is words run together: pinheirolaranjaverde
+        out.append(("named_credential", v.start("value"), v.end("value")))
+    return out
+
+
 def named_secrets(text: str, is_placeholder: Check, is_function_word: Check) -> list[Span]:
     """Every finder of this module, with the detector's placeholder and function-word checks."""
     return [
@@ -395,4 +510,5 @@ def named_secrets(text: str, is_placeholder: Check, is_function_word: Check) -> 
         *basic_credentials(text, is_placeholder),
         *_clause.clause_secrets(text, is_placeholder, is_function_word),
         *_shape.shape_secrets(text, is_placeholder),
+        *stated_credentials(text, is_placeholder, is_function_word),
     ]

@@ -83,6 +83,16 @@ async def test_credentials_named_in_each_language_are_refused_by_remember_and_ca
         pytest.param("密钥长度是 2048 位", id="zh-key-length"),
         pytest.param("la clave es `SIIGO_API_KEY` en el entorno", id="es-env-name"),
         pytest.param("the passphrase is required for every release signature", id="passphrase-prose"),
+        pytest.param("the token library is angular-auth-oidc-client since June", id="kebab-package-after-token"),
+        pytest.param("the secret is sha256-hashed before storage", id="hashed-how"),
+        pytest.param("the token is HS256-signed", id="signed-how"),
+        pytest.param("API key: sk-test-xxxxxxxxxxxx", id="x-placeholder"),
+        # package code the first version refused (bench_secrets_fp.py, 677,429 lines)
+        pytest.param("def decode(self, /, tokens: Sequence2[str]) -> str:", id="type-after-tokens"),
+        pytest.param('params = {"progressToken": self.progress_token, "progress": progress}', id="camel-token-key"),
+        pytest.param(
+            "def _start(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:", id="cle-in-cycle"
+        ),
     ],
 )
 def test_code_and_prose_about_credentials_are_not_refused(text: str) -> None:

@@ -397,7 +397,7 @@ def basic_credentials(text: str, is_placeholder: Check) -> list[Span]:
 # <32 hex>", "la phrase secrète … est gdupsn acbfyum ecyol xxqwnn". The other rules want a value that looks
 # generated (mixed case and digits) or a word they list; these words and these values are what they miss.
 _STATED_WORD = re.compile(
-    r"(?i)(?P<phrase>pass[\s-]?phrases?\b|phrases? secr[eè]tes?\b|frases? (?:de paso|secretas?)\b|frase-senha\b"
+    r"(?P<phrase>pass[\s-]?phrases?\b|phrases? secr[eè]tes?\b|frases? (?:de paso|secretas?)\b|frase-senha\b"
     r"|合言葉|암호 ?문구)"
     r"|(?P<word>pass(?:words?|wd|code)\b|暗号鍵|mot de passe\b|mdp\b|passwort\b|kennwort\b|contrase(?:ñ|n)as?\b"
     r"|senhas?\b|palavra-passe\b|parola d'ordine\b|(?:la|el|le|il|mon|ma|mi|meu|minha) pass\b|pw\b|creds\b"
@@ -407,9 +407,10 @@ _STATED_WORD = re.compile(
     r"|claves?\b|chaves?\b|chiav[ei]\b|cl(?:é|e)s?\b|schl(?:ü|ue)ssel\b|api[\s-]?keys?\b"
     r"|密码|口令|授权码|密钥|秘钥|令牌|パスワード|パス(?![ァ-ヶー])|暗証番号|認証キー|アクセスキー|シークレット|トークン"
     r"|비밀번호|비번|패스워드|암호(?!화)|시크릿|토큰|인증 ?키|접속 ?키|액세스 ?키|api ?키)"
-    r"|(?P<bare>\bkey|\bキー|(?<![가-힣])키)"
+    r"|(?P<bare>key\b|キー|키)"
 )
-_STATED_GATE = Gate.of(_STATED_WORD)
+_STATED_WORD_CI = re.compile(_STATED_WORD.pattern, re.I)  # for the rare text whose lower-casing changes its length
+_STATED_GATE = Gate.of(_STATED_WORD, _STATED_WORD_CI)  # matched on the lower-cased text: (?i) costs twice as much
 # The words between the name and its value (no sentence end), then a copula or a colon; a bare "key" takes only a
 # CJK copula or a full-width colon right after it ("key 是 …", "키는 …"): "key" alone names too much in English.
 _STATED_COPULA = re.compile(
@@ -443,7 +444,11 @@ def _gibberish(v: str) -> bool:
     return len(v) >= 8 and len(set(v)) >= 6 and (vowels / len(v) < 0.3 or run >= 4)
 
 
-def _stated_value(v: str, is_placeholder: Check) -> bool:
+def _wordish(v: str) -> bool:
+    return sum(c in _VOWELS for c in v) / len(v) >= 0.3 and not re.search(r"[^aeiouy]{4}", v)
+
+
+def _stated_value(v: str, is_placeholder: Check, *, password: bool) -> bool:
     """A value a credential word states: hex of a key, letters with digits, letters that read as no word."""
     v = v.rstrip(".,;:!?)-")
     if len(v) < 8 or is_placeholder(v) or _NOT_VALUE.match(v) or v.startswith(("$", "%", "-", ".")):
@@ -454,12 +459,15 @@ def _stated_value(v: str, is_placeholder: Check) -> bool:
         return not re.search(r"(.)\1{7,}", v)
     if re.fullmatch(r"[a-z]+(?:_[a-z0-9]+)+", v) or re.fullmatch(r"[A-Za-z]+(?:[A-Z][a-z]+)+", v):
         return False  # snake_case or CamelCase: a name in code
-    letters = sum(c.isalpha() for c in v)
+    if password and re.fullmatch(r"[a-z]+(?:-[a-z]+){2,}(?:-\d+)?", v):
+        return True  # joined words after a password word: hrwky-wrsayw-jeypn (not a kebab-case package name)
+    letters, tail = sum(c.isalpha() for c in v), v.rsplit("-", 1)[-1]
+    if re.search(r"(.)\1{3,}", v) or ("-" in v and len(tail) >= 4 and tail.isalpha() and _wordish(tail.lower())):
+        return False  # sk-test-xxxxxxxx; sha256-hashed, HS256-signed, ed25519-based: a word of how, not a value
     if v.isalpha():
         return v.islower() and _gibberish(v)
-    if re.fullmatch(r"[a-z]+(?:-[a-z]+){2,}(?:-\d+)?", v):
-        return True  # joined words: hrwky-wrsayw-jeypn
-    return letters >= 3 and any(c.isdigit() for c in v) and len(set(v)) >= 6
+    # mixed case is the other rules' (a generated value); here one case, as a name in code rarely is (ASGI3Application)
+    return letters >= 3 and any(c.isdigit() for c in v) and len(set(v)) >= 6 and (v.islower() or v.isupper())
 
 
 _PHRASE_VALUE = re.compile(r"(?P<value>[a-z]{3,12}(?: [a-z]{3,12}){2,7})(?=\s*(?:[.,;!)\n。，]|$))")
@@ -468,9 +476,16 @@ _PHRASE_VALUE = re.compile(r"(?P<value>[a-z]{3,12}(?: [a-z]{3,12}){2,7})(?=\s*(?
 def stated_credentials(text: str, is_placeholder: Check, is_function_word: Check) -> list[Span]:
     """A credential word in any language, a copula or colon, and a value it states (see the comment above)."""
     out: list[Span] = []
-    if not _STATED_GATE.admits(text.lower()):
+    lower = text.lower()
+    if not _STATED_GATE.admits(lower):
         return out
-    for name in _STATED_WORD.finditer(text):
+    same = len(lower) == len(text)
+    for name in _STATED_WORD.finditer(lower) if same else _STATED_WORD_CI.finditer(text):
+        before, word = lower[name.start() - 1] if name.start() and same else " ", name.group(0)
+        if (before.isascii() and (before.isalnum() or before == "_") and word.isascii()) or (
+            word in ("키", "キー") and ("가" <= before <= "힣" or "ァ" <= before <= "ヺ")
+        ):
+            continue  # inside a word ("monkey", "비밀키"): no leading \b or lookbehind, which keeps the scan fast
         cop = (_BARE_COPULA if name.group("bare") else _STATED_COPULA).match(text, name.end())
         if cop is None and not name.group(0).isascii():
             cop = _CJK_BARE.match(text, name.end())  # "口令 kdmq…", "관리자 비번 rb7k… 임": no copula in CJK
@@ -486,10 +501,11 @@ def stated_credentials(text: str, is_placeholder: Check, is_function_word: Check
         if v is None or _LATIN_LETTER_AFTER.match(text, v.end("value")) or _PLACE_AFTER.match(text, v.end("value")):
             continue  # "envoyé" is a word cut at its accent; "1Password の" a place
         value = v.group("value")
-        if text.startswith(("(", "/", "\\"), v.end("value")):
+        if text.startswith(("(", "[", "/", "\\"), v.end("value")):
             continue
-        if not _stated_value(value, is_placeholder) and not (
-            _PASSWORDISH.search(name.group(0))
+        password = bool(name.group("phrase") or _PASSWORDISH.search(name.group(0)))
+        if not _stated_value(value, is_placeholder, password=password) and not (
+            password
             and re.fullmatch(r"[a-z]{14,40}", value)
             and not value.endswith(("mente", "ment", "ly", "ung", "tion", "zione", "ção", "cion", "ado", "ido"))
             and _CLAUSE_END.match(text, v.end("value"))

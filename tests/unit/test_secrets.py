@@ -627,7 +627,8 @@ async def refused_by_remember_and_capture_near_misses_stored(
 ) -> None:
     """Each row's text is refused by ``remember`` and ``capture()``, its near miss (and ``also_stored``) is stored, and
     no found secret reaches the database file (of ``min_len`` characters or more: a 4-digit PIN's bytes can occur
-    by chance in a ULID or a page of the file)."""
+    by chance in a ULID or a page of the file; a found secret of fewer than 6 characters is searched with the 6
+    characters of the text before it, which a chance match does not carry)."""
     url = f"sqlite:///{tmp_path / 'c.db'}"
     scope = "memstone://orgs/acme/projects/web"
     async with open_service(url, embedding=None) as svc:
@@ -643,7 +644,10 @@ async def refused_by_remember_and_capture_near_misses_stored(
         for text in also_stored:
             assert await svc.remember(None, entries=[EntryInput(kind="fact", text=text)], scope=scope), text
     raw = (tmp_path / "c.db").read_bytes()
-    secrets = {name: [text[f.start : f.end] for f in find_secrets(text)] for name, text, _, _ in rows}
+    secrets = {
+        name: [text[f.start if f.end - f.start >= 6 else max(0, f.start - 6) : f.end] for f in find_secrets(text)]
+        for name, text, _, _ in rows
+    }
     assert not [name for name, vals in secrets.items() if any(v.encode() in raw for v in vals if len(v) >= min_len)]
     assert not [name for name, text, _, _ in rows if text.encode() in raw]
 

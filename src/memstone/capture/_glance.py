@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 
 from ._descriptive import is_bare_count, is_bare_equation, is_time_bound_request
+from ._general import is_general_knowledge, korean_reason
 from ._language import read_sentence
 from ._obvious import _FILE_NAME, is_location
 from ._patterns import CJK, word_set
@@ -221,4 +222,6 @@ def glance_reason(text: str, *, states_rule: bool) -> str | None:
         return "obvious"
     if not states_rule and _STATUS_NOW.search(text) and not _REASON.search(text):
         return "chatter"
-    return None
+    if is_general_knowledge(text, states_rule=states_rule):
+        return "obvious"
+    return korean_reason(text)

@@ -32,6 +32,22 @@ REJECTED = [
     pytest.param("아마 캐시 설정이 문제인 것 같아요.", "speculation", id="ko-hedge"),
     pytest.param("이번에는 로그인 화면의 문구만 고쳐 주세요.", "one_off", id="ko-this-time"),
     pytest.param("고맙습니다, 덕분에 해결됐어요!", "chatter", id="ko-thanks"),
+    pytest.param("이번 배포에서는 알림 기능은 건드리지 마세요.", "one_off", id="ko-occasion-negative-imperative"),
+    pytest.param("docs 폴더에 배포 가이드 파일이 있습니다.", "obvious", id="ko-location"),
+    pytest.param("관리자 앱에는 탭이 다섯 개 있습니다.", "obvious", id="ko-count"),
+    pytest.param("CONTRIBUTING.md에 커밋 규칙이 적혀 있습니다.", "obvious", id="ko-file-says"),
+    pytest.param("이 앱은 SwiftUI로 작성되어 있습니다.", "obvious", id="ko-made-with"),
+    pytest.param(
+        "Act as a senior Rust reviewer and ask me before you delete anything.",
+        "system_restatement",
+        id="en-act-as-ask-me",
+    ),
+    pytest.param(
+        "Agis comme un développeur senior et demande-moi avant de renommer un fichier.",
+        "system_restatement",
+        id="fr-agis-comme",
+    ),
+    pytest.param("遇到不明白的地方先问我，别自己猜。", "system_restatement", id="zh-ask-me-first"),
 ]
 
 
@@ -50,6 +66,9 @@ ADMITTED = [
     pytest.param("GraphQL 在线上只开放给内部后台，因为外部客户端用 REST。", id="zh-place-reason"),
     pytest.param("Nginx は本番でだけ TLS を終端します。", id="ja-production"),
     pytest.param("결제 웹훅은 두 번 올 수도 있으므로 반드시 멱등하게 처리해야 합니다.", id="ko-rule-with-may"),
+    pytest.param("설정 파일은 반드시 config 폴더에 있어야 합니다.", id="ko-location-rule"),
+    pytest.param("마이그레이션은 절대 수정하지 마세요; 새 파일을 추가합니다.", id="ko-never"),
+    pytest.param("Ask me before you run any migration against production, every time.", id="en-ask-me-rule"),
 ]
 
 

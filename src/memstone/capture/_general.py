@@ -10,8 +10,10 @@
   comparison ("than", "比", "より") is enough; one of ability ("can", "peut", "kann", "可以", "できません") only
   when the subject is a name (an acronym, a CamelCase word, a Latin name before a CJK or Korean topic particle) or
   a generic indefinite ("A primary key …", "Une clé étrangère …", "Ein Index …");
-- **Korean** speculation, one-offs and chatter: the sentence reader has no Korean tables, so a hedge ("아마", "것
-  같아요", "지도 모르"), a single occasion ("이번", "오늘", "내일", "지금 바로") or thanks ("감사합니다") passed.
+- **Korean** speculation, one-offs, chatter and glance facts: the sentence reader has no Korean tables, so a hedge
+  ("아마", "것 같아요", "지도 모르"), a single occasion ("이번", "오늘", "내일", "지금 바로"), thanks
+  ("감사합니다") and the glance shapes (a location, a count, what a file says, what the project is made with)
+  passed.
 
 Closed word classes of each language only; every threshold fitted on dev data (bench/data/capture/girandola.jsonl
 and the rest of the dev part), never on the held-out part.
@@ -41,7 +43,11 @@ _ANCHOR = re.compile(
     r"|^(?:anything|everything|nothing|all|any|todo|toda|tout|toute|tous|alles|jede[rsn]?|tutto|tutti|qualsiasi)\b"
 )
 # A sentence to the agent ("You are a helpful assistant …") is a restated prompt, not a fact: another rule's.
-_ADDRESS = re.compile(r"(?i)\b(?:you|your|du|dein\w*|tú|usted|vous|votre|tu|você|voi|sei)\b|你|您|あなた|당신")
+# "du" and "tu" only as the subject of a verb of address: the French "du texte" is an article.
+_ADDRESS = re.compile(
+    r"(?i)\b(?:you|your|dein\w*|tú|usted|vous|votre|você|voi)\b|\bdu (?:bist|sollst|musst|kannst|hast|wirst|darfst)\b"
+    r"|\btu (?:es|sei|dois|devi|peux|puoi)\b|\bsei (?:un|una|uno)\b|你|您|あなた|당신"
+)
 _REASON = re.compile(
     r"(?i)\b(?:because|since|so|otherwise|porque|ya que|parce que|car|sinon|weil|denn|sonst|pois|perché|poiché"
     r"|altrimenti)\b|因为|所以|否则|ので|ため|から[、。]|때문|므로|니까"
@@ -102,14 +108,30 @@ def is_general_knowledge(text: str, *, states_rule: bool) -> bool:
     return named and bool(_ABLE.search(s))
 
 
-_KO_RULE = re.compile(r"반드시|절대|해야|말아야|금지|항상|마세요|안 됩니다|안됩니다|않습니다|하지 마")
-_KO_SPECULATION = re.compile(r"아마|것 같(?:아|습|다|네)|지도 모르|수도 있을 것|인 듯|일지도|확실하지 않|잘 모르겠")
+# A rule word of Korean (must, never, always, forbidden): a rule is never junk. A negative imperative ("…지
+# 마세요") is not one: scoped to an occasion ("이번 PR에서는 … 신경 쓰지 마세요") it is a one-off.
+_KO_RULE = re.compile(r"반드시|절대|해야|말아야|금지|항상|언제나|모든")
+_KO_IMPERATIVE = re.compile(r"마세요|안 됩니다|안됩니다|하지 마|않습니다")
+_KO_REASON = re.compile(r"때문|므로|니까|위해|려고")
+# The glance shapes of ``_glance.py`` in Korean: where a thing is or that it exists ("루트에 X 파일이
+# 있습니다"), a count of parts ("화면이 여덟 개 있습니다"), what a file says ("README에 … 나와 있습니다"),
+# what the project is made with ("이 프로젝트는 Kotlin으로 작성되어 있습니다").
+_KO_GLANCE = re.compile(
+    r"(?:에|에는|안에|아래에|밑에|폴더에|디렉터리에)\s+(?:\S+\s+){0,4}?(?:있습니다|있어요|있다|들어\s?있습니다)\s*[.。]?$"
+    r"|(?:[\d]+|한|두|세|네|다섯|여섯|일곱|여덟|아홉|열|스무)\s*(?:개|가지|종류)\s*(?:있습니다|있어요|입니다)"
+    r"|(?:README|문서|위키|[\w\-]+\.\w+)(?:에|에는)\s.{0,40}(?:나와|적혀|쓰여|설명되어|정의되어)\s?있습니다"
+    r"|(?:프로젝트|앱|백엔드|프론트엔드|서버|테스트|저장소)(?:는|은)\s.{0,40}(?:으로|로)\s*(?:작성되어|만들어져"
+    r"|개발되어|구성되어)\s?있습니다"
+)
+_KO_SPECULATION = re.compile(
+    r"아마|것 같(?:아|습|다|네)|지도 모르|수도 있을 것|인 듯|일지도|확실하지 않|잘 모르겠|어떨까|싶기도|나중에|언젠가"
+)
 _KO_ONE_OFF = re.compile(r"이번(?!\s*주부터)|오늘|내일|지금 바로|일단|당분간|이따가")
 _KO_CHATTER = re.compile(r"^(?:감사합니다|고맙습니다|고마워요|좋아요|좋네요|알겠습니다|네|수고하셨습니다|안녕하세요)")
 
 
 def korean_reason(text: str) -> str | None:
-    """``speculation``, ``one_off`` or ``chatter`` for a Korean sentence with no rule word, else None.
+    """``speculation``, ``one_off``, ``chatter`` or ``obvious`` for a Korean sentence with no rule word, else None.
 
     >>> korean_reason("이번 PR에서는 테스트 이름만 바꿔 주세요.")
     'one_off'
@@ -123,4 +145,6 @@ def korean_reason(text: str) -> str | None:
         return "one_off"
     if _KO_CHATTER.search(s) and len(s) <= 40:
         return "chatter"
+    if _KO_GLANCE.search(s) and not _KO_REASON.search(s) and not _KO_IMPERATIVE.search(s):
+        return "obvious"
     return None

@@ -135,6 +135,10 @@ _AGENT_TERMS = re.compile(
     r"|o usuário|instruções|esclarecimentos|resposta|invente|honesto"
     r"|der nutzer|den nutzer|anweisungen|rückfragen|antworte|antworten|antwort|erfinde|erfinden|ehrlich)\b"
     r"|用户的?(?:指示|指令|要求)|回答|回复|答复|编造|捏造|澄清|ユーザーの(?:指示|依頼)|回答|答え|でっち上げ|捏造|確認してから"
+    # the agent asked to ask first, or to act as someone, in any language (capjunk8)
+    r"|\b(?:ask me|act as|behave as|pregúntame|actúa como|demande-moi|agis comme|comporte-toi comme|frag mich"
+    r"|verhalte dich wie|chiedimi|comportati come|pergunte-me|me pergunte|aja como|inventarti|inventarte|t'invente)\b"
+    r"|先问我|问我|自己猜|瞎猜|私に(?:聞いて|確認して)|답변|대답|질문해|지어내|추측하지"
 )
 # The speaker's own whereabouts or what they are doing this minute, or a request to wait: status chatter.
 _STATUS_NOW = re.compile(

@@ -79,6 +79,7 @@ from ._patterns import (
 from ._text import clean, informative_count, probes, same_frame, subject_tokens, typed_subjects
 from .anchors import restated_anchor
 from .candidates import Candidate, Plan
+from .meaning import nearest_meaning
 from .nearness import (
     SEMANTIC_THRESHOLDS,
     Semantic,
@@ -540,6 +541,9 @@ def _plan_one(
             best_t, best_sim = same, similarity(mine, same.tokens)
         elif not correction and cand.kind != "lesson" and (x := restated_anchor(text, mine_exact, targets, semantic)):
             best_t, best_sim = x, similarity(mine, x.tokens)  # the same anchors in another language (anchors.py)
+        elif cand.kind != "lesson" and (meant := nearest_meaning(text, targets, semantic)) is not None:
+            best_t, correction = meant[0], correction or meant[1]  # by meaning and a typed subject (meaning.py)
+            best_sim = similarity(mine, best_t.tokens)
     if best_t is None and top is not None:
         # Trigger: no rule above matched, and the closest entry shares rare subject terms (weighted by how few
         # entries of this Memory hold them), plus a close meaning when a model is loaded.

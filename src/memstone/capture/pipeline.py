@@ -59,7 +59,14 @@ from .events import (
 from .extractor import ModelExtractor, TokenUsage
 from .junk_model import JunkClassifier, screen
 from .junk_text import TextJunkClassifier
-from .nearness import ANCHOR_COSINE, COMBINED_CORRECTION_MIN, COMBINED_MIN, SUBJECT_COSINE, XLANG_COSINE
+from .nearness import (
+    ANCHOR_COSINE,
+    COMBINED_CORRECTION_MIN,
+    COMBINED_MIN,
+    NEAREST_COSINE,
+    SUBJECT_COSINE,
+    XLANG_COSINE,
+)
 from .outcomes import CaptureOutcome, CaptureResult, Proposal
 from .queue import QueueItem, ReviewQueue
 from .resets import rescued
@@ -311,7 +318,7 @@ async def _semantic(
     if model is None or threshold is None or not candidates:
         return None
     profile = model.profile.profile_id
-    texts = semantic_texts(candidates, live, other_languages=profile in XLANG_COSINE)
+    texts = semantic_texts(candidates, live, other_languages=profile in XLANG_COSINE, every=profile in NEAREST_COSINE)
     vectors = cache.lookup(profile, memory_key, texts) if cache is not None else {}
     vectors.update((t, known[t]) for t in texts if known and t in known and t not in vectors)  # the junk screen's
     missing = tuple(t for t in texts if t not in vectors)
@@ -333,6 +340,7 @@ async def _semantic(
         subject=SUBJECT_COSINE.get(profile),
         anchor=ANCHOR_COSINE.get(profile),
         crosslang=XLANG_COSINE.get(profile),
+        nearest=NEAREST_COSINE.get(profile),
     )
 
 

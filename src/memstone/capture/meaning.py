@@ -1,0 +1,81 @@
+"""A restatement or an unmarked correction found by its meaning and a typed subject (capmatch8, issue 16).
+
+When no rule on words, names or values matched, a statement may still be about a live entry it shares no word with:
+the same rule said in another language or in other words ("Logs may hold the specimen ID but never a patient's
+name." / "患者名はログに出してはいけない。"), or the same setting given a new value with no marker ("Las alertas de
+cocina llegan a las tablets por FCM." / "Kitchen alerts reach the tablets through OneSignal."). With a multilingual
+model loaded, :func:`nearest_meaning` takes the live entry nearest in meaning, in any language, when
+
+- its cosine is at least the profile's :data:`~.nearness.NEAREST_COSINE` and it leads the next entry by
+  :data:`~.nearness.NEAREST_LEAD` (two rules of one area are both near; a restatement is near one entry only);
+- the two have a subject in common that no language changes (:func:`subject_match`): a tool of the same role, a
+  value of the same kind (a number of one unit, a weekday, a time zone), a tool-like name, a command, path or flag,
+  or a subject token.
+
+When the two give different tools of one role or different values of one kind, the statement is a correction of the
+entry (:func:`subject_match` says so), never a rival entry beside it. Without such a model nothing changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ._text import subject_tokens, typed_subjects
+from .measures import measures, other_value
+from .nearness import NEAREST_LEAD, Semantic
+from .roles import roles
+from .subjects import tool_names
+from .targets import Target
+
+__all__ = ["nearest_meaning", "subject_match"]
+
+
+def subject_match(text: str, entry: str) -> tuple[bool, bool]:
+    """Whether ``text`` and ``entry`` have a language-neutral subject in common, and whether ``text`` gives it
+    another value (another tool of a shared role, another value of a shared kind).
+
+    >>> subject_match("Las alertas de cocina llegan a las tablets por FCM.", "Kitchen alerts go through OneSignal.")
+    (True, True)
+    >>> subject_match("Alert e-mails go out through Amazon SES.", "Kitchen alerts reach the tablets.")
+    (False, False)
+    """
+    mine_roles, their_roles = roles(text), roles(entry)
+    shared_roles = mine_roles.keys() & their_roles.keys()
+    mine_kinds, their_kinds = measures(text), measures(entry)
+    changed = any(mine_roles[r] - their_roles[r] for r in shared_roles) or other_value(mine_kinds, their_kinds)
+    same = (
+        bool(shared_roles)
+        or bool(mine_kinds.keys() & their_kinds.keys())
+        or bool(tool_names(text) & tool_names(entry))
+        or bool(typed_subjects(text) & typed_subjects(entry))
+        or bool(subject_tokens(text) & subject_tokens(entry))
+    )
+    return same, same and changed
+
+
+def nearest_meaning(text: str, targets: Sequence[Target], semantic: Semantic | None) -> tuple[Target, bool] | None:
+    """The live entry ``text`` restates or corrects by meaning (module doc), with whether it corrects it; or None.
+
+    Trigger: a profile in :data:`~.nearness.NEAREST_COSINE` is loaded and no other rule took the candidate.
+    Why: a restatement in another language or other words, and a new value of a setting with no marker, share no
+    word with their entry; the meaning finds the entry, the typed subject keeps an unrelated near one out.
+    Outcome: that entry and whether the candidate changes a value of it. Entries with a slug, working notes and
+    entries with no vector (not embedded this event) are never taken.
+    """
+    if semantic is None or semantic.nearest is None:
+        return None
+    scored: list[tuple[float, Target]] = []
+    for t in targets:
+        if t.kind == "working_note" or t.slug is not None or t.entry_id is None:
+            continue
+        cos = semantic.cosine(text, t.text)
+        if cos is not None:
+            scored.append((cos, t))
+    if not scored:
+        return None
+    scored.sort(key=lambda x: -x[0])
+    cos, t = scored[0]
+    if cos < semantic.nearest or (len(scored) > 1 and cos - scored[1][0] < NEAREST_LEAD):
+        return None
+    same, changed = subject_match(text, t.text)
+    return (t, changed) if same else None

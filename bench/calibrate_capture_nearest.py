@@ -1,6 +1,6 @@
 """Calibrate the nearest-by-meaning rule (``memstone.capture.meaning``) on the DEV part of the capture data only.
 
-``python bench/calibrate_capture_nearest.py [--model use-multilingual-v3] [--half A|B]``
+``python bench/calibrate_capture_nearest.py [--model use-multilingual-v3] [--half A|B] [--change]``
 
 For every explicit or correction user line of a dev project (lifecycle lines too as entries; secret lines left
 out), the earlier such lines of its project stand for the live entries. The line's nearest one by cosine, the lead
@@ -8,7 +8,9 @@ over the next, and whether the two share a typed subject (:func:`memstone.captur
 computed. A line whose nearest is its labelled entry (``duplicate_of`` / ``revises``, followed to the first line of
 the entry) is *right*; any other line the rule would take is *wrong*. It prints right and wrong per cosine and lead;
 ``NEAREST_COSINE`` / ``NEAREST_LEAD`` in ``memstone.capture.nearness`` are the lowest cosine with the fewest wrong
-on half A. ``--half A`` / ``--half B``: the sorted files taken alternately (as the other calibrations).
+on half A. ``--change``: only the lines that give the nearest one's subject another value (another tool of a
+shared role, another value of a shared kind), for ``NEAREST_CHANGE_COSINE`` / ``NEAREST_CHANGE_LEAD``.
+``--half A`` / ``--half B``: the sorted files taken alternately (as the other calibrations).
 It never reads ``bench/data/capture-heldout``.
 """
 
@@ -23,8 +25,8 @@ from memstone.capture.meaning import subject_match
 from memstone.embedding import load_model
 
 DEV = Path(__file__).resolve().parent / "data" / "capture"
-COSINES = (0.50, 0.55, 0.58, 0.60, 0.62, 0.65, 0.70)
-LEADS = (0.0, 0.05, 0.10)
+COSINES = (0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.58, 0.60, 0.62, 0.65, 0.70)
+LEADS = (0.0, 0.05, 0.10, 0.15)
 
 
 def _root(links: dict[int, int], seq: int) -> int:
@@ -35,7 +37,7 @@ def _root(links: dict[int, int], seq: int) -> int:
     return seq
 
 
-async def main_async(model_name: str, half: str | None) -> None:
+async def main_async(model_name: str, half: str | None, change: bool = False) -> None:
     model = load_model(model_name)
     files = sorted(DEV.glob("*.jsonl"))
     # (cosine, lead, shares a typed subject, right)
@@ -64,12 +66,13 @@ async def main_async(model_name: str, half: str | None) -> None:
             )
             cos, j = scored[0]
             lead = cos - scored[1][0] if len(scored) > 1 else 1.0
-            same, _ = subject_match(str(kept[i]["text"]), str(kept[j]["text"]))
+            same, changed = subject_match(str(kept[i]["text"]), str(kept[j]["text"]))
             seq = int(kept[i]["seq"])
             right = seq in links and _root(links, links[seq]) == _root(links, int(kept[j]["seq"]))
-            rows_out.append((cos, lead, same, right))
+            rows_out.append((cos, lead, changed if change else same, right))
     print(f"{model_name}: {len(rows_out)} lines, half {half or 'all'}\n")
-    print("  cosine  lead   right  wrong   (nearest earlier line, a typed subject shared)")
+    what = "another value of a shared subject" if change else "a typed subject shared"
+    print(f"  cosine  lead   right  wrong   (nearest earlier line, {what})")
     for t in COSINES:
         for lead_min in LEADS:
             taken = [r for r in rows_out if r[0] >= t and r[1] >= lead_min and r[2]]
@@ -81,8 +84,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="use-multilingual-v3", help="embedding profile")
     parser.add_argument("--half", choices=("A", "B"), help="one half of the dev projects only")
+    parser.add_argument("--change", action="store_true", help="only lines giving the subject another value")
     args = parser.parse_args()
-    asyncio.run(main_async(args.model, args.half))
+    asyncio.run(main_async(args.model, args.half, args.change))
 
 
 if __name__ == "__main__":

@@ -118,3 +118,43 @@ def test_every_live_entry_is_embedded_for_the_rule() -> None:
     entries = _versions(FINALIZERS)
     assert semantic_key(FINALIZERS) not in semantic_texts([_cand(text)], entries, other_languages=True)
     assert semantic_key(FINALIZERS) in semantic_texts([_cand(text)], entries, every=True)
+
+
+def test_a_new_value_of_the_subject_is_taken_from_a_lower_cosine_with_a_clear_lead() -> None:
+    # A correction changes the value, so it is less similar to its entry than a restatement (dev moonjar#27 shape).
+    text = "ビルドパイプラインは Buildkite で回しています。"
+    old = "Die Build-Pipeline läuft auf GitHub Actions."
+    entries = _versions(FINALIZERS, old)
+    low = Semantic(
+        vectors={
+            semantic_key(text): (1.0, 0.0, 0.0),
+            semantic_key(old): _unit(0.50, 1),
+            semantic_key(FINALIZERS): _unit(0.20, 2),
+        },
+        threshold=0.99,
+        nearest=0.58,
+        nearest_change=0.40,
+    )
+    (plan,) = plan_candidates([_cand(text)], entries, low)
+    assert (plan.action, plan.entry_id) == ("revise", "ent_1")
+    no_lead = Semantic(
+        vectors={**low.vectors, semantic_key(FINALIZERS): _unit(0.45, 2)},
+        threshold=0.99,
+        nearest=0.58,
+        nearest_change=0.40,
+    )
+    assert plan_candidates([_cand(text)], entries, no_lead)[0].action == "add"
+    restated = "Invoices are kept for ten years."  # no other value of anything: the lower cosine is not enough
+    vectors = {
+        semantic_key(restated): (1.0, 0.0, 0.0),
+        semantic_key(old): _unit(0.50, 1),
+        semantic_key(FINALIZERS): _unit(0.20, 2),
+    }
+    assert (
+        nearest_meaning(
+            restated,
+            [Target.of(v) for v in entries],
+            Semantic(vectors=vectors, threshold=0.99, nearest=0.58, nearest_change=0.40),
+        )
+        is None
+    )

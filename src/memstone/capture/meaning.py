@@ -13,7 +13,9 @@ model loaded, :func:`nearest_meaning` takes the live entry nearest in meaning, i
   or a subject token.
 
 When the two give different tools of one role or different values of one kind, the statement is a correction of the
-entry (:func:`subject_match` says so), never a rival entry beside it. Without such a model nothing changes.
+entry (:func:`subject_match` says so), never a rival entry beside it; since a new value lowers the cosine, such a
+statement needs only :data:`~.nearness.NEAREST_CHANGE_COSINE` with a lead of :data:`~.nearness.NEAREST_CHANGE_LEAD`.
+Without such a model nothing changes.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Sequence
 
 from ._text import subject_tokens, typed_subjects
 from .measures import measures, other_value
-from .nearness import NEAREST_LEAD, Semantic
+from .nearness import NEAREST_CHANGE_LEAD, NEAREST_LEAD, Semantic
 from .roles import roles
 from .subjects import tool_names
 from .targets import Target
@@ -75,7 +77,10 @@ def nearest_meaning(text: str, targets: Sequence[Target], semantic: Semantic | N
         return None
     scored.sort(key=lambda x: -x[0])
     cos, t = scored[0]
-    if cos < semantic.nearest or (len(scored) > 1 and cos - scored[1][0] < NEAREST_LEAD):
-        return None
+    lead = cos - scored[1][0] if len(scored) > 1 else 1.0
     same, changed = subject_match(text, t.text)
-    return (t, changed) if same else None
+    if same and cos >= semantic.nearest and lead >= NEAREST_LEAD:
+        return t, changed
+    # A new value of the entry's subject lowers the cosine: a lower one, with a clearer lead (NEAREST_CHANGE_COSINE).
+    floor = semantic.nearest_change
+    return (t, True) if changed and floor is not None and cos >= floor and lead >= NEAREST_CHANGE_LEAD else None

@@ -63,6 +63,7 @@ from .nearness import (
     ANCHOR_COSINE,
     COMBINED_CORRECTION_MIN,
     COMBINED_MIN,
+    NEAREST_CHANGE_COSINE,
     NEAREST_COSINE,
     SUBJECT_COSINE,
     XLANG_COSINE,
@@ -341,6 +342,7 @@ async def _semantic(
         anchor=ANCHOR_COSINE.get(profile),
         crosslang=XLANG_COSINE.get(profile),
         nearest=NEAREST_COSINE.get(profile),
+        nearest_change=NEAREST_CHANGE_COSINE.get(profile),
     )
 
 

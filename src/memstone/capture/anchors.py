@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from ._language import language
 from ._text import probes, subject_tokens, typed_subjects
+from .meaning import ranked_by_meaning
 from .nearness import XLANG_LEAD, Semantic, other_subjects
 from .subjects import _GENERIC_NAMES, concepts, conflicts, quantities, tool_names, values
 from .targets import Target
@@ -116,18 +117,11 @@ def restated_meaning(text: str, targets: Sequence[Target], semantic: Semantic | 
     if semantic is None or semantic.crosslang is None:
         return None
     lang = language(text)
-    scored: list[tuple[float, Target]] = []
-    for t in targets:
-        if t.kind == "working_note" or t.slug is not None or t.entry_id is None:
-            continue
-        if lang in {language(part) for part in t.text.split("\n\n")}:
-            continue
-        cos = semantic.cosine(text, t.text)
-        if cos is not None:
-            scored.append((cos, t))
+    scored = ranked_by_meaning(
+        text, targets, semantic, keep=lambda t: lang not in {language(part) for part in t.text.split("\n\n")}
+    )
     if not scored:
         return None
-    scored.sort(key=lambda x: -x[0])
     cos, t = scored[0]
     if cos < semantic.crosslang or (len(scored) > 1 and cos - scored[1][0] < XLANG_LEAD):
         return None

@@ -20,7 +20,7 @@ Without such a model nothing changes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ._text import subject_tokens, typed_subjects
 from .measures import measures, other_value
@@ -29,7 +29,23 @@ from .roles import roles
 from .subjects import tool_names
 from .targets import Target
 
-__all__ = ["nearest_meaning", "subject_match"]
+__all__ = ["nearest_meaning", "ranked_by_meaning", "subject_match"]
+
+
+def ranked_by_meaning(
+    text: str, targets: Sequence[Target], semantic: Semantic, keep: Callable[[Target], bool] | None = None
+) -> list[tuple[float, Target]]:
+    """The live entries ``semantic`` can compare with ``text``, nearest first, with their cosines: never a working
+    note, an entry with a slug or one with no id; ``keep`` narrows them further (capdup6: other languages only)."""
+    scored: list[tuple[float, Target]] = []
+    for t in targets:
+        if t.kind == "working_note" or t.slug is not None or t.entry_id is None or (keep is not None and not keep(t)):
+            continue
+        cos = semantic.cosine(text, t.text)
+        if cos is not None:
+            scored.append((cos, t))
+    scored.sort(key=lambda x: -x[0])
+    return scored
 
 
 def subject_match(text: str, entry: str) -> tuple[bool, bool]:
@@ -66,16 +82,9 @@ def nearest_meaning(text: str, targets: Sequence[Target], semantic: Semantic | N
     """
     if semantic is None or semantic.nearest is None:
         return None
-    scored: list[tuple[float, Target]] = []
-    for t in targets:
-        if t.kind == "working_note" or t.slug is not None or t.entry_id is None:
-            continue
-        cos = semantic.cosine(text, t.text)
-        if cos is not None:
-            scored.append((cos, t))
+    scored = ranked_by_meaning(text, targets, semantic)
     if not scored:
         return None
-    scored.sort(key=lambda x: -x[0])
     cos, t = scored[0]
     lead = cos - scored[1][0] if len(scored) > 1 else 1.0
     same, changed = subject_match(text, t.text)

@@ -126,6 +126,34 @@ def test_browse_filter_search_and_open(live: Live, page: Any) -> None:
     assert page.inner_text("#status") == "current"
 
 
+def test_an_answer_that_arrives_late_never_replaces_the_newer_search(live: Live, page: Any) -> None:
+    # CI once saw the catalogue's answer for a filter change arrive after the search typed next, and overwrite it.
+    seed(live)
+    page.goto(live.url + WEB)
+    page.wait_for_selector("#items .item")
+    held: list[Any] = []
+
+    def the_list(url: str) -> bool:  # /api/memories?…, not /api/memories/search?…
+        return "/api/memories?" in url
+
+    def hold(route: Any) -> None:
+        held.append(route)
+
+    page.route(the_list, hold)
+    page.fill("#f-tag", "ops")
+    page.press("#f-tag", "Enter")
+    expect(page.locator("#summary")).to_have_text("Loading…")
+    page.fill("#q", "deploy")
+    page.press("#q", "Enter")
+    page.wait_for_selector("#summary:has-text('for “deploy”')")
+    assert len(held) == 1
+    with page.expect_response(lambda r: the_list(r.url)):
+        held[0].continue_()
+    page.wait_for_timeout(300)  # let the page handle the late answer; a stale one must change nothing
+    assert "for “deploy”" in page.inner_text("#summary")
+    assert sorted(titles(page)) == ["Deploy tool", "Scratch"]
+
+
 def test_walk_the_revision_chain_then_edit_and_see_the_new_revision(live: Live, page: Any) -> None:
     rec = live.create(SCOPE, title="Staging host", text="The staging host is alpha.")
     live.patch(rec["entry_id"], 1, text="The staging host is beta.")

@@ -174,7 +174,13 @@ function filterQuery() {
   };
 }
 
+// Each load takes a ticket; an answer that arrives after a newer load began is dropped, so a slow list can
+// never overwrite the search the user asked for after it.
+const tickets = { catalogue: 0, entry: 0 };
+
 async function loadCatalogue({ reset = true } = {}) {
+  const ticket = ++tickets.catalogue;
+  const stale = () => ticket !== tickets.catalogue;
   const summary = $("summary");
   summary.textContent = "Loading…";
   try {
@@ -182,6 +188,7 @@ async function loadCatalogue({ reset = true } = {}) {
       const { data } = await api("GET", "/api/memories/search", {
         query: { q: state.q, mode: state.mode, limit: PAGE, scope: [state.scope], ...filterQuery() },
       });
+      if (stale()) return;
       state.items = data.hits.map((hit) => ({ ...hit, state: "active", score: hit.score }));
       state.next = null;
       const how = data.fallback_reason ? `${data.mode} (${data.fallback_reason})` : data.mode;
@@ -193,6 +200,7 @@ async function loadCatalogue({ reset = true } = {}) {
           cursor: reset ? undefined : state.next,
         },
       });
+      if (stale()) return;
       state.items = reset ? data.items : state.items.concat(data.items);
       state.next = data.next_cursor;
       summary.textContent = data.total === 0
@@ -200,6 +208,7 @@ async function loadCatalogue({ reset = true } = {}) {
         : `${data.total} memor${data.total === 1 ? "y" : "ies"} · ${scopePath(state.scope)}`;
     }
   } catch (err) {
+    if (stale()) return;
     state.items = [];
     state.next = null;
     summary.textContent = explain(err);
@@ -289,6 +298,8 @@ function showEmpty() {
 }
 
 async function loadEntry(entryId, versionRef, compare = null) {
+  const ticket = ++tickets.entry;
+  const stale = () => ticket !== tickets.entry;
   const detail = $("detail");
   detail.setAttribute("aria-busy", "true");
   try {
@@ -296,6 +307,7 @@ async function loadEntry(entryId, versionRef, compare = null) {
       api("GET", `/api/memories/${encodeURIComponent(entryId)}`),
       api("GET", `/api/memories/${encodeURIComponent(entryId)}/versions`, { query: { limit: 200 } }),
     ]);
+    if (stale()) return;
     state.entry = entryId;
     state.record = entry.record;
     state.etag = etag;
@@ -314,20 +326,23 @@ async function loadEntry(entryId, versionRef, compare = null) {
       const side = (ref) => hist.items.find((v) => v.entry_version_id === ref.entry_version_id) || ref;
       state.compare = { ...compare, diff, from: side(diff.from), to: side(diff.to) };
     }
+    if (stale()) return;
     if (entry.record.scope && entry.record.scope !== state.scope) {
       history.replaceState(null, "", address(entry.record.scope, entryId, versionRef, compare));
       state.scope = entry.record.scope;
       await loadScopes();
       await loadCatalogue();
+      if (stale()) return;
     }
     renderDetail();
   } catch (err) {
+    if (stale()) return;
     state.entry = entryId;
     state.record = null;
     detail.replaceChildren(h("div", { class: "empty" }, h("h1", null, "Not found"), h("p", null, explain(err)),
       h("p", null, h("a", { href: address(state.scope), "data-nav": true }, "Back to the catalogue"))));
   } finally {
-    detail.removeAttribute("aria-busy");
+    if (!stale()) detail.removeAttribute("aria-busy");
   }
 }
 

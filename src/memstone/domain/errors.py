@@ -246,6 +246,7 @@ __all__ = [
     "IntegrityError",
     "InvalidCitationError",
     "InvalidInput",
+    "MaintenanceBusyError",
     "MemstoneError",
     "NotFound",
     "ProfileMismatchError",

@@ -271,7 +271,11 @@ async def _choose_model(
     A model (or profile name) that differs from the store's recorded profile is refused by name.
     """
     recorded = backend.state.embedding_profile
-    if embedding is None or (isinstance(embedding, _Unset) and not embedding.default and recorded is None):
+    if embedding is None or (
+        isinstance(embedding, _Unset) and recorded is None and not (embedding.default and backend.capabilities.vector)
+    ):
+        # A new store on an engine without vectors (PostgreSQL without pgvector) takes no default model: it
+        # works with FTS only, as the capabilities say, instead of failing to open.
         await backend.configure_embedding(None, record=False)
         return None
     from .. import embedding as models  # only when a model may be needed: the hook path pays nothing

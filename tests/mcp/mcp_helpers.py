@@ -36,7 +36,9 @@ async def seed(url: str) -> dict[str, str]:
 
 @contextlib.asynccontextmanager
 async def serving(app: Any) -> AsyncIterator[str]:
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+    """Serve an ASGI app with uvicorn on 127.0.0.1 and a free port, in this event loop; yield its base URL."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", ws="none")
+    server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     deadline = time.monotonic() + 20
     while not server.started:

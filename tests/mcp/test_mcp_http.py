@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 import httpx2
 import pytest
-import uvicorn
 from mcp.types import TextContent
+from mcp_helpers import serving
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -27,26 +27,6 @@ from memstone import MemoryService
 from memstone.agents.settings import AgentSettings
 from memstone.api.http.routing import MAX_BODY
 from memstone.api.mcp.server import build_server, mcp_mount, mcp_routes
-
-
-@contextlib.asynccontextmanager
-async def running(app: Any) -> AsyncIterator[int]:
-    """Serve an ASGI app with uvicorn on 127.0.0.1 and a free port, in this event loop; yield the port."""
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", ws="none")
-    )
-    task = asyncio.create_task(server.serve())
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert not task.done(), "uvicorn stopped before it started"
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        await asyncio.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield port
-    finally:
-        server.should_exit = True
-        await task
 
 
 async def exercise(url: str, mode: Literal["legacy", "auto"], seeded: dict[str, str]) -> None:
@@ -74,13 +54,13 @@ async def test_mounted_in_a_host_app(
         return JSONResponse({"ok": True})
 
     app = Starlette(routes=[*routes, Route("/health", health)], lifespan=lambda app: lifespan())
-    async with running(app) as port:
+    async with serving(app) as base:
         async with httpx2.AsyncClient() as http:
-            assert (await http.get(f"http://127.0.0.1:{port}/health")).json() == {"ok": True}
+            assert (await http.get(f"{base}/health")).json() == {"ok": True}
             # DNS-rebinding protection: a foreign Host header is refused on a loopback server.
-            rebinding = await http.post(f"http://127.0.0.1:{port}/mcp", headers={"Host": "evil.example"}, json={})
+            rebinding = await http.post(f"{base}/mcp", headers={"Host": "evil.example"}, json={})
             assert rebinding.status_code in (400, 403, 421)
-        await exercise(f"http://127.0.0.1:{port}/mcp", mode, seeded)
+        await exercise(f"{base}/mcp", mode, seeded)
 
 
 def free_port() -> int:
@@ -141,8 +121,8 @@ async def test_memstone_serve_mounts_it_through_extra_mounts(
     from memstone.api.http.settings import Settings
 
     app = create_app(Settings(url=store_url, embedding="none"), extra_mounts={"/mcp": mcp_mount(settings=settings)})
-    async with running(app) as port:
-        await exercise(f"http://127.0.0.1:{port}/mcp/", "legacy", seeded)
+    async with serving(app) as base:
+        await exercise(f"{base}/mcp/", "legacy", seeded)
 
 
 class TokenState:
@@ -169,16 +149,16 @@ async def test_the_mount_asks_the_host_to_authenticate(
 ) -> None:
     async with mcp_mount(settings=settings)(TokenState(service)) as mounted:
         app = Starlette(routes=[Route("/mcp", endpoint=mounted, methods=["GET", "POST", "DELETE"])])
-        async with running(app) as port:
+        async with serving(app) as base:
             async with httpx2.AsyncClient() as http:
-                refused = await http.post(f"http://127.0.0.1:{port}/mcp", json={})
+                refused = await http.post(f"{base}/mcp", json={})
             assert refused.status_code == 401
             assert refused.json()["error"]["code"] == "unauthenticated"
             client = httpx2.AsyncClient(headers={"Authorization": "Bearer good"})
             try:
                 from mcp.client.streamable_http import streamable_http_client
 
-                transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=client)
+                transport = streamable_http_client(f"{base}/mcp", http_client=client)
                 async with Client(transport, mode="legacy") as mcp_client:
                     result = await mcp_client.call_tool("memory_mandatory", {})
                     assert result.is_error is False

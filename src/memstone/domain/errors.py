@@ -58,6 +58,13 @@ class MemstoneError(Exception):
 
     code: ClassVar[str] = "memstone_error"
 
+    def __init_subclass__(cls, *, code: str | None = None, **kwargs: object) -> None:
+        """``class NotFound(MemstoneError, code="not_found")``: a subclass names its code in its header, as the
+        tree above does; without one it keeps its parent's (``StaleEntryError`` is a ``revision_conflict``)."""
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
+
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
         self.message = message
@@ -74,34 +81,24 @@ class MemstoneError(Exception):
         return out
 
 
-class NotFound(MemstoneError):
+class NotFound(MemstoneError, code="not_found"):
     """The named memory, entry, version or Revision does not exist."""
 
-    code: ClassVar[str] = "not_found"
 
-
-class ArtifactNotFoundError(NotFound):
+class ArtifactNotFoundError(NotFound, code="artifact_not_found"):
     """No such Memory, or no such Revision of it."""
 
-    code: ClassVar[str] = "artifact_not_found"
 
-
-class Conflict(MemstoneError):
+class Conflict(MemstoneError, code="conflict"):
     """The write conflicts with the current state of the store."""
 
-    code: ClassVar[str] = "conflict"
 
-
-class AlreadyExists(Conflict):
+class AlreadyExists(Conflict, code="already_exists"):
     """Something that must be unique (a scope binding, a live slug) is already taken."""
 
-    code: ClassVar[str] = "already_exists"
 
-
-class RevisionConflictError(Conflict):
+class RevisionConflictError(Conflict, code="revision_conflict"):
     """The base Revision is no longer the head: another writer committed first."""
-
-    code: ClassVar[str] = "revision_conflict"
 
     def __init__(self, memory_id: str, *, expected: int, actual: int | None = None) -> None:
         found = "unknown" if actual is None else str(actual)
@@ -138,99 +135,71 @@ class LiveDuplicateError(Conflict):
         super().__init__("a new entry of this write is already live at its base; nothing was written")
 
 
-class MaintenanceBusyError(Conflict):
+class MaintenanceBusyError(Conflict, code="maintenance_busy"):
     """Another maintenance run holds the scope's lease, and the caller asked not to wait for it."""
 
-    code: ClassVar[str] = "maintenance_busy"
 
-
-class InvalidInput(MemstoneError, ValueError):
+class InvalidInput(MemstoneError, ValueError, code="invalid_input"):
     """The request is malformed or breaks a rule; the message says what to change. Nothing was written."""
 
-    code: ClassVar[str] = "invalid_input"
 
-
-class EntryInactiveError(InvalidInput):
+class EntryInactiveError(InvalidInput, code="entry_inactive"):
     """The entry was forgotten: reactivate it before revising it."""
 
-    code: ClassVar[str] = "entry_inactive"
 
-
-class InvalidCitationError(InvalidInput):
+class InvalidCitationError(InvalidInput, code="invalid_citation"):
     """A citation (memory ref + entry + version + hash) does not match what its Revision committed to."""
 
-    code: ClassVar[str] = "invalid_citation"
 
-
-class SecretRefusedError(InvalidInput):
+class SecretRefusedError(InvalidInput, code="secret_refused"):
     """A write carried something that looks like a secret (key, token, password); nothing was stored.
 
     The message names the kind of secret and the field, never the value.
     """
 
-    code: ClassVar[str] = "secret_refused"
 
-
-class ProfileMismatchError(InvalidInput):
+class ProfileMismatchError(InvalidInput, code="profile_mismatch"):
     """An embedding model or vector does not match the store's fixed embedding profile."""
 
-    code: ClassVar[str] = "profile_mismatch"
 
-
-class CapabilityNotSupportedError(MemstoneError):
+class CapabilityNotSupportedError(MemstoneError, code="capability_not_supported"):
     """The backend or configuration cannot do this (e.g. vector search without a complete projection)."""
-
-    code: ClassVar[str] = "capability_not_supported"
 
     def __init__(self, capability: str, message: str | None = None, *, hint: str | None = None) -> None:
         super().__init__(message or f"capability not supported: {capability}", hint=hint)
         self.capability = capability
 
 
-class IntegrityError(MemstoneError):
+class IntegrityError(MemstoneError, code="integrity"):
     """Authoritative data does not match its hashes. Never repaired silently."""
 
-    code: ClassVar[str] = "integrity"
 
-
-class AccessError(MemstoneError):
+class AccessError(MemstoneError, code="access"):
     """The request was refused by access control (``memstone.auth``). Nothing was read or written."""
 
-    code: ClassVar[str] = "access"
 
-
-class Unauthenticated(AccessError):
+class Unauthenticated(AccessError, code="unauthenticated"):
     """The request carries no token, or one that is unknown or revoked."""
 
-    code: ClassVar[str] = "unauthenticated"
 
-
-class Forbidden(AccessError):
+class Forbidden(AccessError, code="forbidden"):
     """The principal is known, but no grant allows this operation on this scope."""
 
-    code: ClassVar[str] = "forbidden"
 
-
-class BackendError(MemstoneError):
+class BackendError(MemstoneError, code="backend"):
     """The storage engine failed."""
-
-    code: ClassVar[str] = "backend"
 
     def __init__(self, message: str, *, orig: BaseException | None = None, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.orig = orig
 
 
-class BackendUnavailable(BackendError):
+class BackendUnavailable(BackendError, code="backend_unavailable"):
     """The engine cannot serve the request now (locked past the timeout, unreachable, unusable file)."""
 
-    code: ClassVar[str] = "backend_unavailable"
 
-
-class StoreMigratingError(BackendUnavailable):
+class StoreMigratingError(BackendUnavailable, code="store_migrating"):
     """Writes are paused while the store migrates to another embedding profile; retry shortly."""
-
-    code: ClassVar[str] = "store_migrating"
 
 
 __all__ = [

@@ -6,9 +6,7 @@ read-only backup in token mode failed, and even a local server wrote tables into
 
 from __future__ import annotations
 
-import ctypes
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -21,19 +19,9 @@ from api_support import Server, ServerFactory
 from memstone import EntryInput, open_service
 from memstone.api.http.app import open_principals
 from memstone.domain.errors import BackendUnavailable
+from process_support import as_ordinary_user
 
 SCOPE = "memstone://orgs/acme/projects/web"
-PR_CAPBSET_DROP = 24
-CAPS_THAT_IGNORE_MODES = (1, 2, 3)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
-
-
-def _as_ordinary_user() -> None:
-    """Root ignores file modes: the child drops the capabilities that let it (as test_sqlite_read_only does)."""
-    if os.geteuid() == 0:
-        libc = ctypes.CDLL(None, use_errno=True)
-        for cap in CAPS_THAT_IGNORE_MODES:
-            if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
-                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
 
 
 def auth_rows(db: Path) -> dict[str, int]:
@@ -119,7 +107,7 @@ async def test_a_token_server_serves_a_read_only_backup(tmp_path: Path) -> None:
     try:
         done = subprocess.run(
             [sys.executable, "-c", CHILD, f"sqlite:///{db}", token, SCOPE],
-            capture_output=True, text=True, preexec_fn=_as_ordinary_user, timeout=120,
+            capture_output=True, text=True, preexec_fn=as_ordinary_user, timeout=120,
         )  # fmt: skip
     finally:
         backup.chmod(0o755)

@@ -6,7 +6,6 @@ let root write anyway (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER), dropp
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import subprocess
@@ -19,24 +18,15 @@ import pytest
 from memstone import open_service
 from memstone.domain.errors import BackendUnavailable
 from memstone.domain.model import EntryInput
+from process_support import as_ordinary_user
 
 SCOPE = "memstone://orgs/acme"
-PR_CAPBSET_DROP = 24
-CAPS_THAT_IGNORE_MODES = (1, 2, 3)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
-
-
-def _as_ordinary_user() -> None:
-    if os.geteuid() == 0:
-        libc = ctypes.CDLL(None, use_errno=True)
-        for cap in CAPS_THAT_IGNORE_MODES:
-            if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
-                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
 
 
 def memstone(url: str, *args: str) -> tuple[int, dict[str, object]]:
     cmd = [sys.executable, "-m", "memstone.cli.main", "--url", url, *args, "--json"]
     env = {**os.environ, "MEMSTONE_EMBEDDING": "none"}
-    done = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=_as_ordinary_user, env=env, timeout=120)
+    done = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=as_ordinary_user, env=env, timeout=120)
     return done.returncode, json.loads(done.stdout or "{}")
 
 

@@ -17,7 +17,7 @@ from memstone.cli.main import cli
 from memstone.domain.errors import Conflict, InvalidInput
 from memstone.domain.model import EntryPatch
 from memstone.embedding.hashing import HashingEmbedder
-from memstone.service.copy import CopyReport, copy_store
+from memstone.service.copy import CopyReport, copy_store, copy_urls
 
 ORG = "memstone://orgs/acme"
 WEB = "memstone://orgs/acme/projects/web"
@@ -69,12 +69,10 @@ async def _export(url: str, where: Path) -> dict[str, bytes]:
 
 
 async def _copy(src_url: str, dst_url: str) -> CopyReport:
-    src, dst = (await open_store(src_url, create=False)).memory, (await open_store(dst_url)).memory
-    try:
-        return await copy_store(src, dst)
-    finally:
-        await src.aclose()
-        await dst.aclose()
+    """What ``memstone copy`` runs; the source must verify too."""
+    report, source_ok = await copy_urls(src_url, dst_url)
+    assert source_ok
+    return report
 
 
 async def test_a_round_trip_through_another_engine_keeps_the_history_exactly(engine_url: str, tmp_path: Path) -> None:

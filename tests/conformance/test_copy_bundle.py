@@ -17,7 +17,7 @@ from memstone.domain.ids import EntryId, MemoryId
 from memstone.domain.maintenance import MaintenanceEvent, MaintenanceRun, Proposal
 from memstone.embedding.hashing import HashingEmbedder
 from memstone.ports import ManifestQuery, MemoriesQuery
-from memstone.service.copy import CopyReport, copy_store
+from memstone.service.copy import CopyReport, copy_urls
 
 WEB = "memstone://orgs/acme/projects/web"
 QUEUED = {
@@ -73,12 +73,10 @@ async def _bundle_store(url: str) -> tuple[str, str]:
 
 
 async def _copy(src_url: str, dst_url: str) -> CopyReport:
-    src, dst = (await open_store(src_url, create=False)).memory, (await open_store(dst_url)).memory
-    try:
-        return await copy_store(src, dst)
-    finally:
-        await src.aclose()
-        await dst.aclose()
+    """What ``memstone copy`` runs; the source must verify too."""
+    report, source_ok = await copy_urls(src_url, dst_url)
+    assert source_ok
+    return report
 
 
 async def _everything(url: str) -> dict[str, object]:

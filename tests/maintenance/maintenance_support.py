@@ -12,10 +12,11 @@ import json
 import math
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 DIM = 32
 
@@ -39,32 +40,17 @@ class FakeModel:
 
 
 @contextmanager
-def fake_model_server(*, fail_first: int = 0, delay_s: float = 0.0, hold: bool = False) -> Iterator[FakeModel]:
-    state = FakeModel(url="", fail_first=fail_first, delay_s=delay_s)
-    if not hold:
-        state.release.set()
-    lock = threading.Lock()
+def _json_server(answer: Callable[[str, Any], tuple[int, bytes]]) -> Iterator[str]:
+    """A JSON ``POST`` endpoint on 127.0.0.1, served by a thread: ``answer(path, body)`` gives the status and the
+    payload. Yields its ``/v1`` base URL; stopped on exit."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
             pass
 
         def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            with lock:
-                state.requests += 1
-                n = state.requests
-                state.texts += len(body["input"])
-            if state.delay_s:
-                time.sleep(state.delay_s)
-            state.release.wait(timeout=60)
-            if n <= state.fail_first:
-                payload = b'{"error": "overloaded"}'
-                self.send_response(503)
-            else:
-                data = [{"index": i, "embedding": vector(t)} for i, t in enumerate(body["input"])]
-                payload = json.dumps({"data": data, "usage": {"prompt_tokens": 5 * len(data)}}).encode()
-                self.send_response(200)
+            status, payload = answer(self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
@@ -72,16 +58,45 @@ def fake_model_server(*, fail_first: int = 0, delay_s: float = 0.0, hold: bool =
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield state
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     finally:
-        state.release.set()
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+OVERLOADED = (503, b'{"error": "overloaded"}')
+
+
+@contextmanager
+def fake_model_server(*, fail_first: int = 0, delay_s: float = 0.0, hold: bool = False) -> Iterator[FakeModel]:
+    state = FakeModel(url="", fail_first=fail_first, delay_s=delay_s)
+    if not hold:
+        state.release.set()
+    lock = threading.Lock()
+
+    def answer(path: str, body: Any) -> tuple[int, bytes]:
+        with lock:
+            state.requests += 1
+            n = state.requests
+            state.texts += len(body["input"])
+        if state.delay_s:
+            time.sleep(state.delay_s)
+        state.release.wait(timeout=60)
+        if n <= state.fail_first:
+            return OVERLOADED
+        data = [{"index": i, "embedding": vector(t)} for i, t in enumerate(body["input"])]
+        return 200, json.dumps({"data": data, "usage": {"prompt_tokens": 5 * len(data)}}).encode()
+
+    with _json_server(answer) as url:
+        state.url = url
+        try:
+            yield state
+        finally:
+            state.release.set()  # a held answer ends before the server stops
 
 
 @dataclass
@@ -104,38 +119,18 @@ def fake_chat_server(*, fail_first: int = 0) -> Iterator[FakeChat]:
     state = FakeChat(url="", fail_first=fail_first)
     lock = threading.Lock()
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            pass
+    def answer(path: str, body: Any) -> tuple[int, bytes]:
+        assert path.endswith("/chat/completions") and body["messages"][0]["role"] == "system"
+        with lock:
+            state.requests += 1
+            n = state.requests
+            state.prompts.append(body["messages"][1]["content"])
+        if n <= state.fail_first:
+            return OVERLOADED
+        usage = {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS}
+        choice = {"index": 0, "message": {"role": "assistant", "content": state.reply}}
+        return 200, json.dumps({"choices": [choice], "usage": usage}).encode()
 
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            assert self.path.endswith("/chat/completions") and body["messages"][0]["role"] == "system"
-            with lock:
-                state.requests += 1
-                n = state.requests
-                state.prompts.append(body["messages"][1]["content"])
-            if n <= state.fail_first:
-                payload = b'{"error": "overloaded"}'
-                self.send_response(503)
-            else:
-                usage = {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS}
-                choice = {"index": 0, "message": {"role": "assistant", "content": state.reply}}
-                payload = json.dumps({"choices": [choice], "usage": usage}).encode()
-                self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with _json_server(answer) as url:
+        state.url = url
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()

@@ -6,26 +6,11 @@ seekdb cannot start, failing instead with ``MEMSTONE_REQUIRE_SERVERS=1`` (as CI 
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
-from memstone.testing import MemoryBackendConformance, VectorConformance, servers
-
-
-@pytest.fixture
-def ob_empty_stores(seekdb_server_url: str) -> Iterator[Callable[[str], str]]:
-    """URLs of further fresh, empty OceanBase databases, one per name, dropped after the test."""
-    with contextlib.ExitStack() as stack:
-        made: dict[str, str] = {}
-
-        def make(name: str) -> str:
-            if name not in made:
-                made[name] = stack.enter_context(servers.oceanbase_database(seekdb_server_url))
-            return made[name]
-
-        yield make
+from memstone.testing import MemoryBackendConformance, VectorConformance
 
 
 class TestOceanBase(MemoryBackendConformance):
@@ -36,8 +21,8 @@ class TestOceanBase(MemoryBackendConformance):
         return oceanbase_url
 
     @pytest.fixture
-    def empty_stores(self, ob_empty_stores: Callable[[str], str]) -> Callable[[str], str]:
-        return ob_empty_stores
+    def empty_stores(self, oceanbase_empty_stores: Callable[[str], str]) -> Callable[[str], str]:
+        return oceanbase_empty_stores
 
 
 class TestOceanBaseWithoutModel(MemoryBackendConformance):
@@ -48,8 +33,8 @@ class TestOceanBaseWithoutModel(MemoryBackendConformance):
         return oceanbase_url
 
     @pytest.fixture
-    def empty_stores(self, ob_empty_stores: Callable[[str], str]) -> Callable[[str], str]:
-        return ob_empty_stores
+    def empty_stores(self, oceanbase_empty_stores: Callable[[str], str]) -> Callable[[str], str]:
+        return oceanbase_empty_stores
 
 
 class TestOceanBaseVectorsHashing(VectorConformance):

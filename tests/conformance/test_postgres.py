@@ -4,27 +4,18 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
-from memstone.testing import MemoryBackendConformance, VectorConformance, servers
+from memstone.testing import MemoryBackendConformance, VectorConformance
 
 
 class PostgresStores:
     @pytest.fixture
-    def empty_stores(self, postgres_server_url: str) -> Iterator[Callable[[str], str]]:
+    def empty_stores(self, postgres_empty_stores: Callable[[str], str]) -> Callable[[str], str]:
         """Further fresh databases on the session's server, one per name, dropped after the test."""
-        with contextlib.ExitStack() as stack:
-            made: dict[str, str] = {}
-
-            def make(name: str) -> str:
-                if name not in made:
-                    made[name] = stack.enter_context(servers.postgres_database(postgres_server_url))
-                return made[name]
-
-            yield make
+        return postgres_empty_stores
 
 
 class TestPostgres(PostgresStores, MemoryBackendConformance):

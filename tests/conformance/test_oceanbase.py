@@ -13,44 +13,32 @@ import pytest
 from memstone.testing import MemoryBackendConformance, VectorConformance
 
 
-class TestOceanBase(MemoryBackendConformance):
+class OceanBaseStores:
+    """A fresh OceanBase database per test, and further ones, one per name, dropped after the test."""
+
+    @pytest.fixture
+    def store_url(self, oceanbase_url: str) -> str:
+        return oceanbase_url
+
+    @pytest.fixture
+    def empty_stores(self, oceanbase_empty_stores: Callable[[str], str]) -> Callable[[str], str]:
+        return oceanbase_empty_stores
+
+
+class TestOceanBase(OceanBaseStores, MemoryBackendConformance):
     embedding = "hashing-64"  # a small deterministic model keeps the suite fast (as on SQLite)
 
-    @pytest.fixture
-    def store_url(self, oceanbase_url: str) -> str:
-        return oceanbase_url
 
-    @pytest.fixture
-    def empty_stores(self, oceanbase_empty_stores: Callable[[str], str]) -> Callable[[str], str]:
-        return oceanbase_empty_stores
-
-
-class TestOceanBaseWithoutModel(MemoryBackendConformance):
+class TestOceanBaseWithoutModel(OceanBaseStores, MemoryBackendConformance):
     embedding = None  # no model at all: FTS only
 
-    @pytest.fixture
-    def store_url(self, oceanbase_url: str) -> str:
-        return oceanbase_url
 
-    @pytest.fixture
-    def empty_stores(self, oceanbase_empty_stores: Callable[[str], str]) -> Callable[[str], str]:
-        return oceanbase_empty_stores
-
-
-class TestOceanBaseVectorsHashing(VectorConformance):
+class TestOceanBaseVectorsHashing(OceanBaseStores, VectorConformance):
     model_name = "hashing-64"
     semantic = False
 
-    @pytest.fixture
-    def store_url(self, oceanbase_url: str) -> str:
-        return oceanbase_url
 
-
-class TestOceanBaseVectorsMiniLM(VectorConformance):
+class TestOceanBaseVectorsMiniLM(OceanBaseStores, VectorConformance):
     """The real default model (all-MiniLM-L6-v2 int8 ONNX, shipped in a wheel, offline)."""
 
     model_name = "minilm-l6-int8"
-
-    @pytest.fixture
-    def store_url(self, oceanbase_url: str) -> str:
-        return oceanbase_url

@@ -12,42 +12,31 @@ from memstone.testing import MemoryBackendConformance, VectorConformance
 
 
 class PostgresStores:
+    """A fresh PostgreSQL database per test, and further ones, one per name, dropped after the test."""
+
+    @pytest.fixture
+    def store_url(self, postgres_url: str) -> str:
+        return postgres_url
+
     @pytest.fixture
     def empty_stores(self, postgres_empty_stores: Callable[[str], str]) -> Callable[[str], str]:
-        """Further fresh databases on the session's server, one per name, dropped after the test."""
         return postgres_empty_stores
 
 
 class TestPostgres(PostgresStores, MemoryBackendConformance):
     embedding = "hashing-64"
 
-    @pytest.fixture
-    def store_url(self, postgres_url: str) -> str:
-        return postgres_url
-
 
 class TestPostgresWithoutModel(PostgresStores, MemoryBackendConformance):
     embedding = None  # FTS only, as a store with no model
 
-    @pytest.fixture
-    def store_url(self, postgres_url: str) -> str:
-        return postgres_url
 
-
-class TestPostgresVectorsHashing(VectorConformance):
+class TestPostgresVectorsHashing(PostgresStores, VectorConformance):
     model_name = "hashing-64"
     semantic = False
 
-    @pytest.fixture
-    def store_url(self, postgres_url: str) -> str:
-        return postgres_url
 
-
-class TestPostgresVectorsMiniLM(VectorConformance):
+class TestPostgresVectorsMiniLM(PostgresStores, VectorConformance):
     """The real default model (all-MiniLM-L6-v2 int8 ONNX, shipped in a wheel, offline)."""
 
     model_name = "minilm-l6-int8"
-
-    @pytest.fixture
-    def store_url(self, postgres_url: str) -> str:
-        return postgres_url

@@ -77,6 +77,7 @@ async def test_an_explicit_model_on_a_store_without_pgvector_is_refused_and_the_
         async with open_service(plain_owner_url, embedding="hashing-64"):
             pass
     assert refused.value.capability == "vector"
+    assert "--embedding none" in (refused.value.hint or "") and "CREATE EXTENSION vector" in (refused.value.hint or "")
     async with open_service(plain_owner_url) as svc:
         rev = await svc.remember(None, entries=[EntryInput(kind="fact", text=TEXTS[0])])
         assert rev is not None and svc.backend.state.embedding_profile is None

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Literal
 
-from ...domain.errors import CapabilityNotSupportedError, InvalidInput, StoreMigratingError
+from ...domain.errors import InvalidInput, StoreMigratingError
 from ...domain.ids import EntryVersionId, MemoryId
 from ...domain.model import EntryVersion
 from ...domain.plan import check_version_hash
@@ -25,7 +25,7 @@ from ...ports import EmbeddingProfile
 from .parts import StoreParts
 from .routes import Route, sharded
 from .rows import dumps_json, loads_json
-from .vectors import VectorPart
+from .vectors import VectorPart, no_vector_projection
 
 
 class ModelMigration:
@@ -52,7 +52,7 @@ class ModelMigration:
                 codec.staging(p.engine.conn, keep=False)
             return
         if codec is None:
-            raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
+            raise no_vector_projection()
         p.rows.set_meta("migration", dumps_json(value))
         codec.staging(p.engine.conn, keep=True)
 
@@ -159,7 +159,7 @@ class ModelMigration:
         p = self.p
         codec = p.engine.vectors
         if codec is None:
-            raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
+            raise no_vector_projection()
         with p.engine.write_txn():
             p.engine.lock("meta:migration")
             profile_id, org = self._hold_lease()

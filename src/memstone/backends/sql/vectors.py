@@ -19,6 +19,16 @@ from .parts import StoreParts
 from .routes import ORG_KEY, Route, Routes, profile_from_json
 
 
+def no_vector_projection() -> CapabilityNotSupportedError:
+    """The refusal of a vector operation on a store whose engine has no vector projection, with the way out."""
+    return CapabilityNotSupportedError(
+        "vector",
+        "this backend has no vector projection",
+        hint="open the store without a model (--embedding none: full-text search works without vectors), or give "
+        "the database its vector extension (PostgreSQL: a superuser runs CREATE EXTENSION vector in it) and reopen",
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class VectorCandidate:
     memory_id: MemoryId
@@ -51,7 +61,7 @@ class VectorPart:
         """Create the vector tables for ``profile`` and record it (configuration or the migration's swap)."""
         codec = self.p.engine.vectors
         if codec is None:
-            raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
+            raise no_vector_projection()
         self.p.engine.lock("meta:embedding_profile")
         codec.create(self.p.engine.conn, profile.dimension)
         self.p.rows.set_meta("embedding_profile", canonical_json(profile.canonical()))
@@ -68,7 +78,7 @@ class VectorPart:
                 p.vector_profile = None
                 return None
             if p.engine.vectors is None:
-                raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
+                raise no_vector_projection()
             with p.engine.write_txn():
                 p.engine.lock("meta:embedding_profile")
                 recorded = self.recorded()
@@ -376,7 +386,7 @@ class VectorPart:
         """Nearest vector windows (one row per window), nearest first, in the route's table (default the store's)."""
         codec = route.codec if route is not None else self.p.engine.vectors
         if codec is None:
-            raise CapabilityNotSupportedError("vector", "this backend has no vector projection")
+            raise no_vector_projection()
         scored = codec.knn(self.p.engine.conn, Nearest(memory_ids, vector, k, self.generation(), exact))
         return self.resolve(scored, k)
 

@@ -138,48 +138,58 @@ QUESTION: dict[Lang, Cue] = {
 SPECULATION: dict[Lang, Cue] = {
     "en": _i(
         r"\b(?:maybe|perhaps|possibly|probably|might|i think|i guess|i suspect|i wonder|not sure|someday|eventually"
-        r"|could try|worth (?:looking|trying))\b"
+        r"|could try|worth (?:looking|trying)|my guess is|i have a feeling|i'?d say|i reckon|my hunch|in my opinion"
+        r"|could be|can'?t rule out)\b"
     ),
     "de": _i(
         r"\b(?:vielleicht|eventuell|wahrscheinlich|möglicherweise|vermutlich|irgendwann|ich glaube|ich denke"
-        r"|ich vermute|ich schätze|bin mir (?:aber )?nicht sicher|könnte|könnten|lohnt sich)\b"
+        r"|ich vermute|ich schätze|bin mir (?:aber )?nicht sicher|könnte|könnten|lohnt sich|ich habe das gefühl"
+        r"|meiner meinung nach|kann sein|ich tippe auf|nicht auszuschließen|sieht so aus, als)\b"
     ),
     "zh": _c(
         r"也许|或许|可能|大概|我觉得|我怀疑|我猜|不确定|说不好|说不定|回头再说|以后再说|以后可能|考虑一下|不一定|要不要"
+        r"|会不会|感觉|好像|似乎|估计|不排除"
     ),
     "es": _i(
         r"\b(?:quizás?|tal vez|a lo mejor|probablemente|posiblemente|puede que|podríamos|podría|creo que|me parece que"
         r"|supongo|no (?:lo )?tengo claro|no estoy segur[oa]|no sé si|algún día|convendría|valdría la pena|capaz que"
-        r"|no sé[.!]?$)\b"
+        r"|no sé[.!]?$|me da que|me temo que|no descarto|sospecho|diría que|tengo la impresión|me huele|igual es"
+        r"|seguramente|en mi opinión|pinta a)\b"
     ),
     "fr": _i(
         r"\b(?:peut-être|probablement|sans doute|il se peut|on pourrait|pourrait|pourrions|je pense que|je crois que"
         r"|j'imagine|je suppose|pas sûr|pas certain|un jour|éventuellement|vaudrait la peine|vaille le coup|à voir"
-        r"|je me demande|on devrait peut|ça vaudrait)\b"
+        r"|je me demande|on devrait peut|ça vaudrait|j'ai l'impression|à mon avis|je soupçonne|il me semble"
+        r"|on dirait|ça ressemble à|je n'exclus pas|selon moi|j'ai le sentiment|ça sent)\b"
     ),
     "pt": _i(
         r"\b(?:talvez|provavelmente|possivelmente|pode ser que|poderíamos|poderia|acho que|creio que|suponho"
-        r"|não tenho (?:a )?certeza|ainda não sei|não sei se|um dia|valha a pena|valeria a pena|quem sabe)\b"
+        r"|não tenho (?:a )?certeza|ainda não sei|não sei se|um dia|valha a pena|valeria a pena|quem sabe"
+        r"|desconfio|suspeito|parece que|tenho a impressão|na minha opinião|não descarto|me parece)\b"
     ),
     "it": _i(
         r"\b(?:forse|probabilmente|magari|potremmo|potrebbe|penso che|credo che|suppongo|non (?:ne )?sono sicur[oa]"
-        r"|non so se|un giorno|prima o poi|varrebbe la pena|chissà)\b"
+        r"|non so se|un giorno|prima o poi|varrebbe la pena|chissà|sospetto|secondo me|mi sa che|ho l'impressione"
+        r"|mi pare|mi sembra|direi che|può darsi|non escludo|a mio avviso)\b"
     ),
     "ja": _c(
         r"かもしれ|かも[。.]?\s*$|でしょう[。.]?\s*$|(?:分から|わから)ない|(?:分かり|わかり)ません|たぶん|多分|おそらく|恐らく|と思(?:う|います|っています)|気がする|何とも言えな|わからな|分からな"
-        r"|検討(?:中|したい|しても)|いずれ|そのうち|将来的に"
+        r"|検討(?:中|したい|しても)|いずれ|そのうち|将来的に|気がします|っぽい|のではないか|んじゃないか|じゃないかな"
+        r"|ではないでしょうか|怪しい"
     ),
 }
 ONE_OFF: dict[Lang, Cue] = {
     "en": _i(
         r"\b(?:for this (?:task|pr|change|release|ticket|one)|in this (?:pr|change|branch|commit)|this time"
         r"|right now|for now|today|tonight|tomorrow|this afternoon|this morning|at the moment|just this once"
-        r"|once (?:ci|it) is green|this (?:week|sprint))\b"
+        r"|once (?:ci|it) is green|this (?:week|sprint)|(?:before|after) the (?:meeting|call|demo|standup)"
+        r"|and that'?s it)\b"
     ),
     "de": _i(
         r"\b(?:heute|morgen|jetzt (?:erst|mal|gleich|sofort)|erst (?:ein)?mal|fürs erste|vorerst|diesmal"
         r"|dieses mal|gerade|in diesem (?:pr|pull request|commit|branch)|für diese[ns]? (?:aufgabe|ticket|pr|release)"
-        r"|nur für (?:die|den|das|diese[ns]?) \w+liste|diese woche|in diesem sprint)\b"
+        r"|nur für (?:die|den|das|diese[ns]?) \w+liste|diese woche|in diesem sprint|(?:vor|nach|für) (?:dem|das|die"
+        r"|der) (?:meeting|besprechung|demo|call)|und fertig)\b"
     ),
     "zh": _c(
         r"这次|这一次|这周|本周|这个星期|今天|明天|下班前|现在马上|马上|立刻|暂时|先不|先只|先别|再说[。.!！]?$|赶时间|这个\s*PR|这个任务"
@@ -188,20 +198,24 @@ ONE_OFF: dict[Lang, Cue] = {
     "es": _i(
         r"\b(?:por ahora|de momento|por el momento|hoy(?! en día)|(?<!la )(?<!cada )mañana|esta vez|solo esta vez"
         r"|ahora mismo|esta semana"
-        r"|en (?:este|esta) (?:pr|commit|rama|ticket|cambio|tarea)|para (?:este|esta) (?:pr|tarea|ticket|rama))\b"
+        r"|en (?:este|esta) (?:pr|commit|rama|ticket|cambio|tarea)|para (?:este|esta) (?:pr|tarea|ticket|rama)"
+        r"|(?:antes|después) de la (?:reunión|demo|llamada)|para la (?:reunión|demo|llamada)|y listo|y ya está)\b"
     ),
     "fr": _i(
         r"\b(?:pour l'instant|pour le moment|pour (?:cette|ce) (?:pr|tâche|fois|branche|ticket|commit|release)"
         r"|dans (?:cette|ce) (?:pr|branche|commit)|cette fois|aujourd'hui|demain|tout de suite|ce soir|ce matin"
-        r"|cet après-midi|en attendant|cette semaine|ce sprint)\b"
+        r"|cet après-midi|en attendant|cette semaine|ce sprint|(?:avant|après|pour) la (?:réunion|démo)"
+        r"|et c'est tout)\b"
     ),
     "pt": _i(
         r"\b(?:por agora|por enquanto|por ora|hoje(?! em dia)|amanhã|desta vez|agora mesmo|esta tarde|esta manhã"
-        r"|esta semana|nesta semana|(?:nesta|neste|para esta|para este) (?:pr|tarefa|branch|commit|ticket))\b"
+        r"|esta semana|nesta semana|(?:nesta|neste|para esta|para este) (?:pr|tarefa|branch|commit|ticket)"
+        r"|(?:antes|depois) da (?:reunião|demo)|para a (?:reunião|demo)|e pronto)\b"
     ),
     "it": _i(
         r"\b(?:per ora|per adesso|per il momento|(?<!d')oggi|domani|questa volta|stavolta|subito|stasera|stamattina"
-        r"|questa settimana|(?:in|per) quest[oa] (?:pr|branch|commit|ticket|release))\b"
+        r"|questa settimana|(?:in|per) quest[oa] (?:pr|branch|commit|ticket|release)|(?:prima|dopo) della"
+        r" (?:riunione|demo)|per la (?:riunione|demo)|e basta)\b"
     ),
     "ja": _c(
         r"今回|今週|(?:今日|明日)(?!から|以降)|今すぐ|とりあえず|ひとまず|いったん|一旦|当面|この\s*(?:PR|プルリク|チケット|タスク)"
@@ -278,7 +292,14 @@ BOUNDED_NOW = rx(
     r"|^(?:ya |acabo de )?(?:he \w+(?:ado|ido)\b|(?!(?:está|así|quizá|aquí|allí|ahí|acá|allá|sí|más|también|además"
     r"|jamás|según|través|café|menú|país)\b)\w{3,}[éí]\b)"
     r"|^(?:já |acabei de |não )?(?:\w+ei|fiz|subi|entendi|corrigi|vi|pus|mandei)\b"
+    r"|^ho (?:appena |già )?\w+(?:ato|uto|ito)\b|^ich habe (?:gerade|eben|schon) "
+    r"|\b(?:i'?ll be back|back in|je reviens|je repasse|vuelvo en|ahora vuelvo|torno tra|torno subito|volto em"
+    r"|já volto|bin gleich zurück|bin gleich wieder)\b|다녀올게요|다녀오겠습니다|갔다 올게요|戻ります|回来再"
     r"|^我(?!们)(?:刚|刚刚|已经)?(?:把|先)?[^，。,]{0,20}了|さっき|先ほど|さきほど"
+    # bounded by what the speaker does meanwhile, or by "only now" ("… while I import the catalogue", "Só agora, …")
+    r"|\b(?:while i(?:'m| am)?|mientras (?:yo )?(?:estoy|\w+o)|enquanto (?:eu|estou)|pendant que je|le temps que je"
+    r"|mentre (?:io )?(?:sto|\w+o)|während ich|só agora|solo ahora|solo per ora|nur jetzt|seulement maintenant)\b"
+    r"|我\S{1,10}的时候|している間|하는 동안"
 )
 # A plan for this session: a sequencing word opening the sentence ("First, let's …", "D'abord …", "まずは…", "先把…").
 SESSION_PLAN = rx(
@@ -562,7 +583,8 @@ SESSION_OPENER = rx(
 SESSION_START = rx(
     r"^(?:let'?s (?:continue|carry on|get back to|resume)|weiter (?:geht'?s )?mit|machen wir weiter|sigamos con"
     r"|continuemos con|vamos a seguir con|on (?:reprend|continue|poursuit)|continuons|reprenons|vamos continuar"
-    r"|vamos retomar|riprendiamo|andiamo avanti con)\b"
+    r"|vamos retomar|riprendiamo|andiamo avanti con|(?:bueno,?\s+|bon,?\s+|ok,?\s+)?(?:vamos con|passons à|passiamo a"
+    r"|let'?s move on to|weiter zu|vamos para))\b"
 )
 
 # Evidence per language beyond code, paths and names: a "we/our" subject, amounts of time, a name after an

@@ -74,6 +74,47 @@ _NAME_SUBJECT = re.compile(
 )
 # A generic indefinite subject: "A primary key …", "Une clé étrangère …", "Ein Index …".
 _GENERIC_SUBJECT = re.compile(r"^(?:an?|un|une|una|uno|um|uma|ein|eine)\s+\w", re.I)
+# A generic indefinite subject that is a concept of computing, not a thing of the project's domain ("An oven that
+# misses three heartbeats …" is a rule of this project; "Un indice su una colonna velocizza …" is a textbook):
+# the closed class of general programming concepts, in each Latin-script capture language (an adjective or a
+# compound part may stand before or after the noun: "Une clé primaire", "Ein Docker-Image").
+_CONCEPT_EN = (
+    r"index|indexes|key|primary key|foreign key|image|container|promise|thread|process|transaction|variable"
+    r"|function|class|object|hash|commit|branch|list|array|dictionary|dict|tuple|set|map|query|join|cache|cookie"
+    r"|socket|mutex|lock|pointer|closure|callback|interface|enum|struct|lambda|iterator|generator|coroutine"
+    r"|deadlock|race condition|view|trigger|stored procedure|constraint|schema|migration|regex|regular expression"
+    r"|[\w\-]+-image|[\w\-]+-container"
+)
+_CONCEPT = (
+    r"índice|clave|clave primaria|clave foránea|imagen|contenedor|promesa|hilo|proceso|transacción|función|clase"
+    r"|objeto|rama|lista|diccionario|tupla|consulta|caché|puntero|interfaz|vista|disparador|esquema|migración"
+    r"|clé|clé primaire|clé étrangère|conteneur|promesse|processus|fonction|objet|branche|liste|dictionnaire"
+    r"|requête|jointure|pointeur|vue|déclencheur|schéma|expression régulière"
+    r"|indice|chiave|chiave primaria|chiave esterna|immagine|contenitore|funzione|classe|oggetto|lista"
+    r"|dizionario|interrogazione|puntatore|vista|schema|transazione|processo"
+    r"|chave|chave primária|chave estrangeira|imagem|contêiner|promessa|processo|transação|função|classe|objeto"
+    r"|lista|dicionário|consulta|ponteiro|visão|esquema|migração"
+    r"|schlüssel|primärschlüssel|fremdschlüssel|container|prozess|transaktion|funktion|klasse|objekt|liste"
+    r"|abfrage|zeiger|sicht|schema|migration|[\w\-]+-image|[\w\-]+-container"
+)
+_GENERIC_CONCEPT = re.compile(
+    rf"(?i:^(?:(?:an?)\s+(?:[\w\-]+\s+)?(?:{_CONCEPT_EN})"  # "a" alone: the Portuguese "A chave …" is definite
+    rf"|(?:un|une|una|uno|um|uma|ein|eine)\s+(?:[\w\-]+\s+)?(?:{_CONCEPT_EN}|{_CONCEPT}))\b)"
+    # an indefinite before an acronym is the kind, not one of ours ("Un JWT está formado por …", "An SSD …")
+    r"|^(?:An?|Un|Une|Una|Uno|Um|Uma|Ein|Eine)\s+[A-Z]{2,}s?\b"
+    # the class of a technology as the subject: "Le protocole HTTPS chiffre …", "Il garbage collector di Java …"
+    r"|(?i:^(?:the|le|la|l'|el|il|lo|o|a|der|die|das)\s*(?:protocol|protocole|protocolo|protocollo|protokoll"
+    r"|language|langage|lenguaje|linguaggio|linguagem|sprache|garbage collector|compiler|compilateur|compilador"
+    r"|compilatore|interpreter|interpréteur|intérprete|interprete|event loop|boucle d'événements|navigateur"
+    r"|browser|navegador|kernel|noyau|système d'exploitation|sistema operativo|sistema operacional|betriebssystem)\b)"
+    # a concept of computing as the topic of a CJK or Korean sentence ("도커 컨테이너는 …", "インデックスは …")
+    r"|^(?:\S{1,6}\s?)?(?:컨테이너|인덱스|트랜잭션|기본 키|외래 키|변수|함수|클래스|배열|해시|커밋|브랜치"
+    r"|프로세스|스레드"
+    r"|쿼리|가비지 컬렉터|프로토콜)(?:는|은|란)\s"
+    r"|^(?:コンテナ|インデックス|トランザクション|主キー|外部キー|変数|関数|クラス|配列|ハッシュ|コミット|ブランチ|プロセス"
+    r"|スレッド|クエリ|ガベージコレクタ|プロトコル)(?:は|とは)"
+    r"|^(?:一个)?(?:容器|索引|事务|主键|外键|变量|函数|数组|哈希|进程|线程|垃圾回收器|协议)(?:是|会|可以|能|就是|用来)"
+)
 # A quantity with a unit is a setting of this project ("50 MB", "90 日間", "24 hours"); a bare number is not
 # ("HTTP 404", "从 0 开始").
 _QUANTITY = re.compile(
@@ -89,20 +130,76 @@ def _words(text: str) -> float:
     return len(re.findall(r"[A-Za-z0-9À-ÿ'\-]+", text)) + len(_CJK.findall(text)) / 2
 
 
-def is_general_knowledge(text: str, *, states_rule: bool) -> bool:
+# A technology as the topic of the whole sentence, before its clause: "In Python, …", "En JavaScript, …", "Em
+# Node.js, …", "Nel linguaggio Go, …", "In SQL …" (a comma or not), "자바스크립트에서 배열 …", "TypeScript では …",
+# "在 Go 里，…". The rest then says what that technology does, which any developer knows, unless an anchor of
+# this project follows (checked first). A place of the deployment ("In production, …") is an anchor, not a
+# technology; a lowercase name only with a dot ("node.js").
+_TOPIC = re.compile(
+    r"^(?i:in|en|em|no|na|nel|nella|nello|im|in der|bei|dans|con|with)\s+"
+    r"(?i:(?:the|le|la|el|o|a|il|lo|der|die|das)\s+)?"
+    r"(?i:(?:language|langage|lenguaje|linguagem|linguaggio|sprache|framework)\s+)?"
+    r"(?!(?:CI|CD|QA|UAT|API|UI|DB|Prod|Production|Staging|Dev|Local|Admin)\b)(?:[A-Z][\w.+#\-]*|[a-z]+\.js)(?:\s+[A-Z0-9][\w.+#\-]*)?\s*,"
+    r"|^[A-Za-z][\w.+#\-]*\s*(?:では|において|の世界では)[、,\s]"
+    r"|^在\s*[A-Za-z][\w.+#\-]*\s*(?:里|中|里面)[，,\s]"
+    r"|^(?:[A-Za-z][\w.+#\-]*|[\uac00-\ud7a3]{3,})\s*에서(?:는)?\s"
+)
+# "since version 3.7" dates a feature of the technology, not a pin of this project.
+_SINCE_VERSION = re.compile(
+    r"(?i)\b(?:since|from|desde|depuis|seit|dalla|da|a partir da|a partir de)\s+(?:the\s+|la\s+|a\s+)?"
+    r"(?:version|versión|versão|versione)\s+\d+(?:\.\d+)*"
+)
+_KEYWORD_SPAN = re.compile(r"`[\w.]+`")
+# "HTTP 404" is a status code, not a version of HTTP (the docstring's own example was kept as a pin).
+_STATUS_CODE = re.compile(r"\bHTTP\s+[1-5]\d\d\b")
+# What keeps a sentence under a technology topic as this project's choice: a contrast ("state lives in Zustand
+# stores, not in context", "en vez de", "而不是") or another product named in it ("… in Zustand stores").
+_CHOICE = re.compile(
+    r"(?i),\s*(?:not|nicht|non|pas|no|não|jamais|never|nunca|mai)\b|\b(?:instead of|rather than|statt|anstatt"
+    r"|en lugar de|en vez de|au lieu de|plutôt que|invece di|anziché|em vez de|ao invés de)\b"
+    r"|而不是|不用|ではなく|じゃなく|대신|아니라"
+)
+_OTHER_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:[A-Z]\w*)?\b")
+# A predicate of definition by the class of the thing (a language, a tool, a format) in Japanese and Korean.
+_CJK_DEFINES = re.compile(
+    r"(?:言語|ツール|ライブラリ|フレームワーク|形式|フォーマット|プロトコル|仕組み|概念|ミドルウェア)(?:です|だ)[。.]?$"
+    r"|(?:언어|도구|라이브러리|프레임워크|형식|포맷|프로토콜|방식|개념)(?:입니다|이에요|예요)[.。]?$"
+    r"|(?:의미합니다|뜻합니다)[.。]?$|是\S{0,12}(?:语言|工具|库|框架|格式|协议|机制)[。.]?$"
+)
+
+
+def is_general_knowledge(text: str, *, states_rule: bool, modal: bool | None = None) -> bool:
     """Whether ``text`` states what any developer knows, with nothing of the project in it.
+
+    ``states_rule``: the caller's reading of a modality, "every" and "by default" included; ``modal``: only a
+    must/never, a decision or a preference (``states_rule`` when not given). A textbook statement under a technology
+    topic or about a concept of computing says "every" and "by default" as often as a rule does ("In Django, every
+    model gets an id by default"), so only ``modal`` keeps those two shapes.
 
     >>> is_general_knowledge("HTTP 404 means the resource was not found.", states_rule=False)
     True
     >>> is_general_knowledge("Our API answers 410, never 404, for a refunded ticket.", states_rule=True)
     False
+    >>> is_general_knowledge("En Python, las listas son mutables.", states_rule=False)
+    True
     """
     s = text.strip()
-    if states_rule or _ANCHOR.search(s) or _ADDRESS.search(s) or _REASON.search(s) or _FILE_NAME.search(s):
+    # After a technology topic, the rest is read alone: the topic's own name ("Node.js") is no file, a keyword in
+    # a code span ("`const`") no command of this project, and "since version 3.7" no pin.
+    topic = _TOPIC.search(s)
+    rest = _SINCE_VERSION.sub("", _KEYWORD_SPAN.sub("", s[topic.end() :])) if topic else s
+    if _ANCHOR.search(rest) or _ADDRESS.search(rest) or _REASON.search(rest) or _FILE_NAME.search(rest):
         return False
-    if versioned_names(s) or _QUANTITY.search(s) or _words(s) > GENERAL_MAX_WORDS:
+    if versioned_names(_STATUS_CODE.sub("", rest)) or _QUANTITY.search(rest) or _words(rest) > GENERAL_MAX_WORDS:
         return False
-    if _DEFINES.search(s):
+    if not (states_rule if modal is None else modal) and not _CHOICE.search(rest):
+        if topic and not _OTHER_NAME.search(rest):
+            return True
+        if _GENERIC_CONCEPT.search(s):
+            return True  # "Une clé primaire identifie …", "Ein Docker-Image besteht aus …": what any such thing is
+    if states_rule:
+        return False
+    if _DEFINES.search(s) or _CJK_DEFINES.search(s):
         return True
     named = bool(_NAME_SUBJECT.search(s)) or bool(_GENERIC_SUBJECT.search(s))
     return named and bool(_ABLE.search(s))
@@ -125,9 +222,16 @@ _KO_GLANCE = re.compile(
 )
 _KO_SPECULATION = re.compile(
     r"아마|것 같(?:아|습|다|네)|지도 모르|수도 있을 것|인 듯|일지도|확실하지 않|잘 모르겠|어떨까|싶기도|나중에|언젠가"
+    r"|아닐까|까 싶|인지도|듯해요|듯합니다|려나|나 봐요|어쩌면|혹시"
 )
-_KO_ONE_OFF = re.compile(r"이번(?!\s*주부터)|오늘|내일|지금 바로|일단|당분간|이따가")
-_KO_CHATTER = re.compile(r"^(?:감사합니다|고맙습니다|고마워요|좋아요|좋네요|알겠습니다|네|수고하셨습니다|안녕하세요)")
+_KO_ONE_OFF = re.compile(
+    r"이번(?!\s*주부터)|오늘|내일|지금 바로|일단|당분간|이따가|다음 주|[월화수목금토일]요일까지"
+    r"|(?:제가|내가)\s.*(?:할게요|하겠습니다)"
+)
+_KO_CHATTER = re.compile(
+    r"^(?:감사합니다|고맙습니다|고마워요|좋아요|좋네요|알겠습니다|네|수고하셨습니다|안녕하세요|음|흠|아|오|와|헐)"
+    r"|네요[.!~]*$"
+)
 
 
 def korean_reason(text: str) -> str | None:

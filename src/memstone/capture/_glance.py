@@ -31,7 +31,7 @@ from ._descriptive import is_bare_count, is_bare_equation, is_time_bound_request
 from ._general import is_general_knowledge, korean_reason
 from ._language import read_sentence
 from ._obvious import _FILE_NAME, is_location
-from ._patterns import CJK, word_set
+from ._patterns import CJK, CONSTRAINT, word_set
 
 __all__ = ["glance_reason"]
 
@@ -226,6 +226,7 @@ def glance_reason(text: str, *, states_rule: bool) -> str | None:
         return "obvious"
     if not states_rule and _STATUS_NOW.search(text) and not _REASON.search(text):
         return "chatter"
-    if is_general_knowledge(text, states_rule=states_rule):
+    modal = bool(CONSTRAINT.search(text)) or read_sentence(text).modality in rule
+    if is_general_knowledge(text, states_rule=states_rule, modal=modal):
         return "obvious"
     return korean_reason(text)

@@ -4,7 +4,8 @@ structure and closed cue classes (``capture/_general.py``, ``capture/_cues.py``)
 A statement under a technology topic ("In Go, …", "Em Java, …", "파이썬에서 …"), about a concept of computing
 ("Une clé étrangère …", "Le protocole TCP …", "Un UUID …") with nothing of the project in it is ``obvious``; a
 hedge of opinion ("me da que", "à mon avis", "secondo me", "아닐까 싶어요") is speculation; a request bounded by a
-meeting or by what the speaker does meanwhile is a one-off; "I'll be back in five" is chatter. The same shapes
+meeting or by what the speaker does meanwhile is a one-off; "I'll be back in five" is chatter; what a file or a
+code symbol holds, sets or returns ("Il file config/app.php imposta …", "La fonction f() renvoie …") is obvious. The same shapes
 with a project anchor (a contrast, another product, a quantity, a place of the deployment, a domain thing) are
 kept. None of these sentences is in the benchmark data; every rejected one was admitted on main (ee30b53)."""
 
@@ -46,6 +47,11 @@ REJECTED = [
     pytest.param("Desativa o alerta enquanto eu reinicio o banco.", "one_off", id="pt-while-i"),
     pytest.param("다음 주 금요일까지 보고서 화면 고쳐 주세요.", "one_off", id="ko-until-weekday"),
     pytest.param("Je reviens dans cinq minutes, je prends un café.", "one_off", id="fr-back-in"),
+    # what a file or a code symbol holds, sets or returns, read off it
+    pytest.param("Il file config/app.php imposta la lingua predefinita su italiano.", "obvious", id="it-file-sets"),
+    pytest.param("La fonction calcul_tva() renvoie un décimal.", "obvious", id="fr-function-returns"),
+    pytest.param("There is a `tsconfig.json` in the web folder.", "obvious", id="en-exists-backticked-file"),
+    pytest.param("UserService.java 里定义了用户相关的接口。", "obvious", id="zh-file-defines"),
 ]
 
 
@@ -65,6 +71,11 @@ ADMITTED = [
     pytest.param("Un pedido anulado se queda en el historial con su número de factura.", id="es-domain-indefinite"),
     pytest.param("캐시는 Redis에 두고 5분 뒤에 만료됩니다.", id="ko-cache-with-product"),
     pytest.param("Le worker d'export tourne toutes les nuits à 2h, heure de Paris.", id="fr-schedule"),
+    pytest.param("`settings/prod.py` sets DEBUG to False; never flip it on a live server.", id="en-file-rule"),
+    pytest.param(
+        "Il file .env.example contiene solo segnaposto; lo script di setup chiede i valori veri.", id="it-two-clauses"
+    ),
+    pytest.param("Run `make seed` before the e2e tests, every time.", id="en-command-span"),
 ]
 
 

@@ -59,6 +59,10 @@ _DEFINES = re.compile(
     r"|\b(?:plus|moins|más|menos|mais|più|meno)\s+\w+\s+(?:que|di|do que)\b|\b\w+er\s+als\b"
     r"|表示|意味着|是(?:一个|一种|一款|一门|一类)|比\S{0,8}(?:快|慢|轻|重|好|安全)|从\s*\d+\s*开始"
     r"|を意味|の一種|より\S{0,8}(?:軽い|速い|遅い|重い|安全)"
+    # a noun predicate of the class of the thing (a language, a tool, a format) in Japanese, Korean and Chinese
+    r"|(?:言語|ツール|ライブラリ|フレームワーク|形式|フォーマット|プロトコル|仕組み|概念|ミドルウェア)(?:です|だ)[。.]?$"
+    r"|(?:언어|도구|라이브러리|프레임워크|형식|포맷|프로토콜|방식|개념)(?:입니다|이에요|예요)[.。]?$"
+    r"|(?:의미합니다|뜻합니다)[.。]?$|是\S{0,12}(?:语言|工具|库|框架|格式|协议|机制)[。.]?$"
 )
 _ABLE = re.compile(
     r"(?i)\b(?:can(?:not|'t)?|could|does(?: not|n't)|do(?: not|n't)|puede[n]?|no permite[n]?|no admite[n]?"
@@ -144,14 +148,12 @@ _TOPIC = re.compile(
     r"|^在\s*[A-Za-z][\w.+#\-]*\s*(?:里|中|里面)[，,\s]"
     r"|^(?:[A-Za-z][\w.+#\-]*|[\uac00-\ud7a3]{3,})\s*에서(?:는)?\s"
 )
-# "since version 3.7" dates a feature of the technology, not a pin of this project.
-_SINCE_VERSION = re.compile(
+# Asides that name no pin, command or version of this project: "since version 3.7" dates a feature of the
+# technology, a keyword in a code span ("`const`") is the language's, and "HTTP 404" is a status code.
+_ASIDES = re.compile(
     r"(?i)\b(?:since|from|desde|depuis|seit|dalla|da|a partir da|a partir de)\s+(?:the\s+|la\s+|a\s+)?"
-    r"(?:version|versión|versão|versione)\s+\d+(?:\.\d+)*"
+    r"(?:version|versión|versão|versione)\s+\d+(?:\.\d+)*|`[\w.]+`|\bHTTP\s+[1-5]\d\d\b"
 )
-_KEYWORD_SPAN = re.compile(r"`[\w.]+`")
-# "HTTP 404" is a status code, not a version of HTTP (the docstring's own example was kept as a pin).
-_STATUS_CODE = re.compile(r"\bHTTP\s+[1-5]\d\d\b")
 # What keeps a sentence under a technology topic as this project's choice: a contrast ("state lives in Zustand
 # stores, not in context", "en vez de", "而不是") or another product named in it ("… in Zustand stores").
 _CHOICE = re.compile(
@@ -160,12 +162,6 @@ _CHOICE = re.compile(
     r"|而不是|不用|ではなく|じゃなく|대신|아니라"
 )
 _OTHER_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:[A-Z]\w*)?\b")
-# A predicate of definition by the class of the thing (a language, a tool, a format) in Japanese and Korean.
-_CJK_DEFINES = re.compile(
-    r"(?:言語|ツール|ライブラリ|フレームワーク|形式|フォーマット|プロトコル|仕組み|概念|ミドルウェア)(?:です|だ)[。.]?$"
-    r"|(?:언어|도구|라이브러리|프레임워크|형식|포맷|프로토콜|방식|개념)(?:입니다|이에요|예요)[.。]?$"
-    r"|(?:의미합니다|뜻합니다)[.。]?$|是\S{0,12}(?:语言|工具|库|框架|格式|协议|机制)[。.]?$"
-)
 
 
 def is_general_knowledge(text: str, *, states_rule: bool, modal: bool | None = None) -> bool:
@@ -184,13 +180,12 @@ def is_general_knowledge(text: str, *, states_rule: bool, modal: bool | None = N
     True
     """
     s = text.strip()
-    # After a technology topic, the rest is read alone: the topic's own name ("Node.js") is no file, a keyword in
-    # a code span ("`const`") no command of this project, and "since version 3.7" no pin.
+    # After a technology topic, the rest is read alone: the topic's own name ("Node.js") is no file.
     topic = _TOPIC.search(s)
-    rest = _SINCE_VERSION.sub("", _KEYWORD_SPAN.sub("", s[topic.end() :])) if topic else s
+    rest = _ASIDES.sub("", s[topic.end() :]) if topic else s
     if _ANCHOR.search(rest) or _ADDRESS.search(rest) or _REASON.search(rest) or _FILE_NAME.search(rest):
         return False
-    if versioned_names(_STATUS_CODE.sub("", rest)) or _QUANTITY.search(rest) or _words(rest) > GENERAL_MAX_WORDS:
+    if versioned_names(_ASIDES.sub("", rest)) or _QUANTITY.search(rest) or _words(rest) > GENERAL_MAX_WORDS:
         return False
     if not (states_rule if modal is None else modal) and not _CHOICE.search(rest):
         if topic and not _OTHER_NAME.search(rest):
@@ -199,7 +194,7 @@ def is_general_knowledge(text: str, *, states_rule: bool, modal: bool | None = N
             return True  # "Une clé primaire identifie …", "Ein Docker-Image besteht aus …": what any such thing is
     if states_rule:
         return False
-    if _DEFINES.search(s) or _CJK_DEFINES.search(s):
+    if _DEFINES.search(s):
         return True
     named = bool(_NAME_SUBJECT.search(s)) or bool(_GENERIC_SUBJECT.search(s))
     return named and bool(_ABLE.search(s))

@@ -49,13 +49,14 @@ _ARTIFACT = (
 _EXISTS = re.compile(
     r"(?i)\b(?:there(?:'s| is| are)|we (?:have|got)|c'è|ci sono|il y a|hay|há|existe|es gibt|gibt es)"
     r"\s+(?:\w+\s+){0,2}?"
-    rf"(?:{_ARTIFACT}|[\w\-]+\.(?:ya?ml|json|toml|xml|ini|cfg|conf|md)\b|[\w.\-]+/)"
+    rf"`?(?:{_ARTIFACT}|[\w\-]+\.(?:ya?ml|json|toml|xml|ini|cfg|conf|md|kts|gradle|lock|txt)\b|[\w.\-]+/)"
     rf"|(?:里|中|下|内)?有(?:一个|一份|个|一些|两个|三个)?\s*(?:{_ARTIFACT}|[A-Za-z][\w.\-]*)"
     r"|(?:(?<=[A-Za-z0-9_.\-])|ディレクトリ|フォルダ|ファイル)\s*(?:が|も)(?:あります|ある|存在します)"
     # what a folder holds, or that the project holds a folder ("A pasta infra/ tem os arquivos do Terraform")
     r"|(?<![\w.\-/`])`?[\w.\-]+/[\w./\-]*`?\s+(?:has|holds|contains|tem|contém|contient|contiene|tiene|ha"
     rf"|enthält|hat)\b|\b(?:project|repo|repository|projet|dépôt|proyecto|repositorio|projeto|repositório|progetto"
-    rf"|projekt)\s+(?:has|contains|contient|a|tiene|contiene|tem|contém|ha|hat|enthält)\s+(?:\w+\s+)?{_ARTIFACT}"
+    rf"|projekt)\s+(?:has|contains|contient|a|tiene|contiene|tem|contém|ha|hat|enthält)\s+(?:\w+\s+)?`?"
+    rf"(?:{_ARTIFACT}|[\w\-]+\.[a-z]\w{{0,9}}`)"
 )
 _SAYS = re.compile(
     r"(?i)\b(?:readme|changelog|contributing|the docs|the wiki|manifest|[\w\-]+\.(?:json|ya?ml|toml|properties|ini"
@@ -174,10 +175,30 @@ def _made_with(text: str) -> bool:
     return named and len(common) <= 1
 
 
+# What a file or a code symbol of the repository holds, sets or returns, read off it: a file name, `x()`, a
+# backticked name or a CamelCase name as the subject (after an optional "the file", "la fonction", "il modello"),
+# then a verb of holding, defining, setting or returning in each language ("Il file appsettings.json contiene …",
+# "La fonction seuil() renvoie un booléen", "OrderController の store メソッドは 80 行あります", "X.java 里定义了 …").
+_ART_NOUN = (
+    r"file|fichier|fichero|archivo|arquivo|datei|function|fonction|función|funzione|função|funktion|method|méthode"
+    r"|método|metodo|methode|class|classe|clase|klasse|module|modulo|módulo|modul|model|modello|modèle|modelo|modell"
+)
+_ART_NAME = r"(?:`[^`\s]+`|[\w.\-/]*[\w\-]\.[A-Za-z]\w{0,9}|\w+\(\)|[A-Z][a-z]+[A-Z]\w*)"
+_ARTIFACT_SAYS = re.compile(
+    rf"^(?i:(?:the|il|lo|la|l'|le|el|o|a|der|die|das)\s*)?(?i:(?:{_ART_NOUN})\s+)?{_ART_NAME}\s+(?:\w+\s+)?"
+    r"(?i:contains?|defines?|returns?|sets?|imports?|exports?|declares?|configures?|holds?|has|contiene|define"
+    r"|devuelve|retorna|establece|tiene|contient|définit|renvoie|retourne|fixe|a|enthält|definiert|setzt|hat"
+    r"|definisce|restituisce|ritorna|imposta|ha|contém|devolve|configura|tem)\b"
+    rf"|^{_ART_NAME}\s*(?:の\s*\S+\s*)?(?:は|には|では)\S{{0,30}}(?:を返します|を返す|を定義しています|が入っています"
+    r"|行あります|に分かれています)|^" + _ART_NAME + r"\s*(?:里|中|下面)?(?:返回|定义了|里面是|包含)"
+)
+_COMMAND_SPAN = re.compile(r"`[^`]*\s[^`]*`|`[^`.]*`")
+
+
 def _obvious_clause(text: str) -> bool:
-    if _SAYS.search(text) or _COUNT.search(text):
+    if _SAYS.search(text) or _COUNT.search(text) or (";" not in text and _ARTIFACT_SAYS.search(text)):
         return True
-    if "`" in text:  # a command says how, not only what there is
+    if _COMMAND_SPAN.search(text):  # a command says how, not only what there is; a bare `file.kts` is a name
         return False
     return bool(_EXISTS.search(text)) or _made_with(text)
 

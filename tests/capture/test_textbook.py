@@ -5,9 +5,9 @@ A statement under a technology topic ("In Go, …", "Em Java, …", "파이썬�
 ("Une clé étrangère …", "Le protocole TCP …", "Un UUID …") with nothing of the project in it is ``obvious``; a
 hedge of opinion ("me da que", "à mon avis", "secondo me", "아닐까 싶어요") is speculation; a request bounded by a
 meeting or by what the speaker does meanwhile is a one-off; "I'll be back in five" is chatter; what a file or a
-code symbol holds, sets or returns ("Il file config/app.php imposta …", "La fonction f() renvoie …") is obvious. The same shapes
-with a project anchor (a contrast, another product, a quantity, a place of the deployment, a domain thing) are
-kept. None of these sentences is in the benchmark data; every rejected one was admitted on main (ee30b53)."""
+code symbol holds, sets or returns ("Il file config/app.php imposta …", "La fonction f() renvoie …") is obvious.
+The same shapes with a project anchor (a contrast, another product, a quantity, a place of the deployment, a
+domain thing, a rule word, a second clause) are kept. None of these sentences is in the benchmark data; every rejected one was admitted on main (ee30b53)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ hedge of opinion ("me da que", "à mon avis", "secondo me", "아닐까 싶어요
 meeting or by what the speaker does meanwhile is a one-off; "I'll be back in five" is chatter; what a file or a
 code symbol holds, sets or returns ("Il file config/app.php imposta …", "La fonction f() renvoie …") is obvious.
 The same shapes with a project anchor (a contrast, another product, a quantity, a place of the deployment, a
-domain thing, a rule word, a second clause) are kept. None of these sentences is in the benchmark data; every rejected one was admitted on main (ee30b53)."""
+domain thing, a rule word, a second clause) are kept. None of these sentences is in the benchmark data; every
+rejected one was admitted on main (ee30b53)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,11 @@ differ, but the *kind* of value is the same: a number of days, a weekday, a vers
 - ``weekday``: a day of the week, by its number (``Thursday`` / ``火曜日`` / ``周二`` / ``segunda-feira``);
 - ``line:<major>`` (``line:0.<minor>`` below 1.0): a dotted version, the release line it belongs to
   (``0.8.24`` / ``0.8.26`` -> ``line:0.8``; ``3.11`` / ``3.12`` -> ``line:3``) when it has three parts or a name
-  written before it in its clause.
+  written before it in its clause;
+- ``setting:<key>`` (capcorr9): a setting written as code, ``KEY=value`` or ``key: value`` with a key no prose
+  word is (upper case, or joined by ``_`` or ``.``: ``CELERY_WORKER_CONCURRENCY=4``, ``pool.max_size=20``);
+- ``port`` (capcorr9): a network port, by the word every language writes beside it (``port 8040``, ``puerto
+  3000``, ``ポート 8080``, ``8080 端口``) or after a host and a colon (``localhost:5432``, ``:8080``).
 
 Only units are folded whose words are general (time, money, temperature, length, weight, percent); any other
 unit is none of these kinds. :func:`other_value` says that a candidate gives another value of a kind both texts
@@ -68,6 +72,21 @@ _CLOCK = re.compile(r"(?<![\d:.])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")  # a time
 # A time zone by its IANA name ("Asia/Tokyo", "America/Sao_Paulo"): the zone a project's times are read in.
 _REGIONS = "Africa|America|Asia|Atlantic|Australia|Europe|Indian|Pacific"
 _ZONE = re.compile(r"(?<![\w/])((?:" + _REGIONS + r")/[A-Z][A-Za-z_]+)(?![\w/])")
+# A port: the word for it (in the languages capture reads) right before or after the number, or ``host:NNNN``.
+_PORT_WORDS = r"ports?|portu|porcie|poort|puertos?|portas?|portes?|porte|porta|porto|ポート(?:番号)?|端口(?:号)?|포트"
+_PORT = re.compile(
+    r"(?:(?<![\w-])(?:" + _PORT_WORDS + r")\s*(?:番号|号)?\s*[:=]?\s*(\d{2,5})(?!\d|[.,]\d)"
+    r"|(?<![\w.,])(\d{2,5})\s*(?:番|号)?\s*(?:" + _PORT_WORDS + r")(?![A-Za-z])"
+    r"|(?:localhost|127\.0\.0\.1|0\.0\.0\.0|(?<![\w.])[a-z][\w-]*\.[a-z][\w.-]*|(?<![\w:/])):(\d{2,5})(?![\d:]))",
+    re.I,
+)
+_SETTING = re.compile(
+    r"(?<![\w.$/-])(?:([A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+)\s*(?:=|:\s)|([A-Z][A-Z0-9]{2,})\s*=)"
+    r"\s*[\"']?([\w.:/@-]*\w)"
+)
+_LINE_NO = re.compile(
+    r"\.(?:py|[jt]sx?|go|rs|java|kts?|rb|c|h|cc|cpp|cs|php|swift|dart|exs?|scala|sql|vue|ya?ml|toml|json|md|txt):", re.I
+)
 _MONEY_FIRST = re.compile(r"(?<![\w])([€$])\s?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)")
 
 _WEEKDAYS: tuple[tuple[str, ...], ...] = (
@@ -129,6 +148,10 @@ def measures(text: str) -> dict[str, frozenset[str]]:
     [('unit:eur', frozenset({'1000'})), ('weekday', frozenset({'1'}))]
     >>> measures("We compile with 0.8.26 now.")
     {'line:0.8': frozenset({'0.8.26'})}
+    >>> measures("Set `CELERY_WORKER_CONCURRENCY=8` on the workers.")
+    {'setting:celery_worker_concurrency': frozenset({'8'})}
+    >>> measures("El servidor escucha en el puerto 3100; Postgres en db.internal:5432.")
+    {'port': frozenset({'3100', '5432'})}
     """
     found: dict[str, set[str]] = {}
     low = text.casefold()
@@ -144,6 +167,18 @@ def measures(text: str) -> dict[str, frozenset[str]]:
         found.setdefault("unit:" + _UNIT_OF[m.group(1)], set()).add(_number(m.group(2)))
     for h, mi in _CLOCK.findall(text):
         found.setdefault("clock", set()).add(f"{int(h):02d}:{mi}")
+    ports = {
+        p
+        for m in _PORT.finditer(text)
+        for p in m.groups()
+        if p and 0 < int(p) < 65536 and not _LINE_NO.search(m.group())
+    }
+    if ports:
+        found["port"] = ports
+    for dotted, upper, value in _SETTING.findall(text):
+        key = dotted or upper
+        if not _LINE_NO.search(key + ":"):  # worker.py:12 is a line of a file
+            found.setdefault("setting:" + key.lower(), set()).add(value.lower())
     for zone in _ZONE.findall(text):
         found.setdefault("zone", set()).add(zone)
     for m in _LATIN_DAY.finditer(text):
@@ -163,10 +198,10 @@ def measures(text: str) -> dict[str, frozenset[str]]:
 
 
 def unmeasured(text: str) -> str:
-    """``text`` without its numbers and their units: what is left says what the values are about (a unit word
-    shared by two rules, "… after 15 minutes" / "… after 60 minutes", is no shared subject)."""
+    """``text`` without its numbers and their units (and its ports): what is left says what the values are about
+    (a unit word shared by two rules, "… after 15 minutes" / "… after 60 minutes", is no shared subject)."""
     out = _LATIN_UNIT.sub(lambda m: " " if m.group(2).casefold() in _UNIT_OF else m.group(), text)
-    return _CJK_UNIT.sub(" ", out)
+    return _PORT.sub(" ", _CJK_UNIT.sub(" ", out))
 
 
 def _starts_unit(after: str) -> bool:

@@ -112,7 +112,7 @@ def just_changed(text: str, targets: list[Target]) -> Target | None:
     return last if conflicts(mine, theirs) else None
 
 
-_COMMON = ("unit:", "clock")  # kinds of value too common to name an entry without a shared word
+_COMMON = ("unit:", "clock", "port")  # kinds of value too common to name an entry without a shared word
 
 
 def set_anew(text: str, targets: list[Target], *, stated: bool) -> Target | None:
@@ -143,7 +143,10 @@ def set_anew(text: str, targets: list[Target], *, stated: bool) -> Target | None
         # A number of minutes is given by many rules; a weekday, a time zone or a release line by few.
         rare = any(k in t.measures and not mine[k] & t.measures[k] for k in mine if not k.startswith(_COMMON))
         theirs = subject_tokens(unmeasured(t.text))
-        shared = len(align(own, theirs) & theirs) + len(own_concepts & (t.concepts | schedule_words(t.text)))
+        # A two-letter token is a function word of some language ("de", "en", "el") or an acronym too common to name
+        # a subject: it is no shared word here (capcorr9: "… le port 9100" / "El servidor … de … puerto 3000").
+        words = {w for w in align(own, theirs) & theirs if len(w) > 2}
+        shared = len(words) + len(own_concepts & (t.concepts | schedule_words(t.text)))
         if (shared or (stated and rare)) and (best is None or (shared, t.written) > best[:2]):
             best = (shared, t.written, t)
     return None if best is None else best[2]

@@ -77,7 +77,7 @@ from ._patterns import (
     rx,
 )
 from ._text import clean, informative_count, probes, same_frame, subject_tokens, typed_subjects
-from .anchors import restated_anchor
+from .anchors import corrected_anchor, restated_anchor
 from .candidates import Candidate, Plan
 from .meaning import nearest_meaning
 from .nearness import (
@@ -160,6 +160,7 @@ NEAR_CONTAINMENT = 0.75
 CORRECTION_CONTAINMENT = 0.5
 CORRECTION_RESTATES = 0.8  # a correction replaces the text only when it restates this share of it
 NOTE_JACCARD = 0.8
+TYPED_BONUS = 2.0  # above any jaccard + containment: a shared command, path or flag ranks a matched entry first
 TYPED_SHARED = 2  # a shared command, path or flag needs this many shared subject tokens (a tool name alone: 3)
 MAX_MERGED_CHARS = 4000
 
@@ -522,6 +523,13 @@ def _plan_one(
                     top = (near, t, sim)
             continue
         score = sim.jaccard + sim.containment
+        if any(not k.startswith("tool:") for k in typed):
+            # Trigger: of the entries a candidate matches, this one names the very command, path or flag it names.
+            # Why: a shared typed subject says what the two are about; shared words are often another rule's
+            # ("The lint step is `pnpm check` now; `pnpm lint` was removed from package.json" shares more words
+            # with "pnpm for packages; no package-lock.json" than with "Lint with `pnpm lint`", capcorr9).
+            # Outcome: it ranks above every matched entry that shares none.
+            score += TYPED_BONUS
         if score > best_score:
             best_t, best_score, best_sim, best_value = t, score, sim, swap if value else None
     tool = role_change(text, targets, stated=correction) if best_t is None and cand.kind != "lesson" else None
@@ -544,6 +552,8 @@ def _plan_one(
         elif cand.kind != "lesson" and (meant := nearest_meaning(text, targets, semantic)) is not None:
             best_t, correction = meant[0], correction or meant[1]  # by meaning and a typed subject (meaning.py)
             best_sim = similarity(mine, best_t.tokens)
+        elif correction and cand.kind != "lesson" and (holder := corrected_anchor(text, targets)) is not None:
+            best_t, best_sim = holder, similarity(mine, holder.tokens)  # the one entry naming what it changes
     if best_t is None and top is not None:
         # Trigger: no rule above matched, and the closest entry shares rare subject terms (weighted by how few
         # entries of this Memory hold them), plus a close meaning when a model is loaded.

@@ -18,6 +18,7 @@ entry in another language its meaning is clearly nearest to (capdup6).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ._language import language
@@ -27,7 +28,14 @@ from .nearness import XLANG_LEAD, Semantic, other_subjects
 from .subjects import _GENERIC_NAMES, concepts, conflicts, quantities, tool_names, values
 from .targets import Target
 
-__all__ = ["anchor_names", "anchor_tokens", "restated_anchor", "restated_meaning"]
+__all__ = [
+    "anchor_names",
+    "anchor_tokens",
+    "corrected_anchor",
+    "identifiers",
+    "restated_anchor",
+    "restated_meaning",
+]
 
 # Shared anchor tokens the rule needs without a multilingual model's vote. Fitted on the dev fit half (half A and the
 # two fresh files): with one, the pairs the rule takes there were 32 restatements and 2 other rules, but on the
@@ -48,6 +56,54 @@ def anchor_names(text: str) -> frozenset[str]:
     """
     found = set(tool_names(text)) | {v.split(":", 1)[1] for v in typed_subjects(text) if not v.startswith("tool:")}
     return frozenset(n for n in found if n not in _GENERIC_NAMES and not concepts(n))
+
+
+# A name a project gives a thing, written as an identifier in any language's prose: a bucket, a queue, a service, a
+# setting (``ormeggio-uploads``, ``print-gateway``, ``max_conns``, ``kds2``): lowercase, joined by ``-`` or ``_``.
+_IDENTIFIER = re.compile(r"(?<![\w./@:-])([a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)(?![\w/@-]|\.\w)")
+
+
+def identifiers(text: str) -> frozenset[str]:
+    """The identifiers a statement names in its prose or code (capcorr9); a hyphenated word of English prose
+    ("read-only", "e-mails") is read as one too, so only :func:`corrected_anchor`'s uniqueness makes it evidence.
+
+    >>> sorted(identifiers("Uploads go to the ormeggio-media bucket now; ormeggio-uploads is read-only."))
+    ['ormeggio-media', 'ormeggio-uploads', 'read-only']
+    """
+    return frozenset(m.group(1) for m in _IDENTIFIER.finditer(text.lower()))
+
+
+def corrected_anchor(text: str, targets: Sequence[Target]) -> Target | None:
+    """The live entry a correction changes by the one name they alone share, or None (capcorr9).
+
+    Trigger: the candidate says that something changed (a correction) and no rule on words, values or meaning took
+    it; of the names it gives (:func:`anchor_names`: tools, commands, paths; and :func:`identifiers`), some are
+    held by exactly one live entry, and all such names point at that same entry.
+    Why: a correction often keeps only the name of what it changes and says the rest anew, in another language
+    than its entry ("Uploads go to the ormeggio-media bucket now; ormeggio-uploads is read-only." /
+    "파일 업로드는 S3 버킷 ormeggio-uploads 에 저장한다."; "Meilisearch moved to port 7800" / "The search index is
+    Meilisearch, …"). A name that one entry alone holds is the rarest evidence the Memory has (a document frequency
+    of one, as :func:`restated_anchor`).
+    Outcome: that entry, which the correction revises. Working notes and entries with a slug are never taken; a
+    name held by two entries or more says nothing; names that point at two different entries take none.
+    """
+    own = {n for n in _code_names(text) if len(n) >= 3}
+    if not own:
+        return None
+    pool = [t for t in targets if t.kind != "working_note" and t.slug is None]
+    holders: dict[str, list[Target]] = {}
+    for t in pool:
+        theirs = _code_names(t.text)
+        for n in own & theirs:
+            holders.setdefault(n, []).append(t)
+    unique = {id(ts[0]): ts[0] for ts in holders.values() if len(ts) == 1}
+    return next(iter(unique.values())) if len(unique) == 1 else None
+
+
+def _code_names(text: str) -> frozenset[str]:
+    """The names a statement writes as code: its commands, paths and flags, and its :func:`identifiers`."""
+    typed = {v.split(":", 1)[1] for v in typed_subjects(text) if not v.startswith("tool:")}
+    return frozenset(typed) | identifiers(text)
 
 
 def anchor_tokens(text: str) -> frozenset[str]:

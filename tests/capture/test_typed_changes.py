@@ -112,3 +112,13 @@ async def test_a_setting_given_another_value_revises_its_entry(service: MemorySe
         "Die Worker laufen jetzt mit `CELERY_WORKER_CONCURRENCY=8`.",
     )
     assert outcomes == [("revised", first)]
+
+
+async def test_a_port_of_another_device_sharing_one_word_is_another_entry(service: MemoryService) -> None:
+    first, outcomes = await entry_then(
+        service,
+        MEMORY,
+        "The alarm panel integration listens on port 5020 (Modbus TCP), not 502; the vendor moved it in firmware 3.4.1.",
+        "Firmware zamków w wersji 2.8.0 wymaga portu 8883, a daty w API są w formacie 2024-06-30.",
+    )
+    assert all(o != ("revised", first) for o in outcomes)

@@ -147,6 +147,9 @@ def set_anew(text: str, targets: list[Target], *, stated: bool) -> Target | None
         # a subject: it is no shared word here (capcorr9: "… le port 9100" / "El servidor … de … puerto 3000").
         words = {w for w in align(own, theirs) & theirs if len(w) > 2}
         shared = len(words) + len(own_concepts & (t.concepts | schedule_words(t.text)))
+        changed = [k for k in mine if k in t.measures and not mine[k] & t.measures[k]]
+        if changed == ["port"] and not stated and shared < 2:
+            continue  # many services have a port: one shared word ("firmware") is two devices as often as one
         if (shared or (stated and rare)) and (best is None or (shared, t.written) > best[:2]):
             best = (shared, t.written, t)
     return None if best is None else best[2]

@@ -310,7 +310,7 @@ class Gate:
             return True
         if self.folded:
             subject = fold_ascii(subject)
-        return any(a in subject for a in self.literals)
+        return any(map(subject.__contains__, self.literals))  # C calls, no generator frame: ~200 a write
 
 
 def _derive(patterns: tuple[re.Pattern[str], ...], folded: bool | None) -> tuple[tuple[str, ...] | None, bool]:

@@ -151,23 +151,14 @@ def revision_from_row(row: Row) -> Revision:
     )
 
 
-# A manifest node is stored as ``zlib.compress(body, 6)``'s format (a zlib stream: header, deflate, Adler-32). A node
-# of fewer than ``_SMALL_NODE`` bytes (nearly every node a write makes) is deflated with a smaller state than
-# zlib's default: an 8 KB window and an 8,192-entry hash table (``memLevel`` 6), so each call clears 16 KB of hash
-# heads instead of 64 KB (−19 % of the instructions of compressing a write's nodes, issue 13). Below that size
-# every match distance still fits the window and every symbol the block buffer, so the deflate stream is zlib's
-# default one in every node measured (the header is its ``78 9c``); were one ever to differ, it is still a valid
-# stream of the same content: only the decompressed bytes are hashed, exported or copied.
-_SMALL_NODE = 4096
-_ZLIB_HEADER = b"\x78\x9c"  # deflate, 32 KB window at most, level 6: ``zlib.compress(…, 6)``'s first two bytes
-
-
+# A manifest node's stored bytes: ``zlib.compress(body, 6)``'s (header, deflate, Adler-32). Under 4 KB (nearly every
+# node) deflate runs with an 8 KB window and memLevel 6: 16 KB of hash heads cleared a call, not 64 KB (issue 13),
+# and the same bytes in every node measured (docs/benchmarks.md, pgwrite9). Only the decompressed bytes are hashed.
 def stored_node(body: bytes) -> bytes:
-    """The stored bytes of a manifest node's canonical ``body``: ``zlib.compress(body, 6)``'s format."""
-    if len(body) >= _SMALL_NODE:
+    if len(body) >= 4096:
         return zlib.compress(body, 6)
-    deflate = zlib.compressobj(6, zlib.DEFLATED, -13, 6)  # raw deflate, 8 KB window, memLevel 6
-    return _ZLIB_HEADER + deflate.compress(body) + deflate.flush() + zlib.adler32(body).to_bytes(4, "big")
+    deflate = zlib.compressobj(6, zlib.DEFLATED, -13, 6)  # raw deflate; ``78 9c``: zlib.compress's header at level 6
+    return b"\x78\x9c" + deflate.compress(body) + deflate.flush() + zlib.adler32(body).to_bytes(4, "big")
 
 
 def _node_body(body: object) -> bytes:

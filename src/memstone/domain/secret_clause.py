@@ -51,9 +51,11 @@ _CUE = re.compile(
     r"|mot de passe|mdp|identifiants?|comptes?|connexion|cl(?:é|e)s?|jetons?"
     r"|passwort|kennwort|benutzer(?:name)?|konto|zugang(?:sdaten)?|anmeldung|schl(?:ü|ue)ssel"
     r"|contrase(?:ñ|n)a|clave|cuenta|usuario|acceso|credenciales|senha|chave|conta|usu(?:á|a)rio|acesso"
-    r"|credenciais|utente|accesso|credenziali|chiave|token)(?![a-z0-9_\-])"
+    r"|credenciais|utente|accesso|accedi|credenziali|chiave|amministratore|token"
+    r"|wachtwoord(?:en)?|inlog(?:gen|gegevens|naam)?|gebruiker(?:snaam)?|beheerder|sleutel"
+    r"|has(?:ł|l)(?:o|a|em)|logowania|zaloguj|u(?:ż|z)ytkownik(?:a|iem)?|klucz(?:a|e)?)(?![a-z0-9_\-])"
     r"|密码|口令|密碼|账号|帐号|账户|賬號|登录|登陆|用户名|密钥|秘钥|令牌"
-    r"|パスワード|アカウント|ログイン|ユーザー|トークン|キー|비밀번호|계정|로그인|토큰"
+    r"|パスワード|アカウント|ログイン|ユーザー|トークン|キー|管理者|비밀번호|패스워드|비번|암호(?!화)|계정|로그인|토큰|아이디|관리자"
 )
 _CUE_GATE = Gate.of(_CUE)  # every _CUE match holds one of its literals (read off the pattern: regex_gate)
 # A cue's ASCII word starts a word: not after one of these (_CUE leaves the test out, so sre scans for its first
@@ -64,11 +66,13 @@ _CLAUSE_CHARS = 80
 _VALUE = re.compile(
     r"(?<![A-Za-z0-9!#$%&*+?@^~_\-./:=|\\\[])([A-Za-z0-9!#$%&*+?@^~_\-]{8,64})(?![A-Za-z0-9!#$%&*+?@^~_\-./:(\[\]|\\])"
 )
+# "Accedi come admin con …", "entra como root", "connecte-toi comme admin": "as" before a role, not "like".
+_NOT_ROLE = r"(?!\s+(?:(?:el|o|l'|der|il|un|una|an?)\s*)?(?:admin\w*|root|super\w*|amministratore|usuario|utente))"
 # Words between the credential word and the value that make the clause about a shape, not a value ("tokens begin
 # with ATATT3xFfGF0", "keys look like …", "the key id is …", "the hash of the password is …").
 _ABOUT = re.compile(
     r"begin|start|prefix|look|like|e\.g\.|example|such as|format|shape|hash|digest|fingerprint|public|\bids?\b|name"
-    r"|commen|beginn|anfang|wie|comme|como|come|ejemplo|exemple|beispiel|esempio|例|如|形式"
+    r"|commen|beginn|anfang|(?:wie|comme|como|come)" + _NOT_ROLE + r"|ejemplo|exemple|beispiel|esempio|例|如|形式"
 )
 _DIGIT = re.compile(r"\d")
 # A value presented as the thing itself ("le voici :", "hier ist er:", "キーはこちら", "这是 … 的 token："): such a

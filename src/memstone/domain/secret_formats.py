@@ -296,7 +296,7 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     _r("supabase_secret_key", _B + r"sb_secret_[A-Za-z0-9_\-]{20,}" + _E, "sb_secret_", random_tail=10),
     _r("digitalocean_token", _B + r"do[opr]_v1_[0-9a-f]{64}" + _E, "_v1_"),
     _r("cloudflare_origin_ca_key", _B + r"v1\.0-[0-9a-f]{24}-[0-9a-f]{146}" + _E, "v1.0-"),
-    _r("databricks_token", _B + r"dapi[0-9a-f]{32}" + _E, "dapi"),
+    _r("databricks_token", _B + r"dapi[0-9a-f]{32}(?:-\d{1,2})?" + _E, "dapi"),  # -2: a workspace's suffix
     # ---------------------------------------------------------------- hosting and deploy
     _r(
         "vercel_token",
@@ -381,6 +381,13 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
         group=1,
     ),
     _cli(r"\bsshpass\s+-p\s*", "sshpass"),
+    # A user then a password flag on any command line (mosquitto_pub -u U -P …, a client's -u U -p …).
+    _cli(
+        r"(?<![\w\-])(?:-u|--user(?:name)?)[\s=]+[\w.@\-]+\s+(?:-[pP]|--pass(?:word)?)[\s=]+"
+        r"(?![\d.:]+(?:/\w+)?(?:[\s'\"]|$))",  # not a port mapping: docker run -u app -p 8080:80
+        "-u",
+        "--user",
+    ),
     _cli(r"\bdocker\s+login\b[^\n|;&]*?\s-p\s+", "docker"),
     _r(
         "cli_password",
@@ -399,6 +406,8 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     _cli(r"\bgh\s+secret\s+set\b[^\n|;&]*?\s(?:-b|--body)[\s=]", "secret"),
     _cli(r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b[^\n|;&]*?\s-p\s+", "mongo"),
     _cli(r"(?<![\w\-])-(?:src|dest)?(?:storepass|keypass)\s+", "storepass", "keypass"),
+    # kubectl create secret generic NAME --from-literal=KEY=VALUE: every literal is the secret's content
+    _cli(r"\bkubectl\b[^\n|;&]*?\bcreate\s+secret\b[^\n|;&]*?\s--from-literal=[\w.\-]+=", "from-literal"),
     _cli(r"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+", "rabbitmqctl"),
     _cli(r"\bredis-cli\b[^\n|;&]*?\s-a\s+", "redis-cli"),
     _cli(r"\bhtpasswd\s+-[a-zA-Z]*b[a-zA-Z]*\s+(?:-\w+\s+)*\S+\s+\S+\s+", "htpasswd"),  # -b FILE USER PASSWORD

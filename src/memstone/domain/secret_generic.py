@@ -94,12 +94,20 @@ _PAIR_TAIL = (
 )
 _PAIR = re.compile(
     r"(?i)\b(?:login|log in|logins?|credentials?|creds|account|user(?:name)?|usuario|utilisateur|usuário|utente"
-    r"|basic[- ]?auth|benutzer|identifiants|zugangsdaten|credenciales|credenziali|credenciais|ユーザー|用户)\b"
+    r"|basic[- ]?auth|benutzer|identifiants|zugangsdaten|credenciales|credenziali|credenciais|ユーザー|用户"
+    r"|inloggegevens|inloggen|gebruiker(?:snaam)?|dane logowania|logowania|u(?:ż|z)ytkownik|accesso|connexion"
+    r"|anmeldung|konto|conta|cuenta|compte)\b"
     r"(?![-./]\w)" + _PAIR_TAIL  # not a word inside a name: user-images.githubusercontent.com, user.name
 )
 _PAIR_AGAIN = re.compile(r"(?P<user>[\w.@\-]{2,40})\s*/\s*(?P<value>[^\s,;'\"`<>]{8,64})")
 # Chinese account words, usually glued to the word before them ("数据库账号 root / …"): no word boundary to test.
-_PAIR_CJK = re.compile(r"(?:账号|帐号|账户|賬號|用户名)" + _PAIR_TAIL)
+_PAIR_CJK = re.compile(
+    r"(?:账号|帐号|账户|賬號|用户名|登录|登陆|ログイン|管理者|로그인|계정|아이디|관리자)" + _PAIR_TAIL
+)
+# A well-known administrator account as the user itself: "admin/Xq7!… for the router", "root / …".
+_PAIR_ROLE = re.compile(
+    r"(?i)(?<![\w@.\-/])(?P<user>admin|root|administrator|superuser)\s*/\s*(?P<value>[^\s,;'\"`<>]{8,64})"
+)
 _PAIR_GATE, _PAIR_CJK_GATE, _TAIL_GATE = Gate.of(_PAIR), Gate.of(_PAIR_CJK), Gate.of(re.compile(_PAIR_TAIL))
 
 
@@ -109,7 +117,8 @@ def credential_pairs(text: str, password_like: Check) -> list[Span]:
     if not _TAIL_GATE.admits(text):
         return out
     pairs = _PAIR.finditer(text) if _PAIR_GATE.admits(text.lower()) else ()
-    for first in (*pairs, *(_PAIR_CJK.finditer(text) if _PAIR_CJK_GATE.admits(text) else ())):
+    roles = _PAIR_ROLE.finditer(text) if "/" in text else ()
+    for first in (*pairs, *(_PAIR_CJK.finditer(text) if _PAIR_CJK_GATE.admits(text) else ()), *roles):
         # "Login for the panel: ops-user / pw": the first "name: value" may be the label and the user; then the pair
         # that starts at that value is the one to judge.
         again = _PAIR_AGAIN.match(text, first.start("value"))
@@ -260,7 +269,8 @@ _KEYED_WORD = re.compile(
     r"|team)[\s_.-]?(?:keys?|tokens?)\b|\b(?:secrets?|passwords?|passwd|passphrase|credentials?|apikey|tokens?)\b"
     r"|geniekey|\b(?:jetons?|cl(?:é|e)s? (?:d'api|secr[èe]te|d'acc[èe]s)|claves? (?:de api|secreta|de acceso)"
     r"|chaves? (?:de api|secreta|de acesso)|chiav[ei] (?:api|segreta|di accesso)|(?:zugangs|api-?)schl(?:ü|ue)ssel"
-    r"|zugangstoken|токен)\b|令牌|密钥|秘钥|访问密钥|アクセストークン|トークン|シークレット"
+    r"|zugangstoken|токен|klucz(?:a|e)?(?: api| dostępu| tajny)?|(?:api-?)?sleutel|api-?nyckel)\b"
+    r"|令牌|密钥|秘钥|访问密钥|アクセストークン|トークン|シークレット"
 )
 _KEYED_VALUE = re.compile(
     r"(?<![0-9A-Za-z_\-])(?:0x)?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{24,64})"

@@ -258,7 +258,7 @@ def security_answers(text: str) -> list[Span]:
 
 # ------------------------------------------------------------------------------ literal credentials in code
 _AUTH_LITERAL = re.compile(
-    r"(?:\bauth\s*=\s*\(|Auth\w*\(|\.(?:login|authenticate|basic_auth|setBasicAuth)\()\s*"
+    r"(?:\bauth\s*=\s*\(|Auth\w*\(|\.(?:login|authenticate|basic_auth|setBasicAuth|auth|sign_?in)\()\s*"
     r"(?P<q>[\"'])[^\"'\n]{1,64}(?P=q)\s*,\s*(?P<r>[\"'])(?P<value>[^\"'\n]{4,128})(?P=r)"
 )
 
@@ -267,7 +267,7 @@ def credential_literals(text: str, is_placeholder: Check) -> list[Span]:
     """``auth=("user", "…")``, ``HTTPBasicAuth("user", "…")``: a password passed as a literal beside its user."""
     return [
         ("password_literal", m.start("value"), m.end("value"))
-        for m in (_AUTH_LITERAL.finditer(text) if "uth" in text or ".login(" in text else ())
+        for m in (_AUTH_LITERAL.finditer(text) if "uth" in text or ".login(" in text or ".sign" in text else ())
         if not is_placeholder(m.group("value")) and len(set(m.group("value"))) > 3
     ]
 

@@ -228,8 +228,9 @@ def _random_letters(v: str) -> bool:
 # Password and key words in the languages capture sees (a CJK word has no word boundary to test).
 _PASSWORD_WORD = CaseFree(
     r"(?i)\b(?:passwords?|passwd|passphrase|passwort|kennwort|contrase(?:ñ|n)a|mot[ -]de[ -]passe|mdp|senha|пароль|pw"
-    r"|parola d'ordine|wachtwoord|hasło|şifre|mật khẩu|kata sandi|lösenord(?:et)?|heslo|passord|salasana"
-    r"|claves?)\b|密码|口令|密碼|パスワード|暗証番号|비밀번호|(?i:\bschl(?:ü|ue)ssel\b|\bzugangs\w*)|密钥|秘钥|令牌|私钥|凭证|凭据"
+    r"|parola d'ordine|wachtwoord|has(?:ł|l)(?:o|a|em)|şifre|mật khẩu|kata sandi|lösenord(?:et)?|heslo"
+    r"|passord|salasana|frase de paso|frase secreta|phrase secr(?:è|e)te|senhas|contrase(?:ñ|n)as"
+    r"|claves?)\b|密码|口令|密碼|パスワード|暗証番号|비밀번호|패스워드|비번|암호(?!화)|(?i:\bschl(?:ü|ue)ssel\b|\bzugangs\w*)|密钥|秘钥|令牌|私钥|凭证|凭据"
 )
 _NEAR_PASSWORD_CHARS = 60
 # A password word inside a URL, path, anchor or hyphenated name is not an announcement of a password

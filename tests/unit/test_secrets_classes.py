@@ -1,0 +1,61 @@
+"""Secret classes found missing by capsec9's blind projects (bench/data/capture/{tessera,lanterna,grenzland,...}).
+
+Each positive was passed over by the detector on main before this change; each negative is the nearest ordinary
+text the new rule must leave alone.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memstone.domain.secrets import find_secrets
+
+POSITIVES = [
+    # password words of Korean and Polish/Dutch inflections
+    pytest.param("패스워드: PPG7ib8r#68", id="ko-paeseuwodeu"),
+    pytest.param("관리자 계정 hanabi-admin, 암호 BHJlxpiu*57", id="ko-amho"),
+    # a user / password pair after a login word in Dutch, Polish, Japanese; an administrator account as the user
+    pytest.param("inloggegevens voor het portaal: grenzland / QVT2s57*94", id="nl-login-pair"),
+    pytest.param("dane logowania do panelu: lanterna / KEL6yjk*36", id="pl-login-pair"),
+    pytest.param("ステージングの管理者ログインは admin / TXExyri%74 でお願いします", id="ja-login-pair"),
+    pytest.param("admin/GRS2zi4!13 for the router at 192.168.1.1", id="admin-slash-password"),
+    # a key word in Polish before a 32-hex key
+    pytest.param("klucz API do Przelewy24: 91607c5cc54aa98547bfaf928225f456", id="pl-klucz-hex"),
+    # a password passed to an auth call as a literal
+    pytest.param("mongo shell: db.auth('tessera', 'HHM1z4a7e$91')", id="db-auth-literal"),
+    # command lines: a user then a password flag; kubectl's literal secrets
+    pytest.param(
+        "mosquitto_pub -h mqtt.internal -u telemetry -P PMFtcz2jl#20 -t substations/1/heat -m 42", id="mosquitto-u-P"
+    ),
+    pytest.param(
+        "kubectl -n olaria create secret generic ctt --from-literal=ctt=dcm4pMbXDuCL1mHoOsFaQfDPrA",
+        id="kubectl-from-literal",
+    ),
+    # Databricks tokens with a workspace suffix
+    pytest.param("the Databricks PAT the job uses is dapib9d49fc08fbf54a2989d5e52e2a3c643-2", id="databricks-suffix"),
+]
+
+NEGATIVES = [
+    pytest.param("docker run -u app -p 8080:8080 nginx", id="docker-port-mapping"),
+    pytest.param("podman run --user 1000 -p 127.0.0.1:5432:5432/tcp postgres", id="podman-port-mapping"),
+    pytest.param("open admin/settings/users to change the role", id="admin-path"),
+    pytest.param(
+        "Wachtwoorden bewaren we alleen als argon2id-hash; zie settings.PASSWORD_HASHERS.", id="nl-plural-passwords"
+    ),
+    pytest.param("암호화 알고리즘은 AES256-GCM 입니다", id="ko-encryption-word"),
+    pytest.param(
+        "kubectl create secret generic app --from-literal=DB_PASSWORD=$DB_PASSWORD", id="kubectl-env-reference"
+    ),
+    pytest.param("klucz API ma 32 znaki; commit 0123456789abcdef0123456789abcdef jest w main", id="pl-klucz-commit"),
+    pytest.param("db.auth(user, password) reads both from the environment", id="auth-call-variables"),
+]
+
+
+@pytest.mark.parametrize("text", POSITIVES)
+def test_each_new_class_is_refused(text: str) -> None:
+    assert find_secrets(text), text
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_their_near_misses_are_not_refused(text: str) -> None:
+    assert find_secrets(text) == ()

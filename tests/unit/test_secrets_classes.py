@@ -31,6 +31,24 @@ POSITIVES = [
         "kubectl -n olaria create secret generic ctt --from-literal=ctt=dcm4pMbXDuCL1mHoOsFaQfDPrA",
         id="kubectl-from-literal",
     ),
+    # a password-shaped value (letters, a digit, a symbol) in a clause naming a login, before or after the verb
+    pytest.param("use AWE3l5kuw$35 to sign in to the staging Grafana", id="use-X-to-sign-in"),
+    pytest.param("connecte-toi avec FAX63jgsx*85 sur le Grafana de recette", id="fr-connecte-toi"),
+    pytest.param("Para el SFTP usa vaultline y PSG1mtqc*54", id="es-sftp"),
+    pytest.param("Per il NAS: utente root, QWD1gka02%54", id="it-utente-comma"),
+    pytest.param("用 CWZptf72u$70 登录测试环境的 Grafana", id="zh-verb-last"),
+    pytest.param("Grafana には UJN3t2nec%34 でログインしてください", id="ja-verb-last"),
+    # passphrases of words joined by dashes or underscores, or four words, a few words after the password word
+    pytest.param("the staging admin now logs in with velvet-quartz-fjord-jasper", id="logs-in-with-dashed"),
+    pytest.param("Kiosk passphrase changed, it's tundra basalt granite fjord kettle now", id="passphrase-its-words"),
+    pytest.param("La phrase de passe du coffre KeePass : harbor jasper cactus quartz", id="fr-phrase-de-passe"),
+    pytest.param("a senha do cofre do forno agora são quatro palavras: barro_sal_ponte_vidro", id="pt-underscored"),
+    # composer's http-basic credentials on the command line
+    pytest.param(
+        "composer config --global http-basic.repo.magento.com"
+        " ceda1d68e9326b59374fbf99178cdc53 5d38f55bcaf7ae48d7a88b09aeba4912",
+        id="composer-http-basic",
+    ),
     # Databricks tokens with a workspace suffix
     pytest.param("the Databricks PAT the job uses is dapib9d49fc08fbf54a2989d5e52e2a3c643-2", id="databricks-suffix"),
 ]
@@ -48,6 +66,12 @@ NEGATIVES = [
     ),
     pytest.param("klucz API ma 32 znaki; commit 0123456789abcdef0123456789abcdef jest w main", id="pl-klucz-commit"),
     pytest.param("db.auth(user, password) reads both from the environment", id="auth-call-variables"),
+    pytest.param("users log in with sign-in-with-apple on iOS", id="sign-in-name"),
+    pytest.param("ssh deploy@10.0.0.4 to log in", id="address-before-login"),
+    pytest.param("log in with OAuth2Client, then call the API", id="class-name-after-login"),
+    pytest.param("La password è gestita da keycloak-admin-cli.", id="it-tool-name"),
+    pytest.param("The password field is required; token rotation happens daily.", id="copula-inside-word"),
+    pytest.param("composer config --global http-basic.repo.magento.com $MAGENTO_USER $MAGENTO_PASS", id="composer-env"),
 ]
 
 

@@ -53,7 +53,8 @@ _CUE = re.compile(
     r"|contrase(?:ñ|n)a|clave|cuenta|usuario|acceso|credenciales|senha|chave|conta|usu(?:á|a)rio|acesso"
     r"|credenciais|utente|accesso|accedi|credenziali|chiave|amministratore|token"
     r"|wachtwoord(?:en)?|inlog(?:gen|gegevens|naam)?|gebruiker(?:snaam)?|beheerder|sleutel"
-    r"|has(?:ł|l)(?:o|a|em)|logowania|zaloguj|u(?:ż|z)ytkownik(?:a|iem)?|klucz(?:a|e)?)(?![a-z0-9_\-])"
+    r"|has(?:ł|l)(?:o|a|em)|logowania|zaloguj|u(?:ż|z)ytkownik(?:a|iem)?|klucz(?:a|e)?"
+    r"|logs in|logged in|signs in|signed in|s?ftp|connecte(?:-toi|z-vous)?|entrar|anmelden|inloggen)(?![a-z0-9_\-])"
     r"|密码|口令|密碼|账号|帐号|账户|賬號|登录|登陆|用户名|密钥|秘钥|令牌"
     r"|パスワード|アカウント|ログイン|ユーザー|トークン|キー|管理者|비밀번호|패스워드|비번|암호(?!화)|계정|로그인|토큰|아이디|관리자"
 )
@@ -126,6 +127,25 @@ def generated(value: str) -> bool:
     return _entropy(v) >= 0.75 * log2(min(len(v), 64))
 
 
+_PASSWORD_SYMBOL = frozenset("!#$%&*@^~?")
+
+
+def password_shaped(value: str) -> bool:
+    """A password a person chose or a manager wrote, once a clause names a credential: letters, a digit and one
+    of ``!#$%&*@^~?`` inside it (Sommer2024!, DRNvvjafr*72), 8 to 64 characters, not an e-mail or a version.
+
+    >>> password_shaped("QWD1gka02%54"), password_shaped("OAuth2Client"), password_shaped("ops@host1")
+    (True, False, False)
+    """
+    v = value.rstrip("!?")
+    if not 8 <= len(value) <= 64 or value[0] in _PASSWORD_SYMBOL or _EMAIL.match(value) or _VERSIONISH.match(v):
+        return False
+    symbols = {c for c in value if c in _PASSWORD_SYMBOL}
+    if not symbols or symbols == {"@"}:
+        return False  # no symbol; or user@host, an address
+    return sum(c.isalpha() for c in v) >= 3 and any(c.isdigit() for c in v) and len(set(v)) >= 6
+
+
 def generated_letters(value: str) -> bool:
     """Letters alone that a generator wrote: both cases in five or more runs, not words or a CamelCase name.
 
@@ -174,7 +194,9 @@ def generated_in_clause(text: str, is_placeholder: Check) -> list[Span]:
         if not _DIGIT.search(text, cue.end(), end):
             letters = _INTRO.search(lower, max(0, cue.start() - _INTRO_BEFORE), end) is not None
             if not letters:
-                continue  # a generated value holds a digit unless presented as itself: most clauses have neither
+                # a generated value holds a digit unless presented as itself: most clauses have neither
+                out.extend(_shaped_before(text, cue.start(), is_placeholder))
+                continue
         for m in _VALUE.finditer(text, cue.end()):  # not cut at the window's end: a value runs to its own end
             value = m.group(1)
             if m.start() >= end or _RANGE.search(value):
@@ -182,11 +204,30 @@ def generated_in_clause(text: str, is_placeholder: Check) -> list[Span]:
             if _ABOUT.search(lower, cue.end(), m.start()):
                 break
             value = value.rstrip("!?")  # a sentence's end, as the pair rule reads it ("admin / 09xhTGOWvG!")
-            if (generated(value) or (letters and generated_letters(value))) and not is_placeholder(value):
+            if (
+                generated(value) or (letters and generated_letters(value)) or password_shaped(m.group(1))
+            ) and not is_placeholder(value):
                 out.append(("credential_in_clause", m.start(1), m.start(1) + len(value)))
                 taken = m.end(1)
                 break
+        else:
+            out.extend(_shaped_before(text, cue.start(), is_placeholder))
     return out
+
+
+_BEFORE_CHARS = 40
+
+
+def _shaped_before(text: str, pos: int, is_placeholder: Check) -> list[Span]:
+    """A password-shaped value in the same clause just before the credential word ("use Xk2!… to sign in",
+    "用 Xk2!… 登录", "Xk2!… でログイン"): languages that put the verb last, and "use X to log in"."""
+    start = max(0, pos - _BEFORE_CHARS)
+    ends = list(_CLAUSE_END.finditer(text, start, pos))
+    start = ends[-1].end() if ends else start
+    for m in _VALUE.finditer(text, start, pos):
+        if password_shaped(m.group(1)) and not is_placeholder(m.group(1)):
+            return [("credential_in_clause", m.start(1), m.end(1))]
+    return []
 
 
 def _clause_before(text: str, pos: int) -> str:

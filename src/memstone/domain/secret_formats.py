@@ -408,6 +408,7 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     _cli(r"(?<![\w\-])-(?:src|dest)?(?:storepass|keypass)\s+", "storepass", "keypass"),
     # kubectl create secret generic NAME --from-literal=KEY=VALUE: every literal is the secret's content
     _cli(r"\bkubectl\b[^\n|;&]*?\bcreate\s+secret\b[^\n|;&]*?\s--from-literal=[\w.\-]+=", "from-literal"),
+    _cli(r"\bcomposer\s+config\b[^\n|;&]*?\shttp-basic\.\S+\s+\S+\s+", "http-basic"),  # HOST USER PASSWORD
     _cli(r"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+", "rabbitmqctl"),
     _cli(r"\bredis-cli\b[^\n|;&]*?\s-a\s+", "redis-cli"),
     _cli(r"\bhtpasswd\s+-[a-zA-Z]*b[a-zA-Z]*\s+(?:-\w+\s+)*\S+\s+\S+\s+", "htpasswd"),  # -b FILE USER PASSWORD

@@ -191,19 +191,40 @@ _PASSPHRASE = re.compile(
     r"(?:is|ist|est|es|é|è|:|=|lautet)\s*[:\"'“«]?\s*(?P<value>(?-i:[a-z0-9'\-]+(?:\s+[a-z0-9'\-]+){2,6}))\s*[\"'”»]?"
     r"(?=\s*(?:[.,;!)]|$))"
 )
+# Looser: a few words on between the password word (in the languages capture sees) and its copula, or "logs in
+# with"; then words joined by dashes or underscores ("falcon-cobalt-lantern-tundra", "barro_sal_ponte_vidro"), or
+# four or more words ("it's tundra basalt granite fjord kettle now").
+_PASSPHRASE_LOOSE = re.compile(
+    r"(?i)(?:\b(?:passphrase|pass phrase|password|passwort|kennwort|mot de passe|phrase de passe|contraseña|senha"
+    r"|frase secreta|frase de paso|wachtwoord|has(?:ł|l)o|parola d'ordine)"
+    r"[^\n.:=;]{0,60}?(?:\s(?:is|ist|est|es|é|è|lautet|são|sono|zijn|to|it(?:'|’)s)\b|[:=])\s*[\"'“«`]?\s*"
+    r"|\blog(?:s|ged)? in with\s+|\bsign(?:s|ed)? in with\s+)"
+    r"(?<![A-Za-z0-9])(?P<value>(?-i:[a-z]{3,}\d*(?:[-_][a-z]{2,}\d*){2,6}|[a-z]{3,}(?:\s+[a-z]{3,}){3,6}))"
+    r"\s*[\"'”»`]?(?=\s*(?:[.,;!)(]|\bnow\b|$))"
+)
+_CREDENTIAL_PART = re.compile(r"(?i)pass|token|secret|key|hash|reset|auth|user|admin|login|sign")
+_APP_PASSWORD_SHAPE = re.compile(r"^[a-z]{4}(?: [a-z]{4}){3}$")  # Google's app passwords: app_password names them
+_PASSPHRASE_LOOSE_GATE = Gate.of(_PASSPHRASE_LOOSE)
 _PASSPHRASE_GATE = Gate.of(_PASSPHRASE)
 
 
 def passphrases(text: str, is_function_word: Check) -> list[Span]:
     """Three to seven lowercase words (one with a digit, or none a function word) given as a passphrase."""
     out: list[Span] = []
-    if not _PASSPHRASE_GATE.admits(text.lower()):
-        return out
-    for m in _PASSPHRASE.finditer(text):
+    lower = text.lower()
+    for m in _PASSPHRASE.finditer(text) if _PASSPHRASE_GATE.admits(lower) else ():
         words = m.group("value").split()
         if any(is_function_word(w) for w in words):
             continue  # "the password is stored in the vault": prose
         if any(any(c.isdigit() for c in w) for w in words) or len(words) >= 4:
+            out.append(("passphrase_in_prose", m.start("value"), m.end("value")))
+    if out or not _PASSPHRASE_LOOSE_GATE.admits(lower):
+        return out
+    for m in _PASSPHRASE_LOOSE.finditer(text):
+        value = m.group("value")
+        if _CREDENTIAL_PART.search(value) or _APP_PASSWORD_SHAPE.match(value):
+            continue  # password_reset_token, sign-in-with-google: a name, not a passphrase
+        if not any(is_function_word(w) for w in re.split(r"[\s_\-]+", value)):
             out.append(("passphrase_in_prose", m.start("value"), m.end("value")))
     return out
 

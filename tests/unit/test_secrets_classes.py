@@ -49,6 +49,17 @@ POSITIVES = [
         " ceda1d68e9326b59374fbf99178cdc53 5d38f55bcaf7ae48d7a88b09aeba4912",
         id="composer-http-basic",
     ),
+    # archivers, SMB and SQL Server clients, Windows' net use
+    pytest.param("zip -P KZNt1rn12#69 export.zip invoices/*.pdf", id="zip-P"),
+    pytest.param("7z a -pJKV7olzvr&41 backup.7z /srv/ferrata", id="7z-p"),
+    pytest.param("smbclient //nas/backups -U ferrata%WIZvvcbf2&70", id="smbclient-user-percent"),
+    pytest.param('sqlcmd -S sql01 -U sa -P JYUpjqc3r#48 -Q "SELECT 1"', id="sqlcmd-U-P"),
+    pytest.param("net use \\\\files01\\finance /user:FERRATA\\svc-backup GAWiv9mnx%23", id="net-use"),
+    # short password words of chat: psw, ww, contra:, パスは
+    pytest.param("psw del router: RGFpkxgu@29", id="it-psw"),
+    pytest.param("ww van de server: BTVpnan4%32", id="nl-ww"),
+    pytest.param("contra: BMI36ofh&79", id="es-contra"),
+    pytest.param("パスは HZBxke36%69 です", id="ja-pasu-wa"),
     # Databricks tokens with a workspace suffix
     pytest.param("the Databricks PAT the job uses is dapib9d49fc08fbf54a2989d5e52e2a3c643-2", id="databricks-suffix"),
 ]
@@ -67,6 +78,13 @@ NEGATIVES = [
     pytest.param("klucz API ma 32 znaki; commit 0123456789abcdef0123456789abcdef jest w main", id="pl-klucz-commit"),
     pytest.param("db.auth(user, password) reads both from the environment", id="auth-call-variables"),
     pytest.param("users log in with sign-in-with-apple on iOS", id="sign-in-name"),
+    pytest.param(
+        "Backups use restic; the password comes from RESTIC_PASSWORD_FILE=/run/secrets/restic.", id="password-file-path"
+    ),
+    pytest.param("Wi-Fiのパスは 1Password の「倉庫」保管庫にあります。", id="ja-pasu-1password"),
+    pytest.param("zip -r export.zip invoices/ && unzip -l export.zip", id="zip-no-password"),
+    pytest.param("the www van de site draait op nginx", id="www-not-ww"),
+    pytest.param("votó contra: 12 a favor, 3 en contra", id="es-contra-vote"),
     pytest.param("ssh deploy@10.0.0.4 to log in", id="address-before-login"),
     pytest.param("log in with OAuth2Client, then call the API", id="class-name-after-login"),
     pytest.param("La password è gestita da keycloak-admin-cli.", id="it-tool-name"),

@@ -383,7 +383,7 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     _cli(r"\bsshpass\s+-p\s*", "sshpass"),
     # A user then a password flag on any command line (mosquitto_pub -u U -P …, a client's -u U -p …).
     _cli(
-        r"(?<![\w\-])(?:-u|--user(?:name)?)[\s=]+[\w.@\-]+\s+(?:-[pP]|--pass(?:word)?)[\s=]+"
+        r"(?<![\w\-])(?:-[uU]|--user(?:name)?)[\s=]+[\w.@\-]+\s+(?:-[pP]|--pass(?:word)?)[\s=]+"
         r"(?![\d.:]+(?:/\w+)?(?:[\s'\"]|$))",  # not a port mapping: docker run -u app -p 8080:80
         "-u",
         "--user",
@@ -408,6 +408,10 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     _cli(r"(?<![\w\-])-(?:src|dest)?(?:storepass|keypass)\s+", "storepass", "keypass"),
     # kubectl create secret generic NAME --from-literal=KEY=VALUE: every literal is the secret's content
     _cli(r"\bkubectl\b[^\n|;&]*?\bcreate\s+secret\b[^\n|;&]*?\s--from-literal=[\w.\-]+=", "from-literal"),
+    # archivers' passwords: zip -P …, 7z a -p…, unzip -P …; smbclient -U user%…; net use … /user:NAME …
+    _cli(r"\b(?:zip|unzip|7z|7za|7zz)\b[^\n|;&]*?\s-[pP]\s*", "zip", "7z"),
+    _cli(r"\bsmbclient\b[^\n|;&]*?\s-U\s*[\w.\\/@\-]+%", "smbclient"),
+    _cli(r"(?i)\bnet\s+use\b[^\n|;&]*?\s/user:\S+\s+", "net use"),
     _cli(r"\bcomposer\s+config\b[^\n|;&]*?\shttp-basic\.\S+\s+\S+\s+", "http-basic"),  # HOST USER PASSWORD
     _cli(r"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+", "rabbitmqctl"),
     _cli(r"\bredis-cli\b[^\n|;&]*?\s-a\s+", "redis-cli"),

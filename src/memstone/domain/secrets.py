@@ -228,9 +228,10 @@ def _random_letters(v: str) -> bool:
 # Password and key words in the languages capture sees (a CJK word has no word boundary to test).
 _PASSWORD_WORD = CaseFree(
     r"(?i)\b(?:passwords?|passwd|passphrase|passwort|kennwort|contrase(?:ñ|n)a|mot[ -]de[ -]passe|mdp|senha|пароль|pw"
+    r"|psw|ww(?= van| voor|\s*:)|contra(?=\s*:)"
     r"|parola d'ordine|wachtwoord|has(?:ł|l)(?:o|a|em)|şifre|mật khẩu|kata sandi|lösenord(?:et)?|heslo"
     r"|passord|salasana|frase de paso|frase secreta|phrase secr(?:è|e)te|senhas|contrase(?:ñ|n)as"
-    r"|claves?)\b|密码|口令|密碼|パスワード|暗証番号|비밀번호|패스워드|비번|암호(?!화)|(?i:\bschl(?:ü|ue)ssel\b|\bzugangs\w*)|密钥|秘钥|令牌|私钥|凭证|凭据"
+    r"|claves?)\b|密码|口令|密碼|パスワード|パス(?=は|:|：)|暗証番号|비밀번호|패스워드|비번|암호(?!화)|(?i:\bschl(?:ü|ue)ssel\b|\bzugangs\w*)|密钥|秘钥|令牌|私钥|凭证|凭据"
 )
 _NEAR_PASSWORD_CHARS = 60
 # A password word inside a URL, path, anchor or hyphenated name is not an announcement of a password
@@ -277,7 +278,7 @@ def _password_in_prose(value: str) -> bool:
         return False
     if _SNAKE_NAME.match(v):
         return False  # "`password` varchar(255) COLLATE utf8_bin", "Used for sha256_password"
-    if re.fullmatch(r"\d[A-Z][a-z]+", v):
+    if _PRODUCT_NAME.fullmatch(v):
         return False  # "1Password" is a product's name
     if not any(c.isalpha() for c in v) or not v.isascii():
         return False
@@ -293,12 +294,22 @@ def _password_in_prose(value: str) -> bool:
 # Words between a password word and the copula that make the sentence about something else ("the password hash is …").
 _NOT_STATED = re.compile(r"(?i)hash|polic|length|format|type|field|rule|encod|algorithm|scheme|strength|requir|reset")
 # A flag's value that is a path, URL or key file (--private-key ~/.ssh/id_rsa), not the secret itself.
+_FILE_NAME = re.compile(r"(?i)(?:file|path|dir)$")
 _FILE_VALUE = re.compile(r"^(?:/|~|\.\.?/)|://|\.(?:pem|key|json|txt|p12|pfx|jks|crt|der|gpg|asc|pub|env)$")
+
+
+_PRODUCT_NAME = re.compile(r"\d[A-Z][a-z]+")
 
 
 def _stated_password(value: str) -> bool:
     v = value.rstrip(".,;:!?)")
-    if "/" in v or not v.isascii() or _SNAKE_NAME.match(v) or v.startswith(("$", "%", "{")):
+    if (
+        "/" in v
+        or not v.isascii()
+        or _SNAKE_NAME.match(v)
+        or v.startswith(("$", "%", "{"))
+        or _PRODUCT_NAME.fullmatch(v)
+    ):
         return False
     return any(c.isalpha() for c in v) and _password_like(v)
 
@@ -429,6 +440,8 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
         name, value = m.group("name"), m.group("value")
         if _NOT_CREDENTIAL_NAME.search(name) or _is_placeholder(value) or f"{name} {m['sep'].strip()}" == "pass is":
             continue
+        if _FILE_NAME.search(name) and value.startswith(("/", "~", "./", "../")):
+            continue  # RESTIC_PASSWORD_FILE=/run/secrets/restic: where the secret is, not the secret
         is_password = re.search(_PASSWORD_NAMES, name, re.I) is not None
         ok = _password_like(value) if is_password else _high_entropy(value)
         if not ok and is_password and (m.group("quote") or _env_style(name, m.group("sep"), value)):

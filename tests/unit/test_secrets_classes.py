@@ -60,6 +60,12 @@ POSITIVES = [
     pytest.param("ww van de server: BTVpnan4%32", id="nl-ww"),
     pytest.param("contra: BMI36ofh&79", id="es-contra"),
     pytest.param("パスは HZBxke36%69 です", id="ja-pasu-wa"),
+    # a word, an underscore and a number stated as the password; the value before "as the password"
+    pytest.param("la clave del router es cangrejo_137", id="es-word-number"),
+    pytest.param("临时密码：dahai_185，首次登录后修改", id="zh-word-number"),
+    pytest.param("pon tortugaestrella80 como contraseña del usuario deploy", id="es-value-como-contrasena"),
+    pytest.param("j'ai mis framboisechaton41 comme mot de passe pour l'admin", id="fr-value-comme-mdp"),
+    pytest.param("accès OVH : contact@boutique.fr / chatonsoleil39", id="fr-acces-pair"),
     # Databricks tokens with a workspace suffix
     pytest.param("the Databricks PAT the job uses is dapib9d49fc08fbf54a2989d5e52e2a3c643-2", id="databricks-suffix"),
 ]
@@ -78,6 +84,9 @@ NEGATIVES = [
     pytest.param("klucz API ma 32 znaki; commit 0123456789abcdef0123456789abcdef jest w main", id="pl-klucz-commit"),
     pytest.param("db.auth(user, password) reads both from the environment", id="auth-call-variables"),
     pytest.param("users log in with sign-in-with-apple on iOS", id="sign-in-name"),
+    pytest.param("the password hasher is argon2_id; secret_key_123 is the docs' example", id="snake-names"),
+    pytest.param("we use sha256 as the password hash", id="hash-as-password-hash"),
+    pytest.param("utilise le champ email2 comme mot de passe oublié", id="fr-forgotten-password-field"),
     pytest.param(
         "Backups use restic; the password comes from RESTIC_PASSWORD_FILE=/run/secrets/restic.", id="password-file-path"
     ),

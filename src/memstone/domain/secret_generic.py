@@ -96,7 +96,7 @@ _PAIR = re.compile(
     r"(?i)\b(?:login|log in|logins?|credentials?|creds|account|user(?:name)?|usuario|utilisateur|usuário|utente"
     r"|basic[- ]?auth|benutzer|identifiants|zugangsdaten|credenciales|credenziali|credenciais|ユーザー|用户"
     r"|inloggegevens|inloggen|gebruiker(?:snaam)?|dane logowania|logowania|u(?:ż|z)ytkownik|accesso|connexion"
-    r"|anmeldung|konto|conta|cuenta|compte)\b"
+    r"|anmeldung|konto|conta|cuenta|compte|acc(?:è|e)s|acceso|acesso)\b"
     r"(?![-./]\w)" + _PAIR_TAIL  # not a word inside a name: user-images.githubusercontent.com, user.name
 )
 _PAIR_AGAIN = re.compile(r"(?P<user>[\w.@\-]{2,40})\s*/\s*(?P<value>[^\s,;'\"`<>]{8,64})")

@@ -22,6 +22,7 @@ words, paths, placeholders (tested; ``bench/bench_secrets_fp.py`` measures the f
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from urllib.parse import unquote
 
 from .regex_gate import Gate
@@ -38,6 +39,7 @@ __all__ = [
     "query_credentials",
     "seed_phrases",
     "suffix_named_tokens",
+    "values_as_password",
 ]
 
 _QUERY = re.compile(
@@ -227,6 +229,30 @@ def passphrases(text: str, is_function_word: Check) -> list[Span]:
         if not any(is_function_word(w) for w in re.split(r"[\s_\-]+", value)):
             out.append(("passphrase_in_prose", m.start("value"), m.end("value")))
     return out
+
+
+# The value before the word: "pon tortuga80 como contraseña", "j'ai mis chaton41 comme mot de passe", "set x as the
+# password", "nimm x als Passwort".
+_VALUE_AS_PASSWORD = re.compile(
+    r"(?i)(?<![\w!#$%&*+\-./?@^~|\\])(?P<value>[A-Za-z0-9!#$%&*+\-?@^_~]{6,64})\s+(?:como|comme|come|as|als)\s+"
+    r"(?:(?:la|le|il|a|o|the|das|het|de|my|mon|ma|mi|mio|new|nueva|nouveau|neues)\s+){0,2}"
+    r"(?:contrase(?:ñ|n)a|mot de passe|password|passwort|kennwort|senha|wachtwoord|has(?:ł|l)o|clave)\b"
+)
+_AS_GATE = Gate.of(_VALUE_AS_PASSWORD)
+_DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\.?$")  # a code name: self.password_hasher
+
+_AS_AFTER = 24  # the words after the password word that may make it a hash or a policy ("as the password hash")
+
+
+def values_as_password(text: str, stated: Callable[[str, str], bool]) -> list[Span]:
+    """``stated(value, the text after)`` judges the value put before "como contraseña" / "as the password"."""
+    if not _AS_GATE.admits(text.lower()):
+        return []
+    return [
+        ("password_near_keyword", m.start("value"), m.end("value"))
+        for m in _VALUE_AS_PASSWORD.finditer(text)
+        if stated(m["value"], text[m.end() : m.end() + _AS_AFTER]) and not _DOTTED.match(m["value"])
+    ]
 
 
 # A literal value given to a literal name: .NET appSettings (<add key="ClearTextPassword" value="…"/>), PHP

@@ -43,7 +43,6 @@ from dataclasses import dataclass
 from . import secret_context as _ctx
 from . import secret_named as _named
 from .analyzer import STOPWORDS
-from .regex_gate import Gate
 from .secret_formats import CaseFree, FormatRule, anchored_rules, b64decode_loose, decodes_to, fold_ascii
 from .secret_formats import file_magic as _file_magic
 from .secret_formats import text_base64 as _printable_base64
@@ -58,6 +57,7 @@ from .secret_generic import (
     query_credentials,
     seed_phrases,
     suffix_named_tokens,
+    values_as_password,
 )
 
 __all__ = ["SecretFinding", "contains_secret", "describe_findings", "find_secrets", "redact"]
@@ -228,21 +228,12 @@ def _random_letters(v: str) -> bool:
 
 # Password and key words in the languages capture sees (a CJK word has no word boundary to test).
 _PASSWORD_WORD = CaseFree(
-    r"(?i)\b(?:passwords?|passwd|passphrase|passwort|kennwort|contrase(?:ñ|n)a|mot[ -]de[ -]passe|mdp|senha|пароль|pw"
-    r"|psw|ww(?= van| voor|\s*:)|contra(?=\s*:)"
-    r"|parola d'ordine|wachtwoord|has(?:ł|l)(?:o|a|em)|şifre|mật khẩu|kata sandi|lösenord(?:et)?|heslo"
-    r"|passord|salasana|frase de paso|frase secreta|phrase secr(?:è|e)te|senhas|contrase(?:ñ|n)as"
-    r"|claves?)\b|密码|口令|密碼|パスワード|パス(?=は|:|：)|暗証番号|비밀번호|패스워드|비번|암호(?!화)|(?i:\bschl(?:ü|ue)ssel\b|\bzugangs\w*)|密钥|秘钥|令牌|私钥|凭证|凭据"
+    r"(?i)\b(?:passwords?|passwd|passphrase|passwort|kennwort|contrase(?:ñ|n)as?|mot[ -]de[ -]passe|mdp|senhas?|пароль"
+    r"|pw|psw|ww(?= van| voor|\s*:)|contra(?=\s*:)|parola d'ordine|wachtwoord|has(?:ł|l)(?:o|a|em)|şifre|mật khẩu"
+    r"|kata sandi|lösenord(?:et)?|heslo|passord|salasana|frase de paso|frase secreta|phrase secr(?:è|e)te|claves?)\b"
+    r"|密码|口令|密碼|パスワード|パス(?=は|:|：)|暗証番号|비밀번호|패스워드|비번|암호(?!화)|(?i:\bschl(?:ü|ue)ssel\b|\bzugangs\w*)|密钥|秘钥|令牌|私钥|凭证|凭据"
 )
 _NEAR_PASSWORD_CHARS = 60
-# The value before the word: "pon tortuga80 como contraseña", "j'ai mis chaton41 comme mot de passe", "set x as the
-# password", "nimm x als Passwort".
-_VALUE_AS_PASSWORD = re.compile(
-    r"(?i)(?<![\w!#$%&*+\-./?@^~|\\])(?P<value>[A-Za-z0-9!#$%&*+\-?@^_~]{6,64})\s+(?:como|comme|come|as|als)\s+"
-    r"(?:(?:la|le|il|a|o|the|das|het|de|my|mon|ma|mi|mio|new|nueva|nouveau|neues)\s+){0,2}"
-    r"(?:contrase(?:ñ|n)a|mot de passe|password|passwort|kennwort|senha|wachtwoord|has(?:ł|l)o|clave)\b"
-)
-_AS_GATE = Gate.of(_VALUE_AS_PASSWORD)
 # A password word inside a URL, path, anchor or hyphenated name is not an announcement of a password
 # ("…/secure-password-authentication.html#…", "password-reset.md", "Passwort-Manager").
 _WORD_IN_NAME_BEFORE = "/#._"
@@ -302,29 +293,22 @@ def _password_in_prose(value: str) -> bool:
 
 # Words between a password word and the copula that make the sentence about something else ("the password hash is …").
 _NOT_STATED = re.compile(
-    r"(?i)hash|polic|length|format|type|field|rule|encod|algorithm|scheme|strength|requir|reset|forgot|oubli|olvid"
-    r"|vergessen|esquec|dimentic"
+    r"(?i)hash|polic|length|format|type|field|rule|encod|algorithm|scheme|strength|requir|reset"
+    r"|forgot|oubli|olvid|vergessen|esquec|dimentic"
 )
 # A flag's value that is a path, URL or key file (--private-key ~/.ssh/id_rsa), not the secret itself.
-_FILE_NAME = re.compile(r"(?i)(?:file|path|dir)$")
 _FILE_VALUE = re.compile(r"^(?:/|~|\.\.?/)|://|\.(?:pem|key|json|txt|p12|pfx|jks|crt|der|gpg|asc|pub|env)$")
 
 
 _PRODUCT_NAME = re.compile(r"\d[A-Z][a-z]+")
-# A word, an underscore and a number, stated as the password ("la clave es cangrejo_137", "密码：dahai_185"): a
-# person's password, not a snake_case name (those join words, or hold a credential word: secret_key_123).
+# A word, "_" and a number stated as the password ("la clave es cangrejo_137"), not a name (utf8_bin, secret_key_1)
 _WORD_NUMBER = re.compile(r"^[a-z]{3,}_\d{2,}$")
 
 
 def _stated_password(value: str) -> bool:
     v = value.rstrip(".,;:!?)")
-    if (
-        "/" in v
-        or not v.isascii()
-        or (_SNAKE_NAME.match(v) and not (_WORD_NUMBER.match(v) and not _CREDENTIAL_IN_NAME.search(v)))
-        or v.startswith(("$", "%", "{"))
-        or _PRODUCT_NAME.fullmatch(v)
-    ):
+    snake = _SNAKE_NAME.match(v) and not (_WORD_NUMBER.match(v) and not _CREDENTIAL_IN_NAME.search(v))
+    if snake or "/" in v or not v.isascii() or v.startswith(("$", "%", "{")) or _PRODUCT_NAME.fullmatch(v):
         return False
     return any(c.isalpha() for c in v) and _password_like(v)
 
@@ -455,7 +439,7 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
         name, value = m.group("name"), m.group("value")
         if _NOT_CREDENTIAL_NAME.search(name) or _is_placeholder(value) or f"{name} {m['sep'].strip()}" == "pass is":
             continue
-        if _FILE_NAME.search(name) and value.startswith(("/", "~", "./", "../")):
+        if name.lower().endswith(("file", "path", "dir")) and value.startswith(("/", "~", "./", "../")):
             continue  # RESTIC_PASSWORD_FILE=/run/secrets/restic: where the secret is, not the secret
         is_password = re.search(_PASSWORD_NAMES, name, re.I) is not None
         ok = _password_like(value) if is_password else _high_entropy(value)
@@ -493,10 +477,6 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
             if _password_in_prose(m.group(1)) or (stated and _stated_password(m.group(1))):
                 found.append(SecretFinding(kind="password_near_keyword", start=m.start(1), end=m.end(1)))
                 break
-    for m in _VALUE_AS_PASSWORD.finditer(text) if _AS_GATE.admits(lower) else ():
-        after = text[m.end() : m.end() + 24]
-        if _stated_password(m.group("value")) and not _NOT_STATED.search(after) and not _DOTTED_NAME.match(m["value"]):
-            found.append(SecretFinding(kind="password_near_keyword", start=m.start("value"), end=m.end("value")))
     for m in _ENV_LINE.finditer(text) if "=" in text else ():  # NAME=value
         value = m.group("value")
         if not _is_placeholder(value) and not _DIGEST_NAME.search(m.group("name")) and _env_secret(value):
@@ -555,6 +535,7 @@ def _generic(text: str) -> list[SecretFinding]:
         *ak_sk_pairs(text, lambda v: _random_token(v) or _upper_random(v) or _upper_id(v)),
         *passphrases(text, lambda w: w in STOPWORDS or w in _PROSE_WORDS),
         *credential_pairs(text, _password_in_prose),
+        *values_as_password(text, lambda v, after: _stated_password(v) and not _NOT_STATED.search(after)),
         *named_literals(text, _password_like, lambda v: _random_token(v) or _long_hex(v)),
         *seed_phrases(text, lambda w: w in STOPWORDS or w in _PROSE_WORDS),
         *prefixed_tokens(text, lambda v: not _HEX.match(v) and _random_tail(v) and shannon_entropy(v) >= 3.8),

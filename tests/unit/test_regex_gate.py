@@ -292,7 +292,7 @@ SINGLE_LITERAL_CHECKS = [
     (secret_context._ENV_VALUE_LINE, ("=",)),
     (secret_context._NAME_VALUE, ("value",)),
     (secret_named._PIN_CAPS, ("PIN",)),
-    (secret_named._AUTH_LITERAL, ("uth", ".login(")),
+    (secret_named._AUTH_LITERAL, ("uth", ".login(", ".sign")),
 ]
 
 

@@ -411,7 +411,7 @@ FORMAT_RULES: tuple[FormatRule, ...] = (
     # archivers' passwords: zip -P …, 7z a -p…, unzip -P …; smbclient -U user%…; net use … /user:NAME …
     _cli(r"\b(?:zip|unzip|7z|7za|7zz)\b[^\n|;&]*?\s-[pP]\s*", "zip", "7z"),
     _cli(r"\bsmbclient\b[^\n|;&]*?\s-U\s*[\w.\\/@\-]+%", "smbclient"),
-    _cli(r"(?i)\bnet\s+use\b[^\n|;&]*?\s/user:\S+\s+", "net use"),
+    _cli(r"(?i)\bnet\s+use\b[^\n|;&]*?\s/user:\S+\s+", "/user:"),
     _cli(r"\bcomposer\s+config\b[^\n|;&]*?\shttp-basic\.\S+\s+\S+\s+", "http-basic"),  # HOST USER PASSWORD
     _cli(r"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+", "rabbitmqctl"),
     _cli(r"\bredis-cli\b[^\n|;&]*?\s-a\s+", "redis-cli"),

@@ -222,6 +222,8 @@ def _shaped_before(text: str, pos: int, is_placeholder: Check) -> list[Span]:
     """A password-shaped value in the same clause just before the credential word ("use Xk2!… to sign in",
     "用 Xk2!… 登录", "Xk2!… でログイン"): languages that put the verb last, and "use X to log in"."""
     start = max(0, pos - _BEFORE_CHARS)
+    if not _DIGIT.search(text, start, pos) or _PASSWORD_SYMBOL.isdisjoint(text[start:pos]):
+        return []  # the value holds a digit and a symbol: most windows have neither
     ends = list(_CLAUSE_END.finditer(text, start, pos))
     start = ends[-1].end() if ends else start
     for m in _VALUE.finditer(text, start, pos):

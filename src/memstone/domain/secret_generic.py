@@ -119,7 +119,8 @@ def credential_pairs(text: str, password_like: Check) -> list[Span]:
     if not _TAIL_GATE.admits(text):
         return out
     pairs = _PAIR.finditer(text) if _PAIR_GATE.admits(text.lower()) else ()
-    roles = _PAIR_ROLE.finditer(text) if "/" in text else ()
+    low = text.lower()
+    roles = _PAIR_ROLE.finditer(text) if "/" in text and ("admin" in low or "root" in low or "superuser" in low) else ()
     for first in (*pairs, *(_PAIR_CJK.finditer(text) if _PAIR_CJK_GATE.admits(text) else ()), *roles):
         # "Login for the panel: ops-user / pw": the first "name: value" may be the label and the user; then the pair
         # that starts at that value is the one to judge.

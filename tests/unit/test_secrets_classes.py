@@ -66,6 +66,8 @@ POSITIVES = [
     pytest.param("pon tortugaestrella80 como contraseña del usuario deploy", id="es-value-como-contrasena"),
     pytest.param("j'ai mis framboisechaton41 comme mot de passe pour l'admin", id="fr-value-comme-mdp"),
     pytest.param("accès OVH : contact@boutique.fr / chatonsoleil39", id="fr-acces-pair"),
+    # a password alone on its line
+    pytest.param("here:\nKQHul62t1*65", id="lone-line"),
     # Databricks tokens with a workspace suffix
     pytest.param("the Databricks PAT the job uses is dapib9d49fc08fbf54a2989d5e52e2a3c643-2", id="databricks-suffix"),
 ]
@@ -84,6 +86,7 @@ NEGATIVES = [
     pytest.param("klucz API ma 32 znaki; commit 0123456789abcdef0123456789abcdef jest w main", id="pl-klucz-commit"),
     pytest.param("db.auth(user, password) reads both from the environment", id="auth-call-variables"),
     pytest.param("users log in with sign-in-with-apple on iOS", id="sign-in-name"),
+    pytest.param("@Override2\npublic void run() {}\nC#10\nabc123!x\n", id="lone-lines-not-passwords"),
     pytest.param("the password hasher is argon2_id; secret_key_123 is the docs' example", id="snake-names"),
     pytest.param("we use sha256 as the password hash", id="hash-as-password-hash"),
     pytest.param("utilise le champ email2 comme mot de passe oublié", id="fr-forgotten-password-field"),

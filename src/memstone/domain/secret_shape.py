@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .secret_clause import generated, shape_talk
+from .secret_clause import generated, password_shaped, shape_talk
 from .secret_formats import file_magic, text_base64
 
 __all__ = ["SHAPE_KINDS", "shape_secrets"]
@@ -107,9 +107,28 @@ def query_values(text: str, is_placeholder: Check) -> list[Span]:
     return out
 
 
+# A password alone on its line, bare or in quotes or backticks ("here:\nKQHul62t1*65"): capitals, small letters, a
+# digit and a symbol, a mix no identifier, path, number or word has.
+_LONE_LINE = re.compile(r"(?m)^[ \t]*[`'\"]?([A-Za-z0-9!#$%&*@^~?]{8,64})[`'\"]?[ \t]*$")
+
+
+def lone_passwords(text: str, is_placeholder: Check) -> list[Span]:
+    """A password-shaped value (:func:`~memstone.domain.secret_clause.password_shaped`) with both cases, on a line
+    of its own."""
+    if "\n" not in text:
+        return []
+    return [
+        ("generated_value", m.start(1), m.end(1))
+        for m in _LONE_LINE.finditer(text)
+        if any(c.isupper() for c in m[1]) and any(c.islower() for c in m[1]) and password_shaped(m[1])
+        if not is_placeholder(m[1])
+    ]
+
+
 def shape_secrets(text: str, is_placeholder: Check) -> list[Span]:
     """Every finder of this module."""
     return [
         *generated_values(text, is_placeholder),
         *query_values(text, is_placeholder),
+        *lone_passwords(text, is_placeholder),
     ]
